@@ -1,0 +1,354 @@
+//===- AttnOps.td - attn dialect operations ---------------*- tablegen -*-===//
+//
+// One op per piece of an attention layer. The fused `attn.attention` has the
+// meaning of the chain
+//   scores -> [kq_conv pre] -> [head_mix pre] -> softmax -> [kq_conv post]
+//          -> [head_mix post] -> weighted_sum -> [head_norm]
+// and is what `attn-fuse` produces from such a chain.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_OPS_TD
+#define ATTN_OPS_TD
+
+include "attn/Dialect/AttnBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// attn.rope
+//===----------------------------------------------------------------------===//
+
+def Attn_RopeOp : Attn_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary position embedding of q or k";
+  let description = [{
+    Rotates pairs of the first `rotary_dim` (default D, even) features of
+    every token by the angle `pos * theta^(-2i / rotary_dim)`,
+    `i in [0, rotary_dim/2)`: `(a, b) -> (a cos - b sin, a sin + b cos)`.
+    `style half` (default, GPT-NeoX) pairs `(x[i], x[i + rotary_dim/2])`;
+    `style interleaved` (GPT-J) pairs `(x[2i], x[2i+1])`. Features at and
+    beyond `rotary_dim` pass through. The position of token `t` is
+    `offset + t`, or `positions[t]` when the optional `positions` operand
+    (`tensor<Txi64>`) is given. Computed in f32, stored in the input type.
+
+    ```mlir
+    %qr = attn.rope %q theta 1.0e+04 : tensor<?x?x?x64xf32>
+    %kr = attn.rope %k positions(%pos) style interleaved rotary_dim 32
+        : tensor<?x?x?x64xbf16>, tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins Attn_Activation:$input,
+                       Optional<TensorRankOf<[I64], [1]>>:$positions,
+                       DefaultValuedAttr<Attn_RopeStyle,
+                                         "::mlir::attn::RopeStyle::half">:$style,
+                       DefaultValuedAttr<F64Attr, "10000.0">:$theta,
+                       OptionalAttr<I64Attr>:$rotary_dim,
+                       DefaultValuedAttr<I64Attr, "0">:$offset);
+  let results = (outs Attn_Activation:$result);
+  let assemblyFormat = [{
+    $input (`positions` `(` $positions^ `)`)? (`style` $style^)?
+    (`theta` $theta^)? (`rotary_dim` $rotary_dim^)? (`offset` $offset^)?
+    attr-dict `:` type($input) (`,` type($positions)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of rotated features (rotary_dim, or D when absent).
+    int64_t getRotaryDimOrHeadDim();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// attn.scores
+//===----------------------------------------------------------------------===//
+
+def Attn_ScoresOp : Attn_Op<"scores", [Pure, AttrSizedOperandSegments]> {
+  let summary = "attention logits with optional PaTH transforms and forget gate";
+  let description = [{
+    Computes the `[B, Hq, T, S]` f32 logit map
+    `s * q_i^T P(i, j) k_j + gamma * (G_i - G_j)` for visible `(i, j)` and
+    `-inf` for masked ones (spec/path_fox.md §1.2-1.3). Query row `i` is at
+    position `p_i = i + S - T`; positions below refer to `p_i`.
+
+    * `P(i, j) = H_i H_{i-1} ... H_{j+1}` (identity for `j >= i`) with
+      `H_t = I - beta_t w_t w_t^T` when a PaTH path `path(%w, %beta)`
+      (`w: [B, Hk, S, D]`, `beta: [B, Hk, S]`, f32) is given, else `I`.
+      `H_j` itself never touches `k_j`.
+    * `G` is the inclusive cumsum over the sequence of the log forget gate
+      `gate(%g)` (`g: [B, Hq, S]`, f32, one per query head), else 0.
+      `gamma = s` with `scaled` (fla PaTH-FoX convention), else 1 (FoX).
+    * `mask causal` (default): `j <= p_i`; `mask none`: every key;
+      `mask sliding_window window W`: `p_i - W < j <= p_i`. PaTH and the
+      gate need a causal or sliding-window mask.
+    * `scale s` defaults to `1/sqrt(D)`.
+
+    ```mlir
+    %s = attn.scores %q, %k path(%w, %beta) gate(%g) scaled
+        : (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>,
+           tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Activation:$q, Attn_Activation:$k,
+                       Optional<Attn_F32Tensor4D>:$w,
+                       Optional<Attn_F32Tensor3D>:$beta,
+                       Optional<Attn_F32Tensor3D>:$g,
+                       UnitAttr:$gate_scaled,
+                       DefaultValuedAttr<Attn_MaskKind,
+                                         "::mlir::attn::MaskKind::causal">:$mask,
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Attn_ScoreMap:$result);
+  let assemblyFormat = [{
+    $q `,` $k (`path` `(` $w^ `,` $beta `)`)? (`gate` `(` $g^ `)`)?
+    (`scaled` $gate_scaled^)? (`mask` $mask^)? (`window` $window^)?
+    (`scale` $scale^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the `scale` attribute or 1/sqrt(D).
+    double getScaleOrDefault();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// attn.kq_conv
+//===----------------------------------------------------------------------===//
+
+def Attn_KqConvOp : Attn_Op<"kq_conv", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "MTA key-query convolution over a score map";
+  let description = [{
+    Per-head 2-D cross-correlation of the `[B, H, T, S]` map with
+    `kernel: [H, c_q, c_k]` (`c_k` odd), exactly spec/mta.md §1.2 (Eq. 5/6 of
+    the paper, as the official code computes it). With `p = c_q - 1`,
+    `c = (c_k - 1) / 2` and `off = S - T`:
+
+    `X0[i', j'] = x[i', j']` if `0 <= i' < T`, `0 <= j' < S`,
+    `j' <= i' + off` and `x[i', j'] != -inf`, else 0 (Mask_0 on the *source*
+    position plus zero padding: `p` rows above, `c` columns each side);
+    `C[i, j] = sum_{a < c_q, b < c_k} kernel[h, a, b] * X0[i - p + a, j - c + b]`.
+
+    Row `a = c_q - 1` is the current query, column `b = c` the same key.
+    Outputs right of the diagonal (`j > i + off`) are `-inf` for stage `pre`
+    (logits, ready for the softmax) and 0 for stage `post` (probabilities;
+    no renormalisation).
+
+    ```mlir
+    %c = attn.kq_conv pre %s, %theta : tensor<?x?x?x?xf32>, tensor<16x6x11xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Stage:$stage, Attn_ScoreMap:$input,
+                       Attn_F32Tensor3D:$kernel);
+  let results = (outs Attn_ScoreMap:$result);
+  let assemblyFormat = [{
+    $stage $input `,` $kernel attr-dict `:` type($input) `,` type($kernel)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.head_mix
+//===----------------------------------------------------------------------===//
+
+def Attn_HeadMixOp : Attn_Op<"head_mix", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "MTA head mixing at every (query, key)";
+  let description = [{
+    Heads are split into contiguous groups of `c_h = weight.shape[1]`
+    (`weight: [H, c_h]`, `c_h` divides H; `c_h = H` is a full `[H, H]` map).
+    At every `(i, j)`:
+    `out[h] = sum_{m < c_h} weight[h, m] * in[g0 + m]`, `g0 = (h / c_h) c_h`,
+    i.e. `out[h] = sum_g W[h, g] in[g]` over the heads of `h`'s group
+    (the `nn.Linear` convention `y = x W^T`). Masked inputs (`-inf`) count
+    as 0. Outputs right of the diagonal (`j > i + S - T`) are `-inf` for
+    stage `pre` and 0 for stage `post`.
+
+    Checkpoint conventions (spec/mta.md §1.2): the official pre-softmax mix
+    is a full `nn.Linear(M, M)` and loads as is (`W = linear.weight`); the
+    official grouped post-softmax kernel `K_g[in, out]` is transposed:
+    `weight[g0 + o, i] = K_g[i, o]`.
+
+    ```mlir
+    %m = attn.head_mix post %p, %w : tensor<?x16x?x?xf32>, tensor<16x4xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Stage:$stage, Attn_ScoreMap:$input,
+                       Attn_F32Tensor2D:$weight);
+  let results = (outs Attn_ScoreMap:$result);
+  let assemblyFormat = [{
+    $stage $input `,` $weight attr-dict `:` type($input) `,` type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.softmax
+//===----------------------------------------------------------------------===//
+
+def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "row softmax over keys";
+  let description = [{
+    `p_ij = exp(x_ij - m_i) / sum_j exp(x_ij - m_i)` over the last axis in
+    f32, `m_i = max_j x_ij`. `-inf` entries give 0; a row that is entirely
+    `-inf` gives zeros, never NaN.
+  }];
+  let arguments = (ins Attn_ScoreMap:$input);
+  let results = (outs Attn_ScoreMap:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// attn.weighted_sum
+//===----------------------------------------------------------------------===//
+
+def Attn_WeightedSumOp : Attn_Op<"weighted_sum", [Pure]> {
+  let summary = "probability-weighted sum of values";
+  let description = [{
+    `o_i = sum_j p_ij v_j`: `p: [B, Hq, T, S]` (f32), `v: [B, Hk, S, Dv]`,
+    result `[B, Hq, T, Dv]` in v's element type; query head `h` reads KV head
+    `h / (Hq / Hk)`. Accumulates in f32.
+  }];
+  let arguments = (ins Attn_ScoreMap:$probs, Attn_Activation:$v);
+  let results = (outs Attn_Activation:$result);
+  let assemblyFormat = "$probs `,` $v attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.head_norm
+//===----------------------------------------------------------------------===//
+
+def Attn_HeadNormOp : Attn_Op<"head_norm", [Pure, AttrSizedOperandSegments,
+                                             AllTypesMatch<["input", "result"]>]> {
+  let summary = "MTA output norm: per-head RMSNorm with an optional scalar gate";
+  let description = [{
+    Per `(token, head)` row of `input: [B, H, T, Dv]`, in f32
+    (spec/mta.md §3): `y = o / sqrt(mean(o^2) + eps) * gamma` with
+    `gamma: [Dv]` shared by all heads; with `gate(%w, %b)` (`w: [Dv]`,
+    `b: [1]`) then `y <- y * sigmoid(w . y + b)`, a scalar per row computed
+    from the normalised row. `eps` defaults to 1e-5.
+  }];
+  let arguments = (ins Attn_Activation:$input, Attn_F32Tensor1D:$gamma,
+                       Optional<Attn_F32Tensor1D>:$gate_w,
+                       Optional<Attn_F32Tensor1D>:$gate_b,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$eps);
+  let results = (outs Attn_Activation:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma (`gate` `(` $gate_w^ `,` $gate_b `)`)? (`eps` $eps^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.short_conv
+//===----------------------------------------------------------------------===//
+
+def Attn_ShortConvOp : Attn_Op<"short_conv", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "depthwise causal 1-D convolution along the sequence";
+  let description = [{
+    Per channel `(h, d)` of `input: [B, H, T, D]` with `kernel: [H, D, K]`:
+    `y_t = sum_{r < K} kernel[h, d, r] * x_{t - K + 1 + r}` (zero before the
+    sequence start; `r = K - 1` is the current token), then
+    `y <- y * sigmoid(y)` with `silu`. PaTH's w preprocessing (kernel 3,
+    SiLU; spec/path_fox.md §1.1) on the head-split layout.
+  }];
+  let arguments = (ins Attn_Activation:$input, Attn_F32Tensor3D:$kernel,
+                       UnitAttr:$silu);
+  let results = (outs Attn_Activation:$result);
+  let assemblyFormat = [{
+    $input `,` $kernel (`silu` $silu^)? attr-dict `:` type($input) `,` type($kernel)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.l2norm
+//===----------------------------------------------------------------------===//
+
+def Attn_L2NormOp : Attn_Op<"l2norm", [Pure, SameOperandsAndResultType]> {
+  let summary = "row L2 normalisation (PaTH's w)";
+  let description = [{
+    `x / sqrt(sum_d x_d^2 + eps)` over the last axis, in f32; `eps`
+    defaults to 1e-6 (spec/path_fox.md §1.1).
+  }];
+  let arguments = (ins Attn_Activation:$input,
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$eps);
+  let results = (outs Attn_Activation:$result);
+  let assemblyFormat = "$input (`eps` $eps^)? attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// attn.attention
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
+  let summary = "fused position-aware attention";
+  let description = [{
+    One attention layer with every optional piece; its meaning is the chain
+
+    ```
+    q' = rope(q), k' = rope(k)            if rope (q at positions S-T+i)
+    s  = scores(q', k', path, gate, mask, scale)
+    s  = kq_conv pre (s, kq_conv_pre)     if kq_conv_pre
+    s  = head_mix pre (s, head_mix_pre)   if head_mix_pre
+    p  = softmax(s)
+    p  = kq_conv post (p, kq_conv_post)   if kq_conv_post
+    p  = head_mix post (p, head_mix_post) if head_mix_post
+    o  = weighted_sum(p, v)
+    o  = head_norm(o, norm, norm_gate)    if norm
+    ```
+
+    with each op's semantics as documented on it. `rope(theta)` enables RoPE
+    on q and k (`rope_style`, `rope_dim`, `rope_offset` as on `attn.rope`).
+    The MTA pieces need a causal mask and `Hq == Hk` is not required (the
+    mixing acts on query heads). Users may write this op directly;
+    `attn-fuse` produces it from the chain.
+  }];
+  let arguments = (ins Attn_Activation:$q, Attn_Activation:$k,
+                       Attn_Activation:$v,
+                       Optional<Attn_F32Tensor4D>:$w,
+                       Optional<Attn_F32Tensor3D>:$beta,
+                       Optional<Attn_F32Tensor3D>:$g,
+                       Optional<Attn_F32Tensor3D>:$kq_conv_pre,
+                       Optional<Attn_F32Tensor2D>:$head_mix_pre,
+                       Optional<Attn_F32Tensor3D>:$kq_conv_post,
+                       Optional<Attn_F32Tensor2D>:$head_mix_post,
+                       Optional<Attn_F32Tensor1D>:$norm,
+                       Optional<Attn_F32Tensor1D>:$norm_gate_w,
+                       Optional<Attn_F32Tensor1D>:$norm_gate_b,
+                       OptionalAttr<F64Attr>:$rope_theta,
+                       DefaultValuedAttr<Attn_RopeStyle,
+                                         "::mlir::attn::RopeStyle::half">:$rope_style,
+                       OptionalAttr<I64Attr>:$rope_dim,
+                       DefaultValuedAttr<I64Attr, "0">:$rope_offset,
+                       UnitAttr:$gate_scaled,
+                       DefaultValuedAttr<Attn_MaskKind,
+                                         "::mlir::attn::MaskKind::causal">:$mask,
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$scale,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$norm_eps);
+  let results = (outs Attn_Activation:$result);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v
+    (`rope` `(` $rope_theta^ `)`)? (`rope_style` $rope_style^)?
+    (`rope_dim` $rope_dim^)? (`rope_offset` $rope_offset^)?
+    (`path` `(` $w^ `,` $beta `)`)? (`gate` `(` $g^ `)`)?
+    (`scaled` $gate_scaled^)?
+    (`kq_conv_pre` `(` $kq_conv_pre^ `)`)? (`head_mix_pre` `(` $head_mix_pre^ `)`)?
+    (`kq_conv_post` `(` $kq_conv_post^ `)`)? (`head_mix_post` `(` $head_mix_post^ `)`)?
+    (`norm` `(` $norm^ `)`)? (`norm_gate` `(` $norm_gate_w^ `,` $norm_gate_b `)`)?
+    (`norm_eps` $norm_eps^)?
+    (`mask` $mask^)? (`window` $window^)? (`scale` $scale^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the `scale` attribute or 1/sqrt(D).
+    double getScaleOrDefault();
+    /// True when any MTA piece (convolution or head mix) is present.
+    bool hasMTA() {
+      return getKqConvPre() || getHeadMixPre() || getKqConvPost() ||
+             getHeadMixPost();
+    }
+  }];
+}
+
+#endif // ATTN_OPS_TD

@@ -1,0 +1,309 @@
+//===- AttnVerifiers.cpp - verifiers of the attn ops ----------------------===//
+//
+// Every shape, element-type and attribute error a user can make is reported
+// here with the operand's name and the shape it must have. Pieces shared by a
+// standalone op and the fused attn.attention (scores, RoPE, MTA kernels, the
+// output norm) are checked by one function each, so both report alike.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnDialect.h"
+#include "attn/Dialect/ShapeCheck.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static Type elementTypeOf(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType();
+}
+
+static LogicalResult verifyFiniteAttr(Operation *op, StringRef name,
+                                      double value, bool positive) {
+  if (!std::isfinite(value) || (positive && value <= 0.0))
+    return op->emitOpError() << "attribute '" << name << "' must be "
+                             << (positive ? "positive and " : "")
+                             << "finite, got " << value;
+  return success();
+}
+
+/// q [B, Hq, T, D] and k [B, Hk, S, D]: D static, one element type, GQA.
+static LogicalResult verifyQK(Operation *op, ShapeEnv &env, Value q, Value k) {
+  if (failed(env.bind("q", q.getType(), {"B", "Hq", "T", "D"})) ||
+      failed(env.bind("k", k.getType(), {"B", "Hk", "S", "D"})))
+    return failure();
+  if (failed(requireStatic(op, env.get("D"), "head dim D of 'q' and 'k'")))
+    return failure();
+  if (elementTypeOf(q) != elementTypeOf(k))
+    return op->emitOpError() << "'q' and 'k' must have the same element type, "
+                             << "got " << elementTypeOf(q) << " and "
+                             << elementTypeOf(k);
+  return success();
+}
+
+static LogicalResult verifyGQA(Operation *op, ShapeEnv &env) {
+  int64_t hq = env.get("Hq"), hk = env.get("Hk");
+  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hk))
+    return success();
+  if (hk == 0 || hq % hk != 0)
+    return op->emitOpError() << "query heads Hq = " << hq
+                             << " must be a multiple of KV heads Hk = " << hk
+                             << " (GQA)";
+  return success();
+}
+
+/// The scores piece shared by attn.scores and attn.attention.
+static LogicalResult verifyScorePiece(Operation *op, ShapeEnv &env, Value w,
+                                      Value beta, Value g, bool gateScaled,
+                                      MaskKind mask,
+                                      std::optional<int64_t> window,
+                                      std::optional<double> scale) {
+  if (static_cast<bool>(w) != static_cast<bool>(beta))
+    return op->emitOpError("a PaTH path needs both 'w' and 'beta'");
+  if (w && (failed(env.bind("w", w.getType(), {"B", "Hk", "S", "D"})) ||
+            failed(env.bind("beta", beta.getType(), {"B", "Hk", "S"}))))
+    return failure();
+  if (g && failed(env.bind("g", g.getType(), {"B", "Hq", "S"})))
+    return failure();
+  if (gateScaled && !g)
+    return op->emitOpError("'scaled' needs a forget gate 'g'");
+  if (mask == MaskKind::sliding_window) {
+    if (!window || *window < 1)
+      return op->emitOpError(
+          "mask sliding_window needs a 'window' attribute >= 1");
+  } else if (window) {
+    return op->emitOpError("'window' is only valid with mask sliding_window");
+  }
+  if (mask == MaskKind::none && (w || g))
+    return op->emitOpError("PaTH paths and forget gates need a causal or "
+                           "sliding_window mask, got mask none");
+  if (scale && failed(verifyFiniteAttr(op, "scale", *scale, false)))
+    return failure();
+  int64_t t = env.get("T"), s = env.get("S");
+  if (mask != MaskKind::none && !ShapedType::isDynamic(t) &&
+      !ShapedType::isDynamic(s) && t > s)
+    return op->emitOpError() << "a causal or sliding_window mask needs "
+                             << "T <= S (queries are the last T of S "
+                             << "positions), got T = " << t << ", S = " << s;
+  return verifyGQA(op, env);
+}
+
+static LogicalResult verifyRopePiece(Operation *op, int64_t headDim,
+                                     std::optional<int64_t> rotaryDim,
+                                     double theta) {
+  if (failed(verifyFiniteAttr(op, "theta", theta, true)))
+    return failure();
+  int64_t r = rotaryDim.value_or(headDim);
+  if (r < 2 || r > headDim || r % 2 != 0)
+    return op->emitOpError() << "rotary dim must be even and in [2, D = "
+                             << headDim << "], got " << r;
+  return success();
+}
+
+/// kq_conv kernel [H, c_q, c_k] with static sizes and odd c_k.
+static LogicalResult verifyKqKernel(Operation *op, ShapeEnv &env,
+                                    StringRef name, Value kernel,
+                                    StringRef heads) {
+  if (failed(env.bind(name, kernel.getType(), {heads, "c_q", "c_k"})))
+    return failure();
+  auto type = cast<ShapedType>(kernel.getType());
+  int64_t cq = type.getDimSize(1), ck = type.getDimSize(2);
+  if (ShapedType::isDynamic(cq) || ShapedType::isDynamic(ck))
+    return op->emitOpError() << "kernel sizes of '" << name
+                             << "' [H, c_q, c_k] must be static, got " << type;
+  if (cq < 1 || ck < 1 || ck % 2 == 0)
+    return op->emitOpError() << "'" << name
+                             << "' must have c_q >= 1 and an odd c_k "
+                             << "(keys are padded (c_k-1)/2 each side), got "
+                             << type;
+  return success();
+}
+
+/// head_mix weight [H, c_h]. A dynamic c_h is allowed (full mixing over a
+/// dynamic head count, `[?, ?]`); a static one must divide a static H.
+static LogicalResult verifyMixWeight(Operation *op, ShapeEnv &env,
+                                     StringRef name, Value weight,
+                                     StringRef heads) {
+  auto type = cast<ShapedType>(weight.getType());
+  int64_t ch = type.getDimSize(1);
+  if (ShapedType::isDynamic(ch))
+    return env.bind(name, type, {heads, "c_h"});
+  if (ch < 1)
+    return op->emitOpError() << "group size c_h = dim 1 of '" << name
+                             << "' [H, c_h] must be >= 1, got " << type;
+  if (failed(env.bind(name, type, {heads, std::to_string(ch)})))
+    return failure();
+  int64_t h = env.get(heads);
+  if (!ShapedType::isDynamic(h) && h % ch != 0)
+    return op->emitOpError() << "group size c_h = " << ch
+                             << " must divide the head count " << heads
+                             << " = " << h;
+  return success();
+}
+
+static LogicalResult verifyNormPiece(Operation *op, ShapeEnv &env, Value gamma,
+                                     Value gateW, Value gateB, double eps) {
+  if (failed(env.bind("gamma", gamma.getType(), {"Dv"})))
+    return failure();
+  if (static_cast<bool>(gateW) != static_cast<bool>(gateB))
+    return op->emitOpError("a norm gate needs both its weight and its bias");
+  if (gateW && (failed(env.bind("gate_w", gateW.getType(), {"Dv"})) ||
+                failed(env.bind("gate_b", gateB.getType(), {"1"}))))
+    return failure();
+  return verifyFiniteAttr(op, "eps", eps, true);
+}
+
+//===----------------------------------------------------------------------===//
+// Per-op verifiers
+//===----------------------------------------------------------------------===//
+
+int64_t RopeOp::getRotaryDimOrHeadDim() {
+  return getRotaryDim().value_or(
+      cast<ShapedType>(getInput().getType()).getDimSize(3));
+}
+
+LogicalResult RopeOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(env.bind("input", getInput().getType(), {"B", "H", "T", "D"})))
+    return failure();
+  if (failed(requireStatic(*this, env.get("D"), "head dim D")))
+    return failure();
+  if (getPositions() &&
+      failed(env.bind("positions", getPositions().getType(), {"T"})))
+    return failure();
+  return verifyRopePiece(*this, env.get("D"), getRotaryDim(),
+                         getTheta().convertToDouble());
+}
+
+double ScoresOp::getScaleOrDefault() {
+  if (auto s = getScale())
+    return s->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(
+                   cast<ShapedType>(getQ().getType()).getDimSize(3)));
+}
+
+LogicalResult ScoresOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(verifyQK(*this, env, getQ(), getK())))
+    return failure();
+  std::optional<double> scale;
+  if (auto s = getScale())
+    scale = s->convertToDouble();
+  if (failed(verifyScorePiece(*this, env, getW(), getBeta(), getG(),
+                              getGateScaled(), getMask(), getWindow(), scale)))
+    return failure();
+  return env.bind("result", getResult().getType(), {"B", "Hq", "T", "S"});
+}
+
+LogicalResult KqConvOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(env.bind("input", getInput().getType(), {"B", "H", "T", "S"})))
+    return failure();
+  return verifyKqKernel(*this, env, "kernel", getKernel(), "H");
+}
+
+LogicalResult HeadMixOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(env.bind("input", getInput().getType(), {"B", "H", "T", "S"})))
+    return failure();
+  return verifyMixWeight(*this, env, "weight", getWeight(), "H");
+}
+
+LogicalResult WeightedSumOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(env.bind("probs", getProbs().getType(), {"B", "Hq", "T", "S"})) ||
+      failed(env.bind("v", getV().getType(), {"B", "Hk", "S", "Dv"})))
+    return failure();
+  if (failed(requireStatic(*this, env.get("Dv"), "value head dim Dv")))
+    return failure();
+  if (elementTypeOf(getResult()) != elementTypeOf(getV()))
+    return emitOpError() << "result element type must be v's element type "
+                         << elementTypeOf(getV()) << ", got "
+                         << elementTypeOf(getResult());
+  if (failed(verifyGQA(*this, env)))
+    return failure();
+  return env.bind("result", getResult().getType(), {"B", "Hq", "T", "Dv"});
+}
+
+LogicalResult HeadNormOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(env.bind("input", getInput().getType(), {"B", "H", "T", "Dv"})))
+    return failure();
+  if (failed(requireStatic(*this, env.get("Dv"), "head dim Dv")))
+    return failure();
+  return verifyNormPiece(*this, env, getGamma(), getGateW(), getGateB(),
+                         getEps().convertToDouble());
+}
+
+LogicalResult ShortConvOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(env.bind("input", getInput().getType(), {"B", "H", "T", "D"})))
+    return failure();
+  auto kType = cast<ShapedType>(getKernel().getType());
+  int64_t k = kType.getDimSize(2);
+  if (ShapedType::isDynamic(k) || k < 1)
+    return emitOpError() << "kernel size K = dim 2 of 'kernel' [H, D, K] must "
+                         << "be static and >= 1, got " << kType;
+  return env.bind("kernel", kType, {"H", "D", "K"});
+}
+
+double AttentionOp::getScaleOrDefault() {
+  if (auto s = getScale())
+    return s->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(
+                   cast<ShapedType>(getQ().getType()).getDimSize(3)));
+}
+
+LogicalResult AttentionOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(verifyQK(*this, env, getQ(), getK())) ||
+      failed(env.bind("v", getV().getType(), {"B", "Hk", "S", "Dv"})))
+    return failure();
+  if (failed(requireStatic(*this, env.get("Dv"), "value head dim Dv")))
+    return failure();
+  if (elementTypeOf(getV()) != elementTypeOf(getQ()))
+    return emitOpError() << "'v' must have q's element type "
+                         << elementTypeOf(getQ()) << ", got "
+                         << elementTypeOf(getV());
+  std::optional<double> scale;
+  if (auto s = getScale())
+    scale = s->convertToDouble();
+  if (failed(verifyScorePiece(*this, env, getW(), getBeta(), getG(),
+                              getGateScaled(), getMask(), getWindow(), scale)))
+    return failure();
+  if (auto theta = getRopeTheta()) {
+    if (failed(verifyRopePiece(*this, env.get("D"), getRopeDim(),
+                               theta->convertToDouble())))
+      return failure();
+  } else if (getRopeDim() || getRopeOffset() != 0 ||
+             getRopeStyle() != RopeStyle::half) {
+    return emitOpError("rope_style, rope_dim and rope_offset need rope(theta)");
+  }
+  if (hasMTA() && getMask() != MaskKind::causal)
+    return emitOpError("MTA convolutions and head mixing need a causal mask");
+  if (getKqConvPre() &&
+      failed(verifyKqKernel(*this, env, "kq_conv_pre", getKqConvPre(), "Hq")))
+    return failure();
+  if (getHeadMixPre() &&
+      failed(verifyMixWeight(*this, env, "head_mix_pre", getHeadMixPre(), "Hq")))
+    return failure();
+  if (getKqConvPost() &&
+      failed(verifyKqKernel(*this, env, "kq_conv_post", getKqConvPost(), "Hq")))
+    return failure();
+  if (getHeadMixPost() && failed(verifyMixWeight(*this, env, "head_mix_post",
+                                                 getHeadMixPost(), "Hq")))
+    return failure();
+  if (getNorm()) {
+    if (failed(verifyNormPiece(*this, env, getNorm(), getNormGateW(),
+                               getNormGateB(), getNormEps().convertToDouble())))
+      return failure();
+  } else if (getNormGateW() || getNormGateB()) {
+    return emitOpError("norm_gate needs norm(gamma)");
+  }
+  if (elementTypeOf(getResult()) != elementTypeOf(getV()))
+    return emitOpError() << "result element type must be v's element type "
+                         << elementTypeOf(getV()) << ", got "
+                         << elementTypeOf(getResult());
+  return env.bind("result", getResult().getType(), {"B", "Hq", "T", "Dv"});
+}

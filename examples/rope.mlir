@@ -1,0 +1,10 @@
+// RoPE attention: rotary embedding (theta 10000, half style) on q and k,
+// causal, scale 1/sqrt(64) (the default). Arguments: q, k, v [B, H, T, 64].
+func.func @main(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>, %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
+  %qr = attn.rope %q theta 1.000000e+04 : tensor<?x?x?x64xf32>
+  %kr = attn.rope %k theta 1.000000e+04 : tensor<?x?x?x64xf32>
+  %s = attn.scores %qr, %kr : (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>) -> tensor<?x?x?x?xf32>
+  %p = attn.softmax %s : tensor<?x?x?x?xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+}

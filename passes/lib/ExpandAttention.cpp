@@ -1,0 +1,119 @@
+//===- ExpandAttention.cpp - attn.attention -> its op chain ---------------===//
+//
+// attn.attention is defined as a chain of attn ops; this is that definition
+// as a rewrite, used by the reference lowering and by `attn-opt
+// --attn-expand-attention` to show what a fused op means.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnDialect.h"
+#include "attn/Passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNEXPANDATTENTION
+#include "attn/Passes/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// A score-map type [B, Hq, T, S] built from q's and k's static sizes.
+RankedTensorType scoreMapType(Value q, Value k) {
+  auto qt = cast<RankedTensorType>(q.getType());
+  auto kt = cast<RankedTensorType>(k.getType());
+  return RankedTensorType::get({qt.getDimSize(0), qt.getDimSize(1),
+                                qt.getDimSize(2), kt.getDimSize(2)},
+                               Float32Type::get(q.getContext()));
+}
+
+struct ExpandAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value q = op.getQ(), k = op.getK();
+    if (op.getRopeTheta()) {
+      // Queries are the last T of S positions: q's rope positions start at
+      // rope_offset + S - T. With dynamic T or S that is a positions tensor.
+      auto qt = cast<RankedTensorType>(q.getType());
+      auto kt = cast<RankedTensorType>(k.getType());
+      int64_t t = qt.getDimSize(2), s = kt.getDimSize(2);
+      Value positions;
+      int64_t qOffset = op.getRopeOffset();
+      if (ShapedType::isDynamic(t) || ShapedType::isDynamic(s)) {
+        Value tDim = tensor::DimOp::create(rewriter, loc, q, 2);
+        Value sDim = tensor::DimOp::create(rewriter, loc, k, 2);
+        Value base = arith::AddIOp::create(
+            rewriter, loc, arith::SubIOp::create(rewriter, loc, sDim, tDim),
+            arith::ConstantIndexOp::create(rewriter, loc, qOffset));
+        auto posType =
+            RankedTensorType::get({t}, rewriter.getI64Type());
+        SmallVector<Value> dyn;
+        if (ShapedType::isDynamic(t))
+          dyn.push_back(tDim);
+        positions = tensor::GenerateOp::create(
+            rewriter, loc, posType, dyn,
+            [&](OpBuilder &b, Location l, ValueRange ivs) {
+              Value p = arith::AddIOp::create(b, l, ivs[0], base);
+              Value p64 =
+                  arith::IndexCastOp::create(b, l, b.getI64Type(), p);
+              tensor::YieldOp::create(b, l, p64);
+            });
+      } else {
+        qOffset += s - t;
+      }
+      auto rope = [&](Value x, Value pos, int64_t offset) {
+        return RopeOp::create(rewriter, loc, x.getType(), x, pos,
+                              op.getRopeStyleAttr(), op.getRopeThetaAttr(),
+                              op.getRopeDimAttr(),
+                              rewriter.getI64IntegerAttr(offset))
+            .getResult();
+      };
+      q = rope(q, positions, positions ? 0 : qOffset);
+      k = rope(k, Value(), op.getRopeOffset());
+    }
+    Value s = ScoresOp::create(
+        rewriter, loc, scoreMapType(q, k), q, k, op.getW(), op.getBeta(),
+        op.getG(), op.getGateScaledAttr(), op.getMaskAttr(),
+        op.getWindowAttr(), op.getScaleAttr());
+    if (Value th = op.getKqConvPre())
+      s = KqConvOp::create(rewriter, loc, Stage::pre, s, th);
+    if (Value w = op.getHeadMixPre())
+      s = HeadMixOp::create(rewriter, loc, Stage::pre, s, w);
+    s = SoftmaxOp::create(rewriter, loc, s);
+    if (Value th = op.getKqConvPost())
+      s = KqConvOp::create(rewriter, loc, Stage::post, s, th);
+    if (Value w = op.getHeadMixPost())
+      s = HeadMixOp::create(rewriter, loc, Stage::post, s, w);
+    Value o = WeightedSumOp::create(rewriter, loc, op.getType(), s, op.getV());
+    if (Value gamma = op.getNorm())
+      o = HeadNormOp::create(rewriter, loc, op.getType(), o, gamma,
+                             op.getNormGateW(), op.getNormGateB(),
+                             op.getNormEpsAttr());
+    rewriter.replaceOp(op, o);
+    return success();
+  }
+};
+
+struct AttnExpandAttentionPass
+    : attn::impl::AttnExpandAttentionBase<AttnExpandAttentionPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateExpandAttentionPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::attn::populateExpandAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<ExpandAttention>(patterns.getContext());
+}

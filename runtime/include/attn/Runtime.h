@@ -1,0 +1,100 @@
+//===- Runtime.h - attn JIT runtime: compile and run attn programs -*- C++ -*-===//
+//
+// A host program hands the Engine an attn program (MLIR text or a parsed
+// module) and gets back a Kernel compiled for the device it runs on; the
+// Kernel runs on host arrays. Errors are values (llvm::Expected) whose
+// messages name the argument and the expected shape; nothing aborts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_H
+#define ATTN_RUNTIME_H
+
+#include "attn/Npy.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+class ModuleOp;
+} // namespace mlir
+
+namespace attn {
+
+/// A dense row-major host array; the same type the .npy reader returns.
+using HostArray = NpyArray;
+
+enum class Device { CPU, CUDA };
+llvm::StringRef deviceName(Device d);
+
+/// How a program is lowered.
+enum class Pipeline {
+  /// The best path available for the device (today: Reference on the CPU).
+  Auto,
+  /// The naive reference lowering (materialises score maps).
+  Reference,
+};
+llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
+
+struct CompileOptions {
+  std::string entry = "main";
+  Pipeline pipeline = Pipeline::Auto;
+};
+
+/// One argument or result of the entry function: element type and shape
+/// (ShapedType::kDynamic = -1 marks a dynamic dim).
+struct TensorSig {
+  DType dtype;
+  std::vector<int64_t> shape;
+  std::string str() const; // "tensor<?x?x?x64xf32>"
+};
+
+class Kernel {
+public:
+  virtual ~Kernel();
+  /// Runs the entry function on `inputs` (in argument order) and returns its
+  /// single result. Inputs are checked against the signature and, with their
+  /// concrete shapes, against every op's verifier before anything runs.
+  virtual llvm::Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) = 0;
+  const std::vector<TensorSig> &arguments() const { return args; }
+  const TensorSig &result() const { return res; }
+
+protected:
+  std::vector<TensorSig> args;
+  TensorSig res;
+};
+
+class Engine {
+public:
+  /// Picks the device: ATTN_DEVICE=cpu|cuda overrides; else the CPU (the
+  /// CUDA backend is not part of this build yet).
+  static llvm::Expected<std::unique_ptr<Engine>>
+  create(llvm::StringRef device = "");
+  ~Engine();
+
+  Device device() const { return dev; }
+
+  /// Compiles `source` (MLIR text) once; identical text and options hit an
+  /// in-memory cache. Thread-safe.
+  llvm::Expected<std::shared_ptr<Kernel>>
+  compile(llvm::StringRef source, const CompileOptions &options = {},
+          llvm::StringRef bufferName = "<program>");
+
+private:
+  explicit Engine(Device dev);
+  Device dev;
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<Kernel>> cache;
+};
+
+} // namespace attn
+
+#endif // ATTN_RUNTIME_H

@@ -1,0 +1,388 @@
+//===- Engine.cpp - device selection, compilation cache, CPU kernels ------===//
+
+#include "attn/Runtime.h"
+
+#include "ShapeSpecialize.h"
+#include "attn/Dialect/AttnDialect.h"
+#include "attn/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir;
+using llvm::createStringError;
+using llvm::Error;
+using llvm::Expected;
+
+namespace attn {
+
+llvm::StringRef deviceName(Device d) {
+  return d == Device::CPU ? "cpu" : "cuda";
+}
+
+Expected<Pipeline> parsePipeline(llvm::StringRef name) {
+  if (name == "auto" || name.empty())
+    return Pipeline::Auto;
+  if (name == "reference")
+    return Pipeline::Reference;
+  return createStringError("unknown pipeline '" + name.str() +
+                           "' (expected auto or reference)");
+}
+
+std::string TensorSig::str() const {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
+  return s + dtypeName(dtype).str() + ">";
+}
+
+Kernel::~Kernel() = default;
+
+namespace {
+
+/// Collects the diagnostics emitted while it lives, for error values.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext *ctx)
+      : os(text), handler(ctx, [this](Diagnostic &diag) {
+          os << diag.getLocation() << ": " << diag.str() << "\n";
+          for (Diagnostic &note : diag.getNotes())
+            os << "  note: " << note.str() << "\n";
+          return success();
+        }) {}
+  Error error(llvm::StringRef what) {
+    return createStringError(what.str() + ":\n" +
+                             llvm::StringRef(text).rtrim().str());
+  }
+
+private:
+  std::string text;
+  llvm::raw_string_ostream os;
+  ScopedDiagnosticHandler handler;
+};
+
+Expected<DType> dtypeOf(Type t) {
+  if (t.isF32())
+    return DType::F32;
+  if (t.isF16())
+    return DType::F16;
+  if (t.isBF16())
+    return DType::BF16;
+  if (t.isInteger(64))
+    return DType::I64;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return createStringError("unsupported element type " + s);
+}
+
+Expected<TensorSig> sigOf(Type t, llvm::StringRef what) {
+  auto ranked = dyn_cast<RankedTensorType>(t);
+  if (!ranked)
+    return createStringError(what.str() + " must be a ranked tensor");
+  auto dtype = dtypeOf(ranked.getElementType());
+  if (!dtype)
+    return createStringError(what.str() + ": " +
+                             llvm::toString(dtype.takeError()));
+  TensorSig sig{*dtype, {}};
+  for (int64_t d : ranked.getShape())
+    sig.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  return sig;
+}
+
+size_t elementSize(DType t) {
+  switch (t) {
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F64:
+  case DType::I64:
+    return 8;
+  }
+  return 4;
+}
+
+/// Converts `in` to the element type `want`, or fails naming argument `idx`.
+Expected<std::vector<uint8_t>> convertTo(const HostArray &in, DType want,
+                                         size_t idx) {
+  if (in.dtype == want)
+    return in.bytes;
+  size_t n = in.numel();
+  std::vector<uint8_t> out(n * elementSize(want));
+  auto readF = [&](size_t i) -> double {
+    switch (in.dtype) {
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, in.bytes.data() + 4 * i, 4);
+      return f;
+    }
+    case DType::F64: {
+      double d;
+      std::memcpy(&d, in.bytes.data() + 8 * i, 8);
+      return d;
+    }
+    case DType::F16: {
+      uint16_t h;
+      std::memcpy(&h, in.bytes.data() + 2 * i, 2);
+      return halfToFloat(h);
+    }
+    default:
+      return 0;
+    }
+  };
+  bool inFloat = in.dtype == DType::F32 || in.dtype == DType::F64 ||
+                 in.dtype == DType::F16;
+  bool inInt = in.dtype == DType::I32 || in.dtype == DType::I64;
+  if (want == DType::I64 && inInt) {
+    for (size_t i = 0; i < n; ++i) {
+      int32_t v;
+      std::memcpy(&v, in.bytes.data() + 4 * i, 4);
+      int64_t w = v;
+      std::memcpy(out.data() + 8 * i, &w, 8);
+    }
+    return out;
+  }
+  if (!inFloat || want == DType::I64 || want == DType::I32)
+    return createStringError("argument " + std::to_string(idx) + ": cannot "
+                             "convert " + dtypeName(in.dtype).str() + " to " +
+                             dtypeName(want).str());
+  for (size_t i = 0; i < n; ++i) {
+    float f = static_cast<float>(readF(i));
+    if (want == DType::F32) {
+      std::memcpy(out.data() + 4 * i, &f, 4);
+    } else {
+      uint16_t h = want == DType::F16 ? floatToHalf(f) : floatToBf16(f);
+      std::memcpy(out.data() + 2 * i, &h, 2);
+    }
+  }
+  return out;
+}
+
+/// A memref descriptor of any rank as MLIR's C interface lays it out:
+/// {allocated, aligned, offset, sizes[rank], strides[rank]}, all 8 bytes.
+struct Descriptor {
+  std::vector<int64_t> words;
+  explicit Descriptor(size_t rank) : words(3 + 2 * rank, 0) {}
+  void set(void *data, const std::vector<int64_t> &shape) {
+    words[0] = words[1] = reinterpret_cast<int64_t>(data);
+    size_t rank = shape.size();
+    int64_t stride = 1;
+    for (size_t i = rank; i-- > 0;) {
+      words[3 + i] = shape[i];
+      words[3 + rank + i] = stride;
+      stride *= shape[i];
+    }
+  }
+};
+
+class CpuKernel : public Kernel {
+public:
+  static Expected<std::shared_ptr<Kernel>>
+  create(llvm::StringRef source, const CompileOptions &options,
+         llvm::StringRef bufferName);
+  Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) override;
+
+private:
+  std::unique_ptr<MLIRContext> ctx;
+  OwningOpRef<ModuleOp> program; // as given, for shape checks at run time
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string entry;
+  std::mutex mutex; // guards diagnostics on ctx during run-time checks
+};
+
+Expected<std::shared_ptr<Kernel>>
+CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
+                  llvm::StringRef bufferName) {
+  static std::once_flag nativeInit;
+  std::call_once(nativeInit, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+
+  auto kernel = std::make_shared<CpuKernel>();
+  DialectRegistry registry;
+  registry.insert<mlir::attn::AttnDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  kernel->ctx = std::make_unique<MLIRContext>(registry);
+  kernel->ctx->loadAllAvailableDialects();
+  MLIRContext *ctx = kernel->ctx.get();
+  kernel->entry = options.entry;
+
+  DiagnosticCollector diags(ctx);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, bufferName), llvm::SMLoc());
+  kernel->program = parseSourceFile<ModuleOp>(sourceMgr, ctx);
+  if (!kernel->program)
+    return diags.error("cannot parse " + bufferName.str());
+
+  auto func = kernel->program->lookupSymbol<func::FuncOp>(options.entry);
+  if (!func || func.isDeclaration())
+    return createStringError("no function @" + options.entry + " in " +
+                             bufferName.str());
+  for (auto [i, t] : llvm::enumerate(func.getArgumentTypes())) {
+    auto sig = sigOf(t, "argument " + std::to_string(i));
+    if (!sig)
+      return sig.takeError();
+    kernel->args.push_back(*sig);
+  }
+  if (func.getNumResults() != 1)
+    return createStringError("@" + options.entry +
+                             " must return exactly one tensor, it returns " +
+                             std::to_string(func.getNumResults()));
+  auto res = sigOf(func.getResultTypes()[0], "the result");
+  if (!res)
+    return res.takeError();
+  kernel->res = *res;
+
+  OwningOpRef<ModuleOp> lowered = kernel->program->clone();
+  lowered->lookupSymbol<func::FuncOp>(options.entry)
+      ->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                UnitAttr::get(ctx));
+  PassManager pm(ctx);
+  mlir::attn::buildReferenceToLLVMPipeline(pm);
+  if (failed(pm.run(*lowered)))
+    return diags.error("compiling " + bufferName.str() + " failed");
+
+  ExecutionEngineOptions eeOptions;
+  eeOptions.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  eeOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto ee = ExecutionEngine::create(*lowered, eeOptions);
+  if (!ee)
+    return createStringError("JIT compilation of " + bufferName.str() +
+                             " failed: " + llvm::toString(ee.takeError()));
+  kernel->engine = std::move(*ee);
+  return std::shared_ptr<Kernel>(std::move(kernel));
+}
+
+Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
+  if (inputs.size() != args.size())
+    return createStringError("@" + entry + " takes " +
+                             std::to_string(args.size()) + " inputs, got " +
+                             std::to_string(inputs.size()));
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSig &sig = args[i];
+    const HostArray &in = inputs[i];
+    bool ok = in.shape.size() == sig.shape.size();
+    for (size_t d = 0; ok && d < sig.shape.size(); ++d)
+      ok = in.shape[d] >= 0 && (sig.shape[d] < 0 || sig.shape[d] == in.shape[d]);
+    if (!ok) {
+      TensorSig got{in.dtype, in.shape};
+      return createStringError("input " + std::to_string(i) + " must be " +
+                               sig.str() + ", got " + got.str());
+    }
+    shapes.push_back(in.shape);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto func = program->lookupSymbol<func::FuncOp>(entry);
+    if (Error e = verifyAtShapes(func, shapes))
+      return std::move(e);
+  }
+
+  std::vector<std::vector<uint8_t>> storage;
+  std::vector<Descriptor> descs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto bytes = convertTo(inputs[i], args[i].dtype, i);
+    if (!bytes)
+      return bytes.takeError();
+    storage.push_back(std::move(*bytes));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    descs.emplace_back(shapes[i].size());
+    descs.back().set(storage[i].data(), shapes[i]);
+  }
+  Descriptor result(res.shape.size());
+  void *resultPtr = result.words.data();
+  std::vector<void *> argPtrs(inputs.size());
+  std::vector<void *> packed;
+  packed.push_back(&resultPtr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    argPtrs[i] = descs[i].words.data();
+    packed.push_back(&argPtrs[i]);
+  }
+  if (Error e = engine->invokePacked("_mlir_ciface_" + entry, packed))
+    return std::move(e);
+
+  HostArray out;
+  out.dtype = res.dtype;
+  size_t rank = res.shape.size();
+  size_t n = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    out.shape.push_back(result.words[3 + d]);
+    n *= result.words[3 + d];
+  }
+  size_t esz = elementSize(res.dtype);
+  auto *base = reinterpret_cast<uint8_t *>(result.words[1]) +
+               result.words[2] * esz;
+  out.bytes.assign(base, base + n * esz);
+  // The program allocated its result with malloc (finalize-memref-to-llvm).
+  std::free(reinterpret_cast<void *>(result.words[0]));
+  return out;
+}
+
+} // namespace
+
+Engine::Engine(Device dev) : dev(dev) {}
+Engine::~Engine() = default;
+
+Expected<std::unique_ptr<Engine>> Engine::create(llvm::StringRef device) {
+  std::string want = device.str();
+  if (want.empty())
+    if (const char *env = std::getenv("ATTN_DEVICE"))
+      want = env;
+  if (want.empty() || want == "cpu" || want == "auto")
+    return std::unique_ptr<Engine>(new Engine(Device::CPU));
+  if (want == "cuda")
+    return createStringError(
+        "device 'cuda' requested, but this build of attn has no CUDA backend "
+        "yet; use --device=cpu (or unset ATTN_DEVICE)");
+  return createStringError("unknown device '" + want +
+                           "' (expected cpu or cuda)");
+}
+
+Expected<std::shared_ptr<Kernel>>
+Engine::compile(llvm::StringRef source, const CompileOptions &options,
+                llvm::StringRef bufferName) {
+  std::string key = options.entry + '\0' +
+                    std::to_string(static_cast<int>(options.pipeline)) + '\0' +
+                    source.str();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end())
+      return it->second;
+  }
+  auto kernel = CpuKernel::create(source, options, bufferName);
+  if (!kernel)
+    return kernel.takeError();
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(key, *kernel);
+  return *kernel;
+}
+
+} // namespace attn

@@ -1,0 +1,70 @@
+//===- ShapeSpecialize.cpp - verify a program at concrete shapes ----------===//
+
+#include "ShapeSpecialize.h"
+
+#include "attn/Dialect/AttnDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+/// The result type an attn op has when its operands have static types.
+static Type refinedResultType(Operation *op) {
+  auto shapeOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
+  Type resultType = op->getResult(0).getType();
+  Type elt = cast<RankedTensorType>(resultType).getElementType();
+  if (auto scores = dyn_cast<mlir::attn::ScoresOp>(op)) {
+    ArrayRef<int64_t> q = shapeOf(scores.getQ()), k = shapeOf(scores.getK());
+    return RankedTensorType::get({q[0], q[1], q[2], k[2]}, elt);
+  }
+  if (isa<mlir::attn::WeightedSumOp, mlir::attn::AttentionOp>(op)) {
+    ArrayRef<int64_t> p = shapeOf(op->getOperand(0));
+    ArrayRef<int64_t> v = shapeOf(isa<mlir::attn::WeightedSumOp>(op)
+                                      ? op->getOperand(1)
+                                      : op->getOperand(2));
+    return RankedTensorType::get({p[0], p[1], p[2], v[3]}, elt);
+  }
+  // Every other attn op keeps its first operand's shape.
+  return RankedTensorType::get(shapeOf(op->getOperand(0)), elt);
+}
+
+namespace attn {
+
+llvm::Error verifyAtShapes(func::FuncOp func,
+                           const std::vector<std::vector<int64_t>> &shapes) {
+  OpBuilder builder(func.getContext());
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
+  builder.setInsertionPointToStart(scratch->getBody());
+  auto clone = cast<func::FuncOp>(builder.clone(*func));
+  Block &entry = clone.getBody().front();
+  for (auto [arg, shape] : llvm::zip(entry.getArguments(), shapes)) {
+    auto t = cast<RankedTensorType>(arg.getType());
+    arg.setType(RankedTensorType::get(shape, t.getElementType()));
+  }
+
+  std::string messages;
+  llvm::raw_string_ostream os(messages);
+  ScopedDiagnosticHandler handler(func.getContext(), [&](Diagnostic &diag) {
+    os << diag.getLocation() << ": " << diag.str() << "\n";
+    return success();
+  });
+  bool failedAny = false;
+  clone.walk([&](Operation *op) {
+    if (failedAny || !isa<mlir::attn::AttnDialect>(op->getDialect()))
+      return;
+    op->getResult(0).setType(refinedResultType(op));
+    if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
+      failedAny = true;
+  });
+  if (!failedAny)
+    return llvm::Error::success();
+  return llvm::createStringError("the inputs' shapes do not fit the program: " +
+                                 llvm::StringRef(messages).rtrim().str());
+}
+
+} // namespace attn

@@ -1,0 +1,24 @@
+//===- ShapeSpecialize.h - verify a program at concrete shapes --*- C++ -*-===//
+
+#ifndef ATTN_RUNTIME_SHAPESPECIALIZE_H
+#define ATTN_RUNTIME_SHAPESPECIALIZE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace attn {
+
+/// Re-runs the verifier of every attn op of `func` as if its arguments had
+/// the static `shapes`. Compiled kernels are dynamic in B, H, T and S, so
+/// relations between dynamic sizes (GQA divisibility, T <= S, a group size
+/// dividing H, matching sequence lengths) can only be checked once the
+/// inputs are known; this reuses the op verifiers for that instead of a
+/// second copy of their rules.
+llvm::Error verifyAtShapes(mlir::func::FuncOp func,
+                           const std::vector<std::vector<int64_t>> &shapes);
+
+} // namespace attn
+
+#endif // ATTN_RUNTIME_SHAPESPECIALIZE_H

@@ -1,0 +1,636 @@
+//===- Oracle.cpp - fp64 brute-force reference for attn -------------------===//
+//
+// See Oracle.h. Every function is a direct transcription of its formula, with
+// explicit loops; clarity wins over speed everywhere.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Oracle.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+namespace attn {
+namespace ref {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+[[noreturn]] void fail(const char *func, const std::string &msg) {
+  std::fprintf(stderr, "attn::ref::%s: %s\n", func, msg.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+#define ORACLE_CHECK(cond, msg)                                                \
+  do {                                                                         \
+    if (!(cond))                                                               \
+      fail(__func__, msg);                                                     \
+  } while (false)
+
+std::string shapeStr(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// Aborts unless `t` has rank `rank`; returns a descriptive name for messages.
+void checkRank(const char *func, const Tensor &t, int64_t rank,
+               const char *name) {
+  if (t.rank() != rank)
+    fail(func, std::string(name) + " must have rank " + std::to_string(rank) +
+                   ", got shape " + shapeStr(t.shape));
+}
+
+void checkShape(const char *func, const Tensor &t,
+                const std::vector<int64_t> &shape, const char *name) {
+  if (t.shape != shape)
+    fail(func, std::string(name) + " must have shape " + shapeStr(shape) +
+                   ", got " + shapeStr(t.shape));
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+/// Query row i of T sits at absolute position i + S - T.
+int64_t queryPos(int64_t i, int64_t T, int64_t S) { return i + S - T; }
+
+bool visible(Mask mask, int64_t window, int64_t pos, int64_t j) {
+  switch (mask) {
+  case Mask::Causal:
+    return j <= pos;
+  case Mask::None:
+    return true;
+  case Mask::SlidingWindow:
+    return pos - window < j && j <= pos;
+  }
+  return false;
+}
+
+/// splitmix64: a tiny, well-mixed, fully specified 64-bit generator.
+struct SplitMix64 {
+  uint64_t state;
+  explicit SplitMix64(uint64_t seed) : state(seed) {}
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [0, 1) with 53 random bits.
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  /// Uniform in (0, 1): never 0, so log() is finite.
+  double uniformOpen() {
+    return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53;
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Tensor
+//===----------------------------------------------------------------------===//
+
+Tensor::Tensor(std::vector<int64_t> shapeIn, std::vector<double> dataIn)
+    : shape(std::move(shapeIn)), data(std::move(dataIn)) {
+  ORACLE_CHECK(static_cast<int64_t>(data.size()) == numel(),
+               "data size " + std::to_string(data.size()) +
+                   " does not match shape " + shapeStr(shape));
+}
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+int64_t Tensor::dim(int64_t d) const {
+  int64_t r = rank();
+  if (d < 0)
+    d += r;
+  ORACLE_CHECK(d >= 0 && d < r, "dimension " + std::to_string(d) +
+                                    " out of range for shape " +
+                                    shapeStr(shape));
+  return shape[d];
+}
+
+int64_t Tensor::offset(const int64_t *idx, int64_t n) const {
+  ORACLE_CHECK(n == rank(), std::to_string(n) +
+                                " indices given for a tensor of shape " +
+                                shapeStr(shape));
+  int64_t off = 0;
+  for (int64_t a = 0; a < n; ++a) {
+    ORACLE_CHECK(idx[a] >= 0 && idx[a] < shape[a],
+                 "index " + std::to_string(idx[a]) + " out of range in dim " +
+                     std::to_string(a) + " of shape " + shapeStr(shape));
+    off = off * shape[a] + idx[a];
+  }
+  return off;
+}
+
+double &Tensor::at(int64_t i) {
+  int64_t idx[] = {i};
+  return data[offset(idx, 1)];
+}
+double &Tensor::at(int64_t i, int64_t j) {
+  int64_t idx[] = {i, j};
+  return data[offset(idx, 2)];
+}
+double &Tensor::at(int64_t i, int64_t j, int64_t k) {
+  int64_t idx[] = {i, j, k};
+  return data[offset(idx, 3)];
+}
+double &Tensor::at(int64_t i, int64_t j, int64_t k, int64_t l) {
+  int64_t idx[] = {i, j, k, l};
+  return data[offset(idx, 4)];
+}
+double Tensor::at(int64_t i) const { return const_cast<Tensor *>(this)->at(i); }
+double Tensor::at(int64_t i, int64_t j) const {
+  return const_cast<Tensor *>(this)->at(i, j);
+}
+double Tensor::at(int64_t i, int64_t j, int64_t k) const {
+  return const_cast<Tensor *>(this)->at(i, j, k);
+}
+double Tensor::at(int64_t i, int64_t j, int64_t k, int64_t l) const {
+  return const_cast<Tensor *>(this)->at(i, j, k, l);
+}
+
+Tensor Tensor::zeros(const std::vector<int64_t> &shape) {
+  return full(shape, 0.0);
+}
+
+Tensor Tensor::full(const std::vector<int64_t> &shape, double value) {
+  for (int64_t d : shape)
+    ORACLE_CHECK(d >= 0, "negative dimension in shape " + shapeStr(shape));
+  Tensor t;
+  t.shape = shape;
+  t.data.assign(static_cast<size_t>(t.numel()), value);
+  return t;
+}
+
+//===----------------------------------------------------------------------===//
+// RoPE
+//===----------------------------------------------------------------------===//
+
+Tensor rope(const Tensor &x, double theta, int64_t rotaryDim, RopeStyle style,
+            int64_t offset, const std::vector<int64_t> *positions) {
+  checkRank(__func__, x, 4, "x");
+  const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], D = x.shape[3];
+  const int64_t R = rotaryDim;
+  ORACLE_CHECK(R >= 0 && R % 2 == 0 && R <= D,
+               "rotaryDim must be even and <= D, got " + std::to_string(R));
+  ORACLE_CHECK(!positions || static_cast<int64_t>(positions->size()) == T,
+               "positions must have T entries");
+
+  Tensor y = x; // dims >= R are copied unchanged
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t) {
+        const double pos =
+            static_cast<double>(positions ? (*positions)[t] : offset + t);
+        for (int64_t i = 0; i < R / 2; ++i) {
+          const double angle =
+              pos * std::pow(theta, -2.0 * static_cast<double>(i) /
+                                        static_cast<double>(R));
+          const double c = std::cos(angle), s = std::sin(angle);
+          const int64_t ia = style == RopeStyle::Half ? i : 2 * i;
+          const int64_t ib = style == RopeStyle::Half ? i + R / 2 : 2 * i + 1;
+          const double a = x.at(b, h, t, ia), bb = x.at(b, h, t, ib);
+          y.at(b, h, t, ia) = a * c - bb * s;
+          y.at(b, h, t, ib) = a * s + bb * c;
+        }
+      }
+  return y;
+}
+
+//===----------------------------------------------------------------------===//
+// Scores (plain / GQA / window / PaTH / FoX)
+//===----------------------------------------------------------------------===//
+
+Tensor scores(const Tensor &q, const Tensor &k, double scale, const Tensor *w,
+              const Tensor *beta, const Tensor *g, bool gateScaled, Mask mask,
+              int64_t window) {
+  checkRank(__func__, q, 4, "q");
+  checkRank(__func__, k, 4, "k");
+  const int64_t B = q.shape[0], Hq = q.shape[1], T = q.shape[2], D = q.shape[3];
+  const int64_t Hk = k.shape[1], S = k.shape[2];
+  ORACLE_CHECK(k.shape[0] == B && k.shape[3] == D,
+               "k shape " + shapeStr(k.shape) + " incompatible with q " +
+                   shapeStr(q.shape));
+  ORACLE_CHECK(Hk > 0 && Hq % Hk == 0, "Hq must be a multiple of Hk");
+  ORACLE_CHECK(T <= S, "T must be <= S");
+  ORACLE_CHECK((w == nullptr) == (beta == nullptr),
+               "PaTH needs both w and beta (or neither)");
+  if (w) {
+    checkShape(__func__, *w, {B, Hk, S, D}, "w");
+    checkShape(__func__, *beta, {B, Hk, S}, "beta");
+  }
+  if (g)
+    checkShape(__func__, *g, {B, Hq, S}, "g");
+  ORACLE_CHECK(mask != Mask::SlidingWindow || window >= 0,
+               "window must be >= 0");
+
+  const int64_t groups = Hq / Hk;
+  const double gamma = gateScaled ? scale : 1.0;
+  Tensor out = Tensor::full({B, Hq, T, S}, -kInf);
+
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Hq; ++h) {
+      const int64_t hk = h / groups;
+      // G = inclusive cumsum of g over positions 0..S-1.
+      std::vector<double> G(S, 0.0);
+      if (g) {
+        double acc = 0;
+        for (int64_t j = 0; j < S; ++j) {
+          acc += g->at(b, h, j);
+          G[j] = acc;
+        }
+      }
+      auto dotK = [&](const std::vector<double> &r, int64_t j) {
+        double d = 0;
+        for (int64_t e = 0; e < D; ++e)
+          d += r[e] * k.at(b, hk, j, e);
+        return d;
+      };
+
+      for (int64_t i = 0; i < T; ++i) {
+        const int64_t p = queryPos(i, T, S);
+        std::vector<double> qi(D);
+        for (int64_t e = 0; e < D; ++e)
+          qi[e] = q.at(b, h, i, e);
+
+        // Walking recurrence (path_fox.md §1.4): r = H_{j+1} ... H_p q_i
+        // when scoring key j, then r <- H_j r.
+        std::vector<double> r = qi;
+        for (int64_t j = p; j >= 0; --j) {
+          if (visible(mask, window, p, j))
+            out.at(b, h, i, j) = scale * dotK(r, j) + gamma * (G[p] - G[j]);
+          if (w) {
+            double wr = 0;
+            for (int64_t e = 0; e < D; ++e)
+              wr += w->at(b, hk, j, e) * r[e];
+            const double c = beta->at(b, hk, j) * wr;
+            for (int64_t e = 0; e < D; ++e)
+              r[e] -= c * w->at(b, hk, j, e);
+          }
+        }
+        // Keys after the query's own position (only visible with Mask::None):
+        // P(p, j) = I for j >= p.
+        for (int64_t j = p + 1; j < S; ++j)
+          if (visible(mask, window, p, j))
+            out.at(b, h, i, j) = scale * dotK(qi, j) + gamma * (G[p] - G[j]);
+      }
+    }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Multi-Token Attention
+//===----------------------------------------------------------------------===//
+
+Tensor kqConv(const Tensor &x, const Tensor &theta, Stage stage) {
+  checkRank(__func__, x, 4, "x");
+  checkRank(__func__, theta, 3, "theta");
+  const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], S = x.shape[3];
+  const int64_t cq = theta.shape[1], ck = theta.shape[2];
+  ORACLE_CHECK(theta.shape[0] == H, "theta must be [H, cq, ck]");
+  ORACLE_CHECK(cq >= 1 && ck >= 1 && ck % 2 == 1, "ck must be odd");
+  ORACLE_CHECK(T <= S, "T must be <= S");
+  const int64_t p = cq - 1, c = (ck - 1) / 2, off = S - T;
+
+  Tensor out = Tensor::zeros({B, H, T, S});
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      // Zero-masked, zero-padded source.
+      auto X0 = [&](int64_t i2, int64_t j2) -> double {
+        if (i2 < 0 || i2 >= T || j2 < 0 || j2 >= S || j2 > i2 + off)
+          return 0.0;
+        const double v = x.at(b, h, i2, j2);
+        return v == -kInf ? 0.0 : v;
+      };
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = 0; j < S; ++j) {
+          if (j > i + off) {
+            out.at(b, h, i, j) = stage == Stage::Pre ? -kInf : 0.0;
+            continue;
+          }
+          double C = 0;
+          for (int64_t a = 0; a < cq; ++a)
+            for (int64_t bb = 0; bb < ck; ++bb)
+              C += theta.at(h, a, bb) * X0(i - p + a, j - c + bb);
+          out.at(b, h, i, j) = C;
+        }
+    }
+  return out;
+}
+
+Tensor headMix(const Tensor &x, const Tensor &W, Stage stage) {
+  checkRank(__func__, x, 4, "x");
+  checkRank(__func__, W, 2, "W");
+  const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], S = x.shape[3];
+  const int64_t ch = W.shape[1];
+  ORACLE_CHECK(W.shape[0] == H, "W must be [H, ch]");
+  ORACLE_CHECK(ch >= 1 && H % ch == 0, "ch must divide H");
+  ORACLE_CHECK(T <= S, "T must be <= S");
+  const int64_t off = S - T;
+
+  auto x0 = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+    const double v = x.at(b, h, i, j);
+    return v == -kInf ? 0.0 : v;
+  };
+  Tensor out = Tensor::zeros({B, H, T, S});
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t g0 = (h / ch) * ch;
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = 0; j < S; ++j) {
+          if (j > i + off) {
+            out.at(b, h, i, j) = stage == Stage::Pre ? -kInf : 0.0;
+            continue;
+          }
+          double acc = 0;
+          for (int64_t m = 0; m < ch; ++m)
+            acc += W.at(h, m) * x0(b, g0 + m, i, j);
+          out.at(b, h, i, j) = acc;
+        }
+    }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax, weighted sum, norms, short conv
+//===----------------------------------------------------------------------===//
+
+Tensor softmax(const Tensor &x) {
+  ORACLE_CHECK(x.rank() >= 1, "softmax needs rank >= 1");
+  const int64_t n = x.shape.back();
+  Tensor y = Tensor::zeros(x.shape);
+  if (n == 0)
+    return y;
+  const int64_t rows = x.numel() / n;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double *in = x.data.data() + r * n;
+    double *o = y.data.data() + r * n;
+    double m = -kInf;
+    for (int64_t j = 0; j < n; ++j)
+      m = std::fmax(m, in[j]);
+    if (m == -kInf)
+      continue; // fully masked row: all zeros
+    double sum = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      o[j] = std::exp(in[j] - m); // exp(-inf) = 0
+      sum += o[j];
+    }
+    for (int64_t j = 0; j < n; ++j)
+      o[j] /= sum;
+  }
+  return y;
+}
+
+Tensor weightedSum(const Tensor &p, const Tensor &v) {
+  checkRank(__func__, p, 4, "p");
+  checkRank(__func__, v, 4, "v");
+  const int64_t B = p.shape[0], Hq = p.shape[1], T = p.shape[2], S = p.shape[3];
+  const int64_t Hk = v.shape[1], Dv = v.shape[3];
+  ORACLE_CHECK(v.shape[0] == B && v.shape[2] == S,
+               "v shape " + shapeStr(v.shape) + " incompatible with p " +
+                   shapeStr(p.shape));
+  ORACLE_CHECK(Hk > 0 && Hq % Hk == 0, "Hq must be a multiple of Hk");
+  const int64_t groups = Hq / Hk;
+
+  Tensor o = Tensor::zeros({B, Hq, T, Dv});
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Hq; ++h)
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t e = 0; e < Dv; ++e) {
+          double acc = 0;
+          for (int64_t j = 0; j < S; ++j)
+            acc += p.at(b, h, i, j) * v.at(b, h / groups, j, e);
+          o.at(b, h, i, e) = acc;
+        }
+  return o;
+}
+
+Tensor headNorm(const Tensor &o, const Tensor &gamma, double eps,
+                const Tensor *gateW, const Tensor *gateB) {
+  checkRank(__func__, o, 4, "o");
+  const int64_t B = o.shape[0], H = o.shape[1], T = o.shape[2], Dv = o.shape[3];
+  checkShape(__func__, gamma, {Dv}, "gamma");
+  if (gateW)
+    checkShape(__func__, *gateW, {Dv}, "gateW");
+  if (gateB)
+    checkShape(__func__, *gateB, {1}, "gateB");
+
+  Tensor y = Tensor::zeros(o.shape);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t) {
+        double ms = 0;
+        for (int64_t e = 0; e < Dv; ++e)
+          ms += o.at(b, h, t, e) * o.at(b, h, t, e);
+        ms /= static_cast<double>(Dv);
+        const double inv = 1.0 / std::sqrt(ms + eps);
+        for (int64_t e = 0; e < Dv; ++e)
+          y.at(b, h, t, e) = o.at(b, h, t, e) * inv * gamma.at(e);
+        if (gateW) {
+          double z = gateB ? gateB->at(0) : 0.0;
+          for (int64_t e = 0; e < Dv; ++e)
+            z += gateW->at(e) * y.at(b, h, t, e);
+          const double gate = sigmoid(z);
+          for (int64_t e = 0; e < Dv; ++e)
+            y.at(b, h, t, e) *= gate;
+        }
+      }
+  return y;
+}
+
+Tensor shortConv(const Tensor &x, const Tensor &kernel, bool silu) {
+  checkRank(__func__, x, 4, "x");
+  checkRank(__func__, kernel, 3, "kernel");
+  const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], D = x.shape[3];
+  const int64_t K = kernel.shape[2];
+  ORACLE_CHECK(kernel.shape[0] == H && kernel.shape[1] == D,
+               "kernel must be [H, D, K]");
+
+  Tensor y = Tensor::zeros(x.shape);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t d = 0; d < D; ++d) {
+          double acc = 0;
+          for (int64_t r = 0; r < K; ++r) {
+            const int64_t src = t - K + 1 + r;
+            if (src >= 0)
+              acc += kernel.at(h, d, r) * x.at(b, h, src, d);
+          }
+          y.at(b, h, t, d) = silu ? acc * sigmoid(acc) : acc;
+        }
+  return y;
+}
+
+Tensor l2norm(const Tensor &x, double eps) {
+  ORACLE_CHECK(x.rank() >= 1, "l2norm needs rank >= 1");
+  const int64_t n = x.shape.back();
+  Tensor y = Tensor::zeros(x.shape);
+  if (n == 0)
+    return y;
+  const int64_t rows = x.numel() / n;
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t j = 0; j < n; ++j)
+      ss += x.data[r * n + j] * x.data[r * n + j];
+    const double inv = 1.0 / std::sqrt(ss + eps);
+    for (int64_t j = 0; j < n; ++j)
+      y.data[r * n + j] = x.data[r * n + j] * inv;
+  }
+  return y;
+}
+
+//===----------------------------------------------------------------------===//
+// Composition
+//===----------------------------------------------------------------------===//
+
+Tensor attention(const AttentionConfig &cfg, const Tensor &q, const Tensor &k,
+                 const Tensor &v, const Tensor *w, const Tensor *beta,
+                 const Tensor *g, const Tensor *thetaPre, const Tensor *wPre,
+                 const Tensor *thetaPost, const Tensor *wPost,
+                 const Tensor *gamma, const Tensor *gateW,
+                 const Tensor *gateB) {
+  checkRank(__func__, q, 4, "q");
+  checkRank(__func__, k, 4, "k");
+  const int64_t Hq = q.shape[1], T = q.shape[2], D = q.shape[3];
+  const int64_t S = k.shape[2];
+
+  Tensor qr = q, kr = k;
+  if (cfg.rope) {
+    const int64_t R = cfg.ropeDim == 0 ? D : cfg.ropeDim;
+    qr = rope(q, cfg.ropeTheta, R, cfg.ropeStyle, cfg.ropeOffset + S - T);
+    kr = rope(k, cfg.ropeTheta, R, cfg.ropeStyle, cfg.ropeOffset);
+  }
+
+  Tensor x = scores(qr, kr, cfg.scale, w, beta, g, cfg.gateScaled, cfg.mask,
+                    cfg.window);
+  if (thetaPre)
+    x = kqConv(x, *thetaPre, Stage::Pre);
+  if (wPre) {
+    const int64_t group = cfg.preGroup == 0 ? Hq : cfg.preGroup;
+    checkShape(__func__, *wPre, {Hq, group}, "wPre");
+    x = headMix(x, *wPre, Stage::Pre);
+  }
+  x = softmax(x);
+  if (thetaPost)
+    x = kqConv(x, *thetaPost, Stage::Post);
+  if (wPost) {
+    const int64_t group = cfg.postGroup == 0 ? Hq : cfg.postGroup;
+    checkShape(__func__, *wPost, {Hq, group}, "wPost");
+    x = headMix(x, *wPost, Stage::Post);
+  }
+  Tensor o = weightedSum(x, v);
+  if (gamma)
+    o = headNorm(o, *gamma, cfg.normEps, gateW, gateB);
+  return o;
+}
+
+//===----------------------------------------------------------------------===//
+// Comparison
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Classifies one (got, ref) pair: returns false when the pair is a
+/// non-finite mismatch; otherwise sets `diff` (0 for matching infinities)
+/// and `refMag` (0 for an infinite ref).
+bool comparePair(double got, double ref, double &diff, double &refMag) {
+  if (std::isnan(got) || std::isnan(ref))
+    return false;
+  if (std::isinf(got) || std::isinf(ref)) {
+    if (got != ref)
+      return false;
+    diff = 0;
+    refMag = 0;
+    return true;
+  }
+  diff = std::fabs(got - ref);
+  refMag = std::fabs(ref);
+  return true;
+}
+
+} // namespace
+
+double relError(const std::vector<double> &got, const Tensor &ref) {
+  if (static_cast<int64_t>(got.size()) != ref.numel() ||
+      ref.data.size() != got.size())
+    return kInf;
+  double maxDiff = 0, maxRef = 0;
+  for (size_t n = 0; n < got.size(); ++n) {
+    double diff, mag;
+    if (!comparePair(got[n], ref.data[n], diff, mag))
+      return kInf;
+    maxDiff = std::fmax(maxDiff, diff);
+    maxRef = std::fmax(maxRef, mag);
+  }
+  return maxDiff / std::fmax(maxRef, 1e-30);
+}
+
+double relError(const Tensor &got, const Tensor &ref) {
+  if (got.shape != ref.shape)
+    return kInf;
+  return relError(got.data, ref);
+}
+
+double relRmsError(const std::vector<double> &got, const Tensor &ref) {
+  if (static_cast<int64_t>(got.size()) != ref.numel() ||
+      ref.data.size() != got.size())
+    return kInf;
+  double num = 0, den = 0;
+  for (size_t n = 0; n < got.size(); ++n) {
+    double diff, mag;
+    if (!comparePair(got[n], ref.data[n], diff, mag))
+      return kInf;
+    num += diff * diff;
+    den += mag * mag;
+  }
+  return std::sqrt(num) / std::fmax(std::sqrt(den), 1e-30);
+}
+
+double relRmsError(const Tensor &got, const Tensor &ref) {
+  if (got.shape != ref.shape)
+    return kInf;
+  return relRmsError(got.data, ref);
+}
+
+//===----------------------------------------------------------------------===//
+// Random data
+//===----------------------------------------------------------------------===//
+
+Tensor randn(const std::vector<int64_t> &shape, uint64_t seed, double stddev) {
+  Tensor t = Tensor::zeros(shape);
+  SplitMix64 rng(seed);
+  const double twoPi = 6.283185307179586476925286766559;
+  for (size_t n = 0; n < t.data.size(); n += 2) {
+    // Box-Muller: two independent normals per pair of uniforms.
+    const double u1 = rng.uniformOpen(), u2 = rng.uniform();
+    const double radius = std::sqrt(-2.0 * std::log(u1));
+    t.data[n] = stddev * radius * std::cos(twoPi * u2);
+    if (n + 1 < t.data.size())
+      t.data[n + 1] = stddev * radius * std::sin(twoPi * u2);
+  }
+  return t;
+}
+
+Tensor randUniform(const std::vector<int64_t> &shape, uint64_t seed, double lo,
+                   double hi) {
+  Tensor t = Tensor::zeros(shape);
+  SplitMix64 rng(seed);
+  for (double &x : t.data)
+    x = lo + (hi - lo) * rng.uniform();
+  return t;
+}
+
+} // namespace ref
+} // namespace attn

@@ -1,0 +1,178 @@
+//===- Oracle.h - fp64 brute-force reference for attn ----------*- C++ -*-===//
+//
+// The executable specification of every attention variant the compiler
+// supports: plain / GQA / sliding-window attention, RoPE, PaTH (Householder
+// transported keys), FoX (forget gate), and Multi-Token Attention (key-query
+// convolution, head mixing, head norm with scalar gate).
+//
+// Everything here is plain C++17, fp64, brute force, and deliberately written
+// as the literal formulas (no tiling, no chunking, no shared code with the
+// compiler), so that it can serve as an independent oracle in tests.
+//
+// Layouts (all row-major):
+//   q [B, Hq, T, D]    k [B, Hk, S, D]    v [B, Hk, S, Dv]
+//   scores / probabilities [B, Hq, T, S]  output [B, Hq, T, Dv]
+// Query row i sits at absolute position p_i = i + S - T (T <= S; the T queries
+// are the last T positions of the S keys). Query head h reads KV head
+// h / (Hq / Hk).
+//
+// Shape errors are programmer errors: they print a message and abort (the
+// oracle must build with -fno-exceptions).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TEST_REFERENCE_ORACLE_H
+#define ATTN_TEST_REFERENCE_ORACLE_H
+
+#include <cstdint>
+#include <vector>
+
+namespace attn {
+namespace ref {
+
+/// A dense row-major fp64 tensor.
+struct Tensor {
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+
+  Tensor() = default;
+  Tensor(std::vector<int64_t> shape, std::vector<double> data);
+
+  /// Product of the dimensions (1 for a rank-0 tensor).
+  int64_t numel() const;
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  /// Size of dimension `d`; negative `d` counts from the back.
+  int64_t dim(int64_t d) const;
+
+  /// Bounds-checked element accessors; the number of indices must equal the
+  /// rank.
+  double &at(int64_t i);
+  double &at(int64_t i, int64_t j);
+  double &at(int64_t i, int64_t j, int64_t k);
+  double &at(int64_t i, int64_t j, int64_t k, int64_t l);
+  double at(int64_t i) const;
+  double at(int64_t i, int64_t j) const;
+  double at(int64_t i, int64_t j, int64_t k) const;
+  double at(int64_t i, int64_t j, int64_t k, int64_t l) const;
+
+  static Tensor zeros(const std::vector<int64_t> &shape);
+  /// A tensor of the given shape with every element equal to `value`.
+  static Tensor full(const std::vector<int64_t> &shape, double value);
+
+private:
+  int64_t offset(const int64_t *idx, int64_t n) const;
+};
+
+enum class Mask { Causal, None, SlidingWindow };
+enum class RopeStyle { Half, Interleaved };
+enum class Stage { Pre, Post };
+
+//===----------------------------------------------------------------------===//
+// Building blocks
+//===----------------------------------------------------------------------===//
+
+/// Rotary position embedding of x[B,H,T,D] on the first `rotaryDim` (even,
+/// <= D) dims. Token t has position `positions ? (*positions)[t] : offset + t`.
+/// Pair i in [0, R/2) is rotated by angle pos * theta^(-2i/R); Half style pairs
+/// (x[i], x[i+R/2]), Interleaved pairs (x[2i], x[2i+1]); (a, b) ->
+/// (a cos - b sin, a sin + b cos). Dims >= R are copied.
+Tensor rope(const Tensor &x, double theta, int64_t rotaryDim, RopeStyle style,
+            int64_t offset = 0,
+            const std::vector<int64_t> *positions = nullptr);
+
+/// Attention logits [B,Hq,T,S]; masked entries are -infinity.
+///   logit(i,j) = s * q_i^T P(p_i, j) k_j + gamma * (G[p_i] - G[j])
+/// with P(a,j) = H_a H_{a-1} ... H_{j+1} (identity when j >= a),
+/// H_t = I - beta_t w_t w_t^T (PaTH; w/beta per KV head [B,Hk,S,D] / [B,Hk,S]),
+/// G = inclusive cumsum over positions of g [B,Hq,S] (FoX; per query head),
+/// gamma = s if gateScaled else 1.
+/// visible(i,j): Causal j <= p_i; None always; SlidingWindow p_i-W < j <= p_i.
+Tensor scores(const Tensor &q, const Tensor &k, double scale,
+              const Tensor *w = nullptr, const Tensor *beta = nullptr,
+              const Tensor *g = nullptr, bool gateScaled = false,
+              Mask mask = Mask::Causal, int64_t window = 0);
+
+/// MTA key-query convolution of x[B,H,T,S] with per-head kernels
+/// theta[H,cq,ck] (ck odd), literal form of mta.md §1.2 (zero-masked source,
+/// cross-correlation, top pad cq-1, left/right pad (ck-1)/2). Entries with
+/// j > i + (S - T) become -inf (Pre) or 0 (Post).
+Tensor kqConv(const Tensor &x, const Tensor &theta, Stage stage);
+
+/// MTA head mixing of x[B,H,T,S] with W[H,ch] (ch divides H):
+/// out[h] = sum_m W[h,m] * x0[(h/ch)*ch + m], x0 = x with -inf -> 0.
+/// Entries with j > i + (S - T) become -inf (Pre) or 0 (Post).
+Tensor headMix(const Tensor &x, const Tensor &W, Stage stage);
+
+/// Softmax over the last axis. -inf entries give 0; an all -inf row gives 0s.
+Tensor softmax(const Tensor &x);
+
+/// o[B,Hq,T,Dv] = sum_j p[b,h,i,j] * v[b,h/(Hq/Hk),j,:].
+Tensor weightedSum(const Tensor &p, const Tensor &v);
+
+/// Per (b,h,t) row of o[B,H,T,Dv]: y = o / sqrt(mean(o^2) + eps) * gamma;
+/// if gateW: y *= sigmoid(gateW . y + (gateB ? gateB[0] : 0)).
+Tensor headNorm(const Tensor &o, const Tensor &gamma, double eps,
+                const Tensor *gateW = nullptr, const Tensor *gateB = nullptr);
+
+/// Depthwise causal 1-D conv over time of x[B,H,T,D] with kernel[H,D,K]:
+/// y[t] = sum_{r<K} kernel[h,d,r] * x[t-K+1+r] (zero padded); optional SiLU.
+Tensor shortConv(const Tensor &x, const Tensor &kernel, bool silu);
+
+/// x / sqrt(sum(x^2) + eps) over the last axis.
+Tensor l2norm(const Tensor &x, double eps);
+
+//===----------------------------------------------------------------------===//
+// Full composition
+//===----------------------------------------------------------------------===//
+
+struct AttentionConfig {
+  double scale;
+  Mask mask = Mask::Causal;
+  int64_t window = 0;
+  bool rope = false;
+  double ropeTheta = 10000;
+  int64_t ropeDim = 0; ///< 0 means D.
+  RopeStyle ropeStyle = RopeStyle::Half;
+  int64_t ropeOffset = 0;
+  bool gateScaled = false;
+  double normEps = 1e-5;
+  int64_t preGroup = 0, postGroup = 0; ///< head-mix group sizes; 0 means H.
+};
+
+/// rope (q at offset ropeOffset + S - T, k at ropeOffset) -> scores ->
+/// kqConv Pre -> headMix Pre -> softmax -> kqConv Post -> headMix Post ->
+/// weightedSum -> headNorm; every optional step runs iff its operand is given.
+/// wPre / wPost must have shape [H, preGroup|postGroup] (0 meaning H).
+Tensor attention(const AttentionConfig &cfg, const Tensor &q, const Tensor &k,
+                 const Tensor &v, const Tensor *w = nullptr,
+                 const Tensor *beta = nullptr, const Tensor *g = nullptr,
+                 const Tensor *thetaPre = nullptr, const Tensor *wPre = nullptr,
+                 const Tensor *thetaPost = nullptr,
+                 const Tensor *wPost = nullptr, const Tensor *gamma = nullptr,
+                 const Tensor *gateW = nullptr, const Tensor *gateB = nullptr);
+
+//===----------------------------------------------------------------------===//
+// Comparison and reproducible random data
+//===----------------------------------------------------------------------===//
+
+/// max|got - ref| / max(max|ref|, 1e-30). Returns +inf on a size mismatch or
+/// when a NaN / infinity in either side is not matched by the same infinity
+/// in the other (e.g. -inf in ref with -inf in got counts as equal).
+double relError(const std::vector<double> &got, const Tensor &ref);
+double relError(const Tensor &got, const Tensor &ref);
+/// ||got - ref||_2 / max(||ref||_2, 1e-30), same non-finite handling.
+double relRmsError(const std::vector<double> &got, const Tensor &ref);
+double relRmsError(const Tensor &got, const Tensor &ref);
+
+/// Normal(0, stddev) samples from splitmix64 + Box-Muller (bit reproducible
+/// across standard libraries).
+Tensor randn(const std::vector<int64_t> &shape, uint64_t seed,
+             double stddev = 1);
+/// Uniform [lo, hi) samples from splitmix64.
+Tensor randUniform(const std::vector<int64_t> &shape, uint64_t seed, double lo,
+                   double hi);
+
+} // namespace ref
+} // namespace attn
+
+#endif // ATTN_TEST_REFERENCE_ORACLE_H

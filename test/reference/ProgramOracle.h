@@ -1,0 +1,46 @@
+//===- ProgramOracle.h - run an attn program on the fp64 oracle -*- C++ -*-===//
+//
+// Evaluates a func.func of attn ops op by op with the brute-force fp64
+// functions of Oracle.h: the compiler's lowering is not involved, only the
+// mapping from each op and its attributes to the oracle function of the same
+// meaning. Also draws random inputs shaped and distributed for the role each
+// argument plays (unit-norm PaTH directions, betas in (0, 2), log forget
+// gates, near-identity MTA kernels), so any program can be checked.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TEST_REFERENCE_PROGRAMORACLE_H
+#define ATTN_TEST_REFERENCE_PROGRAMORACLE_H
+
+#include "Oracle.h"
+#include "attn/Npy.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Error.h"
+
+namespace attn::ref {
+
+/// Evaluates `func` on `inputs` (in argument order) with the fp64 oracle.
+llvm::Expected<Tensor> evaluate(mlir::func::FuncOp func,
+                                llvm::ArrayRef<Tensor> inputs);
+
+struct RandomSpec {
+  int64_t batch = 1, heads = 2, seqLen = 16;
+  uint64_t seed = 0;
+  /// Range of PaTH's beta; (1.5, 2) stresses near-reflections.
+  double betaLo = 0.0, betaHi = 2.0;
+};
+
+/// Random inputs for `func` following the [B, H, T, D] convention: dynamic
+/// dims of 4-D arguments are B, H, T; of 3-D gates/betas B, H, T; of MTA
+/// kernels [H, c_q, c_k] and head-mix weights [H, c_h] the head count.
+llvm::Expected<std::vector<Tensor>> randomInputs(mlir::func::FuncOp func,
+                                                 const RandomSpec &spec);
+
+/// Conversions between host arrays and oracle tensors.
+llvm::Expected<Tensor> fromHost(const NpyArray &a);
+NpyArray toHost(const Tensor &t, DType dtype);
+
+} // namespace attn::ref
+
+#endif // ATTN_TEST_REFERENCE_PROGRAMORACLE_H

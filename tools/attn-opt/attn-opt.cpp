@@ -1,0 +1,30 @@
+//===- attn-opt.cpp - mlir-opt for the attn dialect -----------------------===//
+//
+// Parses, verifies and transforms attn programs: every upstream dialect and
+// pass is registered beside attn's own, so a pipeline can stop and print at
+// any stage, exactly like mlir-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnDialect.h"
+#include "attn/Passes/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::attn::registerAttnPasses();
+  mlir::attn::registerAttnPipelines();
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::attn::AttnDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "attn optimizer driver: attn dialect, passes and pipelines\n",
+      registry));
+}

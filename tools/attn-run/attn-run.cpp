@@ -1,0 +1,242 @@
+//===- attn-run.cpp - run a function of an attn program -------------------===//
+//
+// Compiles one function of a .mlir file for the default device (or
+// --device), runs it on .npy inputs or on seeded random ones, writes the
+// result as .npy, and optionally checks it against the fp64 oracle and
+// times it. Every failure is a message and a non-zero exit status.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProgramOracle.h"
+#include "attn/Dialect/AttnDialect.h"
+#include "attn/Runtime.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace llvm;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("attn-run options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<file.mlir>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> entry("entry", cl::desc("Function to run"),
+                                  cl::init("main"), cl::cat(category));
+static cl::opt<std::string>
+    inputs("inputs", cl::desc("Comma-separated .npy inputs, in argument order"),
+           cl::cat(category));
+static cl::opt<std::string> output("output", cl::desc("Write the result .npy"),
+                                   cl::cat(category));
+static cl::opt<std::string>
+    device("device", cl::desc("cpu or cuda (default: ATTN_DEVICE, else the "
+                              "best device present)"),
+           cl::cat(category));
+static cl::opt<std::string>
+    pipeline("pipeline", cl::desc("auto (default) or reference"),
+             cl::init("auto"), cl::cat(category));
+static cl::opt<std::string> randomShape(
+    "random",
+    cl::desc("Random inputs of batch x heads x seqlen, e.g. 1x4x128; each "
+             "argument is drawn for its role (see README)"),
+    cl::cat(category));
+static cl::opt<uint64_t> seed("seed", cl::desc("Seed for --random"),
+                              cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    betaRange("beta-range", cl::desc("lo,hi range of random PaTH betas"),
+              cl::init("0,2"), cl::cat(category));
+static cl::opt<std::string>
+    saveInputs("save-inputs",
+               cl::desc("Write the inputs as PREFIX0.npy, PREFIX1.npy, ..."),
+               cl::cat(category));
+static cl::opt<bool> check("check",
+                           cl::desc("Compare with the fp64 oracle; fail above "
+                                    "--tol"),
+                           cl::cat(category));
+static cl::opt<double>
+    tol("tol",
+        cl::desc("Relative error bound for --check: max|err|/max|ref| "
+                 "(default 1e-5 for f32 results, 5e-3 RMS for f16/bf16)"),
+        cl::init(-1), cl::cat(category));
+static cl::opt<bool> timeIt("time", cl::desc("Print compile and run times"),
+                            cl::cat(category));
+static cl::opt<unsigned> repeat("repeat",
+                                cl::desc("Runs to time with --time (median)"),
+                                cl::init(5), cl::cat(category));
+
+static int fail(const Twine &msg) {
+  errs() << "attn-run: error: " << msg << "\n";
+  return 1;
+}
+
+static int fail(Error e) { return fail(toString(std::move(e))); }
+
+static double seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "attn-run: run an attn program on the CPU or "
+                              "GPU\n");
+
+  auto buffer = MemoryBuffer::getFileOrSTDIN(inputFile);
+  if (!buffer)
+    return fail("cannot read '" + inputFile + "': " +
+                buffer.getError().message());
+  StringRef source = (*buffer)->getBuffer();
+
+  auto pipe = attn::parsePipeline(pipeline);
+  if (!pipe)
+    return fail(pipe.takeError());
+  auto engine = attn::Engine::create(device);
+  if (!engine)
+    return fail(engine.takeError());
+
+  attn::CompileOptions options;
+  options.entry = entry;
+  options.pipeline = *pipe;
+  auto t0 = std::chrono::steady_clock::now();
+  auto kernel = (*engine)->compile(source, options, inputFile);
+  if (!kernel)
+    return fail(kernel.takeError());
+  double compileSeconds = seconds(std::chrono::steady_clock::now() - t0);
+
+  // A second, plain parse of the program for the oracle and --random.
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::attn::AttnDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(MemoryBuffer::getMemBufferCopy(source, inputFile),
+                               SMLoc());
+  auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &ctx);
+  if (!module)
+    return fail("cannot parse '" + inputFile + "'");
+  auto func = module->lookupSymbol<mlir::func::FuncOp>(entry);
+
+  std::vector<attn::HostArray> args;
+  if (!randomShape.empty()) {
+    if (!inputs.empty())
+      return fail("give either --inputs or --random, not both");
+    SmallVector<StringRef> parts;
+    StringRef(randomShape).split(parts, 'x');
+    int64_t dims[3];
+    if (parts.size() != 3 || parts[0].getAsInteger(10, dims[0]) ||
+        parts[1].getAsInteger(10, dims[1]) ||
+        parts[2].getAsInteger(10, dims[2]) || dims[0] < 1 || dims[1] < 1 ||
+        dims[2] < 1)
+      return fail("--random must be BxHxT with positive integers, got '" +
+                  randomShape + "'");
+    attn::ref::RandomSpec spec;
+    spec.batch = dims[0];
+    spec.heads = dims[1];
+    spec.seqLen = dims[2];
+    spec.seed = seed;
+    std::pair<StringRef, StringRef> range = StringRef(betaRange).split(',');
+    if (range.first.getAsDouble(spec.betaLo) ||
+        range.second.getAsDouble(spec.betaHi))
+      return fail("--beta-range must be lo,hi, got '" + betaRange + "'");
+    auto random = attn::ref::randomInputs(func, spec);
+    if (!random)
+      return fail(random.takeError());
+    for (auto [i, t] : enumerate(*random))
+      args.push_back(attn::ref::toHost(t, (*kernel)->arguments()[i].dtype ==
+                                                  attn::DType::I64
+                                              ? attn::DType::I64
+                                              : attn::DType::F32));
+  } else {
+    SmallVector<StringRef> paths;
+    if (!inputs.empty())
+      StringRef(inputs).split(paths, ',');
+    for (StringRef p : paths) {
+      auto a = attn::readNpy(p);
+      if (!a)
+        return fail(a.takeError());
+      args.push_back(std::move(*a));
+    }
+    if (args.size() != (*kernel)->arguments().size()) {
+      std::string sig;
+      for (auto &a : (*kernel)->arguments())
+        sig += " " + a.str();
+      return fail("@" + entry + " takes " +
+                  Twine((*kernel)->arguments().size()) + " inputs (" +
+                  StringRef(sig).ltrim() + "), got " + Twine(args.size()) +
+                  "; pass them with --inputs=a.npy,b.npy,... or use --random");
+    }
+  }
+  if (!saveInputs.empty())
+    for (auto [i, a] : enumerate(args))
+      if (Error e = attn::writeNpy((saveInputs + Twine(i) + ".npy").str(), a))
+        return fail(std::move(e));
+
+  std::vector<double> runTimes;
+  attn::HostArray result;
+  unsigned runs = timeIt ? std::max(1u, unsigned(repeat)) : 1u;
+  for (unsigned r = 0; r < runs; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    auto out = (*kernel)->run(args);
+    if (!out)
+      return fail(out.takeError());
+    runTimes.push_back(seconds(std::chrono::steady_clock::now() - start));
+    result = std::move(*out);
+  }
+  if (!output.empty())
+    if (Error e = attn::writeNpy(output, result))
+      return fail(std::move(e));
+
+  outs() << inputFile << ": @" << entry << " on "
+         << attn::deviceName((*engine)->device()) << ", result "
+         << attn::TensorSig{result.dtype, result.shape}.str();
+  int status = 0;
+  if (check) {
+    std::vector<attn::ref::Tensor> ins;
+    for (auto &a : args) {
+      auto t = attn::ref::fromHost(a);
+      if (!t)
+        return fail(t.takeError());
+      ins.push_back(std::move(*t));
+    }
+    auto ref = attn::ref::evaluate(func, ins);
+    if (!ref)
+      return fail(ref.takeError());
+    auto got = attn::ref::fromHost(result);
+    if (!got)
+      return fail(got.takeError());
+    bool lowPrecision = result.dtype != attn::DType::F32;
+    double err = lowPrecision ? attn::ref::relRmsError(*got, *ref)
+                              : attn::ref::relError(*got, *ref);
+    double bound = tol >= 0 ? double(tol) : lowPrecision ? 5e-3 : 1e-5;
+    outs() << format(", %s error vs fp64 oracle %.3e (bound %.0e)",
+                     lowPrecision ? "relative RMS" : "max relative", err,
+                     bound);
+    if (!(err <= bound))
+      status = 1;
+  }
+  if (timeIt) {
+    std::sort(runTimes.begin(), runTimes.end());
+    outs() << format(", compile %.3f s, run %.3f ms (median of %u)",
+                     compileSeconds, 1e3 * runTimes[runTimes.size() / 2],
+                     runs);
+  }
+  outs() << "\n";
+  if (status)
+    errs() << "attn-run: error: result differs from the fp64 oracle beyond "
+              "the bound\n";
+  return status;
+}
