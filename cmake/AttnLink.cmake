@@ -8,7 +8,7 @@
 # options twice, so every attn target goes through this one function.
 function(attn_link_mlir target)
   if(ATTN_STATIC_LLVM)
-    target_link_libraries(${target} PUBLIC ${ARGN})
+    target_link_libraries(${target} PUBLIC ${ARGN} ${ATTN_LLVM_STATIC_GROUP})
   else()
     target_link_libraries(${target} PUBLIC MLIR LLVM)
   endif()

@@ -33,8 +33,9 @@ static LogicalResult verifyQK(Operation *op, ShapeEnv &env, Value q, Value k) {
   if (failed(env.bind("q", q.getType(), {"B", "Hq", "T", "D"})) ||
       failed(env.bind("k", k.getType(), {"B", "Hk", "S", "D"})))
     return failure();
-  if (failed(requireStatic(op, env.get("D"), "head dim D of 'q' and 'k'")))
-    return failure();
+  if (ShapedType::isDynamic(cast<ShapedType>(q.getType()).getDimSize(3)) ||
+      ShapedType::isDynamic(cast<ShapedType>(k.getType()).getDimSize(3)))
+    return op->emitOpError("head dim D of 'q' and 'k' must be static");
   if (elementTypeOf(q) != elementTypeOf(k))
     return op->emitOpError() << "'q' and 'k' must have the same element type, "
                              << "got " << elementTypeOf(q) << " and "
@@ -105,14 +106,16 @@ static LogicalResult verifyRopePiece(Operation *op, int64_t headDim,
 static LogicalResult verifyKqKernel(Operation *op, ShapeEnv &env,
                                     StringRef name, Value kernel,
                                     StringRef heads) {
-  if (failed(env.bind(name, kernel.getType(), {heads, "c_q", "c_k"})))
+  // Each kernel has its own sizes: pre and post kernels may differ.
+  std::string cq = (name + ".c_q").str(), ck = (name + ".c_k").str();
+  if (failed(env.bind(name, kernel.getType(), {heads, cq, ck})))
     return failure();
   auto type = cast<ShapedType>(kernel.getType());
-  int64_t cq = type.getDimSize(1), ck = type.getDimSize(2);
-  if (ShapedType::isDynamic(cq) || ShapedType::isDynamic(ck))
+  int64_t cqSize = type.getDimSize(1), ckSize = type.getDimSize(2);
+  if (ShapedType::isDynamic(cqSize) || ShapedType::isDynamic(ckSize))
     return op->emitOpError() << "kernel sizes of '" << name
                              << "' [H, c_q, c_k] must be static, got " << type;
-  if (cq < 1 || ck < 1 || ck % 2 == 0)
+  if (cqSize < 1 || ckSize < 1 || ckSize % 2 == 0)
     return op->emitOpError() << "'" << name
                              << "' must have c_q >= 1 and an odd c_k "
                              << "(keys are padded (c_k-1)/2 each side), got "
@@ -246,6 +249,10 @@ LogicalResult ShortConvOp::verify() {
     return emitOpError() << "kernel size K = dim 2 of 'kernel' [H, D, K] must "
                          << "be static and >= 1, got " << kType;
   return env.bind("kernel", kType, {"H", "D", "K"});
+}
+
+LogicalResult L2NormOp::verify() {
+  return verifyFiniteAttr(*this, "eps", getEps().convertToDouble(), true);
 }
 
 double AttentionOp::getScaleOrDefault() {

@@ -13,6 +13,12 @@ static bool parseLiteral(StringRef sym, int64_t &value) {
   return !sym.getAsInteger(10, value);
 }
 
+/// "kq_conv_pre.c_q" is the extent c_q private to kq_conv_pre; messages show
+/// the part after the dot.
+static StringRef displayName(StringRef sym) {
+  return sym.contains('.') ? sym.rsplit('.').second : sym;
+}
+
 int64_t ShapeEnv::get(StringRef sym) const {
   int64_t literal;
   if (parseLiteral(sym, literal))
@@ -25,7 +31,7 @@ std::string ShapeEnv::describe(ArrayRef<StringRef> dims) const {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "[";
-  llvm::interleaveComma(dims, os);
+  llvm::interleaveComma(dims, os, [&](StringRef d) { os << displayName(d); });
   os << "] = [";
   llvm::interleaveComma(dims, os, [&](StringRef d) {
     int64_t v = get(d);
@@ -58,7 +64,8 @@ LogicalResult ShapeEnv::bind(StringRef name, Type type,
       continue;
     InFlightDiagnostic diag = op->emitOpError();
     diag << "'" << name << "' must have shape " << describe(dims) << ", got "
-         << type << " (dim " << idx << " '" << sym << "' is " << want;
+         << type << " (dim " << idx << " '" << displayName(sym) << "' is "
+         << want;
     int64_t literal;
     if (!parseLiteral(sym, literal))
       diag << " from " << origin.lookup(sym);

@@ -1,6 +1,6 @@
 // Round trip of attn.softmax.
 // RUN: attn-opt %s | attn-opt | FileCheck %s
-// RUN: attn-opt %s --mlir-print-op-generic | attn-opt | FileCheck %s
+// RUN: %attn_opt %s --mlir-print-op-generic | %attn_opt | FileCheck %s
 // RUN: attn-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
 
 // CHECK-LABEL: func.func @softmax_dynamic

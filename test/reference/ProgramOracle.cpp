@@ -127,7 +127,8 @@ Expected<Tensor> evalOp(Operation *op, const Env &env) {
 
 /// How an argument is used, which decides its random distribution.
 enum class Role {
-  Generic, PathW, Beta, Gate, KqKernel, MixWeight, NormGamma, Small, Positions
+  Generic, PathW, Beta, Gate, KqKernel, MixWeight, ConvKernel, NormGamma, Small,
+  Positions
 };
 
 Role roleOf(BlockArgument arg) {
@@ -172,7 +173,7 @@ Role roleOf(BlockArgument arg) {
       if (v == o.getPositions())
         return Role::Positions;
     if (isa<mlir::attn::ShortConvOp>(user) && use.getOperandNumber() == 1)
-      return Role::Small;
+      return Role::ConvKernel;
   }
   return Role::Generic;
 }
@@ -219,7 +220,8 @@ Expected<std::vector<Tensor>> randomInputs(func::FuncOp func,
     for (int64_t d = 0; d < rank; ++d) {
       if (!ShapedType::isDynamic(shape[d]))
         continue;
-      if (role == Role::KqKernel || role == Role::MixWeight)
+      if (role == Role::KqKernel || role == Role::MixWeight ||
+          role == Role::ConvKernel)
         shape[d] = spec.heads;
       else if (rank >= 3)
         shape[d] = d == 0 ? spec.batch : d == 1 ? spec.heads : spec.seqLen;
@@ -272,6 +274,9 @@ Expected<std::vector<Tensor>> randomInputs(func::FuncOp func,
       break;
     case Role::Small:
       t = randn(shape, s, 0.3);
+      break;
+    case Role::ConvKernel:
+      t = randn(shape, s, 0.5);
       break;
     case Role::Positions:
       t = Tensor::zeros(shape);

@@ -29,14 +29,17 @@ using attn::ref::Tensor;
 
 namespace {
 
+/// One engine for the whole test binary. It is deliberately never destroyed:
+/// its JIT-compiled kernels must not outlive LLVM's own static state, which
+/// static destruction at exit does not order.
 attn::Engine &engine() {
-  static std::unique_ptr<attn::Engine> e = [] {
+  static attn::Engine *e = [] {
     auto created = attn::Engine::create("cpu");
     if (!created) {
       ADD_FAILURE() << llvm::toString(created.takeError());
       std::abort();
     }
-    return std::move(*created);
+    return created->release();
   }();
   return *e;
 }

@@ -273,6 +273,7 @@ def Attn_L2NormOp : Attn_Op<"l2norm", [Pure, SameOperandsAndResultType]> {
                        DefaultValuedAttr<F64Attr, "1.0e-6">:$eps);
   let results = (outs Attn_Activation:$result);
   let assemblyFormat = "$input (`eps` $eps^)? attr-dict `:` type($input)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
