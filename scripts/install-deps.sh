@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-          cmake ninja-build ccache g++ libgtest-dev python3 zlib1g-dev
+          libomp-22-dev cmake ninja-build ccache g++ libgtest-dev python3 zlib1g-dev
           libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev)
 
 missing=()

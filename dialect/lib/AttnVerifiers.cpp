@@ -283,9 +283,10 @@ LogicalResult AttentionOp::verify() {
     if (failed(verifyRopePiece(*this, env.get("D"), getRopeDim(),
                                theta->convertToDouble())))
       return failure();
-  } else if (getRopeDim() || getRopeOffset() != 0 ||
+  } else if (getRopeDim() || getRopeOffset() != 0 || getRopeQOffset() ||
              getRopeStyle() != RopeStyle::half) {
-    return emitOpError("rope_style, rope_dim and rope_offset need rope(theta)");
+    return emitOpError(
+        "rope_style, rope_dim, rope_offset and rope_q_offset need rope(theta)");
   }
   if (hasMTA() && getMask() != MaskKind::causal)
     return emitOpError("MTA convolutions and head mixing need a causal mask");

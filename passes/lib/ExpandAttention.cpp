@@ -47,7 +47,9 @@ struct ExpandAttention : OpRewritePattern<AttentionOp> {
       int64_t t = qt.getDimSize(2), s = kt.getDimSize(2);
       Value positions;
       int64_t qOffset = op.getRopeOffset();
-      if (ShapedType::isDynamic(t) || ShapedType::isDynamic(s)) {
+      if (auto explicitQ = op.getRopeQOffset()) {
+        qOffset = *explicitQ;
+      } else if (ShapedType::isDynamic(t) || ShapedType::isDynamic(s)) {
         Value tDim = tensor::DimOp::create(rewriter, loc, q, 2);
         Value sDim = tensor::DimOp::create(rewriter, loc, k, 2);
         Value base = arith::AddIOp::create(

@@ -19,6 +19,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -42,8 +44,10 @@ Expected<Pipeline> parsePipeline(llvm::StringRef name) {
     return Pipeline::Auto;
   if (name == "reference")
     return Pipeline::Reference;
+  if (name == "fused")
+    return Pipeline::Fused;
   return createStringError("unknown pipeline '" + name.str() +
-                           "' (expected auto or reference)");
+                           "' (expected auto, fused or reference)");
 }
 
 std::string TensorSig::str() const {
@@ -195,6 +199,18 @@ struct Descriptor {
   }
 };
 
+/// libomp for multi-threaded kernels: $ATTN_LIBOMP, else the one found at
+/// configure time; "" when neither exists (kernels then run on one thread).
+std::string openMPLibrary() {
+  if (const char *env = std::getenv("ATTN_LIBOMP"))
+    return llvm::sys::fs::exists(env) ? env : "";
+#ifdef ATTN_LIBOMP_PATH
+  if (llvm::sys::fs::exists(ATTN_LIBOMP_PATH))
+    return ATTN_LIBOMP_PATH;
+#endif
+  return "";
+}
+
 class CpuKernel : public Kernel {
 public:
   static Expected<std::shared_ptr<Kernel>>
@@ -226,6 +242,7 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
   registerAllExtensions(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
   kernel->ctx = std::make_unique<MLIRContext>(registry);
   kernel->ctx->loadAllAvailableDialects();
   MLIRContext *ctx = kernel->ctx.get();
@@ -262,14 +279,26 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
   lowered->lookupSymbol<func::FuncOp>(options.entry)
       ->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                 UnitAttr::get(ctx));
+  // Program instances run on OpenMP threads when libomp can be loaded.
+  std::string omp = openMPLibrary();
   PassManager pm(ctx);
-  mlir::attn::buildReferenceToLLVMPipeline(pm);
+  if (options.pipeline == Pipeline::Reference)
+    mlir::attn::buildReferenceToLLVMPipeline(pm);
+  else
+    mlir::attn::buildCPUPipeline(pm, /*threads=*/!omp.empty());
   if (failed(pm.run(*lowered)))
     return diags.error("compiling " + bufferName.str() + " failed");
 
   ExecutionEngineOptions eeOptions;
-  eeOptions.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  // ExecutionEngineOptions holds a function_ref: keep the callee alive.
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, nullptr);
+  eeOptions.transformer = optimize;
   eeOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  SmallVector<StringRef> libs;
+  if (!omp.empty())
+    libs.push_back(omp);
+  eeOptions.sharedLibPaths = libs;
   auto ee = ExecutionEngine::create(*lowered, eeOptions);
   if (!ee)
     return createStringError("JIT compilation of " + bufferName.str() +

@@ -155,7 +155,7 @@ func.func @rope_odd_head_dim(%q: tensor<1x2x3x9xf32>, %k: tensor<1x2x3x9xf32>, %
 // -----
 
 func.func @rope_style_without_rope(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>) {
-  // expected-error @+1 {{'attn.attention' op rope_style, rope_dim and rope_offset need rope(theta)}}
+  // expected-error @+1 {{'attn.attention' op rope_style, rope_dim, rope_offset and rope_q_offset need rope(theta)}}
   %0 = attn.attention %q, %k, %v rope_style interleaved : (tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32>
   return
 }
@@ -163,7 +163,7 @@ func.func @rope_style_without_rope(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x3x8xf
 // -----
 
 func.func @rope_dim_without_rope(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>) {
-  // expected-error @+1 {{'attn.attention' op rope_style, rope_dim and rope_offset need rope(theta)}}
+  // expected-error @+1 {{'attn.attention' op rope_style, rope_dim, rope_offset and rope_q_offset need rope(theta)}}
   %0 = attn.attention %q, %k, %v rope_dim 4 : (tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32>
   return
 }
@@ -171,7 +171,7 @@ func.func @rope_dim_without_rope(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x3x8xf32
 // -----
 
 func.func @rope_offset_without_rope(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>) {
-  // expected-error @+1 {{'attn.attention' op rope_style, rope_dim and rope_offset need rope(theta)}}
+  // expected-error @+1 {{'attn.attention' op rope_style, rope_dim, rope_offset and rope_q_offset need rope(theta)}}
   %0 = attn.attention %q, %k, %v rope_offset 12 : (tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32>
   return
 }

@@ -109,6 +109,27 @@ Expected<Tensor> evalOp(Operation *op, const Env &env) {
       cfg.ropeOffset = o.getRopeOffset();
     }
     cfg.gateScaled = o.getGateScaled();
+    if (auto qOffset = o.getRopeQOffset()) {
+      // Queries at explicit positions: rotate q and k here, with the
+      // oracle's rope, and run the rest without RoPE.
+      Tensor q = rope(in(o.getQ()), cfg.ropeTheta,
+                      cfg.ropeDim ? cfg.ropeDim : in(o.getQ()).shape[3],
+                      cfg.ropeStyle, *qOffset);
+      Tensor k = rope(in(o.getK()), cfg.ropeTheta,
+                      cfg.ropeDim ? cfg.ropeDim : in(o.getK()).shape[3],
+                      cfg.ropeStyle, cfg.ropeOffset);
+      cfg.rope = false;
+      if (const Tensor *w = env.get(o.getHeadMixPre()))
+        cfg.preGroup = w->shape[1];
+      if (const Tensor *w = env.get(o.getHeadMixPost()))
+        cfg.postGroup = w->shape[1];
+      return attention(cfg, q, k, in(o.getV()), env.get(o.getW()),
+                       env.get(o.getBeta()), env.get(o.getG()),
+                       env.get(o.getKqConvPre()), env.get(o.getHeadMixPre()),
+                       env.get(o.getKqConvPost()), env.get(o.getHeadMixPost()),
+                       env.get(o.getNorm()), env.get(o.getNormGateW()),
+                       env.get(o.getNormGateB()));
+    }
     cfg.normEps = o.getNormEps().convertToDouble();
     if (const Tensor *w = env.get(o.getHeadMixPre()))
       cfg.preGroup = w->shape[1];

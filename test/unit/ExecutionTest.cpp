@@ -80,9 +80,12 @@ std::vector<HostArray> toHost(const std::vector<Tensor> &ins,
   return out;
 }
 
-/// Runs `source` on `ins`, or fails the test.
-Tensor run(const std::string &source, const std::vector<Tensor> &ins) {
-  auto kernel = engine().compile(source);
+/// Runs `source` on `ins` through `pipeline`, or fails the test.
+Tensor run(const std::string &source, const std::vector<Tensor> &ins,
+           attn::Pipeline pipeline = attn::Pipeline::Auto) {
+  attn::CompileOptions options;
+  options.pipeline = pipeline;
+  auto kernel = engine().compile(source, options);
   if (!kernel) {
     ADD_FAILURE() << llvm::toString(kernel.takeError());
     return {};
@@ -100,12 +103,13 @@ Tensor run(const std::string &source, const std::vector<Tensor> &ins) {
 /// Compiled result vs the oracle's, relative error <= tol (DESIGN §6: f32
 /// on the CPU, 1e-5).
 void expectMatchesOracle(const std::string &source,
-                         const std::vector<Tensor> &ins, double tol = 1e-5) {
+                         const std::vector<Tensor> &ins, double tol = 1e-5,
+                         attn::Pipeline pipeline = attn::Pipeline::Reference) {
   Program p(source);
   ASSERT_TRUE(p.module) << source;
   auto ref = attn::ref::evaluate(p.main(), ins);
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-  Tensor got = run(source, ins);
+  Tensor got = run(source, ins, pipeline);
   ASSERT_EQ(got.shape, ref->shape);
   double err = attn::ref::relError(got, *ref);
   EXPECT_LE(err, tol) << "source:\n" << source;
@@ -552,6 +556,119 @@ TEST(Errors, UnknownDevice) {
   ASSERT_FALSE(static_cast<bool>(e));
   EXPECT_NE(llvm::toString(e.takeError()).find("unknown device 'tpu'"),
             std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// The fused path (attn-fuse -> block program -> CPU backend)
+//===----------------------------------------------------------------------===//
+
+/// Fused result vs the oracle, and vs the reference lowering.
+void expectFusedMatches(const std::string &source,
+                        const std::vector<Tensor> &ins, bool vsReference = true) {
+  expectMatchesOracle(source, ins, 1e-5, attn::Pipeline::Fused);
+  if (vsReference) {
+    Tensor fused = run(source, ins, attn::Pipeline::Fused);
+    Tensor ref = run(source, ins, attn::Pipeline::Reference);
+    EXPECT_LE(attn::ref::relError(fused, ref), 1e-5);
+  }
+}
+
+const char *kFusable[] = {"rope.mlir", "fox.mlir"};
+
+TEST(Fused, ExamplesAcrossTileBoundaries) {
+  for (const char *name : kFusable) {
+    std::string src = readExample(name);
+    for (int64_t t : {1, 63, 64, 65, 130})
+      expectFusedMatches(src, randomFor(src, 2, 2, t, 800 + t));
+    expectFusedMatches(src, randomFor(src, 1, 2, 1000, 801));
+  }
+}
+
+TEST(Fused, LongSequence) {
+  // T = 4096: oracle only (the reference would take minutes).
+  for (const char *name : kFusable) {
+    std::string src = readExample(name);
+    expectFusedMatches(src, randomFor(src, 1, 1, 4096, 802), false);
+  }
+}
+
+TEST(Fused, GQAFewerQueriesAndMasks) {
+  for (std::string attrs : {"", "mask none", "mask sliding_window window 37",
+                            "scale 2.500000e-01"}) {
+    std::string src = scoresProgram(attrs, 16, 24);
+    expectFusedMatches(src, qkv(2, 4, 2, 70, 70, 16, 24, 803));
+    expectFusedMatches(src, qkv(1, 6, 3, 65, 200, 16, 24, 804));
+    expectFusedMatches(src, qkv(1, 2, 1, 1, 129, 16, 24, 805));
+  }
+}
+
+TEST(Fused, AttentionOpDirectlyWithRopeAndScaledGate) {
+  const char *src = R"(
+func.func @main(%q: tensor<?x?x?x32xf32>, %k: tensor<?x?x?x32xf32>, %v: tensor<?x?x?x32xf32>,
+                %g: tensor<?x?x?xf32>) -> tensor<?x?x?x32xf32> {
+  %o = attn.attention %q, %k, %v rope(5.000000e+05) rope_style interleaved rope_dim 16
+      gate(%g) scaled
+      : (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?xf32>)
+      -> tensor<?x?x?x32xf32>
+  return %o : tensor<?x?x?x32xf32>
+})";
+  std::vector<Tensor> ins = qkv(1, 4, 2, 77, 140, 32, 32, 806);
+  Tensor g = attn::ref::randUniform({1, 4, 140}, 807, 0.5, 1.0);
+  for (double &x : g.data)
+    x = std::log(x);
+  ins.push_back(g);
+  expectFusedMatches(src, ins);
+}
+
+TEST(Fused, LowPrecisionActivations) {
+  for (const char *elt : {"f16", "bf16"}) {
+    std::string src = scoresProgram("", 64, 64, elt);
+    attn::DType dt = std::string(elt) == "f16" ? attn::DType::F16
+                                               : attn::DType::BF16;
+    std::vector<Tensor> ins = qkv(1, 2, 2, 150, 150, 64, 64, 808);
+    for (Tensor &x : ins)
+      x = *attn::ref::fromHost(attn::ref::toHost(x, dt));
+    Program p(src);
+    auto ref = attn::ref::evaluate(p.main(), ins);
+    ASSERT_TRUE(static_cast<bool>(ref));
+    attn::CompileOptions options;
+    options.pipeline = attn::Pipeline::Fused;
+    auto kernel = engine().compile(src, options);
+    ASSERT_TRUE(static_cast<bool>(kernel)) << llvm::toString(kernel.takeError());
+    auto out = (*kernel)->run(toHost(ins, dt));
+    ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+    EXPECT_LE(attn::ref::relRmsError(*attn::ref::fromHost(*out), *ref), 5e-3)
+        << elt;
+  }
+}
+
+TEST(Fused, UnfusableVariantsStillRunCorrectly) {
+  // PaTH and MTA are not fused yet: the fused pipeline must fall back to the
+  // reference lowering for them, never produce wrong numbers.
+  for (const char *name : {"path.mlir", "path_fox.mlir", "mta_pre.mlir",
+                           "mta.mlir"}) {
+    std::string src = readExample(name);
+    expectMatchesOracle(src, randomFor(src, 1, 2, 37, 809, 1.5, 2.0), 1e-5,
+                        attn::Pipeline::Fused);
+  }
+}
+
+TEST(Fused, CausalityOnTheFusedPath) {
+  std::string src = readExample("fox.mlir");
+  const int64_t T = 150, t0 = 97;
+  std::vector<Tensor> ins = randomFor(src, 1, 2, T, 810);
+  Tensor base = run(src, ins, attn::Pipeline::Fused);
+  for (Tensor &x : ins) {
+    int64_t inner = x.rank() == 4 ? x.dim(3) : 1;
+    for (int64_t h = 0; h < x.dim(1); ++h)
+      for (int64_t e = 0; e < inner; ++e)
+        x.data[(h * T + t0) * inner + e] += 0.5;
+  }
+  Tensor moved = run(src, ins, attn::Pipeline::Fused);
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t i = 0; i < t0; ++i)
+      for (int64_t e = 0; e < 64; ++e)
+        ASSERT_EQ(base.at(0, h, i, e), moved.at(0, h, i, e)) << i;
 }
 
 } // namespace

@@ -37,8 +37,11 @@ llvm::StringRef deviceName(Device d);
 
 /// How a program is lowered.
 enum class Pipeline {
-  /// The best path available for the device (today: Reference on the CPU).
+  /// The best path available for the device: Fused on the CPU.
   Auto,
+  /// attn-fuse, then fused kernels through the block program where the
+  /// variant is supported; the reference lowering for the rest.
+  Fused,
   /// The naive reference lowering (materialises score maps).
   Reference,
 };

@@ -298,7 +298,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     ```
 
     with each op's semantics as documented on it. `rope(theta)` enables RoPE
-    on q and k (`rope_style`, `rope_dim`, `rope_offset` as on `attn.rope`).
+    on q and k (`rope_style`, `rope_dim` as on `attn.rope`): key j sits at
+    position `rope_offset + j`, query i at `rope_offset + S - T + i`, or at
+    `rope_q_offset + i` when that attribute is given (what `attn-fuse`
+    produces from two `attn.rope` ops whose offsets it cannot relate).
     The MTA pieces need a causal mask and `Hq == Hk` is not required (the
     mixing acts on query heads). Users may write this op directly;
     `attn-fuse` produces it from the chain.
@@ -320,6 +323,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                                          "::mlir::attn::RopeStyle::half">:$rope_style,
                        OptionalAttr<I64Attr>:$rope_dim,
                        DefaultValuedAttr<I64Attr, "0">:$rope_offset,
+                       OptionalAttr<I64Attr>:$rope_q_offset,
                        UnitAttr:$gate_scaled,
                        DefaultValuedAttr<Attn_MaskKind,
                                          "::mlir::attn::MaskKind::causal">:$mask,
@@ -331,6 +335,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     $q `,` $k `,` $v
     (`rope` `(` $rope_theta^ `)`)? (`rope_style` $rope_style^)?
     (`rope_dim` $rope_dim^)? (`rope_offset` $rope_offset^)?
+    (`rope_q_offset` $rope_q_offset^)?
     (`path` `(` $w^ `,` $beta `)`)? (`gate` `(` $g^ `)`)?
     (`scaled` $gate_scaled^)?
     (`kq_conv_pre` `(` $kq_conv_pre^ `)`)? (`head_mix_pre` `(` $head_mix_pre^ `)`)?

@@ -39,4 +39,84 @@ def AttnExpandAttention : Pass<"attn-expand-attention", "ModuleOp"> {
   ];
 }
 
+def AttnFuse : Pass<"attn-fuse", "ModuleOp"> {
+  let summary = "Fuse chains of attn ops into attn.attention";
+  let description = [{
+    The inverse of `attn-expand-attention`: rewrites every chain
+    `[rope q] [rope k] -> scores -> [kq_conv pre] -> [head_mix pre] ->
+    softmax -> [kq_conv post] -> [head_mix post] -> weighted_sum ->
+    [head_norm]` into one `attn.attention` with the same meaning, carrying
+    the scores' path, gate, mask, window and scale and the MTA and norm
+    operands over. Chains are matched from the weighted_sum (or the
+    head_norm consuming it) upward; the pieces must come in the documented
+    order and stage, in one block.
+
+    A chain is left alone when any intermediate value (score map, MTA
+    outputs, probabilities) has more than one use, when an op the fused form
+    cannot express sits in between, or when the fused op would not verify
+    (e.g. MTA without a causal mask, v's element type not q's). A head_norm
+    joins only when the weighted_sum result has no other use.
+
+    RoPE joins (`rope(theta)`, `rope_offset` = k's offset) only when q and k
+    both come from single-use `attn.rope` ops without `positions`, with equal
+    theta, style and rotary dim, and q's offset is provably k's offset
+    + S - T: T and S static, or q and k rotated from the same tensor
+    (T == S). Otherwise the ropes stay outside and the fused op reads their
+    results, which is still exact.
+
+    The pass is silent; with `report` it emits a remark per fused chain
+    (`fused N ops into attn.attention`) and one saying why a chain, a
+    head_norm or a pair of ropes was left unfused.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark for every fusion and for every chain, head_norm "
+           "or RoPE pair left unfused, saying why">
+  ];
+}
+
+def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
+  let summary = "Lower fusable attn.attention ops to block-program kernels";
+  let description = [{
+    Each `attn.attention` without PaTH or MTA pieces becomes a private
+    kernel function in the `attn_block` dialect (FlashAttention-style:
+    one program per query tile and (batch, query head), online softmax over
+    key tiles, RoPE on loaded tiles, FoX bias on score tiles, causal tile
+    skipping, GQA, dynamic B/H/T/S, T < S) and an `attn_block.launch`
+    writing a fresh output buffer. Other attention ops are left in place
+    with a remark naming what is not fused yet. docs/block-program.md
+    describes the kernel.
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", /*default=*/"64",
+           "query rows per program instance">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"64",
+           "keys per step of the key walk">,
+  ];
+  let dependentDialects = [
+    "::mlir::attn_block::AttnBlockDialect", "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::func::FuncDialect"
+  ];
+}
+
+def AttnBlockToCPU : Pass<"attn-block-to-cpu", "ModuleOp"> {
+  let summary = "CPU backend of the block program: tiles to linalg/tensor ops";
+  let description = [{
+    Kernels take their program ids as two trailing index arguments; each
+    `attn_block.launch` becomes an `scf.parallel` over the grid calling the
+    kernel; tile ops become linalg ops (dot, reduce, broadcast) or
+    `tensor.generate` / scf loops (masked loads and stores, scan, iota,
+    rope). The result bufferizes with one-shot-bufferize.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::func::FuncDialect"
+  ];
+}
+
 #endif // ATTN_PASSES_TD

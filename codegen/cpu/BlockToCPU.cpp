@@ -1,0 +1,351 @@
+//===- BlockToCPU.cpp - block program -> loops on the CPU -----------------===//
+//
+// The CPU backend of the block program. A kernel becomes a function taking
+// its program ids as two trailing index arguments; a launch becomes an
+// scf.parallel over the grid calling it (later spread over threads by the
+// OpenMP lowering). Each tile is a dense buffer: tile ops become linalg ops
+// or small tensor.generate / scf loop nests on tensors, which bufferize
+// like any upstream tensor code. The matrix product iterates (m, k, n) with
+// n innermost and contiguous, so LLVM vectorises it without reassociating
+// floating-point sums.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnBlockDialect.h"
+#include "attn/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNBLOCKTOCPU
+#include "attn/Passes/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+namespace blk = mlir::attn_block;
+
+namespace {
+
+Value cIdx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// Reads in-bounds elements, `padding` elsewhere.
+struct LowerLoad : OpRewritePattern<blk::LoadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(blk::LoadOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Type elt = type.getElementType();
+    auto gen = tensor::GenerateOp::create(
+        rewriter, loc, type, ValueRange{},
+        [&](OpBuilder &b, Location l, ValueRange ivs) {
+          SmallVector<Value> idx(op.getIndices());
+          Value ok = arith::ConstantIntOp::create(b, l, 1, 1);
+          for (auto [r, d] : llvm::enumerate(op.getDims())) {
+            idx[d] = arith::AddIOp::create(b, l, idx[d], ivs[r]);
+            Value size = memref::DimOp::create(b, l, op.getBase(), d);
+            ok = arith::AndIOp::create(
+                b, l, ok,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, idx[d],
+                                      size));
+          }
+          auto ifOp = scf::IfOp::create(
+              b, l, ok,
+              [&](OpBuilder &tb, Location tl) {
+                Value v = memref::LoadOp::create(tb, tl, op.getBase(), idx);
+                scf::YieldOp::create(tb, tl, v);
+              },
+              [&](OpBuilder &eb, Location el) {
+                Value pad = arith::ConstantOp::create(
+                    eb, el, eb.getFloatAttr(elt, op.getPadding().convertToDouble()));
+                scf::YieldOp::create(eb, el, pad);
+              });
+          tensor::YieldOp::create(b, l, ifOp.getResult(0));
+        });
+    rewriter.replaceOp(op, gen.getResult());
+    return success();
+  }
+};
+
+/// Writes in-bounds elements only.
+struct LowerStore : OpRewritePattern<blk::StoreOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(blk::StoreOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> shape = op.getValue().getType().getShape();
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t s : shape) {
+      lbs.push_back(cIdx(rewriter, loc, 0));
+      ubs.push_back(cIdx(rewriter, loc, s));
+      steps.push_back(cIdx(rewriter, loc, 1));
+    }
+    scf::buildLoopNest(
+        rewriter, loc, lbs, ubs, steps,
+        [&](OpBuilder &b, Location l, ValueRange ivs) {
+          SmallVector<Value> idx(op.getIndices());
+          Value ok = arith::ConstantIntOp::create(b, l, 1, 1);
+          for (auto [r, d] : llvm::enumerate(op.getDims())) {
+            idx[d] = arith::AddIOp::create(b, l, idx[d], ivs[r]);
+            Value size = memref::DimOp::create(b, l, op.getBase(), d);
+            ok = arith::AndIOp::create(
+                b, l, ok,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, idx[d],
+                                      size));
+          }
+          scf::IfOp::create(b, l, ok, [&](OpBuilder &tb, Location tl) {
+            Value v = tensor::ExtractOp::create(tb, tl, op.getValue(), ivs);
+            memref::StoreOp::create(tb, tl, v, op.getBase(), idx);
+            scf::YieldOp::create(tb, tl);
+          });
+        });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// acc + a * b as a linalg.generic over (m, k, n), n innermost.
+struct LowerDot : OpRewritePattern<blk::DotOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(blk::DotOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value bMat = op.getB();
+    if (op.getTransposeB()) {
+      auto bt = op.getB().getType();
+      SmallVector<int64_t> shape = {bt.getDimSize(1), bt.getDimSize(0)};
+      Value init = tensor::EmptyOp::create(rewriter, loc, shape,
+                                           bt.getElementType());
+      bMat = linalg::TransposeOp::create(rewriter, loc, op.getB(), init,
+                                         ArrayRef<int64_t>{1, 0})
+                 .getResult()[0];
+    }
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr m, k, n;
+    bindDims(ctx, m, k, n);
+    SmallVector<SmallVector<AffineExpr, 4>> exprs = {{m, k}, {k, n}, {m, n}};
+    auto maps = AffineMap::inferFromExprList(exprs, ctx);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, op.getType(), ValueRange{op.getA(), bMat},
+        ValueRange{op.getAcc()}, maps,
+        {utils::IteratorType::parallel, utils::IteratorType::reduction,
+         utils::IteratorType::parallel},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value prod = arith::MulFOp::create(b, l, args[0], args[1]);
+          linalg::YieldOp::create(b, l,
+                                  arith::AddFOp::create(b, l, args[2], prod)
+                                      .getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+struct LowerReduce : OpRewritePattern<blk::ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(blk::ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    bool isMax = op.getKind() == blk::ReduceKind::max;
+    double initValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+    Value c = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getFloatAttr(type.getElementType(), initValue));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                          type.getElementType());
+    Value init =
+        linalg::FillOp::create(rewriter, loc, ValueRange{c}, ValueRange{empty})
+            .getResult(0);
+    auto reduce = linalg::ReduceOp::create(
+        rewriter, loc, ValueRange{op.getInput()}, ValueRange{init},
+        ArrayRef<int64_t>{op.getAxis()},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value r = isMax ? arith::MaximumFOp::create(b, l, args[0], args[1])
+                                .getResult()
+                          : arith::AddFOp::create(b, l, args[0], args[1])
+                                .getResult();
+          linalg::YieldOp::create(b, l, r);
+        });
+    rewriter.replaceOp(op, reduce.getResult(0));
+    return success();
+  }
+};
+
+struct LowerBroadcast : OpRewritePattern<blk::BroadcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(blk::BroadcastOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    Value empty = tensor::EmptyOp::create(rewriter, op.getLoc(),
+                                          type.getShape(),
+                                          type.getElementType());
+    auto bc = linalg::BroadcastOp::create(rewriter, op.getLoc(), op.getInput(),
+                                          empty,
+                                          ArrayRef<int64_t>{op.getAxis()});
+    rewriter.replaceOp(op, bc.getResult()[0]);
+    return success();
+  }
+};
+
+/// Inclusive prefix sum: a sequential loop over the (small) tile.
+struct LowerScan : OpRewritePattern<blk::ScanOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(blk::ScanOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                          type.getElementType());
+    Value zero = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getFloatAttr(type.getElementType(), 0.0));
+    auto loop = scf::ForOp::create(
+        rewriter, loc, cIdx(rewriter, loc, 0),
+        cIdx(rewriter, loc, type.getDimSize(0)), cIdx(rewriter, loc, 1),
+        ValueRange{zero, empty},
+        [&](OpBuilder &b, Location l, Value i, ValueRange args) {
+          Value x = tensor::ExtractOp::create(b, l, op.getInput(), i);
+          Value sum = arith::AddFOp::create(b, l, args[0], x);
+          Value next = tensor::InsertOp::create(b, l, sum, args[1], i);
+          scf::YieldOp::create(b, l, ValueRange{sum, next});
+        });
+    rewriter.replaceOp(op, loop.getResult(1));
+    return success();
+  }
+};
+
+struct LowerIota : OpRewritePattern<blk::IotaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(blk::IotaOp op,
+                                PatternRewriter &rewriter) const override {
+    auto gen = tensor::GenerateOp::create(
+        rewriter, op.getLoc(), op.getType(), ValueRange{},
+        [&](OpBuilder &b, Location l, ValueRange ivs) {
+          Value v = arith::AddIOp::create(b, l, op.getStart(), ivs[0]);
+          tensor::YieldOp::create(
+              b, l, arith::IndexCastOp::create(b, l, b.getI64Type(), v)
+                        .getResult());
+        });
+    rewriter.replaceOp(op, gen.getResult());
+    return success();
+  }
+};
+
+/// out[r, c] = x[r, c] cos(a) + sign * x[r, partner(c)] sin(a), angles in f64.
+struct LowerRope : OpRewritePattern<blk::RopeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(blk::RopeOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t rot = op.getRotaryDim();
+    int64_t half = rot / 2;
+    bool interleaved = op.getStyle() == attn::RopeStyle::interleaved;
+    double logTheta = std::log(op.getTheta().convertToDouble());
+    Value x = op.getInput();
+    auto gen = tensor::GenerateOp::create(
+        rewriter, op.getLoc(), op.getType(), ValueRange{},
+        [&](OpBuilder &b, Location l, ValueRange ivs) {
+          using P = arith::CmpIPredicate;
+          Value r = ivs[0], c = ivs[1];
+          auto ci = [&](int64_t v) { return cIdx(b, l, v); };
+          Value xc = tensor::ExtractOp::create(b, l, x, ValueRange{r, c});
+          Value rotated = arith::CmpIOp::create(b, l, P::slt, c, ci(rot));
+          Value i, partner, first;
+          if (interleaved) {
+            i = arith::DivUIOp::create(b, l, c, ci(2));
+            Value even = arith::CmpIOp::create(
+                b, l, P::eq, arith::RemUIOp::create(b, l, c, ci(2)), ci(0));
+            first = even;
+            partner = arith::SelectOp::create(
+                b, l, even, arith::AddIOp::create(b, l, c, ci(1)),
+                arith::SubIOp::create(b, l, c, ci(1)));
+          } else {
+            first = arith::CmpIOp::create(b, l, P::slt, c, ci(half));
+            i = arith::SelectOp::create(b, l, first, c,
+                                        arith::SubIOp::create(b, l, c, ci(half)));
+            partner = arith::SelectOp::create(
+                b, l, first, arith::AddIOp::create(b, l, c, ci(half)), i);
+          }
+          partner = arith::SelectOp::create(b, l, rotated, partner, c);
+          Value xp = tensor::ExtractOp::create(b, l, x, ValueRange{r, partner});
+          auto toF64 = [&](Value idx) {
+            Value v = arith::IndexCastOp::create(b, l, b.getI64Type(), idx);
+            return arith::SIToFPOp::create(b, l, b.getF64Type(), v).getResult();
+          };
+          Value pos = toF64(arith::AddIOp::create(b, l, op.getStart(), r));
+          Value e = arith::MulFOp::create(
+              b, l, toF64(i),
+              arith::ConstantOp::create(b, l,
+                                        b.getF64FloatAttr(-2.0 * logTheta / rot)));
+          Value angle = arith::MulFOp::create(b, l, pos,
+                                              math::ExpOp::create(b, l, e));
+          Type f32 = b.getF32Type();
+          Value cs = arith::TruncFOp::create(
+              b, l, f32, math::CosOp::create(b, l, angle));
+          Value sn = arith::TruncFOp::create(
+              b, l, f32, math::SinOp::create(b, l, angle));
+          Value neg = arith::NegFOp::create(b, l, sn);
+          Value signedSin = arith::SelectOp::create(b, l, first, neg, sn);
+          Value v = arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, xc, cs),
+              arith::MulFOp::create(b, l, xp, signedSin));
+          tensor::YieldOp::create(
+              b, l, arith::SelectOp::create(b, l, rotated, v, xc).getResult());
+        });
+    rewriter.replaceOp(op, gen.getResult());
+    return success();
+  }
+};
+
+struct AttnBlockToCPUPass
+    : attn::impl::AttnBlockToCPUBase<AttnBlockToCPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Program ids become two trailing index arguments of each kernel.
+    for (auto kernel : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (!kernel->hasAttr("attn_block.kernel"))
+        continue;
+      Block &entry = kernel.getBody().front();
+      IndexType index = IndexType::get(&getContext());
+      Value ids[2] = {entry.addArgument(index, kernel.getLoc()),
+                      entry.addArgument(index, kernel.getLoc())};
+      SmallVector<Type> inputs(kernel.getArgumentTypes());
+      inputs.append({index, index});
+      kernel.setType(FunctionType::get(&getContext(), inputs, {}));
+      kernel.walk([&](blk::ProgramIdOp pid) {
+        pid.replaceAllUsesWith(ids[pid.getAxis()]);
+        pid.erase();
+      });
+    }
+    // Launches become a parallel loop over the grid.
+    SmallVector<blk::LaunchOp> launches;
+    module.walk([&](blk::LaunchOp op) { launches.push_back(op); });
+    for (blk::LaunchOp op : launches) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Value c0 = cIdx(b, loc, 0), c1 = cIdx(b, loc, 1);
+      scf::ParallelOp::create(
+          b, loc, ValueRange{c0, c0}, ValueRange{op.getGridX(), op.getGridY()},
+          ValueRange{c1, c1},
+          [&](OpBuilder &nb, Location l, ValueRange ivs) {
+            SmallVector<Value> args(op.getArgs());
+            args.append(ivs.begin(), ivs.end());
+            func::CallOp::create(nb, l, op.getKernel(), TypeRange{}, args);
+          });
+      op.erase();
+    }
+    RewritePatternSet patterns(&getContext());
+    patterns.add<LowerLoad, LowerStore, LowerDot, LowerReduce, LowerBroadcast,
+                 LowerScan, LowerIota, LowerRope>(&getContext());
+    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

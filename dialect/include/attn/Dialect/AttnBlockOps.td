@@ -1,0 +1,167 @@
+//===- AttnBlockOps.td - the block program dialect ---------*- tablegen -*-===//
+//
+// attn_block is attn's Triton-like block-level IR. A kernel is a function run
+// once per *program instance* of a grid; it reads tiles out of memory with
+// bounds masks, computes on whole tiles (ranked static tensors: dots, row
+// reductions, scans, elementwise arith/math such as exp2) and writes tiles
+// back. Loops carry tiles (online-softmax state). Tiles have no layout here:
+// a layout (how a tile's elements map to threads, warps, registers) is what
+// a backend assigns when it lowers a tile op - the CPU backend maps each tile
+// to a dense buffer walked by loops, the GPU backend to warp fragments.
+// docs/block-program.md describes the design and how PaTH and MTA map.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_BLOCK_OPS_TD
+#define ATTN_BLOCK_OPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "attn/Dialect/AttnBase.td"
+include "attn/Dialect/AttnBlockEnums.td"
+
+def AttnBlock_Dialect : Dialect {
+  let name = "attn_block";
+  let summary = "Block-level (tile) programs: attn's fused-kernel IR";
+  let cppNamespace = "::mlir::attn_block";
+}
+
+class AttnBlock_Op<string mnemonic, list<Trait> traits = []>
+    : Op<AttnBlock_Dialect, mnemonic, traits>;
+
+def AttnBlock_Tile : RankedTensorOf<[AnyFloat, AnySignlessInteger, Index]>;
+
+
+def AttnBlock_ProgramIdOp : AttnBlock_Op<"program_id", [Pure]> {
+  let summary = "index of this program instance along a grid axis";
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$axis attr-dict";
+}
+
+def AttnBlock_LoadOp : AttnBlock_Op<"load", [MemoryEffects<[MemRead]>]> {
+  let summary = "masked tile load";
+  let description = [{
+    Reads a tile whose dim `r` walks memref dim `tile_dims[r]` from
+    `indices[tile_dims[r]]`; the other memref dims stay at their index.
+    Elements outside the memref read as `padding` (the bounds mask), so a
+    tile may hang over the end of a sequence.
+
+    ```mlir
+    %q = attn_block.load %qm[%b, %h, %row0, %c0] dims [2, 3] padding 0.0
+        : memref<?x?x?x64xf32> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$base, Variadic<Index>:$indices,
+                       DenseI64ArrayAttr:$dims, F64Attr:$padding);
+  let results = (outs AttnBlock_Tile:$result);
+  let assemblyFormat = [{
+    $base `[` $indices `]` `dims` $dims `padding` $padding attr-dict `:`
+    type($base) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnBlock_StoreOp : AttnBlock_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "masked tile store";
+  let description = [{
+    Writes `value` like `load` reads; elements outside the memref are
+    dropped (the bounds mask).
+  }];
+  let arguments = (ins AttnBlock_Tile:$value, AnyMemRef:$base,
+                       Variadic<Index>:$indices, DenseI64ArrayAttr:$dims);
+  let assemblyFormat = [{
+    $value `,` $base `[` $indices `]` `dims` $dims attr-dict `:`
+    type($value) `->` type($base)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnBlock_DotOp : AttnBlock_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "tile matrix product with accumulator";
+  let description = [{
+    `result = acc + a * b` with `a: [M, K]`, `b: [K, N]` (or `[N, K]` with
+    `transpose_b`), accumulated in the accumulator's type (f32).
+  }];
+  let arguments = (ins AttnBlock_Tile:$a, AttnBlock_Tile:$b,
+                       AttnBlock_Tile:$acc, UnitAttr:$transpose_b);
+  let results = (outs AttnBlock_Tile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc (`transpose_b` $transpose_b^)? attr-dict `:`
+    type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnBlock_ReduceOp : AttnBlock_Op<"reduce", [Pure]> {
+  let summary = "reduction of a 2-D tile along one axis";
+  let arguments = (ins AttnBlock_ReduceKind:$kind, AttnBlock_Tile:$input,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$axis);
+  let results = (outs AttnBlock_Tile:$result);
+  let assemblyFormat = "$kind $input `axis` $axis attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def AttnBlock_ScanOp : AttnBlock_Op<"scan", [Pure, SameOperandsAndResultType]> {
+  let summary = "inclusive prefix sum of a 1-D tile";
+  let arguments = (ins AttnBlock_Tile:$input);
+  let results = (outs AttnBlock_Tile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def AttnBlock_BroadcastOp : AttnBlock_Op<"broadcast", [Pure]> {
+  let summary = "broadcast a 1-D tile along a new axis of a 2-D tile";
+  let description = [{
+    `result[i, j] = input[i]` for `axis = 1` (a column vector spread along
+    rows' keys), `result[i, j] = input[j]` for `axis = 0`.
+  }];
+  let arguments = (ins AttnBlock_Tile:$input,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$axis);
+  let results = (outs AttnBlock_Tile:$result);
+  let assemblyFormat = "$input `axis` $axis attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def AttnBlock_IotaOp : AttnBlock_Op<"iota", [Pure]> {
+  let summary = "the tile [start, start + N) of consecutive i64 values";
+  let arguments = (ins Index:$start);
+  let results = (outs TensorRankOf<[I64], [1]>:$result);
+  let assemblyFormat = "$start attr-dict `:` type($result)";
+}
+
+def AttnBlock_RopeOp : AttnBlock_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary embedding of a [rows, D] f32 tile";
+  let description = [{
+    Row `r` of the tile is the token at position `start + r`; rotates as
+    `attn.rope` does (same `theta`, `rotary_dim`, `style`), on the tile in
+    registers so RoPE costs no extra pass over memory.
+  }];
+  let arguments = (ins TensorRankOf<[F32], [2]>:$input, Index:$start,
+                       Attn_RopeStyle:$style, F64Attr:$theta,
+                       I64Attr:$rotary_dim);
+  let results = (outs TensorRankOf<[F32], [2]>:$result);
+  let assemblyFormat = [{
+    $input `,` $start `style` $style `theta` $theta `rotary_dim` $rotary_dim
+    attr-dict `:` type($input)
+  }];
+}
+
+def AttnBlock_LaunchOp : AttnBlock_Op<"launch", []> {
+  let summary = "run a kernel function once per program instance of a grid";
+  let description = [{
+    Calls `kernel` (a func.func of memrefs whose body uses
+    `attn_block.program_id`) for every point of the 2-D grid
+    `[grid_x, grid_y]`; instances may run in any order and in parallel.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel, Index:$grid_x,
+                       Index:$grid_y, Variadic<AnyMemRef>:$args);
+  let assemblyFormat = [{
+    $kernel `grid` `(` $grid_x `,` $grid_y `)` `args` `(` $args `)` attr-dict
+    `:` type($args)
+  }];
+}
+
+#endif // ATTN_BLOCK_OPS_TD

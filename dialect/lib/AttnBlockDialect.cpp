@@ -1,0 +1,93 @@
+//===- AttnBlockDialect.cpp - block program dialect -----------------------===//
+
+#include "attn/Dialect/AttnBlockDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::attn_block;
+
+#include "attn/Dialect/AttnBlockDialect.cpp.inc"
+#include "attn/Dialect/AttnBlockEnums.cpp.inc"
+
+void AttnBlockDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "attn/Dialect/AttnBlockOps.cpp.inc"
+      >();
+}
+
+/// Shared by load and store: `dims` picks distinct memref dims, one per tile
+/// dim, and there is one index per memref dim.
+static LogicalResult verifyTileAccess(Operation *op, MemRefType mem,
+                                      size_t numIndices, ArrayRef<int64_t> dims,
+                                      RankedTensorType tile) {
+  if (numIndices != static_cast<size_t>(mem.getRank()))
+    return op->emitOpError() << "needs " << mem.getRank()
+                             << " indices for " << mem << ", got "
+                             << numIndices;
+  if (dims.size() != static_cast<size_t>(tile.getRank()))
+    return op->emitOpError() << "'dims' must name one memref dim per tile dim ("
+                             << tile.getRank() << "), got " << dims.size();
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (d < 0 || d >= mem.getRank() || (i > 0 && d <= dims[i - 1]))
+      return op->emitOpError("'dims' must be increasing memref dims");
+  }
+  if (!tile.hasStaticShape())
+    return op->emitOpError("tiles must have a static shape");
+  if (tile.getElementType() != mem.getElementType())
+    return op->emitOpError() << "tile element type " << tile.getElementType()
+                             << " must match the memref's "
+                             << mem.getElementType();
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  return verifyTileAccess(*this, getBase().getType(), getIndices().size(),
+                          getDims(), getType());
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyTileAccess(*this, getBase().getType(), getIndices().size(),
+                          getDims(), getValue().getType());
+}
+
+LogicalResult DotOp::verify() {
+  ArrayRef<int64_t> a = getA().getType().getShape(),
+                    b = getB().getType().getShape(),
+                    c = getAcc().getType().getShape();
+  if (a.size() != 2 || b.size() != 2 || c.size() != 2)
+    return emitOpError("operands must be 2-D tiles");
+  int64_t bk = getTransposeB() ? b[1] : b[0], bn = getTransposeB() ? b[0] : b[1];
+  if (a[1] != bk || c[0] != a[0] || c[1] != bn)
+    return emitOpError() << "shapes do not compose: a " << getA().getType()
+                         << ", b " << getB().getType()
+                         << (getTransposeB() ? " (transposed)" : "")
+                         << ", acc " << getAcc().getType();
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  auto in = getInput().getType(), out = getType();
+  if (in.getRank() != 2 || out.getRank() != 1 ||
+      out.getDimSize(0) != in.getDimSize(1 - getAxis()) ||
+      in.getElementType() != out.getElementType())
+    return emitOpError() << "reducing axis " << getAxis() << " of " << in
+                         << " cannot give " << out;
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto in = getInput().getType(), out = getType();
+  if (in.getRank() != 1 || out.getRank() != 2 ||
+      out.getDimSize(1 - getAxis()) != in.getDimSize(0) ||
+      in.getElementType() != out.getElementType())
+    return emitOpError() << "broadcasting " << in << " along axis "
+                         << getAxis() << " cannot give " << out;
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/AttnBlockOps.cpp.inc"
