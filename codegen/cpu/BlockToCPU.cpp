@@ -16,6 +16,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -112,7 +114,10 @@ struct LowerStore : OpRewritePattern<blk::StoreOp> {
   }
 };
 
-/// acc + a * b as a linalg.generic over (m, k, n), n innermost.
+/// acc + a * b, row by row: for each row m of the accumulator, a vector of
+/// N lanes stays in registers while k runs, c[m, :] += a[m, k] * b[k, :].
+/// Explicit vectors (rather than a linalg loop nest left to LLVM) make the
+/// lanes and the register-resident row certain.
 struct LowerDot : OpRewritePattern<blk::DotOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(blk::DotOp op,
@@ -128,39 +133,99 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
                                          ArrayRef<int64_t>{1, 0})
                  .getResult()[0];
     }
-    MLIRContext *ctx = rewriter.getContext();
-    AffineExpr m, k, n;
-    bindDims(ctx, m, k, n);
-    SmallVector<SmallVector<AffineExpr, 4>> exprs = {{m, k}, {k, n}, {m, n}};
-    auto maps = AffineMap::inferFromExprList(exprs, ctx);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, op.getType(), ValueRange{op.getA(), bMat},
-        ValueRange{op.getAcc()}, maps,
-        {utils::IteratorType::parallel, utils::IteratorType::reduction,
-         utils::IteratorType::parallel},
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value prod = arith::MulFOp::create(b, l, args[0], args[1]);
-          linalg::YieldOp::create(b, l,
-                                  arith::AddFOp::create(b, l, args[2], prod)
-                                      .getResult());
+    RankedTensorType accType = op.getType();
+    int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
+    int64_t k = op.getA().getType().getDimSize(1);
+    Type f32 = accType.getElementType();
+    auto rowType = VectorType::get({n}, f32);
+    Value c0 = cIdx(rewriter, loc, 0), c1 = cIdx(rewriter, loc, 1);
+    Value pad = arith::ConstantOp::create(rewriter, loc,
+                                          rewriter.getFloatAttr(f32, 0.0));
+    auto widen = [&](OpBuilder &b, Location l, Value v) -> Value {
+      if (v.getType() == f32)
+        return v;
+      return arith::ExtFOp::create(b, l, f32, v);
+    };
+    auto rows = scf::ForOp::create(
+        rewriter, loc, c0, cIdx(rewriter, loc, m), c1,
+        ValueRange{op.getAcc()},
+        [&](OpBuilder &b, Location l, Value i, ValueRange accs) {
+          Value row = vector::TransferReadOp::create(
+              b, l, rowType, accs[0], ValueRange{i, c0}, pad,
+              ArrayRef<bool>{true});
+          auto inner = scf::ForOp::create(
+              b, l, c0, cIdx(b, l, k), c1, ValueRange{row},
+              [&](OpBuilder &ib, Location il, Value kk, ValueRange r) {
+                Value a = widen(ib, il,
+                                tensor::ExtractOp::create(
+                                    ib, il, op.getA(), ValueRange{i, kk}));
+                Value av = vector::BroadcastOp::create(ib, il, rowType, a);
+                Value bv = vector::TransferReadOp::create(
+                    ib, il, VectorType::get({n}, cast<RankedTensorType>(
+                                                     bMat.getType())
+                                                     .getElementType()),
+                    bMat, ValueRange{kk, c0},
+                    arith::ConstantOp::create(
+                        ib, il,
+                        ib.getFloatAttr(
+                            cast<RankedTensorType>(bMat.getType())
+                                .getElementType(),
+                            0.0)),
+                    ArrayRef<bool>{true});
+                if (bv.getType() != rowType)
+                  bv = arith::ExtFOp::create(ib, il, rowType, bv);
+                Value fma = vector::FMAOp::create(ib, il, av, bv, r[0]);
+                scf::YieldOp::create(ib, il, fma);
+              });
+          Value written = vector::TransferWriteOp::create(
+                              b, l, inner.getResult(0), accs[0],
+                              ValueRange{i, c0}, ArrayRef<bool>{true})
+                              .getResult();
+          scf::YieldOp::create(b, l, written);
         });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(op, rows.getResult(0));
     return success();
   }
 };
 
+/// Row reductions (axis 1) read each row as one vector and reduce it;
+/// column reductions (axis 0) go through linalg.reduce.
 struct LowerReduce : OpRewritePattern<blk::ReduceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(blk::ReduceOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
+    Type elt = type.getElementType();
     bool isMax = op.getKind() == blk::ReduceKind::max;
     double initValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
-    Value c = arith::ConstantOp::create(
-        rewriter, loc, rewriter.getFloatAttr(type.getElementType(), initValue));
-    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                          type.getElementType());
+    Value c = arith::ConstantOp::create(rewriter, loc,
+                                        rewriter.getFloatAttr(elt, initValue));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), elt);
+    if (op.getAxis() == 1) {
+      int64_t n = op.getInput().getType().getDimSize(1);
+      auto rowType = VectorType::get({n}, elt);
+      Value c0 = cIdx(rewriter, loc, 0);
+      auto loop = scf::ForOp::create(
+          rewriter, loc, c0, cIdx(rewriter, loc, type.getDimSize(0)),
+          cIdx(rewriter, loc, 1), ValueRange{empty},
+          [&](OpBuilder &b, Location l, Value i, ValueRange outs) {
+            Value row = vector::TransferReadOp::create(
+                b, l, rowType, op.getInput(), ValueRange{i, c0}, c,
+                ArrayRef<bool>{true});
+            // maxnumf: the max of a row with -inf entries and finite ones is
+            // finite; an all -inf row gives -inf, as the kernel expects.
+            Value r = vector::ReductionOp::create(
+                b, l,
+                isMax ? vector::CombiningKind::MAXNUMF
+                      : vector::CombiningKind::ADD,
+                row);
+            Value next = tensor::InsertOp::create(b, l, r, outs[0], i);
+            scf::YieldOp::create(b, l, next);
+          });
+      rewriter.replaceOp(op, loop.getResult(0));
+      return success();
+    }
     Value init =
         linalg::FillOp::create(rewriter, loc, ValueRange{c}, ValueRange{empty})
             .getResult(0);
@@ -345,6 +410,36 @@ struct AttnBlockToCPUPass
                  LowerScan, LowerIota, LowerRope>(&getContext());
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// attn-cpu-fuse-elementwise
+//===----------------------------------------------------------------------===//
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCPUFUSEELEMENTWISE
+#include "attn/Passes/Passes.h.inc"
+} // namespace mlir::attn
+
+namespace {
+
+struct AttnCPUFuseElementwisePass
+    : attn::impl::AttnCPUFuseElementwiseBase<AttnCPUFuseElementwisePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    // Fusing an elementwise producer into a consumer with a reduction (the
+    // tile dot) would recompute it once per reduction step: p = exp2(s - m)
+    // fused into dot(p, v) costs 64 exp2 per element instead of one.
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [](OpOperand *fused) {
+          auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
+          return consumer && consumer.getNumReductionLoops() == 0;
+        });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
   }
 };
 

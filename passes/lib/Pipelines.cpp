@@ -18,7 +18,7 @@ using namespace mlir;
 static void buildTensorsToLLVM(OpPassManager &pm, bool threads) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertElementwiseToLinalgPass());
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(attn::createAttnCPUFuseElementwise());
   pm.addPass(createCanonicalizerPass());
 
   bufferization::OneShotBufferizePassOptions bufOpts;
@@ -33,6 +33,8 @@ static void buildTensorsToLLVM(OpPassManager &pm, bool threads) {
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createConvertVectorToLLVMPass());
 
   // Program instances (scf.parallel over the grid) spread over threads.
   if (threads) {

@@ -1,7 +1,9 @@
 // attn-fuse is silent by default; with `report` it emits a remark per fused
 // chain ("fused N ops into attn.attention", N counting the ops replaced,
 // ropes included) at the chain's last op, and says why a chain, a head_norm
-// or a rope pair was left unfused.
+// or a rope pair was left unfused. A matching rope pair is always fused, also
+// when q's offset cannot be proven to be k's + S - T (the fused op then
+// carries rope_q_offset): no "rope not fused" remark for those.
 // RUN: attn-opt %s -split-input-file --attn-fuse=report=true -verify-diagnostics
 // Without `report` nothing is said, whether a chain is fused or not (inputs
 // without expected-* lines, which attn-opt would otherwise list at exit).
@@ -42,29 +44,67 @@ func.func @fused_rope_mta_norm(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xf32
 
 // -----
 
-// The examples' RoPE: the rest is fused, the ropes stay.
-func.func @rope_outside(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>, %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
+// The examples' RoPE (dynamic T and S): the ropes are fused too.
+func.func @rope_dynamic(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>, %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
   %qr = attn.rope %q : tensor<?x?x?x64xf32>
   %kr = attn.rope %k : tensor<?x?x?x64xf32>
   %s = attn.scores %qr, %kr : (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>) -> tensor<?x?x?x?xf32>
   %p = attn.softmax %s : tensor<?x?x?x?xf32>
-  // expected-remark @below {{fused 3 ops into attn.attention}}
-  // expected-remark @below {{rope not fused: T or S is dynamic: cannot prove q's rope offset is k's offset + S - T}}
+  // expected-remark @below {{fused 5 ops into attn.attention}}
   %o = attn.weighted_sum %p, %v : (tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32>
   return %o : tensor<?x?x?x64xf32>
 }
 
 // -----
 
+// Static T < S, q's offset 1 is not k's 1 + 8 - 4: fused, with rope_q_offset.
 func.func @rope_wrong_offset(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x4x16xf32> {
   %qr = attn.rope %q offset 1 : tensor<1x2x4x16xf32>
   %kr = attn.rope %k offset 1 : tensor<1x2x8x16xf32>
   %s = attn.scores %qr, %kr : (tensor<1x2x4x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x4x8xf32>
   %p = attn.softmax %s : tensor<1x2x4x8xf32>
-  // expected-remark @below {{fused 3 ops into attn.attention}}
-  // expected-remark @below {{rope not fused: q's rope offset 1 is not k's offset 1 + S - T = 5}}
+  // expected-remark @below {{fused 5 ops into attn.attention}}
   %o = attn.weighted_sum %p, %v : (tensor<1x2x4x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x4x16xf32>
   return %o : tensor<1x2x4x16xf32>
+}
+
+// -----
+
+// Ropes that do not match stay outside; the rest is fused.
+func.func @rope_theta_differs(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %qr = attn.rope %q theta 5.0e+05 : tensor<1x2x8x16xf32>
+  %kr = attn.rope %k : tensor<1x2x8x16xf32>
+  %s = attn.scores %qr, %kr : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32>
+  %p = attn.softmax %s : tensor<1x2x8x8xf32>
+  // expected-remark @below {{fused 3 ops into attn.attention}}
+  // expected-remark @below {{rope not fused: q's and k's ropes differ in theta, style or rotary_dim}}
+  %o = attn.weighted_sum %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @rope_k_only(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %kr = attn.rope %k offset 3 : tensor<1x2x8x16xf32>
+  %s = attn.scores %q, %kr : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32>
+  %p = attn.softmax %s : tensor<1x2x8x8xf32>
+  // expected-remark @below {{fused 3 ops into attn.attention}}
+  // expected-remark @below {{rope not fused: only k comes from attn.rope}}
+  %o = attn.weighted_sum %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @rope_q_used_twice(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {
+  %qr = attn.rope %q : tensor<1x2x8x16xf32>
+  %kr = attn.rope %k : tensor<1x2x8x16xf32>
+  %s = attn.scores %qr, %kr : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32>
+  %p = attn.softmax %s : tensor<1x2x8x8xf32>
+  // expected-remark @below {{fused 3 ops into attn.attention}}
+  // expected-remark @below {{rope not fused: the rotated q has 2 uses}}
+  %o = attn.weighted_sum %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o, %qr : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
 }
 
 // -----

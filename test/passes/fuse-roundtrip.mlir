@@ -1,6 +1,8 @@
 // attn-fuse, then attn-expand-attention, then attn-fuse again gives what
 // attn-fuse alone gives: expansion is the exact inverse of fusion, so the
-// second fusion finds the same chains (with the same static rope offsets).
+// second fusion finds the same chains (with the same static rope offsets,
+// and the same explicit rope_q_offset where q's offset is not provably k's
+// + S - T).
 // RUN: attn-opt %s --attn-fuse | FileCheck %s
 // RUN: attn-opt %s -pass-pipeline='builtin.module(attn-fuse,attn-expand-attention,attn-fuse)' | FileCheck %s
 // The same, byte for byte, on this file and on every example.
@@ -25,6 +27,11 @@
 // RUN: attn-opt %S/../../examples/rope.mlir --attn-fuse > %t.rope.once.mlir
 // RUN: attn-opt %S/../../examples/rope.mlir -pass-pipeline='builtin.module(attn-fuse,attn-expand-attention,attn-fuse)' > %t.rope.twice.mlir
 // RUN: diff %t.rope.once.mlir %t.rope.twice.mlir
+// The expansion in between really is the original chain: the ropes come
+// back at their own offsets (an explicit rope_q_offset gives q's rope that
+// static offset, no positions tensor), so the second fusion has work to do.
+// RUN: attn-opt %s -pass-pipeline='builtin.module(attn-fuse,attn-expand-attention)' \
+// RUN:   | FileCheck %s --check-prefix=EXPAND
 // Fusing a fused module again changes nothing.
 // RUN: attn-opt %s --attn-fuse --attn-fuse | FileCheck %s
 
@@ -49,12 +56,11 @@ func.func @rope_mta_norm(%q: tensor<1x4x6x32xf32>, %k: tensor<1x4x10x32xf32>, %v
   return %n : tensor<1x4x6x32xf32>
 }
 
-// Dynamic T and S: the ropes stay outside both times.
+// Dynamic T and S: q's offset is stated explicitly (rope_q_offset 0), both
+// times.
 // CHECK-LABEL: func.func @rope_dynamic
 // CHECK-SAME: (%[[Q:[^:]*]]: {{[^,]*}}, %[[K:[^:]*]]: {{[^,]*}}, %[[V:[^:]*]]: {{[^,]*}}, %[[G:[^:]*]]: {{[^)]*}})
-// CHECK-NEXT: %[[QR:.*]] = attn.rope %[[Q]] theta 5.000000e+05 : tensor<?x?x?x64xbf16>
-// CHECK-NEXT: %[[KR:.*]] = attn.rope %[[K]] theta 5.000000e+05 : tensor<?x?x?x64xbf16>
-// CHECK-NEXT: %[[O:.*]] = attn.attention %[[QR]], %[[KR]], %[[V]] gate(%[[G]]) mask sliding_window window 128 : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>) -> tensor<?x?x?x64xbf16>
+// CHECK-NEXT: %[[O:.*]] = attn.attention %[[Q]], %[[K]], %[[V]] rope(5.000000e+05) rope_q_offset 0 gate(%[[G]]) mask sliding_window window 128 : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>) -> tensor<?x?x?x64xbf16>
 // CHECK-NEXT: return %[[O]]
 func.func @rope_dynamic(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %g: tensor<?x?x?xf32>) -> tensor<?x?x?x64xbf16> {
   %qr = attn.rope %q theta 5.0e+05 : tensor<?x?x?x64xbf16>
@@ -64,3 +70,39 @@ func.func @rope_dynamic(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v
   %o = attn.weighted_sum %p, %v : (tensor<?x?x?x?xf32>, tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16>
   return %o : tensor<?x?x?x64xbf16>
 }
+
+// Static T < S with q's offset not k's + S - T (6 != 1 + 8 - 4), interleaved
+// half-dim rotation: rope_offset 1 rope_q_offset 6, both times.
+// CHECK-LABEL: func.func @rope_static_other_offsets
+// CHECK-SAME: (%[[Q:[^:]*]]: {{[^,]*}}, %[[K:[^:]*]]: {{[^,]*}}, %[[V:[^:]*]]: {{[^)]*}})
+// CHECK-NEXT: %[[O:.*]] = attn.attention %[[Q]], %[[K]], %[[V]] rope(1.000000e+04) rope_style interleaved rope_dim 16 rope_offset 1 rope_q_offset 6 mask none : (tensor<1x2x4x32xf32>, tensor<1x2x8x32xf32>, tensor<1x2x8x32xf32>) -> tensor<1x2x4x32xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @rope_static_other_offsets(%q: tensor<1x2x4x32xf32>, %k: tensor<1x2x8x32xf32>, %v: tensor<1x2x8x32xf32>) -> tensor<1x2x4x32xf32> {
+  %qr = attn.rope %q style interleaved rotary_dim 16 offset 6 : tensor<1x2x4x32xf32>
+  %kr = attn.rope %k style interleaved rotary_dim 16 offset 1 : tensor<1x2x8x32xf32>
+  %s = attn.scores %qr, %kr mask none : (tensor<1x2x4x32xf32>, tensor<1x2x8x32xf32>) -> tensor<1x2x4x8xf32>
+  %p = attn.softmax %s : tensor<1x2x4x8xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<1x2x4x8xf32>, tensor<1x2x8x32xf32>) -> tensor<1x2x4x32xf32>
+  return %o : tensor<1x2x4x32xf32>
+}
+
+// EXPAND-LABEL: func.func @rope_mta_norm
+// EXPAND-SAME: (%[[Q:[^:]*]]: {{[^,]*}}, %[[K:[^:]*]]: {{[^,]*}}
+// EXPAND-NEXT: %[[QR:.*]] = attn.rope %[[Q]] offset 7 : tensor<1x4x6x32xf32>
+// EXPAND-NEXT: %[[KR:.*]] = attn.rope %[[K]] offset 3 : tensor<1x4x10x32xf32>
+// EXPAND-NEXT: attn.scores %[[QR]], %[[KR]] :
+// EXPAND: attn.head_norm
+// EXPAND-LABEL: func.func @rope_dynamic
+// EXPAND-SAME: (%[[Q:[^:]*]]: {{[^,]*}}, %[[K:[^:]*]]: {{[^,]*}}
+// EXPAND-NOT: tensor.generate
+// EXPAND-NOT: positions
+// EXPAND: %[[QR:.*]] = attn.rope %[[Q]] theta 5.000000e+05 : tensor<?x?x?x64xbf16>
+// EXPAND-NEXT: %[[KR:.*]] = attn.rope %[[K]] theta 5.000000e+05 : tensor<?x?x?x64xbf16>
+// EXPAND-NEXT: attn.scores %[[QR]], %[[KR]] gate(
+// EXPAND-NEXT: attn.softmax
+// EXPAND-NEXT: attn.weighted_sum
+// EXPAND-LABEL: func.func @rope_static_other_offsets
+// EXPAND-SAME: (%[[Q:[^:]*]]: {{[^,]*}}, %[[K:[^:]*]]: {{[^,]*}}
+// EXPAND-NEXT: %[[QR:.*]] = attn.rope %[[Q]] style interleaved rotary_dim 16 offset 6 : tensor<1x2x4x32xf32>
+// EXPAND-NEXT: %[[KR:.*]] = attn.rope %[[K]] style interleaved rotary_dim 16 offset 1 : tensor<1x2x8x32xf32>
+// EXPAND-NEXT: attn.scores %[[QR]], %[[KR]] mask none :

@@ -115,8 +115,18 @@ def AttnBlockToCPU : Pass<"attn-block-to-cpu", "ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
-    "::mlir::func::FuncDialect"
+    "::mlir::func::FuncDialect", "::mlir::vector::VectorDialect"
   ];
+}
+
+def AttnCPUFuseElementwise : Pass<"attn-cpu-fuse-elementwise"> {
+  let summary = "Fuse elementwise linalg ops, never into a reduction";
+  let description = [{
+    linalg-fuse-elementwise-ops, except that a producer is never fused into
+    a consumer with reduction loops: the tile dot would recompute it once
+    per reduction step (e.g. the softmax exp2 inside P*V).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 #endif // ATTN_PASSES_TD

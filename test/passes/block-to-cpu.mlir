@@ -1,0 +1,134 @@
+// attn-block-to-cpu, the CPU backend of the block program, on what
+// attn-to-block makes of examples/rope.mlir and examples/fox.mlir: program
+// ids become two trailing index arguments of the kernel, the launch an
+// scf.parallel over the grid calling it; tile ops become linalg ops (dot:
+// a linalg.generic over (m, k, n), n innermost, after a linalg.transpose
+// for transpose_b; reduce; broadcast) or tensor.generate / scf loops (masked
+// loads, rope, iota, scan, masked stores). No attn_block op is left (the
+// kernel keeps its attn_block.kernel attribute).
+// RUN: attn-opt %S/../../examples/rope.mlir --attn-fuse --attn-to-block \
+// RUN:   --attn-block-to-cpu \
+// RUN:   | FileCheck %s --implicit-check-not='attn_block.{{(program_id|load|store|dot|reduce|broadcast|scan|iota|rope|launch)}}' \
+// RUN:       --implicit-check-not=attn.attention
+// RUN: attn-opt %S/../../examples/fox.mlir --attn-fuse --attn-to-block \
+// RUN:   --attn-block-to-cpu \
+// RUN:   | FileCheck %s --check-prefix=FOX \
+// RUN:       --implicit-check-not='attn_block.{{(program_id|load|store|dot|reduce|broadcast|scan|iota|rope|launch)}}' \
+// RUN:       --implicit-check-not=attn.attention
+
+// CHECK-DAG: #[[MAPA:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[MAPB:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[MAPC:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func private @main_attention_kernel
+// CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x64xf32>, %[[K:[^:]*]]: memref<?x?x?x64xf32>, %[[V:[^:]*]]: memref<?x?x?x64xf32>, %[[O:[^:]*]]: memref<?x?x?x64xf32>, %[[PID0:[^:]*]]: index, %[[PID1:[^:]*]]: index)
+// CHECK-SAME: attributes {attn_block.kernel}
+// (batch, head) from program id 1, the query tile from program id 0.
+// CHECK: %[[B:.*]] = arith.divui %[[PID1]], %{{.*}} : index
+// CHECK-NEXT: %[[H:.*]] = arith.remui %[[PID1]], %{{.*}} : index
+// CHECK: %[[ROW0:.*]] = arith.muli %[[PID0]], %{{.*}} : index
+// The q load: a tensor.generate reading in-bounds elements, 0 elsewhere.
+// CHECK: %[[QT:.*]] = tensor.generate
+// CHECK-NEXT: ^bb0(%[[R:.*]]: index, %[[C:.*]]: index):
+// CHECK-NEXT: %[[ROW:.*]] = arith.addi %[[ROW0]], %[[R]] : index
+// CHECK-NEXT: %[[TLEN:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x?x?x64xf32>
+// CHECK-NEXT: %[[INR:.*]] = arith.cmpi ult, %[[ROW]], %[[TLEN]] : index
+// CHECK-NEXT: %[[INC:.*]] = arith.cmpi ult, %[[C]], %{{.*}} : index
+// CHECK-NEXT: %[[IN:.*]] = arith.andi %[[INR]], %[[INC]] : i1
+// CHECK-NEXT: %[[X:.*]] = scf.if %[[IN]] -> (f32) {
+// CHECK-NEXT: %[[LD:.*]] = memref.load %[[Q]][%[[B]], %[[H]], %[[ROW]], %[[C]]] : memref<?x?x?x64xf32>
+// CHECK-NEXT: scf.yield %[[LD]] : f32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %{{.*}} : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: tensor.yield %[[X]] : f32
+// CHECK-NEXT: } : tensor<64x64xf32>
+// RoPE: another tensor.generate, angles in f64.
+// CHECK-NEXT: %[[QR:.*]] = tensor.generate
+// CHECK: tensor.extract %[[QT]]
+// CHECK: math.cos %{{.*}} : f64
+// CHECK: math.sin %{{.*}} : f64
+// CHECK: } : tensor<64x64xf32>
+// iota: a tensor.generate of i64.
+// CHECK: %[[ROWS:.*]] = tensor.generate
+// CHECK: arith.index_cast %{{.*}} : index to i64
+// CHECK: } : tensor<64xi64>
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>) {
+// CHECK: memref.load %[[K]][
+// CHECK: %[[KR:.*]] = tensor.generate
+// CHECK: math.cos
+// CHECK: } : tensor<64x64xf32>
+// dot(q, k, transpose_b): k's tile transposed, then (m, k, n) with k a reduction.
+// CHECK: %[[KTR:.*]] = linalg.transpose ins(%[[KR]] : tensor<64x64xf32>) outs(%{{.*}} : tensor<64x64xf32>) permutation = [1, 0]
+// CHECK-NEXT: %[[S:.*]] = linalg.generic {indexing_maps = [#[[MAPA]], #[[MAPB]], #[[MAPC]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.*}}, %[[KTR]] : tensor<64x64xf32>, tensor<64x64xf32>) outs(%{{.*}} : tensor<64x64xf32>) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[BB:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[PROD:.*]] = arith.mulf %[[A]], %[[BB]] : f32
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[ACC]], %[[PROD]] : f32
+// CHECK-NEXT: linalg.yield %[[SUM]] : f32
+// CHECK-NEXT: } -> tensor<64x64xf32>
+// CHECK: linalg.broadcast ins(%{{.*}} : tensor<64xi64>) outs(%{{.*}} : tensor<64x64xi64>) dimensions = [0]
+// CHECK: linalg.broadcast ins(%[[ROWS]] : tensor<64xi64>) outs(%{{.*}} : tensor<64x64xi64>) dimensions = [1]
+// Row max from -inf, row sum from 0.
+// CHECK: %[[NEGINF:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<64xf32>) -> tensor<64xf32>
+// CHECK-NEXT: %{{.*}} = linalg.reduce ins(%{{.*}} : tensor<64x64xf32>) outs(%[[NEGINF]] : tensor<64xf32>) dimensions = [1]
+// CHECK: arith.maximumf
+// CHECK: linalg.yield
+// CHECK: math.exp2 %{{.*}} : tensor<64xf32>
+// CHECK: linalg.broadcast ins(%{{.*}} : tensor<64xf32>) outs(%{{.*}} : tensor<64x64xf32>) dimensions = [1]
+// CHECK: %[[P:.*]] = math.exp2 %{{.*}} : tensor<64x64xf32>
+// CHECK: linalg.reduce ins(%[[P]] : tensor<64x64xf32>) outs(%{{.*}} : tensor<64xf32>) dimensions = [1]
+// CHECK: arith.addf
+// CHECK: %[[VT:.*]] = tensor.generate
+// CHECK: memref.load %[[V]][
+// CHECK: } : tensor<64x64xf32>
+// dot(p, v): no transpose.
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic {indexing_maps = [#[[MAPA]], #[[MAPB]], #[[MAPC]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[P]], %[[VT]] : tensor<64x64xf32>, tensor<64x64xf32>)
+// CHECK: scf.yield
+// The store: a loop nest over the tile writing in-bounds elements only.
+// CHECK: scf.for %[[SR:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT: scf.for %[[SC:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT: %[[OROW:.*]] = arith.addi %[[ROW0]], %[[SR]] : index
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: %[[E:.*]] = tensor.extract %{{.*}}[%[[SR]], %[[SC]]] : tensor<64x64xf32>
+// CHECK-NEXT: memref.store %[[E]], %[[O]][%[[B]], %[[H]], %[[OROW]], %[[SC]]] : memref<?x?x?x64xf32>
+// CHECK: return
+
+// The launch: scf.parallel over the grid (ceil(T / 64), B * Hq), the
+// induction variables passed as the program ids.
+// CHECK-LABEL: func.func @main
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[QB:.*]] = bufferization.to_buffer %{{.*}} read_only
+// CHECK-NEXT: %[[KB:.*]] = bufferization.to_buffer %{{.*}} read_only
+// CHECK-NEXT: %[[VB:.*]] = bufferization.to_buffer %{{.*}} read_only
+// CHECK: %[[OUT:.*]] = memref.alloc
+// CHECK-NEXT: %[[GX:.*]] = arith.ceildivui
+// CHECK-NEXT: %[[GY:.*]] = arith.muli
+// CHECK-NEXT: scf.parallel (%[[X:.*]], %[[Y:.*]]) = (%[[C0]], %[[C0]]) to (%[[GX]], %[[GY]]) step (%[[C1]], %[[C1]]) {
+// CHECK-NEXT: func.call @main_attention_kernel(%[[QB]], %[[KB]], %[[VB]], %[[OUT]], %[[X]], %[[Y]]) : (memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, index, index) -> ()
+// CHECK-NEXT: scf.reduce
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK-NEXT: return %[[R]]
+
+// FoX: scan becomes a sequential scf.for inserting the running sum, in f64;
+// the f64 prefix loops stay scf.for loops with linalg.reduce inside.
+// FOX-LABEL: func.func private @main_attention_kernel
+// FOX-SAME: %{{[^:]*}}: memref<?x?x?xf32>, %[[O:[^:]*]]: memref<?x?x?x64xf32>, %[[PID0:[^:]*]]: index, %[[PID1:[^:]*]]: index)
+// FOX: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f64) {
+// FOX: linalg.broadcast ins(%{{.*}} : tensor<64xf64>) outs(%{{.*}} : tensor<1x64xf64>) dimensions = [0]
+// FOX: linalg.reduce ins(%{{.*}} : tensor<1x64xf64>) outs(%{{.*}} : tensor<1xf64>) dimensions = [1]
+// FOX: %[[SCAN:.*]]:2 = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[CUM:.*]] = %{{.*}}, %[[BUF:.*]] = %{{.*}}) -> (f64, tensor<64xf64>) {
+// FOX-NEXT: %[[GI:.*]] = tensor.extract %{{.*}}[%[[I]]] : tensor<64xf64>
+// FOX-NEXT: %[[NEW:.*]] = arith.addf %[[CUM]], %[[GI]] : f64
+// FOX-NEXT: %[[INS:.*]] = tensor.insert %[[NEW]] into %[[BUF]][%[[I]]] : tensor<64xf64>
+// FOX-NEXT: scf.yield %[[NEW]], %[[INS]] : f64, tensor<64xf64>
+// FOX: scf.for {{.*}} -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>, f64) {
+// FOX: scf.for {{.*}} -> (f64, tensor<64xf64>) {
+// FOX: tensor.insert
+// FOX: linalg.broadcast ins(%{{.*}} : tensor<64xf64>) outs(%{{.*}} : tensor<64x64xf64>) dimensions = [0]
+// FOX: linalg.broadcast ins(%{{.*}} : tensor<64xf64>) outs(%{{.*}} : tensor<64x64xf64>) dimensions = [1]
+// FOX: memref.store %{{.*}}, %[[O]][
+// FOX-LABEL: func.func @main
+// FOX: scf.parallel
+// FOX-NEXT: func.call @main_attention_kernel({{.*}}) : (memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, memref<?x?x?xf32>, memref<?x?x?x64xf32>, index, index) -> ()
