@@ -304,6 +304,11 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (blockM < 1 || blockN < 1) {
+      module.emitError() << "attn-to-block: block-m and block-n must be >= 1, "
+                         << "got " << blockM << " and " << blockN;
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
     SmallVector<AttentionOp> ops;
     module.walk([&](AttentionOp op) { ops.push_back(op); });

@@ -3,6 +3,7 @@
 #include "attn/Runtime.h"
 
 #include "ShapeSpecialize.h"
+#include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Passes/Passes.h"
 
@@ -237,7 +238,7 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
 
   auto kernel = std::make_shared<CpuKernel>();
   DialectRegistry registry;
-  registry.insert<mlir::attn::AttnDialect>();
+  registry.insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect>();
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerBuiltinDialectTranslation(registry);

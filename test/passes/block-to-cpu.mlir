@@ -1,9 +1,10 @@
 // attn-block-to-cpu, the CPU backend of the block program, on what
 // attn-to-block makes of examples/rope.mlir and examples/fox.mlir: program
 // ids become two trailing index arguments of the kernel, the launch an
-// scf.parallel over the grid calling it; tile ops become linalg ops (dot:
-// a linalg.generic over (m, k, n), n innermost, after a linalg.transpose
-// for transpose_b; reduce; broadcast) or tensor.generate / scf loops (masked
+// scf.parallel over the grid calling it; tile ops become vector loops (dot:
+// per accumulator row, a vector FMA over k after a linalg.transpose for
+// transpose_b; row reductions: one vector.reduction per row), linalg ops
+// (broadcast, column reductions) or tensor.generate / scf loops (masked
 // loads, rope, iota, scan, masked stores). No attn_block op is left (the
 // kernel keeps its attn_block.kernel attribute).
 // RUN: attn-opt %S/../../examples/rope.mlir --attn-fuse --attn-to-block \
@@ -16,9 +17,6 @@
 // RUN:       --implicit-check-not='attn_block.{{(program_id|load|store|dot|reduce|broadcast|scan|iota|rope|launch)}}' \
 // RUN:       --implicit-check-not=attn.attention
 
-// CHECK-DAG: #[[MAPA:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
-// CHECK-DAG: #[[MAPB:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
-// CHECK-DAG: #[[MAPC:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func.func private @main_attention_kernel
 // CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x64xf32>, %[[K:[^:]*]]: memref<?x?x?x64xf32>, %[[V:[^:]*]]: memref<?x?x?x64xf32>, %[[O:[^:]*]]: memref<?x?x?x64xf32>, %[[PID0:[^:]*]]: index, %[[PID1:[^:]*]]: index)
 // CHECK-SAME: attributes {attn_block.kernel}
@@ -57,32 +55,34 @@
 // CHECK: %[[KR:.*]] = tensor.generate
 // CHECK: math.cos
 // CHECK: } : tensor<64x64xf32>
-// dot(q, k, transpose_b): k's tile transposed, then (m, k, n) with k a reduction.
+// dot(q, k, transpose_b): k's tile transposed, then per row m a vector
+// accumulator updated by an FMA for every k.
 // CHECK: %[[KTR:.*]] = linalg.transpose ins(%[[KR]] : tensor<64x64xf32>) outs(%{{.*}} : tensor<64x64xf32>) permutation = [1, 0]
-// CHECK-NEXT: %[[S:.*]] = linalg.generic {indexing_maps = [#[[MAPA]], #[[MAPB]], #[[MAPC]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.*}}, %[[KTR]] : tensor<64x64xf32>, tensor<64x64xf32>) outs(%{{.*}} : tensor<64x64xf32>) {
-// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[BB:.*]]: f32, %[[ACC:.*]]: f32):
-// CHECK-NEXT: %[[PROD:.*]] = arith.mulf %[[A]], %[[BB]] : f32
-// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[ACC]], %[[PROD]] : f32
-// CHECK-NEXT: linalg.yield %[[SUM]] : f32
-// CHECK-NEXT: } -> tensor<64x64xf32>
+// CHECK-NEXT: %[[S:.*]] = scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<64x64xf32>) {
+// CHECK-NEXT: %[[ROWV:.*]] = vector.transfer_read %[[ACC]][%[[M]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x64xf32>, vector<64xf32>
+// CHECK-NEXT: %[[ROWN:.*]] = scf.for %[[KK:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[R:.*]] = %[[ROWV]]) -> (vector<64xf32>) {
+// CHECK-NEXT: %[[AE:.*]] = tensor.extract %{{.*}}[%[[M]], %[[KK]]] : tensor<64x64xf32>
+// CHECK-NEXT: %[[AV:.*]] = vector.broadcast %[[AE]] : f32 to vector<64xf32>
+// CHECK-NEXT: %[[BV:.*]] = vector.transfer_read %[[KTR]][%[[KK]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x64xf32>, vector<64xf32>
+// CHECK-NEXT: %[[F:.*]] = vector.fma %[[AV]], %[[BV]], %[[R]] : vector<64xf32>
+// CHECK-NEXT: scf.yield %[[F]] : vector<64xf32>
+// CHECK: vector.transfer_write %[[ROWN]], %[[ACC]][%[[M]], %{{.*}}] {in_bounds = [true]} : vector<64xf32>, tensor<64x64xf32>
 // CHECK: linalg.broadcast ins(%{{.*}} : tensor<64xi64>) outs(%{{.*}} : tensor<64x64xi64>) dimensions = [0]
 // CHECK: linalg.broadcast ins(%[[ROWS]] : tensor<64xi64>) outs(%{{.*}} : tensor<64x64xi64>) dimensions = [1]
-// Row max from -inf, row sum from 0.
-// CHECK: %[[NEGINF:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<64xf32>) -> tensor<64xf32>
-// CHECK-NEXT: %{{.*}} = linalg.reduce ins(%{{.*}} : tensor<64x64xf32>) outs(%[[NEGINF]] : tensor<64xf32>) dimensions = [1]
-// CHECK: arith.maximumf
-// CHECK: linalg.yield
+// Row max and row sum: one vector reduction per row.
+// CHECK: vector.reduction <maxnumf>, %{{.*}} : vector<64xf32> into f32
 // CHECK: math.exp2 %{{.*}} : tensor<64xf32>
 // CHECK: linalg.broadcast ins(%{{.*}} : tensor<64xf32>) outs(%{{.*}} : tensor<64x64xf32>) dimensions = [1]
 // CHECK: %[[P:.*]] = math.exp2 %{{.*}} : tensor<64x64xf32>
-// CHECK: linalg.reduce ins(%[[P]] : tensor<64x64xf32>) outs(%{{.*}} : tensor<64xf32>) dimensions = [1]
-// CHECK: arith.addf
+// CHECK: vector.transfer_read %[[P]]
+// CHECK-NEXT: vector.reduction <add>, %{{.*}} : vector<64xf32> into f32
 // CHECK: %[[VT:.*]] = tensor.generate
 // CHECK: memref.load %[[V]][
 // CHECK: } : tensor<64x64xf32>
-// dot(p, v): no transpose.
+// dot(p, v): no transpose; rows of v read directly.
 // CHECK-NOT: linalg.transpose
-// CHECK: linalg.generic {indexing_maps = [#[[MAPA]], #[[MAPB]], #[[MAPC]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[P]], %[[VT]] : tensor<64x64xf32>, tensor<64x64xf32>)
+// CHECK: vector.fma
+// CHECK-SAME: vector<64xf32>
 // CHECK: scf.yield
 // The store: a loop nest over the tile writing in-bounds elements only.
 // CHECK: scf.for %[[SR:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
@@ -112,12 +112,12 @@
 // CHECK-NEXT: return %[[R]]
 
 // FoX: scan becomes a sequential scf.for inserting the running sum, in f64;
-// the f64 prefix loops stay scf.for loops with linalg.reduce inside.
+// the f64 prefix loops stay scf.for loops with a row reduction inside.
 // FOX-LABEL: func.func private @main_attention_kernel
 // FOX-SAME: %{{[^:]*}}: memref<?x?x?xf32>, %[[O:[^:]*]]: memref<?x?x?x64xf32>, %[[PID0:[^:]*]]: index, %[[PID1:[^:]*]]: index)
 // FOX: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f64) {
 // FOX: linalg.broadcast ins(%{{.*}} : tensor<64xf64>) outs(%{{.*}} : tensor<1x64xf64>) dimensions = [0]
-// FOX: linalg.reduce ins(%{{.*}} : tensor<1x64xf64>) outs(%{{.*}} : tensor<1xf64>) dimensions = [1]
+// FOX: vector.reduction <add>, %{{.*}} : vector<64xf64> into f64
 // FOX: %[[SCAN:.*]]:2 = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[CUM:.*]] = %{{.*}}, %[[BUF:.*]] = %{{.*}}) -> (f64, tensor<64xf64>) {
 // FOX-NEXT: %[[GI:.*]] = tensor.extract %{{.*}}[%[[I]]] : tensor<64xf64>
 // FOX-NEXT: %[[NEW:.*]] = arith.addf %[[CUM]], %[[GI]] : f64

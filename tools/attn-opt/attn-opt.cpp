@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Passes/Passes.h"
 
@@ -21,7 +22,7 @@ int main(int argc, char **argv) {
   mlir::attn::registerAttnPipelines();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::attn::AttnDialect>();
+  registry.insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(

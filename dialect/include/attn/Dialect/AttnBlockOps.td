@@ -33,6 +33,8 @@ class AttnBlock_Op<string mnemonic, list<Trait> traits = []>
     : Op<AttnBlock_Dialect, mnemonic, traits>;
 
 def AttnBlock_Tile : RankedTensorOf<[AnyFloat, AnySignlessInteger, Index]>;
+// Tiles that memory, dots, reductions and scans handle: floats only.
+def AttnBlock_FloatTile : RankedTensorOf<[AnyFloat]>;
 
 
 def AttnBlock_ProgramIdOp : AttnBlock_Op<"program_id", [Pure]> {
@@ -57,7 +59,7 @@ def AttnBlock_LoadOp : AttnBlock_Op<"load", [MemoryEffects<[MemRead]>]> {
   }];
   let arguments = (ins AnyMemRef:$base, Variadic<Index>:$indices,
                        DenseI64ArrayAttr:$dims, F64Attr:$padding);
-  let results = (outs AttnBlock_Tile:$result);
+  let results = (outs AttnBlock_FloatTile:$result);
   let assemblyFormat = [{
     $base `[` $indices `]` `dims` $dims `padding` $padding attr-dict `:`
     type($base) `->` type($result)
@@ -71,7 +73,7 @@ def AttnBlock_StoreOp : AttnBlock_Op<"store", [MemoryEffects<[MemWrite]>]> {
     Writes `value` like `load` reads; elements outside the memref are
     dropped (the bounds mask).
   }];
-  let arguments = (ins AttnBlock_Tile:$value, AnyMemRef:$base,
+  let arguments = (ins AttnBlock_FloatTile:$value, AnyMemRef:$base,
                        Variadic<Index>:$indices, DenseI64ArrayAttr:$dims);
   let assemblyFormat = [{
     $value `,` $base `[` $indices `]` `dims` $dims attr-dict `:`
@@ -86,9 +88,9 @@ def AttnBlock_DotOp : AttnBlock_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]
     `result = acc + a * b` with `a: [M, K]`, `b: [K, N]` (or `[N, K]` with
     `transpose_b`), accumulated in the accumulator's type (f32).
   }];
-  let arguments = (ins AttnBlock_Tile:$a, AttnBlock_Tile:$b,
-                       AttnBlock_Tile:$acc, UnitAttr:$transpose_b);
-  let results = (outs AttnBlock_Tile:$result);
+  let arguments = (ins AttnBlock_FloatTile:$a, AttnBlock_FloatTile:$b,
+                       TensorRankOf<[F32], [2]>:$acc, UnitAttr:$transpose_b);
+  let results = (outs TensorRankOf<[F32], [2]>:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc (`transpose_b` $transpose_b^)? attr-dict `:`
     type($a) `,` type($b) `->` type($result)
@@ -98,17 +100,17 @@ def AttnBlock_DotOp : AttnBlock_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]
 
 def AttnBlock_ReduceOp : AttnBlock_Op<"reduce", [Pure]> {
   let summary = "reduction of a 2-D tile along one axis";
-  let arguments = (ins AttnBlock_ReduceKind:$kind, AttnBlock_Tile:$input,
+  let arguments = (ins AttnBlock_ReduceKind:$kind, AttnBlock_FloatTile:$input,
                        ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$axis);
-  let results = (outs AttnBlock_Tile:$result);
+  let results = (outs AttnBlock_FloatTile:$result);
   let assemblyFormat = "$kind $input `axis` $axis attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
 def AttnBlock_ScanOp : AttnBlock_Op<"scan", [Pure, SameOperandsAndResultType]> {
   let summary = "inclusive prefix sum of a 1-D tile";
-  let arguments = (ins AttnBlock_Tile:$input);
-  let results = (outs AttnBlock_Tile:$result);
+  let arguments = (ins AttnBlock_FloatTile:$input);
+  let results = (outs AttnBlock_FloatTile:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
