@@ -17,8 +17,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -67,7 +67,8 @@ struct LowerLoad : OpRewritePattern<blk::LoadOp> {
               },
               [&](OpBuilder &eb, Location el) {
                 Value pad = arith::ConstantOp::create(
-                    eb, el, eb.getFloatAttr(elt, op.getPadding().convertToDouble()));
+                    eb, el,
+                    eb.getFloatAttr(elt, op.getPadding().convertToDouble()));
                 scf::YieldOp::create(eb, el, pad);
               });
           tensor::YieldOp::create(b, l, ifOp.getResult(0));
@@ -127,8 +128,8 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
     if (op.getTransposeB()) {
       auto bt = op.getB().getType();
       SmallVector<int64_t> shape = {bt.getDimSize(1), bt.getDimSize(0)};
-      Value init = tensor::EmptyOp::create(rewriter, loc, shape,
-                                           bt.getElementType());
+      Value init =
+          tensor::EmptyOp::create(rewriter, loc, shape, bt.getElementType());
       bMat = linalg::TransposeOp::create(rewriter, loc, op.getB(), init,
                                          ArrayRef<int64_t>{1, 0})
                  .getResult()[0];
@@ -147,30 +148,28 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
       return arith::ExtFOp::create(b, l, f32, v);
     };
     auto rows = scf::ForOp::create(
-        rewriter, loc, c0, cIdx(rewriter, loc, m), c1,
-        ValueRange{op.getAcc()},
+        rewriter, loc, c0, cIdx(rewriter, loc, m), c1, ValueRange{op.getAcc()},
         [&](OpBuilder &b, Location l, Value i, ValueRange accs) {
-          Value row = vector::TransferReadOp::create(
-              b, l, rowType, accs[0], ValueRange{i, c0}, pad,
-              ArrayRef<bool>{true});
+          Value row = vector::TransferReadOp::create(b, l, rowType, accs[0],
+                                                     ValueRange{i, c0}, pad,
+                                                     ArrayRef<bool>{true});
           auto inner = scf::ForOp::create(
               b, l, c0, cIdx(b, l, k), c1, ValueRange{row},
               [&](OpBuilder &ib, Location il, Value kk, ValueRange r) {
                 Value a = widen(ib, il,
-                                tensor::ExtractOp::create(
-                                    ib, il, op.getA(), ValueRange{i, kk}));
+                                tensor::ExtractOp::create(ib, il, op.getA(),
+                                                          ValueRange{i, kk}));
                 Value av = vector::BroadcastOp::create(ib, il, rowType, a);
                 Value bv = vector::TransferReadOp::create(
-                    ib, il, VectorType::get({n}, cast<RankedTensorType>(
-                                                     bMat.getType())
-                                                     .getElementType()),
+                    ib, il,
+                    VectorType::get({n}, cast<RankedTensorType>(bMat.getType())
+                                             .getElementType()),
                     bMat, ValueRange{kk, c0},
                     arith::ConstantOp::create(
                         ib, il,
-                        ib.getFloatAttr(
-                            cast<RankedTensorType>(bMat.getType())
-                                .getElementType(),
-                            0.0)),
+                        ib.getFloatAttr(cast<RankedTensorType>(bMat.getType())
+                                            .getElementType(),
+                                        0.0)),
                     ArrayRef<bool>{true});
                 if (bv.getType() != rowType)
                   bv = arith::ExtFOp::create(ib, il, rowType, bv);
@@ -231,12 +230,12 @@ struct LowerReduce : OpRewritePattern<blk::ReduceOp> {
             .getResult(0);
     auto reduce = linalg::ReduceOp::create(
         rewriter, loc, ValueRange{op.getInput()}, ValueRange{init},
-        ArrayRef<int64_t>{op.getAxis()},
+        ArrayRef<int64_t>{static_cast<int64_t>(op.getAxis())},
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value r = isMax ? arith::MaximumFOp::create(b, l, args[0], args[1])
-                                .getResult()
-                          : arith::AddFOp::create(b, l, args[0], args[1])
-                                .getResult();
+          Value r =
+              isMax ? arith::MaximumFOp::create(b, l, args[0], args[1])
+                          .getResult()
+                    : arith::AddFOp::create(b, l, args[0], args[1]).getResult();
           linalg::YieldOp::create(b, l, r);
         });
     rewriter.replaceOp(op, reduce.getResult(0));
@@ -249,12 +248,11 @@ struct LowerBroadcast : OpRewritePattern<blk::BroadcastOp> {
   LogicalResult matchAndRewrite(blk::BroadcastOp op,
                                 PatternRewriter &rewriter) const override {
     RankedTensorType type = op.getType();
-    Value empty = tensor::EmptyOp::create(rewriter, op.getLoc(),
-                                          type.getShape(),
-                                          type.getElementType());
-    auto bc = linalg::BroadcastOp::create(rewriter, op.getLoc(), op.getInput(),
-                                          empty,
-                                          ArrayRef<int64_t>{op.getAxis()});
+    Value empty = tensor::EmptyOp::create(
+        rewriter, op.getLoc(), type.getShape(), type.getElementType());
+    auto bc = linalg::BroadcastOp::create(
+        rewriter, op.getLoc(), op.getInput(), empty,
+        ArrayRef<int64_t>{static_cast<int64_t>(op.getAxis())});
     rewriter.replaceOp(op, bc.getResult()[0]);
     return success();
   }
@@ -295,8 +293,8 @@ struct LowerIota : OpRewritePattern<blk::IotaOp> {
         [&](OpBuilder &b, Location l, ValueRange ivs) {
           Value v = arith::AddIOp::create(b, l, op.getStart(), ivs[0]);
           tensor::YieldOp::create(
-              b, l, arith::IndexCastOp::create(b, l, b.getI64Type(), v)
-                        .getResult());
+              b, l,
+              arith::IndexCastOp::create(b, l, b.getI64Type(), v).getResult());
         });
     rewriter.replaceOp(op, gen.getResult());
     return success();
@@ -332,8 +330,8 @@ struct LowerRope : OpRewritePattern<blk::RopeOp> {
                 arith::SubIOp::create(b, l, c, ci(1)));
           } else {
             first = arith::CmpIOp::create(b, l, P::slt, c, ci(half));
-            i = arith::SelectOp::create(b, l, first, c,
-                                        arith::SubIOp::create(b, l, c, ci(half)));
+            i = arith::SelectOp::create(
+                b, l, first, c, arith::SubIOp::create(b, l, c, ci(half)));
             partner = arith::SelectOp::create(
                 b, l, first, arith::AddIOp::create(b, l, c, ci(half)), i);
           }
@@ -346,20 +344,20 @@ struct LowerRope : OpRewritePattern<blk::RopeOp> {
           Value pos = toF64(arith::AddIOp::create(b, l, op.getStart(), r));
           Value e = arith::MulFOp::create(
               b, l, toF64(i),
-              arith::ConstantOp::create(b, l,
-                                        b.getF64FloatAttr(-2.0 * logTheta / rot)));
-          Value angle = arith::MulFOp::create(b, l, pos,
-                                              math::ExpOp::create(b, l, e));
+              arith::ConstantOp::create(
+                  b, l, b.getF64FloatAttr(-2.0 * logTheta / rot)));
+          Value angle =
+              arith::MulFOp::create(b, l, pos, math::ExpOp::create(b, l, e));
           Type f32 = b.getF32Type();
-          Value cs = arith::TruncFOp::create(
-              b, l, f32, math::CosOp::create(b, l, angle));
-          Value sn = arith::TruncFOp::create(
-              b, l, f32, math::SinOp::create(b, l, angle));
+          Value cs = arith::TruncFOp::create(b, l, f32,
+                                             math::CosOp::create(b, l, angle));
+          Value sn = arith::TruncFOp::create(b, l, f32,
+                                             math::SinOp::create(b, l, angle));
           Value neg = arith::NegFOp::create(b, l, sn);
           Value signedSin = arith::SelectOp::create(b, l, first, neg, sn);
-          Value v = arith::AddFOp::create(
-              b, l, arith::MulFOp::create(b, l, xc, cs),
-              arith::MulFOp::create(b, l, xp, signedSin));
+          Value v =
+              arith::AddFOp::create(b, l, arith::MulFOp::create(b, l, xc, cs),
+                                    arith::MulFOp::create(b, l, xp, signedSin));
           tensor::YieldOp::create(
               b, l, arith::SelectOp::create(b, l, rotated, v, xc).getResult());
         });
@@ -368,8 +366,7 @@ struct LowerRope : OpRewritePattern<blk::RopeOp> {
   }
 };
 
-struct AttnBlockToCPUPass
-    : attn::impl::AttnBlockToCPUBase<AttnBlockToCPUPass> {
+struct AttnBlockToCPUPass : attn::impl::AttnBlockToCPUBase<AttnBlockToCPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Program ids become two trailing index arguments of each kernel.
@@ -397,8 +394,7 @@ struct AttnBlockToCPUPass
       Value c0 = cIdx(b, loc, 0), c1 = cIdx(b, loc, 1);
       scf::ParallelOp::create(
           b, loc, ValueRange{c0, c0}, ValueRange{op.getGridX(), op.getGridY()},
-          ValueRange{c1, c1},
-          [&](OpBuilder &nb, Location l, ValueRange ivs) {
+          ValueRange{c1, c1}, [&](OpBuilder &nb, Location l, ValueRange ivs) {
             SmallVector<Value> args(op.getArgs());
             args.append(ivs.begin(), ivs.end());
             func::CallOp::create(nb, l, op.getKernel(), TypeRange{}, args);

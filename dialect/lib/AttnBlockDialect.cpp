@@ -25,9 +25,8 @@ static LogicalResult verifyTileAccess(Operation *op, MemRefType mem,
                                       size_t numIndices, ArrayRef<int64_t> dims,
                                       RankedTensorType tile) {
   if (numIndices != static_cast<size_t>(mem.getRank()))
-    return op->emitOpError() << "needs " << mem.getRank()
-                             << " indices for " << mem << ", got "
-                             << numIndices;
+    return op->emitOpError() << "needs " << mem.getRank() << " indices for "
+                             << mem << ", got " << numIndices;
   if (dims.size() != static_cast<size_t>(tile.getRank()))
     return op->emitOpError() << "'dims' must name one memref dim per tile dim ("
                              << tile.getRank() << "), got " << dims.size();
@@ -38,9 +37,9 @@ static LogicalResult verifyTileAccess(Operation *op, MemRefType mem,
   if (!tile.hasStaticShape())
     return op->emitOpError("tiles must have a static shape");
   if (tile.getElementType() != mem.getElementType())
-    return op->emitOpError() << "tile element type " << tile.getElementType()
-                             << " must match the memref's "
-                             << mem.getElementType();
+    return op->emitOpError()
+           << "tile element type " << tile.getElementType()
+           << " must match the memref's " << mem.getElementType();
   return success();
 }
 
@@ -60,12 +59,13 @@ LogicalResult DotOp::verify() {
                     c = getAcc().getType().getShape();
   if (a.size() != 2 || b.size() != 2 || c.size() != 2)
     return emitOpError("operands must be 2-D tiles");
-  int64_t bk = getTransposeB() ? b[1] : b[0], bn = getTransposeB() ? b[0] : b[1];
+  int64_t bk = getTransposeB() ? b[1] : b[0],
+          bn = getTransposeB() ? b[0] : b[1];
   if (a[1] != bk || c[0] != a[0] || c[1] != bn)
     return emitOpError() << "shapes do not compose: a " << getA().getType()
                          << ", b " << getB().getType()
-                         << (getTransposeB() ? " (transposed)" : "")
-                         << ", acc " << getAcc().getType();
+                         << (getTransposeB() ? " (transposed)" : "") << ", acc "
+                         << getAcc().getType();
   return success();
 }
 
@@ -84,8 +84,8 @@ LogicalResult BroadcastOp::verify() {
   if (in.getRank() != 1 || out.getRank() != 2 ||
       out.getDimSize(1 - getAxis()) != in.getDimSize(0) ||
       in.getElementType() != out.getElementType())
-    return emitOpError() << "broadcasting " << in << " along axis "
-                         << getAxis() << " cannot give " << out;
+    return emitOpError() << "broadcasting " << in << " along axis " << getAxis()
+                         << " cannot give " << out;
   return success();
 }
 

@@ -22,9 +22,9 @@ static Type elementTypeOf(Value v) {
 static LogicalResult verifyFiniteAttr(Operation *op, StringRef name,
                                       double value, bool positive) {
   if (!std::isfinite(value) || (positive && value <= 0.0))
-    return op->emitOpError() << "attribute '" << name << "' must be "
-                             << (positive ? "positive and " : "")
-                             << "finite, got " << value;
+    return op->emitOpError()
+           << "attribute '" << name << "' must be "
+           << (positive ? "positive and " : "") << "finite, got " << value;
   return success();
 }
 
@@ -37,9 +37,9 @@ static LogicalResult verifyQK(Operation *op, ShapeEnv &env, Value q, Value k) {
       ShapedType::isDynamic(cast<ShapedType>(k.getType()).getDimSize(3)))
     return op->emitOpError("head dim D of 'q' and 'k' must be static");
   if (elementTypeOf(q) != elementTypeOf(k))
-    return op->emitOpError() << "'q' and 'k' must have the same element type, "
-                             << "got " << elementTypeOf(q) << " and "
-                             << elementTypeOf(k);
+    return op->emitOpError()
+           << "'q' and 'k' must have the same element type, "
+           << "got " << elementTypeOf(q) << " and " << elementTypeOf(k);
   return success();
 }
 
@@ -48,9 +48,9 @@ static LogicalResult verifyGQA(Operation *op, ShapeEnv &env) {
   if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hk))
     return success();
   if (hk == 0 || hq % hk != 0)
-    return op->emitOpError() << "query heads Hq = " << hq
-                             << " must be a multiple of KV heads Hk = " << hk
-                             << " (GQA)";
+    return op->emitOpError()
+           << "query heads Hq = " << hq
+           << " must be a multiple of KV heads Hk = " << hk << " (GQA)";
   return success();
 }
 
@@ -97,8 +97,9 @@ static LogicalResult verifyRopePiece(Operation *op, int64_t headDim,
     return failure();
   int64_t r = rotaryDim.value_or(headDim);
   if (r < 2 || r > headDim || r % 2 != 0)
-    return op->emitOpError() << "rotary dim must be even and in [2, D = "
-                             << headDim << "], got " << r;
+    return op->emitOpError()
+           << "rotary dim must be even and in [2, D = " << headDim << "], got "
+           << r;
   return success();
 }
 
@@ -116,10 +117,9 @@ static LogicalResult verifyKqKernel(Operation *op, ShapeEnv &env,
     return op->emitOpError() << "kernel sizes of '" << name
                              << "' [H, c_q, c_k] must be static, got " << type;
   if (cqSize < 1 || ckSize < 1 || ckSize % 2 == 0)
-    return op->emitOpError() << "'" << name
-                             << "' must have c_q >= 1 and an odd c_k "
-                             << "(keys are padded (c_k-1)/2 each side), got "
-                             << type;
+    return op->emitOpError()
+           << "'" << name << "' must have c_q >= 1 and an odd c_k "
+           << "(keys are padded (c_k-1)/2 each side), got " << type;
   return success();
 }
 
@@ -139,9 +139,9 @@ static LogicalResult verifyMixWeight(Operation *op, ShapeEnv &env,
     return failure();
   int64_t h = env.get(heads);
   if (!ShapedType::isDynamic(h) && h % ch != 0)
-    return op->emitOpError() << "group size c_h = " << ch
-                             << " must divide the head count " << heads
-                             << " = " << h;
+    return op->emitOpError()
+           << "group size c_h = " << ch << " must divide the head count "
+           << heads << " = " << h;
   return success();
 }
 
@@ -293,8 +293,8 @@ LogicalResult AttentionOp::verify() {
   if (getKqConvPre() &&
       failed(verifyKqKernel(*this, env, "kq_conv_pre", getKqConvPre(), "Hq")))
     return failure();
-  if (getHeadMixPre() &&
-      failed(verifyMixWeight(*this, env, "head_mix_pre", getHeadMixPre(), "Hq")))
+  if (getHeadMixPre() && failed(verifyMixWeight(*this, env, "head_mix_pre",
+                                                getHeadMixPre(), "Hq")))
     return failure();
   if (getKqConvPost() &&
       failed(verifyKqKernel(*this, env, "kq_conv_post", getKqConvPost(), "Hq")))

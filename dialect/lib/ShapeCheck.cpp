@@ -48,8 +48,8 @@ LogicalResult ShapeEnv::bind(StringRef name, Type type,
                              ArrayRef<StringRef> dims) {
   auto shaped = dyn_cast<RankedTensorType>(type);
   if (!shaped)
-    return op->emitOpError() << "'" << name << "' must be a ranked tensor, got "
-                             << type;
+    return op->emitOpError()
+           << "'" << name << "' must be a ranked tensor, got " << type;
   if (shaped.getRank() != static_cast<int64_t>(dims.size()))
     return op->emitOpError()
            << "'" << name << "' must have rank " << dims.size() << " "

@@ -61,11 +61,12 @@ public:
         .getResult(0);
   }
   Value splat(ArrayRef<int64_t> shape, Type elt, double v) {
-    return fill(shape, arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, v)));
+    return fill(shape,
+                arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, v)));
   }
   Value splatI64(ArrayRef<int64_t> shape, Value scalarIndex) {
-    return fill(shape,
-                arith::IndexCastOp::create(b, loc, b.getI64Type(), scalarIndex));
+    return fill(
+        shape, arith::IndexCastOp::create(b, loc, b.getI64Type(), scalarIndex));
   }
   Value load(Value mem, ValueRange indices, ArrayRef<int64_t> dims,
              ArrayRef<int64_t> shape) {
@@ -104,8 +105,8 @@ public:
   Value andi(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
   Value reduce(blk::ReduceKind kind, Value t) {
     auto type = cast<RankedTensorType>(t.getType());
-    auto out = RankedTensorType::get({type.getDimSize(0)},
-                                     type.getElementType());
+    auto out =
+        RankedTensorType::get({type.getDimSize(0)}, type.getElementType());
     return blk::ReduceOp::create(b, loc, out, kind, t, 1);
   }
   /// A [n] tile spread over a [rows, cols] tile: axis 1 repeats it along
@@ -116,9 +117,8 @@ public:
         b, loc, RankedTensorType::get({rows, cols}, elt), t, axis);
   }
   Value iota(Value start, int64_t n) {
-    return blk::IotaOp::create(b, loc,
-                               RankedTensorType::get({n}, b.getI64Type()),
-                               start);
+    return blk::IotaOp::create(
+        b, loc, RankedTensorType::get({n}, b.getI64Type()), start);
   }
 
   OpBuilder &b;
@@ -154,8 +154,8 @@ void buildKernel(AttentionOp op, func::FuncOp kernel, LoweringConfig cfg) {
   Value sLen = memref::DimOp::create(b, loc, k, 2);
   Value bIdx = arith::DivUIOp::create(b, loc, pidBH, hq);
   Value h = arith::RemUIOp::create(b, loc, pidBH, hq);
-  Value kh = arith::DivUIOp::create(b, loc, h,
-                                    arith::DivUIOp::create(b, loc, hq, hk));
+  Value kh =
+      arith::DivUIOp::create(b, loc, h, arith::DivUIOp::create(b, loc, hq, hk));
   Value off = arith::SubIOp::create(b, loc, sLen, tLen);
   Value row0 = arith::MulIOp::create(b, loc, pidM, t.idx(bm));
   Value qPos0 = arith::AddIOp::create(b, loc, off, row0);
@@ -166,10 +166,12 @@ void buildKernel(AttentionOp op, func::FuncOp kernel, LoweringConfig cfg) {
     if (!theta)
       return tile;
     Value pos = arith::AddIOp::create(
-        ob, loc, start, arith::ConstantIndexOp::create(ob, loc, op.getRopeOffset()));
-    return blk::RopeOp::create(ob, loc, tile.getType(), tile, pos,
-                               op.getRopeStyleAttr(), op.getRopeThetaAttr(),
-                               ob.getI64IntegerAttr(op.getRopeDim().value_or(d)));
+        ob, loc, start,
+        arith::ConstantIndexOp::create(ob, loc, op.getRopeOffset()));
+    return blk::RopeOp::create(
+        ob, loc, tile.getType(), tile, pos, op.getRopeStyleAttr(),
+        op.getRopeThetaAttr(),
+        ob.getI64IntegerAttr(op.getRopeDim().value_or(d)));
   };
 
   // Query tile in f32, rotated, with scale * log2(e) folded in.
@@ -194,13 +196,13 @@ void buildKernel(AttentionOp op, func::FuncOp kernel, LoweringConfig cfg) {
   int64_t window = op.getWindow().value_or(0);
   if (mask == MaskKind::sliding_window)
     kvStart = arith::MaxSIOp::create(
-        b, loc, c0,
-        arith::SubIOp::create(b, loc, qPos0, t.idx(window - 1)));
+        b, loc, c0, arith::SubIOp::create(b, loc, qPos0, t.idx(window - 1)));
 
   // FoX: G at the query rows and at the walk's start, in f64 (G_i - G_j
   // cancels; f32 would lose ~1e-5 of the logit at T = 4K).
   Value gq, carry0;
-  double gateScale = (op.getGateScaled() ? op.getScaleOrDefault() : 1.0) * log2e;
+  double gateScale =
+      (op.getGateScaled() ? op.getScaleOrDefault() : 1.0) * log2e;
   auto prefix = [&](Value upto) -> Value { // sum of g[b, h, 0 .. upto)
     auto loop = scf::ForOp::create(
         b, loc, c0, upto, t.idx(bn),
@@ -209,14 +211,12 @@ void buildKernel(AttentionOp op, func::FuncOp kernel, LoweringConfig cfg) {
           TileBuilder n(nb, loc);
           Value gt = n.convert(n.load(g, {bIdx, h, j0}, {2}, {bn}), f64);
           Value cols = n.iota(j0, bn);
-          Value keep = n.cmpi(CmpIPredicate::slt, cols,
-                              n.splatI64({bn}, upto));
+          Value keep = n.cmpi(CmpIPredicate::slt, cols, n.splatI64({bn}, upto));
           gt = n.select(keep, gt, n.splat({bn}, f64, 0.0));
           Value two = n.bcast(gt, 0, 1, bn);
           Value s = n.reduce(blk::ReduceKind::sum, two);
           Value s0 = tensor::ExtractOp::create(nb, loc, s, n.idx(0));
-          scf::YieldOp::create(nb, loc,
-                               ValueRange{n.add(acc[0], s0)});
+          scf::YieldOp::create(nb, loc, ValueRange{n.add(acc[0], s0)});
         });
     return loop.getResult(0);
   };
@@ -255,14 +255,13 @@ void buildKernel(AttentionOp op, func::FuncOp kernel, LoweringConfig cfg) {
         // Masks on the tile: keys past S, and the causal / window bounds.
         Value cols = n.bcast(n.iota(j0, bn), 0, bm, bn);
         Value rowsT = n.bcast(rows, 1, bm, bn);
-        Value valid = n.cmpi(CmpIPredicate::slt, cols,
-                             n.splatI64({bm, bn}, sLen));
+        Value valid =
+            n.cmpi(CmpIPredicate::slt, cols, n.splatI64({bm, bn}, sLen));
         if (mask != MaskKind::none)
           valid = n.andi(valid, n.cmpi(CmpIPredicate::sle, cols, rowsT));
         if (mask == MaskKind::sliding_window) {
-          Value lo = arith::SubIOp::create(
-              nb, loc, rowsT,
-              n.splatI64({bm, bn}, n.idx(window)));
+          Value lo = arith::SubIOp::create(nb, loc, rowsT,
+                                           n.splatI64({bm, bn}, n.idx(window)));
           valid = n.andi(valid, n.cmpi(CmpIPredicate::sgt, cols, lo));
         }
         s = n.select(valid, s, n.splat({bm, bn}, f32, -inf));
@@ -349,8 +348,8 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
     // The launch: buffers in, a fresh output buffer out.
     SmallVector<Value> args;
     for (Value v : tensors)
-      args.push_back(bufferization::ToBufferOp::create(
-          b, loc, bufferTypeOf(v), v, /*read_only=*/true));
+      args.push_back(bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v),
+                                                       v, /*read_only=*/true));
     auto outType = bufferTypeOf(op.getResult());
     SmallVector<Value> dyn;
     Value bDim = tensor::DimOp::create(b, loc, op.getQ(), 0);

@@ -27,9 +27,9 @@ namespace {
 RankedTensorType scoreMapType(Value q, Value k) {
   auto qt = cast<RankedTensorType>(q.getType());
   auto kt = cast<RankedTensorType>(k.getType());
-  return RankedTensorType::get({qt.getDimSize(0), qt.getDimSize(1),
-                                qt.getDimSize(2), kt.getDimSize(2)},
-                               Float32Type::get(q.getContext()));
+  return RankedTensorType::get(
+      {qt.getDimSize(0), qt.getDimSize(1), qt.getDimSize(2), kt.getDimSize(2)},
+      Float32Type::get(q.getContext()));
 }
 
 struct ExpandAttention : OpRewritePattern<AttentionOp> {
@@ -55,8 +55,7 @@ struct ExpandAttention : OpRewritePattern<AttentionOp> {
         Value base = arith::AddIOp::create(
             rewriter, loc, arith::SubIOp::create(rewriter, loc, sDim, tDim),
             arith::ConstantIndexOp::create(rewriter, loc, qOffset));
-        auto posType =
-            RankedTensorType::get({t}, rewriter.getI64Type());
+        auto posType = RankedTensorType::get({t}, rewriter.getI64Type());
         SmallVector<Value> dyn;
         if (ShapedType::isDynamic(t))
           dyn.push_back(tDim);
@@ -64,8 +63,7 @@ struct ExpandAttention : OpRewritePattern<AttentionOp> {
             rewriter, loc, posType, dyn,
             [&](OpBuilder &b, Location l, ValueRange ivs) {
               Value p = arith::AddIOp::create(b, l, ivs[0], base);
-              Value p64 =
-                  arith::IndexCastOp::create(b, l, b.getI64Type(), p);
+              Value p64 = arith::IndexCastOp::create(b, l, b.getI64Type(), p);
               tensor::YieldOp::create(b, l, p64);
             });
       } else {
@@ -81,10 +79,10 @@ struct ExpandAttention : OpRewritePattern<AttentionOp> {
       q = rope(q, positions, positions ? 0 : qOffset);
       k = rope(k, Value(), op.getRopeOffset());
     }
-    Value s = ScoresOp::create(
-        rewriter, loc, scoreMapType(q, k), q, k, op.getW(), op.getBeta(),
-        op.getG(), op.getGateScaledAttr(), op.getMaskAttr(),
-        op.getWindowAttr(), op.getScaleAttr());
+    Value s = ScoresOp::create(rewriter, loc, scoreMapType(q, k), q, k,
+                               op.getW(), op.getBeta(), op.getG(),
+                               op.getGateScaledAttr(), op.getMaskAttr(),
+                               op.getWindowAttr(), op.getScaleAttr());
     if (Value th = op.getKqConvPre())
       s = KqConvOp::create(rewriter, loc, Stage::pre, s, th);
     if (Value w = op.getHeadMixPre())

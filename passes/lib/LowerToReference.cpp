@@ -146,15 +146,15 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
     // Inclusive cumsum of the log forget gate, in f64: G_i - G_j cancels.
     Value cum;
     if (g) {
-      cum = r.alloc(MemRefType::get({ShapedType::kDynamic}, rewriter.getF64Type()),
-                    {s});
+      cum = r.alloc(
+          MemRefType::get({ShapedType::kDynamic}, rewriter.getF64Type()), {s});
     }
     // PaTH workspace: every key transported to the current time, [S, D].
     Value kt;
     if (w) {
-      kt = r.alloc(MemRefType::get({ShapedType::kDynamic, d},
-                                   rewriter.getF32Type()),
-                   {s});
+      kt = r.alloc(
+          MemRefType::get({ShapedType::kDynamic, d}, rewriter.getF32Type()),
+          {s});
     }
 
     auto visible = [&](Value pi, Value j) -> Value {
@@ -162,8 +162,8 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
       if (mask == MaskKind::none)
         return r.cmpi(CmpIPredicate::sge, j, r.idx(0));
       if (mask == MaskKind::sliding_window)
-        ok = r.andi(ok, r.cmpi(CmpIPredicate::sgt, j,
-                               r.isub(pi, r.idx(window))));
+        ok = r.andi(ok,
+                    r.cmpi(CmpIPredicate::sgt, j, r.isub(pi, r.idx(window))));
       return ok;
     };
     // logit = s * dot + gamma * (G[pi] - G[j]) or -inf.
@@ -191,8 +191,8 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
         r.nest({t, s}, [&](ValueRange ij) {
           Value i = ij[0], j = ij[1];
           Value dot = r.reduce(dIdx, r.f32(0.0), [&](Value e, Value acc) {
-            return r.add(acc, r.mul(r.load(q, {b, h, i, e}),
-                                    r.load(k, {b, kh, j, e})));
+            return r.add(
+                acc, r.mul(r.load(q, {b, h, i, e}), r.load(k, {b, kh, j, e})));
           });
           r.store(finish(dot, r.iadd(i, off), j), out, {b, h, i, j});
         });
@@ -206,8 +206,8 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
         Value bt = r.load(beta, {b, kh, tau});
         r.loop(tau, [&](Value j) {
           Value proj = r.reduce(dIdx, r.f32(0.0), [&](Value e, Value acc) {
-            return r.add(acc, r.mul(r.load(w, {b, kh, tau, e}),
-                                    r.load(kt, {j, e})));
+            return r.add(acc,
+                         r.mul(r.load(w, {b, kh, tau, e}), r.load(kt, {j, e})));
           });
           Value coef = r.mul(bt, proj);
           r.loop(dIdx, [&](Value e) {
@@ -228,8 +228,8 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
         r.loop(s, [&](Value j) {
           Value jc = r.clamp(j, r.idx(0), tau);
           Value dot = r.reduce(dIdx, r.f32(0.0), [&](Value e, Value acc) {
-            return r.add(acc, r.mul(r.load(q, {b, h, i, e}),
-                                    r.load(kt, {jc, e})));
+            return r.add(acc,
+                         r.mul(r.load(q, {b, h, i, e}), r.load(kt, {jc, e})));
           });
           r.store(finish(dot, tau, j), out, {b, h, i, j});
         });
@@ -265,13 +265,12 @@ struct LowerKqConv : OpRewritePattern<KqConvOp> {
         return r.reduce(r.idx(ck), acc, [&](Value bb, Value acc2) {
           Value sj = r.iadd(r.isub(j, r.idx(c)), bb);
           // Mask_0 on the source entry, plus zero padding outside the map.
-          Value inside = r.andi(
-              r.andi(r.cmpi(CmpIPredicate::sge, si, r.idx(0)),
-                     r.cmpi(CmpIPredicate::slt, si, t)),
-              r.andi(r.cmpi(CmpIPredicate::sge, sj, r.idx(0)),
-                     r.cmpi(CmpIPredicate::slt, sj, s)));
-          inside = r.andi(inside, r.cmpi(CmpIPredicate::sle, sj,
-                                         r.iadd(si, off)));
+          Value inside = r.andi(r.andi(r.cmpi(CmpIPredicate::sge, si, r.idx(0)),
+                                       r.cmpi(CmpIPredicate::slt, si, t)),
+                                r.andi(r.cmpi(CmpIPredicate::sge, sj, r.idx(0)),
+                                       r.cmpi(CmpIPredicate::slt, sj, s)));
+          inside =
+              r.andi(inside, r.cmpi(CmpIPredicate::sle, sj, r.iadd(si, off)));
           Value ci = r.clamp(si, r.idx(0), r.isub(t, r.idx(1)));
           Value cj = r.clamp(sj, r.idx(0), r.isub(s, r.idx(1)));
           Value v = r.load(x, {b, h, ci, cj});
@@ -376,8 +375,8 @@ struct LowerWeightedSum : OpRewritePattern<WeightedSumOp> {
       Value b = iv[0], h = iv[1], i = iv[2], e = iv[3];
       Value kh = r.idiv(h, group);
       Value acc = r.reduce(pd[3], r.f32(0.0), [&](Value j, Value a) {
-        return r.add(a, r.mul(r.load(p, {b, h, i, j}),
-                              r.load(v, {b, kh, j, e})));
+        return r.add(a,
+                     r.mul(r.load(p, {b, h, i, j}), r.load(v, {b, kh, j, e})));
       });
       r.store(acc, out, {b, h, i, e});
     });
@@ -422,7 +421,8 @@ struct LowerHeadNorm : OpRewritePattern<HeadNormOp> {
         });
         gate = r.sigmoid(z);
       }
-      r.loop(ubs[3], [&](Value e) { r.store(r.mul(normed(e), gate), out, at(e)); });
+      r.loop(ubs[3],
+             [&](Value e) { r.store(r.mul(normed(e), gate), out, at(e)); });
     });
     replaceWithBuffer(rewriter, op, out);
     return success();
@@ -449,8 +449,8 @@ struct LowerShortConv : OpRewritePattern<ShortConvOp> {
         Value src = r.iadd(r.isub(t, r.idx(kSize - 1)), k);
         Value ok = r.cmpi(CmpIPredicate::sge, src, r.idx(0));
         Value v = r.load(x, {b, h, r.clamp(src, r.idx(0), t), d});
-        return r.add(acc, r.mul(r.load(ker, {h, d, k}),
-                                r.select(ok, v, r.f32(0.0))));
+        return r.add(
+            acc, r.mul(r.load(ker, {h, d, k}), r.select(ok, v, r.f32(0.0))));
       });
       if (op.getSilu())
         y = r.mul(y, r.sigmoid(y));
@@ -480,7 +480,9 @@ struct LowerL2Norm : OpRewritePattern<L2NormOp> {
         return r.add(acc, r.mul(v, v));
       });
       Value inv = r.div(r.f32(1.0), r.sqrt(r.add(ss, r.f32(eps))));
-      r.loop(ubs[3], [&](Value e) { r.store(r.mul(r.load(x, at(e)), inv), out, at(e)); });
+      r.loop(ubs[3], [&](Value e) {
+        r.store(r.mul(r.load(x, at(e)), inv), out, at(e));
+      });
     });
     replaceWithBuffer(rewriter, op, out);
     return success();
@@ -492,9 +494,10 @@ struct AttnLowerToReferencePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateExpandAttentionPatterns(patterns);
-    patterns.add<LowerRope, LowerScores, LowerKqConv, LowerHeadMix,
-                 LowerSoftmax, LowerWeightedSum, LowerHeadNorm, LowerShortConv,
-                 LowerL2Norm>(&getContext());
+    patterns
+        .add<LowerRope, LowerScores, LowerKqConv, LowerHeadMix, LowerSoftmax,
+             LowerWeightedSum, LowerHeadNorm, LowerShortConv, LowerL2Norm>(
+            &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     WalkResult left = getOperation().walk([](Operation *op) {

@@ -1,4 +1,5 @@
-//===- RefBuilder.h - loop-nest building blocks for the reference -*- C++ -*-===//
+//===- RefBuilder.h - loop-nest building blocks for the reference -*- C++
+//-*-===//
 //
 // The reference lowering spells every attn op as plain loops over buffers.
 // These helpers keep each op's lowering close to its formula: element loads
@@ -142,8 +143,8 @@ public:
   }
   Value andi(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
   Value clamp(Value x, Value lo, Value hi) {
-    return arith::MinSIOp::create(b, loc,
-                                  arith::MaxSIOp::create(b, loc, x, lo), hi);
+    return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, x, lo),
+                                  hi);
   }
   /// index -> f64 (through i64).
   Value indexToF64(Value x) {

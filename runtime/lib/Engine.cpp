@@ -168,8 +168,10 @@ Expected<std::vector<uint8_t>> convertTo(const HostArray &in, DType want,
     return out;
   }
   if (!inFloat || want == DType::I64 || want == DType::I32)
-    return createStringError("argument " + std::to_string(idx) + ": cannot "
-                             "convert " + dtypeName(in.dtype).str() + " to " +
+    return createStringError("argument " + std::to_string(idx) +
+                             ": cannot "
+                             "convert " +
+                             dtypeName(in.dtype).str() + " to " +
                              dtypeName(want).str());
   for (size_t i = 0; i < n; ++i) {
     float f = static_cast<float>(readF(i));
@@ -214,9 +216,9 @@ std::string openMPLibrary() {
 
 class CpuKernel : public Kernel {
 public:
-  static Expected<std::shared_ptr<Kernel>>
-  create(llvm::StringRef source, const CompileOptions &options,
-         llvm::StringRef bufferName);
+  static Expected<std::shared_ptr<Kernel>> create(llvm::StringRef source,
+                                                  const CompileOptions &options,
+                                                  llvm::StringRef bufferName);
   Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) override;
 
 private:
@@ -238,7 +240,8 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
 
   auto kernel = std::make_shared<CpuKernel>();
   DialectRegistry registry;
-  registry.insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect>();
+  registry
+      .insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect>();
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerBuiltinDialectTranslation(registry);
@@ -319,7 +322,8 @@ Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
     const HostArray &in = inputs[i];
     bool ok = in.shape.size() == sig.shape.size();
     for (size_t d = 0; ok && d < sig.shape.size(); ++d)
-      ok = in.shape[d] >= 0 && (sig.shape[d] < 0 || sig.shape[d] == in.shape[d]);
+      ok =
+          in.shape[d] >= 0 && (sig.shape[d] < 0 || sig.shape[d] == in.shape[d]);
     if (!ok) {
       TensorSig got{in.dtype, in.shape};
       return createStringError("input " + std::to_string(i) + " must be " +
@@ -367,8 +371,8 @@ Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
     n *= result.words[3 + d];
   }
   size_t esz = elementSize(res.dtype);
-  auto *base = reinterpret_cast<uint8_t *>(result.words[1]) +
-               result.words[2] * esz;
+  auto *base =
+      reinterpret_cast<uint8_t *>(result.words[1]) + result.words[2] * esz;
   out.bytes.assign(base, base + n * esz);
   // The program allocated its result with malloc (finalize-memref-to-llvm).
   std::free(reinterpret_cast<void *>(result.words[0]));
@@ -395,9 +399,9 @@ Expected<std::unique_ptr<Engine>> Engine::create(llvm::StringRef device) {
                            "' (expected cpu or cuda)");
 }
 
-Expected<std::shared_ptr<Kernel>>
-Engine::compile(llvm::StringRef source, const CompileOptions &options,
-                llvm::StringRef bufferName) {
+Expected<std::shared_ptr<Kernel>> Engine::compile(llvm::StringRef source,
+                                                  const CompileOptions &options,
+                                                  llvm::StringRef bufferName) {
   std::string key = options.entry + '\0' +
                     std::to_string(static_cast<int>(options.pipeline)) + '\0' +
                     source.str();

@@ -24,9 +24,9 @@ static Type refinedResultType(Operation *op) {
   }
   if (isa<mlir::attn::WeightedSumOp, mlir::attn::AttentionOp>(op)) {
     ArrayRef<int64_t> p = shapeOf(op->getOperand(0));
-    ArrayRef<int64_t> v = shapeOf(isa<mlir::attn::WeightedSumOp>(op)
-                                      ? op->getOperand(1)
-                                      : op->getOperand(2));
+    ArrayRef<int64_t> v =
+        shapeOf(isa<mlir::attn::WeightedSumOp>(op) ? op->getOperand(1)
+                                                   : op->getOperand(2));
     return RankedTensorType::get({p[0], p[1], p[2], v[3]}, elt);
   }
   // Every other attn op keeps its first operand's shape.

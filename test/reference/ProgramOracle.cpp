@@ -32,16 +32,15 @@ Mask toMask(mlir::attn::MaskKind k) {
 }
 
 RopeStyle toStyle(mlir::attn::RopeStyle s) {
-  return s == mlir::attn::RopeStyle::half ? RopeStyle::Half : RopeStyle::Interleaved;
+  return s == mlir::attn::RopeStyle::half ? RopeStyle::Half
+                                          : RopeStyle::Interleaved;
 }
 
 Stage toStage(mlir::attn::Stage s) {
   return s == mlir::attn::Stage::pre ? Stage::Pre : Stage::Post;
 }
 
-std::string opName(Operation *op) {
-  return op->getName().getStringRef().str();
-}
+std::string opName(Operation *op) { return op->getName().getStringRef().str(); }
 
 /// Values of the program, as oracle tensors.
 class Env {
@@ -72,8 +71,8 @@ Expected<Tensor> evalOp(Operation *op, const Env &env) {
     if (o.getPositions())
       pos = positionsOf(in(o.getPositions()));
     return rope(in(o.getInput()), o.getTheta().convertToDouble(),
-                o.getRotaryDimOrHeadDim(), toStyle(o.getStyle()),
-                o.getOffset(), o.getPositions() ? &pos : nullptr);
+                o.getRotaryDimOrHeadDim(), toStyle(o.getStyle()), o.getOffset(),
+                o.getPositions() ? &pos : nullptr);
   }
   if (auto o = dyn_cast<mlir::attn::ScoresOp>(op))
     return scores(in(o.getQ()), in(o.getK()), o.getScaleOrDefault(),
@@ -136,11 +135,11 @@ Expected<Tensor> evalOp(Operation *op, const Env &env) {
     if (const Tensor *w = env.get(o.getHeadMixPost()))
       cfg.postGroup = w->shape[1];
     return attention(cfg, in(o.getQ()), in(o.getK()), in(o.getV()),
-                     env.get(o.getW()), env.get(o.getBeta()),
-                     env.get(o.getG()), env.get(o.getKqConvPre()),
-                     env.get(o.getHeadMixPre()), env.get(o.getKqConvPost()),
-                     env.get(o.getHeadMixPost()), env.get(o.getNorm()),
-                     env.get(o.getNormGateW()), env.get(o.getNormGateB()));
+                     env.get(o.getW()), env.get(o.getBeta()), env.get(o.getG()),
+                     env.get(o.getKqConvPre()), env.get(o.getHeadMixPre()),
+                     env.get(o.getKqConvPost()), env.get(o.getHeadMixPost()),
+                     env.get(o.getNorm()), env.get(o.getNormGateW()),
+                     env.get(o.getNormGateB()));
   }
   return createStringError("the fp64 oracle cannot evaluate '" + opName(op) +
                            "'");
@@ -148,7 +147,15 @@ Expected<Tensor> evalOp(Operation *op, const Env &env) {
 
 /// How an argument is used, which decides its random distribution.
 enum class Role {
-  Generic, PathW, Beta, Gate, KqKernel, MixWeight, ConvKernel, NormGamma, Small,
+  Generic,
+  PathW,
+  Beta,
+  Gate,
+  KqKernel,
+  MixWeight,
+  ConvKernel,
+  NormGamma,
+  Small,
   Positions
 };
 
@@ -204,10 +211,9 @@ Role roleOf(BlockArgument arg) {
 Expected<Tensor> evaluate(func::FuncOp func, llvm::ArrayRef<Tensor> inputs) {
   Block &body = func.getBody().front();
   if (inputs.size() != body.getNumArguments())
-    return createStringError("the oracle got " + std::to_string(inputs.size()) +
-                             " inputs for " +
-                             std::to_string(body.getNumArguments()) +
-                             " arguments");
+    return createStringError(
+        "the oracle got " + std::to_string(inputs.size()) + " inputs for " +
+        std::to_string(body.getNumArguments()) + " arguments");
   Env env;
   for (auto [arg, t] : llvm::zip(body.getArguments(), inputs))
     env.set(arg, t);
@@ -232,7 +238,8 @@ Expected<std::vector<Tensor>> randomInputs(func::FuncOp func,
   for (BlockArgument arg : func.getBody().front().getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type)
-      return createStringError("argument " + std::to_string(arg.getArgNumber()) +
+      return createStringError("argument " +
+                               std::to_string(arg.getArgNumber()) +
                                " is not a ranked tensor");
     Role role = roleOf(arg);
     std::vector<int64_t> shape(type.getShape());

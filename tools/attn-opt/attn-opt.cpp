@@ -22,7 +22,8 @@ int main(int argc, char **argv) {
   mlir::attn::registerAttnPipelines();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect>();
+  registry
+      .insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(

@@ -42,12 +42,13 @@ static cl::opt<std::string>
 static cl::opt<std::string> output("output", cl::desc("Write the result .npy"),
                                    cl::cat(category));
 static cl::opt<std::string>
-    device("device", cl::desc("cpu or cuda (default: ATTN_DEVICE, else the "
-                              "best device present)"),
+    device("device",
+           cl::desc("cpu or cuda (default: ATTN_DEVICE, else the "
+                    "best device present)"),
            cl::cat(category));
-static cl::opt<std::string>
-    pipeline("pipeline", cl::desc("auto (default) or reference"),
-             cl::init("auto"), cl::cat(category));
+static cl::opt<std::string> pipeline("pipeline",
+                                     cl::desc("auto (default) or reference"),
+                                     cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> randomShape(
     "random",
     cl::desc("Random inputs of batch x heads x seqlen, e.g. 1x4x128; each "
@@ -97,8 +98,8 @@ int main(int argc, char **argv) {
 
   auto buffer = MemoryBuffer::getFileOrSTDIN(inputFile);
   if (!buffer)
-    return fail("cannot read '" + inputFile + "': " +
-                buffer.getError().message());
+    return fail("cannot read '" + inputFile +
+                "': " + buffer.getError().message());
   StringRef source = (*buffer)->getBuffer();
 
   auto pipe = attn::parsePipeline(pipeline);
@@ -123,8 +124,8 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::MLIRContext ctx(registry);
   SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(MemoryBuffer::getMemBufferCopy(source, inputFile),
-                               SMLoc());
+  sourceMgr.AddNewSourceBuffer(
+      MemoryBuffer::getMemBufferCopy(source, inputFile), SMLoc());
   auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &ctx);
   if (!module)
     return fail("cannot parse '" + inputFile + "'");
@@ -231,8 +232,7 @@ int main(int argc, char **argv) {
   if (timeIt) {
     std::sort(runTimes.begin(), runTimes.end());
     outs() << format(", compile %.3f s, run %.3f ms (median of %u)",
-                     compileSeconds, 1e3 * runTimes[runTimes.size() / 2],
-                     runs);
+                     compileSeconds, 1e3 * runTimes[runTimes.size() / 2], runs);
   }
   outs() << "\n";
   if (status)

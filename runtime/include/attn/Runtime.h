@@ -1,4 +1,5 @@
-//===- Runtime.h - attn JIT runtime: compile and run attn programs -*- C++ -*-===//
+//===- Runtime.h - attn JIT runtime: compile and run attn programs -*- C++
+//-*-===//
 //
 // A host program hands the Engine an attn program (MLIR text or a parsed
 // module) and gets back a Kernel compiled for the device it runs on; the
