@@ -301,15 +301,15 @@ struct LowerIota : OpRewritePattern<blk::IotaOp> {
   }
 };
 
-/// out[r, c] = x[r, c] cos(a) + sign * x[r, partner(c)] sin(a), angles in f64.
+/// out[r, c] = x[r, c] cos[r, i] + sign * x[r, partner(c)] sin[r, i] for the
+/// pair i that feature c belongs to.
 struct LowerRope : OpRewritePattern<blk::RopeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(blk::RopeOp op,
                                 PatternRewriter &rewriter) const override {
-    int64_t rot = op.getRotaryDim();
-    int64_t half = rot / 2;
+    int64_t half = op.getCos().getType().getDimSize(1);
+    int64_t rot = 2 * half;
     bool interleaved = op.getStyle() == attn::RopeStyle::interleaved;
-    double logTheta = std::log(op.getTheta().convertToDouble());
     Value x = op.getInput();
     auto gen = tensor::GenerateOp::create(
         rewriter, op.getLoc(), op.getType(), ValueRange{},
@@ -322,11 +322,10 @@ struct LowerRope : OpRewritePattern<blk::RopeOp> {
           Value i, partner, first;
           if (interleaved) {
             i = arith::DivUIOp::create(b, l, c, ci(2));
-            Value even = arith::CmpIOp::create(
+            first = arith::CmpIOp::create(
                 b, l, P::eq, arith::RemUIOp::create(b, l, c, ci(2)), ci(0));
-            first = even;
             partner = arith::SelectOp::create(
-                b, l, even, arith::AddIOp::create(b, l, c, ci(1)),
+                b, l, first, arith::AddIOp::create(b, l, c, ci(1)),
                 arith::SubIOp::create(b, l, c, ci(1)));
           } else {
             first = arith::CmpIOp::create(b, l, P::slt, c, ci(half));
@@ -335,24 +334,14 @@ struct LowerRope : OpRewritePattern<blk::RopeOp> {
             partner = arith::SelectOp::create(
                 b, l, first, arith::AddIOp::create(b, l, c, ci(half)), i);
           }
+          // Features past the rotary dim read pair 0 but keep x.
           partner = arith::SelectOp::create(b, l, rotated, partner, c);
+          i = arith::SelectOp::create(b, l, rotated, i, ci(0));
           Value xp = tensor::ExtractOp::create(b, l, x, ValueRange{r, partner});
-          auto toF64 = [&](Value idx) {
-            Value v = arith::IndexCastOp::create(b, l, b.getI64Type(), idx);
-            return arith::SIToFPOp::create(b, l, b.getF64Type(), v).getResult();
-          };
-          Value pos = toF64(arith::AddIOp::create(b, l, op.getStart(), r));
-          Value e = arith::MulFOp::create(
-              b, l, toF64(i),
-              arith::ConstantOp::create(
-                  b, l, b.getF64FloatAttr(-2.0 * logTheta / rot)));
-          Value angle =
-              arith::MulFOp::create(b, l, pos, math::ExpOp::create(b, l, e));
-          Type f32 = b.getF32Type();
-          Value cs = arith::TruncFOp::create(b, l, f32,
-                                             math::CosOp::create(b, l, angle));
-          Value sn = arith::TruncFOp::create(b, l, f32,
-                                             math::SinOp::create(b, l, angle));
+          Value cs =
+              tensor::ExtractOp::create(b, l, op.getCos(), ValueRange{r, i});
+          Value sn =
+              tensor::ExtractOp::create(b, l, op.getSin(), ValueRange{r, i});
           Value neg = arith::NegFOp::create(b, l, sn);
           Value signedSin = arith::SelectOp::create(b, l, first, neg, sn);
           Value v =

@@ -89,5 +89,21 @@ LogicalResult BroadcastOp::verify() {
   return success();
 }
 
+LogicalResult RopeOp::verify() {
+  auto in = getInput().getType(), cos = getCos().getType(),
+       sin = getSin().getType();
+  if (!cos.hasStaticShape())
+    return emitOpError() << "cos/sin tiles must have a static shape, got "
+                         << cos;
+  if (cos != sin)
+    return emitOpError() << "cos and sin tiles must have one type, got " << cos
+                         << " and " << sin;
+  if (cos.getDimSize(0) != in.getDimSize(0) ||
+      2 * cos.getDimSize(1) > in.getDimSize(1))
+    return emitOpError() << "cos/sin tiles " << cos << " must be [rows, R/2] "
+                         << "with rows and R <= D of the input " << in;
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/AttnBlockOps.cpp.inc"

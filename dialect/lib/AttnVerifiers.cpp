@@ -283,6 +283,10 @@ LogicalResult AttentionOp::verify() {
     if (failed(verifyRopePiece(*this, env.get("D"), getRopeDim(),
                                theta->convertToDouble())))
       return failure();
+    if (static_cast<int64_t>(getRopeOffset()) < 0 ||
+        static_cast<int64_t>(getRopeQOffset().value_or(0)) < 0)
+      return emitOpError("rope positions must be non-negative: rope_offset "
+                         "and rope_q_offset must be >= 0");
   } else if (getRopeDim() || getRopeOffset() != 0 || getRopeQOffset() ||
              getRopeStyle() != RopeStyle::half) {
     return emitOpError(

@@ -161,17 +161,41 @@ void buildKernel(AttentionOp op, func::FuncOp kernel, LoweringConfig cfg) {
   Value qPos0 = arith::AddIOp::create(b, loc, off, row0);
   Value c0 = t.idx(0);
 
+  // RoPE reads cos/sin tiles of the per-position tables (kernel arguments
+  // after g): row r of a tile starting at `start` is position
+  // rope_offset + start + r.
+  Value cosTable, sinTable;
+  if (op.getRopeTheta()) {
+    unsigned first = op.getG() ? 4 : 3;
+    cosTable = body.getArgument(first);
+    sinTable = body.getArgument(first + 1);
+  }
+  // Row 0 of the tables is position tableStart, as buildRopeTables lays
+  // them out: min(rope_offset, the first query's position).
+  Value tableStart;
+  if (cosTable) {
+    Value qBase =
+        op.getRopeQOffset()
+            ? t.idx(*op.getRopeQOffset())
+            : arith::AddIOp::create(b, loc, off, t.idx(op.getRopeOffset()))
+                  .getResult();
+    tableStart =
+        arith::MinSIOp::create(b, loc, t.idx(op.getRopeOffset()), qBase);
+  }
   auto rope = [&](OpBuilder &ob, Value tile, Value start) -> Value {
-    auto theta = op.getRopeTheta();
-    if (!theta)
+    if (!cosTable)
       return tile;
-    Value pos = arith::AddIOp::create(
-        ob, loc, start,
-        arith::ConstantIndexOp::create(ob, loc, op.getRopeOffset()));
-    return blk::RopeOp::create(
-        ob, loc, tile.getType(), tile, pos, op.getRopeStyleAttr(),
-        op.getRopeThetaAttr(),
-        ob.getI64IntegerAttr(op.getRopeDim().value_or(d)));
+    TileBuilder n(ob, loc);
+    int64_t rows = cast<RankedTensorType>(tile.getType()).getDimSize(0);
+    int64_t half = cast<MemRefType>(cosTable.getType()).getDimSize(1);
+    Value pos = arith::SubIOp::create(
+        ob, loc,
+        arith::AddIOp::create(ob, loc, start, n.idx(op.getRopeOffset())),
+        tableStart);
+    Value cs = n.load(cosTable, {pos, n.idx(0)}, {0, 1}, {rows, half});
+    Value sn = n.load(sinTable, {pos, n.idx(0)}, {0, 1}, {rows, half});
+    return blk::RopeOp::create(ob, loc, tile.getType(), tile, cs, sn,
+                               op.getRopeStyleAttr());
   };
 
   // Query tile in f32, rotated, with scale * log2(e) folded in.
@@ -293,6 +317,60 @@ void buildKernel(AttentionOp op, func::FuncOp kernel, LoweringConfig cfg) {
   func::ReturnOp::create(b, loc);
 }
 
+/// cos/sin(p * theta^(-2i/R)) for every position p a query or key of `op`
+/// takes, [P, R/2] f32, computed once per launch in f64 (positions reach
+/// 1e5, where f32 angles lose the phase).
+std::pair<Value, Value> buildRopeTables(AttentionOp op, OpBuilder &b) {
+  Location loc = op.getLoc();
+  int64_t d = cast<ShapedType>(op.getQ().getType()).getDimSize(3);
+  int64_t rot = op.getRopeDim().value_or(d), half = rot / 2;
+  double logTheta = std::log(op.getRopeTheta()->convertToDouble());
+  auto cIdx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value t = tensor::DimOp::create(b, loc, op.getQ(), 2);
+  Value s = tensor::DimOp::create(b, loc, op.getK(), 2);
+  Value kEnd = arith::AddIOp::create(b, loc, s, cIdx(op.getRopeOffset()));
+  Value qBase = op.getRopeQOffset()
+                    ? cIdx(*op.getRopeQOffset()).getResult()
+                    : arith::SubIOp::create(b, loc, kEnd, t).getResult();
+  Value qEnd = arith::AddIOp::create(b, loc, qBase, t);
+  // Queries may sit at negative positions (mask none with T > S): the table
+  // starts at the lowest position any row takes (see tableStart).
+  Value start = arith::MinSIOp::create(b, loc, cIdx(op.getRopeOffset()), qBase);
+  Value positions = arith::SubIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, kEnd, qEnd), start);
+  auto type =
+      RankedTensorType::get({ShapedType::kDynamic, half}, b.getF32Type());
+  auto table = [&](bool isCos) {
+    return tensor::GenerateOp::create(
+               b, loc, type, ValueRange{positions},
+               [&](OpBuilder &nb, Location l, ValueRange ivs) {
+                 auto toF64 = [&](Value idx) -> Value {
+                   Value i =
+                       arith::IndexCastOp::create(nb, l, nb.getI64Type(), idx);
+                   return arith::SIToFPOp::create(nb, l, nb.getF64Type(), i);
+                 };
+                 Value e = arith::MulFOp::create(
+                     nb, l, toF64(ivs[1]),
+                     arith::ConstantOp::create(
+                         nb, l, nb.getF64FloatAttr(-2.0 * logTheta / rot)));
+                 Value pos = arith::AddIOp::create(nb, l, ivs[0], start);
+                 Value angle = arith::MulFOp::create(
+                     nb, l, toF64(pos), math::ExpOp::create(nb, l, e));
+                 Value v = isCos
+                               ? math::CosOp::create(nb, l, angle).getResult()
+                               : math::SinOp::create(nb, l, angle).getResult();
+                 tensor::YieldOp::create(
+                     nb, l,
+                     arith::TruncFOp::create(nb, l, nb.getF32Type(), v)
+                         .getResult());
+               })
+        .getResult();
+  };
+  return {table(true), table(false)};
+}
+
 MemRefType bufferTypeOf(Value tensor) {
   auto t = cast<RankedTensorType>(tensor.getType());
   return MemRefType::get(t.getShape(), t.getElementType());
@@ -328,6 +406,11 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
     SmallVector<Value> tensors = {op.getQ(), op.getK(), op.getV()};
     if (op.getG())
       tensors.push_back(op.getG());
+    if (op.getRopeTheta()) {
+      auto [cosTable, sinTable] = buildRopeTables(op, b);
+      tensors.push_back(cosTable);
+      tensors.push_back(sinTable);
+    }
     SmallVector<Type> argTypes;
     for (Value v : tensors)
       argTypes.push_back(bufferTypeOf(v));

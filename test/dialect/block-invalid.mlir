@@ -1,5 +1,5 @@
 // attn_block verifier errors (dialect/lib/AttnBlockDialect.cpp and the ODS
-// constraints on program_id/reduce/broadcast axes).
+// constraints on program_id/reduce/broadcast axes and on rope's cos/sin tiles).
 //
 // RUN: attn-opt %s -split-input-file -verify-diagnostics
 
@@ -235,4 +235,40 @@ func.func @program_id_negative_axis() {
   // expected-error @+1 {{'attn_block.program_id' op attribute 'axis' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 0 whose maximum value is 2}}
   %p = attn_block.program_id -1
   return
+}
+
+// -----
+
+// attn_block.rope: cos/sin tiles are [rows, R/2] with the input's rows.
+func.func @rope_table_rows(%x: tensor<16x64xf32>, %c: tensor<8x32xf32>) -> tensor<16x64xf32> {
+  // expected-error @+1 {{'attn_block.rope' op cos/sin tiles 'tensor<8x32xf32>' must be [rows, R/2] with rows and R <= D of the input 'tensor<16x64xf32>'}}
+  %r = attn_block.rope %x, %c, %c style half : tensor<16x64xf32>, tensor<8x32xf32>
+  return %r : tensor<16x64xf32>
+}
+
+// -----
+
+// R = 2 * 40 = 80 rotated features do not fit in D = 64.
+func.func @rope_table_too_wide(%x: tensor<16x64xf32>, %c: tensor<16x40xf32>) -> tensor<16x64xf32> {
+  // expected-error @+1 {{'attn_block.rope' op cos/sin tiles 'tensor<16x40xf32>' must be [rows, R/2] with rows and R <= D of the input 'tensor<16x64xf32>'}}
+  %r = attn_block.rope %x, %c, %c style interleaved : tensor<16x64xf32>, tensor<16x40xf32>
+  return %r : tensor<16x64xf32>
+}
+
+// -----
+
+// Only the generic form can give sin another type than cos; the
+// AllTypesMatch<cos, sin> constraint rejects it before RopeOp::verify.
+func.func @rope_table_types_differ(%x: tensor<16x64xf32>, %c: tensor<16x32xf32>, %s: tensor<16x16xf32>) -> tensor<16x64xf32> {
+  // expected-error @+1 {{'attn_block.rope' op failed to verify that all of {cos, sin} have same type}}
+  %r = "attn_block.rope"(%x, %c, %s) <{style = 0 : i32}> : (tensor<16x64xf32>, tensor<16x32xf32>, tensor<16x16xf32>) -> tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
+
+// -----
+
+func.func @rope_table_element_type(%x: tensor<16x64xf32>, %c: tensor<16x32xf16>) -> tensor<16x64xf32> {
+  // expected-error @+1 {{'attn_block.rope' op operand #1 must be 2D tensor of 32-bit float values, but got 'tensor<16x32xf16>'}}
+  %r = attn_block.rope %x, %c, %c style half : tensor<16x64xf32>, tensor<16x32xf16>
+  return %r : tensor<16x64xf32>
 }

@@ -18,7 +18,7 @@
 // RUN: attn-opt %t.rope.mlir --attn-block-to-cpu | FileCheck %s --check-prefix=CPU
 
 // CHECK-LABEL: func.func private @kernel
-// CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x64xf32>, %[[G:[^:]*]]: memref<?x?x?xf32>, %[[O:[^:]*]]: memref<?x?x?x64xf16>)
+// CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x64xf32>, %[[G:[^:]*]]: memref<?x?x?xf32>, %[[COS:[^:]*]]: memref<?x32xf32>, %[[SIN:[^:]*]]: memref<?x32xf32>, %[[O:[^:]*]]: memref<?x?x?x64xf16>)
 // CHECK-SAME: attributes {attn_block.kernel}
 // CHECK-NEXT: %[[P0:.*]] = attn_block.program_id 0
 // CHECK-NEXT: %[[P1:.*]] = attn_block.program_id 1
@@ -26,8 +26,14 @@
 // CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %[[QT:.*]] = attn_block.load %[[Q]][%[[P2]], %[[P1]], %[[P0]], %[[C0]]] dims [2, 3] padding 0.000000e+00 : memref<?x?x?x64xf32> -> tensor<16x64xf32>
 // CHECK-NEXT: %[[GT:.*]] = attn_block.load %[[G]][%[[P2]], %[[P1]], %[[P0]]] dims [2] padding -1.500000e+00 : memref<?x?x?xf32> -> tensor<16xf32>
-// CHECK-NEXT: %[[R:.*]] = attn_block.rope %[[QT]], %[[P0]] style half theta 1.000000e+04 rotary_dim 64 : tensor<16x64xf32>
-// CHECK-NEXT: %[[RI:.*]] = attn_block.rope %[[R]], %[[C0]] style interleaved theta 5.000000e+05 rotary_dim 32 : tensor<16x64xf32>
+// rope takes [rows, R/2] cos/sin tiles: R = 64 (all of D) for the half
+// style, R = 32 (features 32.. pass through) for the interleaved one.
+// CHECK-NEXT: %[[CT:.*]] = attn_block.load %[[COS]][%[[P0]], %[[C0]]] dims [0, 1] padding 1.000000e+00 : memref<?x32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT: %[[ST:.*]] = attn_block.load %[[SIN]][%[[P0]], %[[C0]]] dims [0, 1] padding 0.000000e+00 : memref<?x32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT: %[[CT2:.*]] = attn_block.load %[[COS]][%[[C0]], %[[C0]]] dims [0, 1] padding 1.000000e+00 : memref<?x32xf32> -> tensor<16x16xf32>
+// CHECK-NEXT: %[[ST2:.*]] = attn_block.load %[[SIN]][%[[C0]], %[[C0]]] dims [0, 1] padding 0.000000e+00 : memref<?x32xf32> -> tensor<16x16xf32>
+// CHECK-NEXT: %[[R:.*]] = attn_block.rope %[[QT]], %[[CT]], %[[ST]] style half : tensor<16x64xf32>, tensor<16x32xf32>
+// CHECK-NEXT: %[[RI:.*]] = attn_block.rope %[[R]], %[[CT2]], %[[ST2]] style interleaved : tensor<16x64xf32>, tensor<16x16xf32>
 // CHECK-NEXT: %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
 // CHECK-NEXT: %[[S:.*]] = attn_block.dot %[[RI]], %[[QT]], %[[Z]] transpose_b : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x16xf32>
 // CHECK-NEXT: %[[ZA:.*]] = arith.constant dense<0.000000e+00> : tensor<16x64xf32>
@@ -54,8 +60,12 @@
 // GENERIC-NEXT: "attn_block.program_id"() <{axis = 2 : i64}> : () -> index
 // GENERIC: "attn_block.load"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{dims = array<i64: 2, 3>, padding = 0.000000e+00 : f64}> : (memref<?x?x?x64xf32>, index, index, index, index) -> tensor<16x64xf32>
 // GENERIC-NEXT: "attn_block.load"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{dims = array<i64: 2>, padding = -1.500000e+00 : f64}> : (memref<?x?x?xf32>, index, index, index) -> tensor<16xf32>
-// GENERIC-NEXT: "attn_block.rope"(%{{.*}}, %{{.*}}) <{rotary_dim = 64 : i64, style = 0 : i32, theta = 1.000000e+04 : f64}> : (tensor<16x64xf32>, index) -> tensor<16x64xf32>
-// GENERIC-NEXT: "attn_block.rope"(%{{.*}}, %{{.*}}) <{rotary_dim = 32 : i64, style = 1 : i32, theta = 5.000000e+05 : f64}> : (tensor<16x64xf32>, index) -> tensor<16x64xf32>
+// GENERIC-NEXT: "attn_block.load"(%{{.*}}, %{{.*}}, %{{.*}}) <{dims = array<i64: 0, 1>, padding = 1.000000e+00 : f64}> : (memref<?x32xf32>, index, index) -> tensor<16x32xf32>
+// GENERIC-NEXT: "attn_block.load"(%{{.*}}, %{{.*}}, %{{.*}}) <{dims = array<i64: 0, 1>, padding = 0.000000e+00 : f64}> : (memref<?x32xf32>, index, index) -> tensor<16x32xf32>
+// GENERIC-NEXT: "attn_block.load"(%{{.*}}, %{{.*}}, %{{.*}}) <{dims = array<i64: 0, 1>, padding = 1.000000e+00 : f64}> : (memref<?x32xf32>, index, index) -> tensor<16x16xf32>
+// GENERIC-NEXT: "attn_block.load"(%{{.*}}, %{{.*}}, %{{.*}}) <{dims = array<i64: 0, 1>, padding = 0.000000e+00 : f64}> : (memref<?x32xf32>, index, index) -> tensor<16x16xf32>
+// GENERIC-NEXT: "attn_block.rope"(%{{.*}}, %{{.*}}, %{{.*}}) <{style = 0 : i32}> : (tensor<16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<16x64xf32>
+// GENERIC-NEXT: "attn_block.rope"(%{{.*}}, %{{.*}}, %{{.*}}) <{style = 1 : i32}> : (tensor<16x64xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x64xf32>
 // GENERIC: "attn_block.dot"(%{{.*}}, %{{.*}}, %{{.*}}) <{transpose_b}> : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
 // GENERIC: "attn_block.dot"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<16x16xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
 // GENERIC-NEXT: "attn_block.reduce"(%{{.*}}) <{axis = 1 : i64, kind = 0 : i32}> : (tensor<16x16xf32>) -> tensor<16xf32>
@@ -66,15 +76,19 @@
 // GENERIC-NEXT: "attn_block.iota"(%{{.*}}) : (index) -> tensor<16xi64>
 // GENERIC: "attn_block.store"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{dims = array<i64: 2, 3>}> : (tensor<16x64xf16>, memref<?x?x?x64xf16>, index, index, index, index) -> ()
 // GENERIC-NEXT: "attn_block.store"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{dims = array<i64: 2>}> : (tensor<16xf32>, memref<?x?x?xf32>, index, index, index) -> ()
-func.func private @kernel(%q: memref<?x?x?x64xf32>, %g: memref<?x?x?xf32>, %o: memref<?x?x?x64xf16>) attributes {attn_block.kernel} {
+func.func private @kernel(%q: memref<?x?x?x64xf32>, %g: memref<?x?x?xf32>, %cos: memref<?x32xf32>, %sin: memref<?x32xf32>, %o: memref<?x?x?x64xf16>) attributes {attn_block.kernel} {
   %p0 = attn_block.program_id 0
   %p1 = attn_block.program_id 1
   %p2 = attn_block.program_id 2
   %c0 = arith.constant 0 : index
   %qt = attn_block.load %q[%p2, %p1, %p0, %c0] dims [2, 3] padding 0.0 : memref<?x?x?x64xf32> -> tensor<16x64xf32>
   %gt = attn_block.load %g[%p2, %p1, %p0] dims [2] padding -1.5 : memref<?x?x?xf32> -> tensor<16xf32>
-  %r = attn_block.rope %qt, %p0 style half theta 1.0e+04 rotary_dim 64 : tensor<16x64xf32>
-  %ri = attn_block.rope %r, %c0 style interleaved theta 5.0e+05 rotary_dim 32 : tensor<16x64xf32>
+  %ct = attn_block.load %cos[%p0, %c0] dims [0, 1] padding 1.0 : memref<?x32xf32> -> tensor<16x32xf32>
+  %st = attn_block.load %sin[%p0, %c0] dims [0, 1] padding 0.0 : memref<?x32xf32> -> tensor<16x32xf32>
+  %ct2 = attn_block.load %cos[%c0, %c0] dims [0, 1] padding 1.0 : memref<?x32xf32> -> tensor<16x16xf32>
+  %st2 = attn_block.load %sin[%c0, %c0] dims [0, 1] padding 0.0 : memref<?x32xf32> -> tensor<16x16xf32>
+  %r = attn_block.rope %qt, %ct, %st style half : tensor<16x64xf32>, tensor<16x32xf32>
+  %ri = attn_block.rope %r, %ct2, %st2 style interleaved : tensor<16x64xf32>, tensor<16x16xf32>
   %z = arith.constant dense<0.0> : tensor<16x16xf32>
   %s = attn_block.dot %ri, %qt, %z transpose_b : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x16xf32>
   %za = arith.constant dense<0.0> : tensor<16x64xf32>
@@ -98,20 +112,29 @@ func.func private @kernel(%q: memref<?x?x?x64xf32>, %g: memref<?x?x?xf32>, %o: m
 }
 
 // CHECK-LABEL: func.func @host
-// CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x64xf32>, %[[G:[^:]*]]: memref<?x?x?xf32>, %[[O:[^:]*]]: memref<?x?x?x64xf16>, %[[X:[^:]*]]: index, %[[Y:[^:]*]]: index)
-// CHECK-NEXT: attn_block.launch @kernel grid(%[[X]], %[[Y]]) args(%[[Q]], %[[G]], %[[O]]) : memref<?x?x?x64xf32>, memref<?x?x?xf32>, memref<?x?x?x64xf16>
+// CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x64xf32>, %[[G:[^:]*]]: memref<?x?x?xf32>, %[[COS:[^:]*]]: memref<?x32xf32>, %[[SIN:[^:]*]]: memref<?x32xf32>, %[[O:[^:]*]]: memref<?x?x?x64xf16>, %[[X:[^:]*]]: index, %[[Y:[^:]*]]: index)
+// CHECK-NEXT: attn_block.launch @kernel grid(%[[X]], %[[Y]]) args(%[[Q]], %[[G]], %[[COS]], %[[SIN]], %[[O]]) : memref<?x?x?x64xf32>, memref<?x?x?xf32>, memref<?x32xf32>, memref<?x32xf32>, memref<?x?x?x64xf16>
 // CHECK-NEXT: return
 // GENERIC-LABEL: sym_name = "host"
-// GENERIC: "attn_block.launch"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{kernel = @kernel}> : (index, index, memref<?x?x?x64xf32>, memref<?x?x?xf32>, memref<?x?x?x64xf16>) -> ()
-func.func @host(%q: memref<?x?x?x64xf32>, %g: memref<?x?x?xf32>, %o: memref<?x?x?x64xf16>, %x: index, %y: index) {
-  attn_block.launch @kernel grid(%x, %y) args(%q, %g, %o) : memref<?x?x?x64xf32>, memref<?x?x?xf32>, memref<?x?x?x64xf16>
+// GENERIC: "attn_block.launch"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{kernel = @kernel}> : (index, index, memref<?x?x?x64xf32>, memref<?x?x?xf32>, memref<?x32xf32>, memref<?x32xf32>, memref<?x?x?x64xf16>) -> ()
+func.func @host(%q: memref<?x?x?x64xf32>, %g: memref<?x?x?xf32>, %cos: memref<?x32xf32>, %sin: memref<?x32xf32>, %o: memref<?x?x?x64xf16>, %x: index, %y: index) {
+  attn_block.launch @kernel grid(%x, %y) args(%q, %g, %cos, %sin, %o) : memref<?x?x?x64xf32>, memref<?x?x?xf32>, memref<?x32xf32>, memref<?x32xf32>, memref<?x?x?x64xf16>
   return
 }
 
-// The re-parsed attn-to-block output lowers like the one-process pipeline.
+// The re-parsed attn-to-block output lowers like the one-process pipeline:
+// the kernel reads the cos/sin tables it is passed and computes no angle;
+// the host builds them and passes them to every program instance.
 // CPU-LABEL: func.func private @main_attention_kernel
-// CPU-SAME: index, %{{[^:]*}}: index) attributes {attn_block.kernel}
+// CPU-SAME: %[[COS:[^:]*]]: memref<?x32xf32>, %[[SIN:[^:]*]]: memref<?x32xf32>, %{{[^:]*}}: memref<?x?x?x64xf32>, %{{[^:]*}}: index, %{{[^:]*}}: index) attributes {attn_block.kernel}
 // CPU-NOT: attn_block.load
+// CPU-NOT: math.{{(cos|sin)}}
+// CPU: memref.load %[[COS]][
+// CPU-NOT: math.{{(cos|sin)}}
+// CPU: memref.load %[[SIN]][
+// CPU-NOT: math.{{(cos|sin)}}
 // CPU-LABEL: func.func @main
+// CPU: math.cos %{{.*}} : f64
+// CPU: math.sin %{{.*}} : f64
 // CPU: scf.parallel
 // CPU-NEXT: func.call @main_attention_kernel(

@@ -154,6 +154,24 @@ func.func @rope_odd_head_dim(%q: tensor<1x2x3x9xf32>, %k: tensor<1x2x3x9xf32>, %
 
 // -----
 
+// RoPE positions index the cos/sin tables attn-to-block builds, from 0.
+func.func @rope_offset_negative(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op rope positions must be non-negative: rope_offset and rope_q_offset must be >= 0}}
+  %0 = attn.attention %q, %k, %v rope(1.0e+04) rope_offset -1 : (tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32>
+  return
+}
+
+// -----
+
+// A non-negative rope_offset does not excuse a negative rope_q_offset.
+func.func @rope_q_offset_negative(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op rope positions must be non-negative: rope_offset and rope_q_offset must be >= 0}}
+  %0 = attn.attention %q, %k, %v rope(1.0e+04) rope_offset 4 rope_q_offset -2 : (tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32>
+  return
+}
+
+// -----
+
 func.func @rope_style_without_rope(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>) {
   // expected-error @+1 {{'attn.attention' op rope_style, rope_dim, rope_offset and rope_q_offset need rope(theta)}}
   %0 = attn.attention %q, %k, %v rope_style interleaved : (tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32>

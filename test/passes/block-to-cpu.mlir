@@ -6,11 +6,15 @@
 // transpose_b; row reductions: one vector.reduction per row), linalg ops
 // (broadcast, column reductions) or tensor.generate / scf loops (masked
 // loads, rope, iota, scan, masked stores). No attn_block op is left (the
-// kernel keeps its attn_block.kernel attribute).
+// kernel keeps its attn_block.kernel attribute). RoPE reads the cos/sin
+// tiles loaded from the tables the host builds (in f64, once per launch):
+// the kernel has no math.cos / math.sin.
 // RUN: attn-opt %S/../../examples/rope.mlir --attn-fuse --attn-to-block \
 // RUN:   --attn-block-to-cpu \
 // RUN:   | FileCheck %s --implicit-check-not='attn_block.{{(program_id|load|store|dot|reduce|broadcast|scan|iota|rope|launch)}}' \
 // RUN:       --implicit-check-not=attn.attention
+// RUN: attn-opt %S/../../examples/rope.mlir --attn-fuse --attn-to-block \
+// RUN:   --attn-block-to-cpu | FileCheck %s --check-prefix=TRIG
 // RUN: attn-opt %S/../../examples/fox.mlir --attn-fuse --attn-to-block \
 // RUN:   --attn-block-to-cpu \
 // RUN:   | FileCheck %s --check-prefix=FOX \
@@ -18,7 +22,7 @@
 // RUN:       --implicit-check-not=attn.attention
 
 // CHECK-LABEL: func.func private @main_attention_kernel
-// CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x64xf32>, %[[K:[^:]*]]: memref<?x?x?x64xf32>, %[[V:[^:]*]]: memref<?x?x?x64xf32>, %[[O:[^:]*]]: memref<?x?x?x64xf32>, %[[PID0:[^:]*]]: index, %[[PID1:[^:]*]]: index)
+// CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x64xf32>, %[[K:[^:]*]]: memref<?x?x?x64xf32>, %[[V:[^:]*]]: memref<?x?x?x64xf32>, %[[COS:[^:]*]]: memref<?x32xf32>, %[[SIN:[^:]*]]: memref<?x32xf32>, %[[O:[^:]*]]: memref<?x?x?x64xf32>, %[[PID0:[^:]*]]: index, %[[PID1:[^:]*]]: index)
 // CHECK-SAME: attributes {attn_block.kernel}
 // (batch, head) from program id 1, the query tile from program id 0.
 // CHECK: %[[B:.*]] = arith.divui %[[PID1]], %{{.*}} : index
@@ -40,20 +44,56 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: tensor.yield %[[X]] : f32
 // CHECK-NEXT: } : tensor<64x64xf32>
-// RoPE: another tensor.generate, angles in f64.
+// The q tile's cos/sin tiles: masked loads of table rows row0.. (rope_q_offset
+// 0), R/2 = 32 columns.
+// CHECK-NEXT: %[[QC:.*]] = tensor.generate
+// CHECK-NEXT: ^bb0(%[[CR:.*]]: index, %[[CC:.*]]: index):
+// CHECK-NEXT: %[[CROW:.*]] = arith.addi %[[ROW0]], %[[CR]] : index
+// CHECK-NEXT: %{{.*}} = memref.dim %[[COS]], %{{.*}} : memref<?x32xf32>
+// CHECK: memref.load %[[COS]][%[[CROW]], %[[CC]]] : memref<?x32xf32>
+// CHECK: } : tensor<64x32xf32>
+// CHECK-NEXT: %[[QSN:.*]] = tensor.generate
+// CHECK-NEXT: ^bb0(%[[SR0:.*]]: index, %[[SC0:.*]]: index):
+// CHECK-NEXT: %[[SROW:.*]] = arith.addi %[[ROW0]], %[[SR0]] : index
+// CHECK: memref.load %[[SIN]][%[[SROW]], %[[SC0]]] : memref<?x32xf32>
+// CHECK: } : tensor<64x32xf32>
+// RoPE (style half): out[r, c] = x[r, c] cos[r, i] + sign x[r, partner]
+// sin[r, i] for the pair i of c, read from the tiles; no angle computed.
 // CHECK-NEXT: %[[QR:.*]] = tensor.generate
-// CHECK: tensor.extract %[[QT]]
-// CHECK: math.cos %{{.*}} : f64
-// CHECK: math.sin %{{.*}} : f64
-// CHECK: } : tensor<64x64xf32>
+// CHECK-NEXT: ^bb0(%[[RR:.*]]: index, %[[RC:.*]]: index):
+// CHECK-NEXT: %[[XC:.*]] = tensor.extract %[[QT]][%[[RR]], %[[RC]]] : tensor<64x64xf32>
+// CHECK: %[[XP:.*]] = tensor.extract %[[QT]][%[[RR]], %{{.*}}] : tensor<64x64xf32>
+// CHECK-NEXT: %[[CS:.*]] = tensor.extract %[[QC]][%[[RR]], %[[PI:.*]]] : tensor<64x32xf32>
+// CHECK-NEXT: %[[SN:.*]] = tensor.extract %[[QSN]][%[[RR]], %[[PI]]] : tensor<64x32xf32>
+// CHECK-NEXT: %[[NEG:.*]] = arith.negf %[[SN]] : f32
+// CHECK-NEXT: %[[SSN:.*]] = arith.select %{{.*}}, %[[NEG]], %[[SN]] : f32
+// CHECK-NEXT: %[[T1:.*]] = arith.mulf %[[XP]], %[[SSN]] : f32
+// CHECK-NEXT: %[[T0:.*]] = arith.mulf %[[XC]], %[[CS]] : f32
+// CHECK-NEXT: %[[ROT:.*]] = arith.addf %[[T0]], %[[T1]] : f32
+// CHECK-NEXT: %[[OUTV:.*]] = arith.select %{{.*}}, %[[ROT]], %[[XC]] : f32
+// CHECK-NEXT: tensor.yield %[[OUTV]] : f32
+// CHECK-NEXT: } : tensor<64x64xf32>
 // iota: a tensor.generate of i64.
 // CHECK: %[[ROWS:.*]] = tensor.generate
 // CHECK: arith.index_cast %{{.*}} : index to i64
 // CHECK: } : tensor<64xi64>
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>) {
 // CHECK: memref.load %[[K]][
-// CHECK: %[[KR:.*]] = tensor.generate
-// CHECK: math.cos
+// CHECK: } : tensor<64x64xf32>
+// k's cos/sin tiles, per key tile: table rows j.. (rope_offset 0).
+// CHECK-NEXT: %[[KC:.*]] = tensor.generate
+// CHECK-NEXT: ^bb0(%[[KCR:.*]]: index, %{{.*}}: index):
+// CHECK-NEXT: %[[KROW:.*]] = arith.addi %[[J]], %[[KCR]] : index
+// CHECK: memref.load %[[COS]][%[[KROW]], %{{.*}}] : memref<?x32xf32>
+// CHECK: } : tensor<64x32xf32>
+// CHECK-NEXT: %[[KSN:.*]] = tensor.generate
+// CHECK-NEXT: ^bb0(%[[KSR:.*]]: index, %{{.*}}: index):
+// CHECK-NEXT: %[[KSROW:.*]] = arith.addi %[[J]], %[[KSR]] : index
+// CHECK: memref.load %[[SIN]][%[[KSROW]], %{{.*}}] : memref<?x32xf32>
+// CHECK: } : tensor<64x32xf32>
+// CHECK-NEXT: %[[KR:.*]] = tensor.generate
+// CHECK: tensor.extract %[[KC]][
+// CHECK-NEXT: tensor.extract %[[KSN]][
 // CHECK: } : tensor<64x64xf32>
 // dot(q, k, transpose_b): k's tile transposed, then per row m a vector
 // accumulator updated by an FMA for every k.
@@ -93,23 +133,46 @@
 // CHECK-NEXT: memref.store %[[E]], %[[O]][%[[B]], %[[H]], %[[OROW]], %[[SC]]] : memref<?x?x?x64xf32>
 // CHECK: return
 
-// The launch: scf.parallel over the grid (ceil(T / 64), B * Hq), the
-// induction variables passed as the program ids.
+// The launch: the cos/sin tables built once, on the host, in f64; then
+// scf.parallel over the grid (ceil(T / 64), B * Hq), the induction
+// variables passed as the program ids.
 // CHECK-LABEL: func.func @main
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
-// CHECK: %[[QB:.*]] = bufferization.to_buffer %{{.*}} read_only
+// CHECK: %[[NPOS:.*]] = arith.maxsi
+// CHECK-NEXT: %[[CT:.*]] = tensor.generate %[[NPOS]] {
+// CHECK: %[[CV:.*]] = math.cos %{{.*}} : f64
+// CHECK-NEXT: %{{.*}} = arith.truncf %[[CV]] : f64 to f32
+// CHECK: } : tensor<?x32xf32>
+// CHECK-NEXT: %[[ST:.*]] = tensor.generate %[[NPOS]] {
+// CHECK: %[[SV:.*]] = math.sin %{{.*}} : f64
+// CHECK-NEXT: %{{.*}} = arith.truncf %[[SV]] : f64 to f32
+// CHECK: } : tensor<?x32xf32>
+// CHECK-NEXT: %[[QB:.*]] = bufferization.to_buffer %{{.*}} read_only
 // CHECK-NEXT: %[[KB:.*]] = bufferization.to_buffer %{{.*}} read_only
 // CHECK-NEXT: %[[VB:.*]] = bufferization.to_buffer %{{.*}} read_only
+// CHECK-NEXT: %[[CB:.*]] = bufferization.to_buffer %[[CT]] read_only : tensor<?x32xf32> to memref<?x32xf32>
+// CHECK-NEXT: %[[SB:.*]] = bufferization.to_buffer %[[ST]] read_only : tensor<?x32xf32> to memref<?x32xf32>
+// CHECK-NOT: math.
 // CHECK: %[[OUT:.*]] = memref.alloc
 // CHECK-NEXT: %[[GX:.*]] = arith.ceildivui
 // CHECK-NEXT: %[[GY:.*]] = arith.muli
 // CHECK-NEXT: scf.parallel (%[[X:.*]], %[[Y:.*]]) = (%[[C0]], %[[C0]]) to (%[[GX]], %[[GY]]) step (%[[C1]], %[[C1]]) {
-// CHECK-NEXT: func.call @main_attention_kernel(%[[QB]], %[[KB]], %[[VB]], %[[OUT]], %[[X]], %[[Y]]) : (memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, index, index) -> ()
+// CHECK-NEXT: func.call @main_attention_kernel(%[[QB]], %[[KB]], %[[VB]], %[[CB]], %[[SB]], %[[OUT]], %[[X]], %[[Y]]) : (memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, memref<?x32xf32>, memref<?x32xf32>, memref<?x?x?x64xf32>, index, index) -> ()
 // CHECK-NEXT: scf.reduce
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK-NEXT: return %[[R]]
+
+// The kernel computes no angle: cos/sin only on the host.
+// TRIG-LABEL: func.func private @main_attention_kernel
+// TRIG-NOT: math.{{(cos|sin|exp) }}
+// TRIG: return
+// TRIG-NEXT: }
+// TRIG-LABEL: func.func @main
+// TRIG: math.cos
+// TRIG: math.sin
+// TRIG: scf.parallel
 
 // FoX: scan becomes a sequential scf.for inserting the running sum, in f64;
 // the f64 prefix loops stay scf.for loops with a row reduction inside.

@@ -32,33 +32,46 @@
 // RUN: attn-opt %S/../../examples/rope.mlir --attn-to-cpu | grep -c 'llvm.call @main_attention_kernel(' | grep -x 1
 // RUN: attn-opt %S/../../examples/fox.mlir --attn-to-cpu | grep -c 'omp.parallel' | grep -x 1
 
-// The kernel: 4 (rope: q, k, v, out) or 5 (fox: + g) memref descriptors
-// (11 values each for rank 4, 9 for g's rank 3), then pid0, pid1.
+// The kernel: 6 (rope: q, k, v, cos table, sin table, out) or 5 (fox: q,
+// k, v, g, out) memref descriptors (11 values each for rank 4, 9 for g's
+// rank 3, 7 for the [P, R/2] tables: %arg33..39 and %arg40..46), then pid0,
+// pid1. The rope kernel only reads the tables: no cos/sin in it.
 // CHECK: llvm.func @malloc(i64) -> !llvm.ptr
-// ROPE: llvm.func @main_attention_kernel(%arg0: !llvm.ptr, {{.*}}, %arg44: i64, %arg45: i64) attributes {attn_block.kernel, sym_visibility = "private"} {
+// ROPE: llvm.func @main_attention_kernel(%arg0: !llvm.ptr, {{.*}}, %arg32: i64, %arg33: !llvm.ptr, %arg34: !llvm.ptr, %arg35: i64, %arg36: i64, %arg37: i64, %arg38: i64, %arg39: i64, %arg40: !llvm.ptr, %arg41: !llvm.ptr, %arg42: i64, %arg43: i64, %arg44: i64, %arg45: i64, %arg46: i64, %arg47: !llvm.ptr, {{.*}}, %arg58: i64, %arg59: i64) attributes {attn_block.kernel, sym_visibility = "private"} {
 // FOX: llvm.func @main_attention_kernel(%arg0: !llvm.ptr, {{.*}}, %arg53: i64, %arg54: i64) attributes {attn_block.kernel, sym_visibility = "private"} {
 // CHECK-NOT: llvm.func
-// ROPE: llvm.intr.cos
-// ROPE: llvm.intr.sin
+// ROPE-NOT: llvm.intr.{{(cos|sin)}}
 // FOX: llvm.fpext {{.*}} : f32 to f64
 // CHECK: llvm.intr.exp2
+// ROPE-NOT: llvm.intr.{{(cos|sin)}}
 // CHECK: llvm.return
 // CHECK-NEXT: }
 
-// The host function: the grid as an OpenMP worksharing loop nest whose
-// two induction variables are the kernel's last two arguments.
+// The host function: (rope) the cos/sin tables, angles in f64, built once
+// before the parallel region; the grid as an OpenMP worksharing loop nest
+// whose two induction variables are the kernel's last two arguments.
 // CHECK: llvm.func @main(
+// ROPE: %[[COS:.*]] = llvm.intr.cos(%{{.*}}) : (f64) -> f64
+// ROPE-NEXT: llvm.fptrunc %[[COS]] : f64 to f32
+// ROPE: %[[SIN:.*]] = llvm.intr.sin(%{{.*}}) : (f64) -> f64
+// ROPE-NEXT: llvm.fptrunc %[[SIN]] : f64 to f32
+// ROPE-NOT: llvm.intr.{{(cos|sin)}}
 // CHECK: omp.parallel {
 // CHECK-NEXT: omp.wsloop {
 // CHECK-NEXT: omp.loop_nest (%[[X:[^,]*]], %[[Y:[^)]*]]) : i64 = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) collapse(2) {
 // CHECK: llvm.call @main_attention_kernel({{.*}}, %[[X]], %[[Y]]) : (
+// ROPE-NOT: llvm.intr.{{(cos|sin)}}
 // CHECK: omp.yield
 // CHECK: omp.terminator
 // CHECK: llvm.return
 
 // Translated: the kernel calls are outlined into a parallel region forked
 // through the OpenMP runtime, with a static schedule over the grid.
-// IR: define {{.*}} @main(
+// IR-LABEL: define void @main_attention_kernel(
+// IR-NOT: @llvm.{{(cos|sin)}}.
+// IR-LABEL: define {{.*}} @main(
+// IR: call double @llvm.cos.f64(
+// IR: call double @llvm.sin.f64(
 // IR: call void {{.*}}@__kmpc_fork_call(
 // IR: define internal void @main..omp_par(
 // IR-DAG: call void @__kmpc_for_static_init_8u(

@@ -223,7 +223,10 @@ Tensor scores(const Tensor &q, const Tensor &k, double scale, const Tensor *w,
                "k shape " + shapeStr(k.shape) + " incompatible with q " +
                    shapeStr(q.shape));
   ORACLE_CHECK(Hk > 0 && Hq % Hk == 0, "Hq must be a multiple of Hk");
-  ORACLE_CHECK(T <= S, "T must be <= S");
+  // T > S puts queries at negative positions: meaningful only unmasked and
+  // without PaTH or a gate (the dialect's verifier rules the same).
+  ORACLE_CHECK(T <= S || (mask == Mask::None && !w && !g),
+               "T must be <= S unless the mask is None without PaTH/gate");
   ORACLE_CHECK((w == nullptr) == (beta == nullptr),
                "PaTH needs both w and beta (or neither)");
   if (w) {
@@ -281,9 +284,11 @@ Tensor scores(const Tensor &q, const Tensor &k, double scale, const Tensor *w,
         }
         // Keys after the query's own position (only visible with Mask::None):
         // P(p, j) = I for j >= p.
-        for (int64_t j = p + 1; j < S; ++j)
+        // (p < 0 when T > S: no gate then, so G is not read.)
+        for (int64_t j = std::max<int64_t>(p + 1, 0); j < S; ++j)
           if (visible(mask, window, p, j))
-            out.at(b, h, i, j) = scale * dotK(qi, j) + gamma * (G[p] - G[j]);
+            out.at(b, h, i, j) =
+                scale * dotK(qi, j) + (g ? gamma * (G[p] - G[j]) : 0.0);
       }
     }
   return out;

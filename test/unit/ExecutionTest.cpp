@@ -625,6 +625,20 @@ func.func @main(%q: tensor<?x?x?x32xf32>, %k: tensor<?x?x?x32xf32>, %v: tensor<?
   expectFusedMatches(src, ins);
 }
 
+TEST(Fused, RopeAtNegativeQueryPositions) {
+  // mask none allows T > S: queries then sit at negative positions
+  // (rope_offset + S - T + i), which the RoPE tables must cover too.
+  const char *src = R"(
+func.func @main(%q: tensor<?x?x?x16xf32>, %k: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x16xf32>) -> tensor<?x?x?x16xf32> {
+  %o = attn.attention %q, %k, %v rope(1.000000e+04) rope_offset 3 mask none
+      : (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>) -> tensor<?x?x?x16xf32>
+  return %o : tensor<?x?x?x16xf32>
+})";
+  expectFusedMatches(scoresProgram("mask none"),
+                     qkv(1, 2, 2, 12, 9, 16, 16, 812));
+  expectFusedMatches(src, qkv(1, 2, 2, 80, 9, 16, 16, 811));
+}
+
 TEST(Fused, LowPrecisionActivations) {
   for (const char *elt : {"f16", "bf16"}) {
     std::string src = scoresProgram("", 64, 64, elt);

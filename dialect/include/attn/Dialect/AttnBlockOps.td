@@ -134,21 +134,26 @@ def AttnBlock_IotaOp : AttnBlock_Op<"iota", [Pure]> {
   let assemblyFormat = "$start attr-dict `:` type($result)";
 }
 
-def AttnBlock_RopeOp : AttnBlock_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
-  let summary = "rotary embedding of a [rows, D] f32 tile";
+def AttnBlock_RopeOp : AttnBlock_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>,
+                                            AllTypesMatch<["cos", "sin"]>]> {
+  let summary = "rotary embedding of a [rows, D] f32 tile from cos/sin tiles";
   let description = [{
-    Row `r` of the tile is the token at position `start + r`; rotates as
-    `attn.rope` does (same `theta`, `rotary_dim`, `style`), on the tile in
-    registers so RoPE costs no extra pass over memory.
+    Rotates the first `2 * R2` features of each row as `attn.rope` does,
+    with `cos`/`sin: [rows, R2]` holding `cos/sin(pos_r * theta^(-2i/R))`
+    for the row's position (tiles of the per-position tables the launch
+    computes once). `style half` pairs `(x[i], x[i + R2])`, `interleaved`
+    pairs `(x[2i], x[2i+1])`; features past `2 * R2` pass through. The
+    rotation happens on the tile in registers: no extra pass over q or k.
   }];
-  let arguments = (ins TensorRankOf<[F32], [2]>:$input, Index:$start,
-                       Attn_RopeStyle:$style, F64Attr:$theta,
-                       I64Attr:$rotary_dim);
+  let arguments = (ins TensorRankOf<[F32], [2]>:$input,
+                       TensorRankOf<[F32], [2]>:$cos,
+                       TensorRankOf<[F32], [2]>:$sin, Attn_RopeStyle:$style);
   let results = (outs TensorRankOf<[F32], [2]>:$result);
   let assemblyFormat = [{
-    $input `,` $start `style` $style `theta` $theta `rotary_dim` $rotary_dim
-    attr-dict `:` type($input)
+    $input `,` $cos `,` $sin `style` $style attr-dict `:` type($input) `,`
+    type($cos)
   }];
+  let hasVerifier = 1;
 }
 
 def AttnBlock_LaunchOp : AttnBlock_Op<"launch", []> {
