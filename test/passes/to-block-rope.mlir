@@ -40,11 +40,14 @@
 // CHECK-NEXT: %[[ROW0:.*]] = arith.muli %[[PM]], %[[C64]] : index
 // CHECK-NEXT: %[[QPOS0:.*]] = arith.addi %[[SMT]], %[[ROW0]] : index
 // CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// The tables start at position TSTART = min(rope_offset, first query).
+// CHECK: %[[TSTART:.*]] = arith.minsi
 // The q tile: rows row0.. of (b, h), all 64 columns.
-// CHECK-NEXT: %[[QT:.*]] = attn_block.load %[[Q]][%[[B]], %[[H]], %[[ROW0]], %[[C0]]] dims [2, 3] padding 0.000000e+00 : memref<?x?x?x64xf32> -> tensor<64x64xf32>
+// CHECK: %[[QT:.*]] = attn_block.load %[[Q]][%[[B]], %[[H]], %[[ROW0]], %[[C0]]] dims [2, 3] padding 0.000000e+00 : memref<?x?x?x64xf32> -> tensor<64x64xf32>
 // rope_q_offset 0: q's rotation starts at row0 (+ 0 - 0, + 0), not at S - T + row0.
 // CHECK: %[[QS0:.*]] = arith.addi %[[ROW0]], %{{.*}} : index
-// CHECK: %[[QS:.*]] = arith.addi %[[QS0]], %{{.*}} : index
+// CHECK: %[[QS1:.*]] = arith.addi %[[QS0]], %{{.*}} : index
+// CHECK-NEXT: %[[QS:.*]] = arith.subi %[[QS1]], %[[TSTART]] : index
 // The q tile's cos/sin tiles: table rows QS.., all R/2 = 32 columns.
 // CHECK-NEXT: %[[QCC:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %[[QCOS:.*]] = attn_block.load %[[COS]][%[[QS]], %[[QCC]]] dims [0, 1] padding 0.000000e+00 : memref<?x32xf32> -> tensor<64x32xf32>
@@ -60,7 +63,8 @@
 // CHECK: %[[LOOP:.*]]:3 = scf.for %[[J:.*]] = %[[C0]] to %[[END]] step %{{.*}} iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>) {
 // GQA: k and v read head h / (Hq / Hk).
 // CHECK-NEXT: %[[KT:.*]] = attn_block.load %[[K]][%[[B]], %[[KH]], %[[J]], %[[C0]]] dims [2, 3] padding 0.000000e+00 : memref<?x?x?x64xf32> -> tensor<64x64xf32>
-// CHECK: %[[KS:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK: %[[KS1:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK-NEXT: %[[KS:.*]] = arith.subi %[[KS1]], %[[TSTART]] : index
 // The k tile's cos/sin tiles, loaded per key tile: table rows KS...
 // CHECK-NEXT: %[[KCC:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %[[KCOS:.*]] = attn_block.load %[[COS]][%[[KS]], %[[KCC]]] dims [0, 1] padding 0.000000e+00 : memref<?x32xf32> -> tensor<64x32xf32>
@@ -116,7 +120,9 @@
 // CHECK-NEXT: %[[KEND:.*]] = arith.addi %[[ST]], %[[KOFF]] : index
 // CHECK-NEXT: %[[QOFF:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %[[QEND:.*]] = arith.addi %[[QOFF]], %[[TT]] : index
-// CHECK-NEXT: %[[NPOS:.*]] = arith.maxsi %[[KEND]], %[[QEND]] : index
+// CHECK: %[[START:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[LAST:.*]] = arith.maxsi %[[KEND]], %[[QEND]] : index
+// CHECK-NEXT: %[[NPOS:.*]] = arith.subi %[[LAST]], %[[START]] : index
 // cos(p * theta^(-2i/R)) = cos(p * exp(i * -2 ln(1e4) / 64)), all in f64,
 // rounded to f32 at the end.
 // CHECK-NEXT: %[[CT:.*]] = tensor.generate %[[NPOS]] {
@@ -125,8 +131,10 @@
 // CHECK-NEXT: %[[I64:.*]] = arith.index_cast %[[I]] : index to i64
 // CHECK-NEXT: %[[IF:.*]] = arith.sitofp %[[I64]] : i64 to f64
 // CHECK-NEXT: %[[IE:.*]] = arith.mulf %[[IF]], %[[E]] : f64
+// Row r of the table is position START + r.
+// CHECK-NEXT: %[[POS:.*]] = arith.addi %[[P]], %[[START]] : index
 // CHECK-NEXT: %[[FREQ:.*]] = math.exp %[[IE]] : f64
-// CHECK-NEXT: %[[P64:.*]] = arith.index_cast %[[P]] : index to i64
+// CHECK-NEXT: %[[P64:.*]] = arith.index_cast %[[POS]] : index to i64
 // CHECK-NEXT: %[[PF:.*]] = arith.sitofp %[[P64]] : i64 to f64
 // CHECK-NEXT: %[[ANG:.*]] = arith.mulf %[[PF]], %[[FREQ]] : f64
 // CHECK-NEXT: %[[CV:.*]] = math.cos %[[ANG]] : f64
@@ -140,8 +148,9 @@
 // CHECK-NEXT: %[[SI64:.*]] = arith.index_cast %[[SI]] : index to i64
 // CHECK-NEXT: %[[SIF:.*]] = arith.sitofp %[[SI64]] : i64 to f64
 // CHECK-NEXT: %[[SIE:.*]] = arith.mulf %[[SIF]], %[[SE]] : f64
+// CHECK-NEXT: %[[SPOS:.*]] = arith.addi %[[SP]], %[[START]] : index
 // CHECK-NEXT: %[[SFREQ:.*]] = math.exp %[[SIE]] : f64
-// CHECK-NEXT: %[[SP64:.*]] = arith.index_cast %[[SP]] : index to i64
+// CHECK-NEXT: %[[SP64:.*]] = arith.index_cast %[[SPOS]] : index to i64
 // CHECK-NEXT: %[[SPF:.*]] = arith.sitofp %[[SP64]] : i64 to f64
 // CHECK-NEXT: %[[SANG:.*]] = arith.mulf %[[SPF]], %[[SFREQ]] : f64
 // CHECK-NEXT: %[[SV:.*]] = math.sin %[[SANG]] : f64
@@ -197,7 +206,8 @@
 // OFF-NEXT: %[[D:.*]] = arith.constant 6 : index
 // OFF-NEXT: %[[QS0:.*]] = arith.addi %[[ROW0]], %[[D]] : index
 // OFF-NEXT: %[[OFF:.*]] = arith.constant 3 : index
-// OFF-NEXT: %[[QS:.*]] = arith.addi %[[QS0]], %[[OFF]] : index
+// OFF-NEXT: %[[QS1:.*]] = arith.addi %[[QS0]], %[[OFF]] : index
+// OFF-NEXT: %[[QS:.*]] = arith.subi %[[QS1]], %{{.*}} : index
 // OFF-NEXT: arith.constant 0 : index
 // OFF-NEXT: %[[QC:.*]] = attn_block.load %[[COS]][%[[QS]], %{{.*}}] dims [0, 1] padding 0.000000e+00 : memref<?x8xf32> -> tensor<64x8xf32>
 // OFF-NEXT: arith.constant 0 : index
@@ -206,7 +216,8 @@
 // OFF: scf.for %[[J:[^ ]*]] =
 // OFF-NEXT: %[[KT:.*]] = attn_block.load
 // OFF-NEXT: %[[KOFF:.*]] = arith.constant 3 : index
-// OFF-NEXT: %[[KS:.*]] = arith.addi %[[J]], %[[KOFF]] : index
+// OFF-NEXT: %[[KS1:.*]] = arith.addi %[[J]], %[[KOFF]] : index
+// OFF-NEXT: %[[KS:.*]] = arith.subi %[[KS1]], %{{.*}} : index
 // OFF-NEXT: arith.constant 0 : index
 // OFF-NEXT: %[[KC:.*]] = attn_block.load %[[COS]][%[[KS]], %{{.*}}] dims [0, 1] padding 0.000000e+00 : memref<?x8xf32> -> tensor<64x8xf32>
 // OFF-NEXT: arith.constant 0 : index
@@ -222,7 +233,9 @@
 // OFF-NEXT: %[[KEND:.*]] = arith.addi %[[S]], %[[C3]] : index
 // OFF-NEXT: %[[C9:.*]] = arith.constant 9 : index
 // OFF-NEXT: %[[QEND:.*]] = arith.addi %[[C9]], %[[T]] : index
-// OFF-NEXT: %[[N:.*]] = arith.maxsi %[[KEND]], %[[QEND]] : index
+// OFF: %[[TS:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
+// OFF-NEXT: %[[LAST:.*]] = arith.maxsi %[[KEND]], %[[QEND]] : index
+// OFF-NEXT: %[[N:.*]] = arith.subi %[[LAST]], %[[TS]] : index
 // OFF-NEXT: %[[CT:.*]] = tensor.generate %[[N]] {
 // OFF: arith.constant -1.640295422175541 : f64
 // OFF: math.cos %{{.*}} : f64
@@ -247,7 +260,8 @@ func.func @q_offset(%q: tensor<1x4x?x32xf32>, %k: tensor<1x4x?x32xf32>, %v: tens
 // OFF-NEXT: %[[QPOS0:.*]] = arith.addi %[[SMT]], %[[ROW0]] : index
 // OFF: %[[QT:.*]] = attn_block.load
 // OFF-NEXT: %[[OFF:.*]] = arith.constant 3 : index
-// OFF-NEXT: %[[QS:.*]] = arith.addi %[[QPOS0]], %[[OFF]] : index
+// OFF-NEXT: %[[QS1:.*]] = arith.addi %[[QPOS0]], %[[OFF]] : index
+// OFF-NEXT: %[[QS:.*]] = arith.subi %[[QS1]], %{{.*}} : index
 // OFF-NEXT: arith.constant 0 : index
 // OFF-NEXT: %[[QC:.*]] = attn_block.load %[[COS]][%[[QS]], %{{.*}}] dims [0, 1] padding 0.000000e+00 : memref<?x16xf32> -> tensor<64x16xf32>
 // OFF-NEXT: arith.constant 0 : index
@@ -263,7 +277,9 @@ func.func @q_offset(%q: tensor<1x4x?x32xf32>, %k: tensor<1x4x?x32xf32>, %v: tens
 // OFF-NEXT: %[[KEND:.*]] = arith.addi %[[S]], %[[C3]] : index
 // OFF-NEXT: %[[QBASE:.*]] = arith.subi %[[KEND]], %[[T]] : index
 // OFF-NEXT: %[[QEND:.*]] = arith.addi %[[QBASE]], %[[T]] : index
-// OFF-NEXT: %[[N:.*]] = arith.maxsi %[[KEND]], %[[QEND]] : index
+// OFF: %[[TS:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
+// OFF-NEXT: %[[LAST:.*]] = arith.maxsi %[[KEND]], %[[QEND]] : index
+// OFF-NEXT: %[[N:.*]] = arith.subi %[[LAST]], %[[TS]] : index
 // OFF-NEXT: %[[CT:.*]] = tensor.generate %[[N]] {
 // OFF: arith.constant -0.57564627324851148 : f64
 // OFF: math.cos %{{.*}} : f64
