@@ -38,6 +38,25 @@ Value cIdx(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
+/// The memref indices of tile element `ivs` of a load/store at `indices`
+/// walking memref dims `dims`, and whether they are inside the memref (the
+/// bounds mask).
+std::pair<SmallVector<Value>, Value> tileAccess(OpBuilder &b, Location l,
+                                                Value base, ValueRange indices,
+                                                ArrayRef<int64_t> dims,
+                                                ValueRange ivs) {
+  SmallVector<Value> idx(indices);
+  Value ok = arith::ConstantIntOp::create(b, l, 1, 1);
+  for (auto [r, d] : llvm::enumerate(dims)) {
+    idx[d] = arith::AddIOp::create(b, l, idx[d], ivs[r]);
+    Value size = memref::DimOp::create(b, l, base, d);
+    ok = arith::AndIOp::create(
+        b, l, ok,
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, idx[d], size));
+  }
+  return {idx, ok};
+}
+
 /// Reads in-bounds elements, `padding` elsewhere.
 struct LowerLoad : OpRewritePattern<blk::LoadOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -49,16 +68,11 @@ struct LowerLoad : OpRewritePattern<blk::LoadOp> {
     auto gen = tensor::GenerateOp::create(
         rewriter, loc, type, ValueRange{},
         [&](OpBuilder &b, Location l, ValueRange ivs) {
-          SmallVector<Value> idx(op.getIndices());
-          Value ok = arith::ConstantIntOp::create(b, l, 1, 1);
-          for (auto [r, d] : llvm::enumerate(op.getDims())) {
-            idx[d] = arith::AddIOp::create(b, l, idx[d], ivs[r]);
-            Value size = memref::DimOp::create(b, l, op.getBase(), d);
-            ok = arith::AndIOp::create(
-                b, l, ok,
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, idx[d],
-                                      size));
-          }
+          // Not a structured binding: lambdas below capture them.
+          SmallVector<Value> idx;
+          Value ok;
+          std::tie(idx, ok) = tileAccess(b, l, op.getBase(), op.getIndices(),
+                                         op.getDims(), ivs);
           auto ifOp = scf::IfOp::create(
               b, l, ok,
               [&](OpBuilder &tb, Location tl) {
@@ -94,16 +108,11 @@ struct LowerStore : OpRewritePattern<blk::StoreOp> {
     scf::buildLoopNest(
         rewriter, loc, lbs, ubs, steps,
         [&](OpBuilder &b, Location l, ValueRange ivs) {
-          SmallVector<Value> idx(op.getIndices());
-          Value ok = arith::ConstantIntOp::create(b, l, 1, 1);
-          for (auto [r, d] : llvm::enumerate(op.getDims())) {
-            idx[d] = arith::AddIOp::create(b, l, idx[d], ivs[r]);
-            Value size = memref::DimOp::create(b, l, op.getBase(), d);
-            ok = arith::AndIOp::create(
-                b, l, ok,
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, idx[d],
-                                      size));
-          }
+          // Not a structured binding: lambdas below capture them.
+          SmallVector<Value> idx;
+          Value ok;
+          std::tie(idx, ok) = tileAccess(b, l, op.getBase(), op.getIndices(),
+                                         op.getDims(), ivs);
           scf::IfOp::create(b, l, ok, [&](OpBuilder &tb, Location tl) {
             Value v = tensor::ExtractOp::create(tb, tl, op.getValue(), ivs);
             memref::StoreOp::create(tb, tl, v, op.getBase(), idx);

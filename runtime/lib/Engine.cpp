@@ -112,28 +112,13 @@ Expected<TensorSig> sigOf(Type t, llvm::StringRef what) {
   return sig;
 }
 
-size_t elementSize(DType t) {
-  switch (t) {
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F64:
-  case DType::I64:
-    return 8;
-  }
-  return 4;
-}
-
 /// Converts `in` to the element type `want`, or fails naming argument `idx`.
 Expected<std::vector<uint8_t>> convertTo(const HostArray &in, DType want,
                                          size_t idx) {
   if (in.dtype == want)
     return in.bytes;
   size_t n = in.numel();
-  std::vector<uint8_t> out(n * elementSize(want));
+  std::vector<uint8_t> out(n * dtypeSize(want));
   auto readF = [&](size_t i) -> double {
     switch (in.dtype) {
     case DType::F32: {
@@ -370,7 +355,7 @@ Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
     out.shape.push_back(result.words[3 + d]);
     n *= result.words[3 + d];
   }
-  size_t esz = elementSize(res.dtype);
+  size_t esz = dtypeSize(res.dtype);
   auto *base =
       reinterpret_cast<uint8_t *>(result.words[1]) + result.words[2] * esz;
   out.bytes.assign(base, base + n * esz);
