@@ -2,6 +2,8 @@
 
 #include "attn/Runtime.h"
 
+#include "attn/CudaDriver.h"
+
 #include "ShapeSpecialize.h"
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
@@ -376,10 +378,19 @@ Expected<std::unique_ptr<Engine>> Engine::create(llvm::StringRef device) {
       want = env;
   if (want.empty() || want == "cpu" || want == "auto")
     return std::unique_ptr<Engine>(new Engine(Device::CPU));
-  if (want == "cuda")
+  if (want == "cuda") {
+    // Say what is there: no driver, no device, or a device the code
+    // generator cannot target yet.
+    auto device = cuda::Device::open();
+    if (!device)
+      return createStringError("device 'cuda' requested: " +
+                               llvm::toString(device.takeError()));
     return createStringError(
-        "device 'cuda' requested, but this build of attn has no CUDA backend "
-        "yet; use --device=cpu (or unset ATTN_DEVICE)");
+        "device 'cuda' requested: found " + (*device)->info().name + " (" +
+        (*device)->info().chip() +
+        "), but this build of attn has no GPU code generator yet; use "
+        "--device=cpu (or unset ATTN_DEVICE)");
+  }
   return createStringError("unknown device '" + want +
                            "' (expected cpu or cuda)");
 }

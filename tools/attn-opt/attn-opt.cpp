@@ -14,6 +14,8 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -26,6 +28,9 @@ int main(int argc, char **argv) {
       .insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates GPU modules to LLVM IR in-process.
+  mlir::registerAllToLLVMIRTranslations(registry);
+  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "attn optimizer driver: attn dialect, passes and pipelines\n",
       registry));

@@ -1,0 +1,84 @@
+//===- CudaDriver.h - the CUDA driver API, loaded at run time ---*- C++ -*-===//
+//
+// attn has no link-time CUDA dependency: libcuda.so.1 is dlopen'ed the first
+// time a GPU is asked for, so the same binary runs (on the CPU) where no
+// driver exists. Every driver error becomes an llvm::Error whose message
+// names the call and the driver's own error string.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CUDADRIVER_H
+#define ATTN_CUDADRIVER_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace attn::cuda {
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int smMajor = 0, smMinor = 0;
+  int multiprocessors = 0;
+  int maxSharedPerBlockOptin = 0; // bytes, the opt-in limit (> 48 KB)
+  std::string chip() const {      // "sm_90"
+    return "sm_" + std::to_string(smMajor) + std::to_string(smMinor);
+  }
+};
+
+class Module;
+
+/// The loaded driver with a current context on one device. Not copyable;
+/// `open` returns an error value when libcuda.so.1 is missing, cuInit fails
+/// or no device exists.
+class Device {
+public:
+  static llvm::Expected<std::unique_ptr<Device>> open(int ordinal = 0);
+  ~Device();
+
+  const DeviceInfo &info() const { return dev; }
+
+  llvm::Expected<uint64_t> alloc(size_t bytes);
+  llvm::Error free(uint64_t ptr);
+  llvm::Error copyToDevice(uint64_t dst, const void *src, size_t bytes);
+  llvm::Error copyToHost(void *dst, uint64_t src, size_t bytes);
+  llvm::Error synchronize();
+
+  /// Loads a cubin (or PTX, which the driver JIT-compiles).
+  llvm::Expected<std::unique_ptr<Module>> load(llvm::ArrayRef<char> image);
+
+  /// Launches `kernel` of `module`; `args` point at each argument's value.
+  llvm::Error launch(Module &module, llvm::StringRef kernel,
+                     std::array<unsigned, 3> grid,
+                     std::array<unsigned, 3> block, unsigned sharedBytes,
+                     llvm::ArrayRef<void *> args);
+
+  struct Api; // the resolved driver entry points (CudaDriver.cpp)
+
+private:
+  Device() = default;
+  std::shared_ptr<Api> api;
+  void *context = nullptr;
+  DeviceInfo dev;
+  friend class Module;
+};
+
+class Module {
+public:
+  ~Module();
+
+private:
+  friend class Device;
+  std::shared_ptr<Device::Api> api;
+  void *handle = nullptr;
+};
+
+} // namespace attn::cuda
+
+#endif // ATTN_CUDADRIVER_H

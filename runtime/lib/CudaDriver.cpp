@@ -1,0 +1,248 @@
+//===- CudaDriver.cpp - the CUDA driver API, loaded at run time -----------===//
+
+#include "attn/CudaDriver.h"
+
+#include <array>
+#include <dlfcn.h>
+#include <mutex>
+
+using llvm::createStringError;
+using llvm::Error;
+using llvm::Expected;
+
+namespace attn::cuda {
+
+// The few driver types and entry points attn uses, declared here so that
+// building attn needs no CUDA headers (signatures as in cuda.h, CUDA 12+).
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+using CUdeviceptr = unsigned long long;
+
+enum : int {
+  kAttrMultiprocessors = 16,
+  kAttrComputeMajor = 75,
+  kAttrComputeMinor = 76,
+  kAttrMaxSharedPerBlockOptin = 97,
+  kFuncAttrMaxDynamicShared = 8,
+};
+
+struct Device::Api {
+  void *lib = nullptr;
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **);
+  CUdevice device = 0;
+
+  Error check(CUresult r, llvm::StringRef call) const {
+    if (r == 0)
+      return Error::success();
+    const char *text = nullptr;
+    if (cuGetErrorString)
+      cuGetErrorString(r, &text);
+    return createStringError("CUDA error in " + call.str() + ": " +
+                             (text ? text : "unknown error") + " (" +
+                             std::to_string(r) + ")");
+  }
+};
+
+/// dlopen's libcuda.so.1 and resolves every entry point, once per process.
+static Expected<std::shared_ptr<Device::Api>> loadApi() {
+  static std::mutex mutex;
+  static std::shared_ptr<Device::Api> cached;
+  static std::string failure;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cached)
+    return cached;
+  if (!failure.empty())
+    return createStringError(failure);
+  auto api = std::make_shared<Device::Api>();
+  api->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!api->lib) {
+    const char *why = dlerror();
+    failure = std::string("cannot load the CUDA driver libcuda.so.1: ") +
+              (why ? why : "not found") +
+              " (no NVIDIA driver on this machine?)";
+    return createStringError(failure);
+  }
+  bool missing = false;
+  std::string missingName;
+  auto bind = [&](auto &fn, const char *name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+        dlsym(api->lib, name));
+    if (!fn && !missing) {
+      missing = true;
+      missingName = name;
+    }
+  };
+  bind(api->cuInit, "cuInit");
+  bind(api->cuGetErrorString, "cuGetErrorString");
+  bind(api->cuDeviceGetCount, "cuDeviceGetCount");
+  bind(api->cuDeviceGet, "cuDeviceGet");
+  bind(api->cuDeviceGetName, "cuDeviceGetName");
+  bind(api->cuDeviceGetAttribute, "cuDeviceGetAttribute");
+  bind(api->cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  bind(api->cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+  bind(api->cuCtxSetCurrent, "cuCtxSetCurrent");
+  bind(api->cuCtxSynchronize, "cuCtxSynchronize");
+  bind(api->cuMemAlloc, "cuMemAlloc_v2");
+  bind(api->cuMemFree, "cuMemFree_v2");
+  bind(api->cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  bind(api->cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  bind(api->cuModuleLoadData, "cuModuleLoadData");
+  bind(api->cuModuleUnload, "cuModuleUnload");
+  bind(api->cuModuleGetFunction, "cuModuleGetFunction");
+  bind(api->cuFuncSetAttribute, "cuFuncSetAttribute");
+  bind(api->cuLaunchKernel, "cuLaunchKernel");
+  if (missing) {
+    failure = "libcuda.so.1 lacks " + missingName + " (driver too old?)";
+    return createStringError(failure);
+  }
+  if (Error e = api->check(api->cuInit(0), "cuInit")) {
+    failure = llvm::toString(std::move(e));
+    return createStringError(failure);
+  }
+  cached = api;
+  return cached;
+}
+
+Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
+  auto api = loadApi();
+  if (!api)
+    return api.takeError();
+  std::unique_ptr<Device> d(new Device());
+  d->api = *api;
+  Device::Api &a = *d->api;
+  int count = 0;
+  if (Error e = a.check(a.cuDeviceGetCount(&count), "cuDeviceGetCount"))
+    return std::move(e);
+  if (ordinal < 0 || ordinal >= count)
+    return createStringError("no CUDA device " + std::to_string(ordinal) +
+                             " (" + std::to_string(count) + " present)");
+  CUdevice dev;
+  if (Error e = a.check(a.cuDeviceGet(&dev, ordinal), "cuDeviceGet"))
+    return std::move(e);
+  a.device = dev;
+  char name[256] = {0};
+  if (Error e = a.check(a.cuDeviceGetName(name, sizeof(name) - 1, dev),
+                        "cuDeviceGetName"))
+    return std::move(e);
+  d->dev.ordinal = ordinal;
+  d->dev.name = name;
+  struct {
+    int attr;
+    int *out;
+  } attrs[] = {{kAttrComputeMajor, &d->dev.smMajor},
+               {kAttrComputeMinor, &d->dev.smMinor},
+               {kAttrMultiprocessors, &d->dev.multiprocessors},
+               {kAttrMaxSharedPerBlockOptin, &d->dev.maxSharedPerBlockOptin}};
+  for (auto &at : attrs)
+    if (Error e = a.check(a.cuDeviceGetAttribute(at.out, at.attr, dev),
+                          "cuDeviceGetAttribute"))
+      return std::move(e);
+  if (Error e = a.check(a.cuDevicePrimaryCtxRetain(&d->context, dev),
+                        "cuDevicePrimaryCtxRetain"))
+    return std::move(e);
+  if (Error e = a.check(a.cuCtxSetCurrent(d->context), "cuCtxSetCurrent"))
+    return std::move(e);
+  return std::move(d);
+}
+
+Device::~Device() {
+  if (context)
+    api->cuDevicePrimaryCtxRelease(api->device);
+}
+
+Expected<uint64_t> Device::alloc(size_t bytes) {
+  CUdeviceptr p = 0;
+  if (Error e = api->check(api->cuMemAlloc(&p, bytes),
+                           "cuMemAlloc(" + std::to_string(bytes) + " bytes)"))
+    return std::move(e);
+  return p;
+}
+
+Error Device::free(uint64_t ptr) {
+  return api->check(api->cuMemFree(ptr), "cuMemFree");
+}
+
+Error Device::copyToDevice(uint64_t dst, const void *src, size_t bytes) {
+  return api->check(api->cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+}
+
+Error Device::copyToHost(void *dst, uint64_t src, size_t bytes) {
+  return api->check(api->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+}
+
+Error Device::synchronize() {
+  return api->check(api->cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+Expected<std::unique_ptr<Module>> Device::load(llvm::ArrayRef<char> image) {
+  // The driver reads PTX as a NUL-terminated string; cubins carry a size.
+  std::string copy(image.begin(), image.end());
+  std::unique_ptr<Module> m(new Module());
+  m->api = api;
+  if (Error e = api->check(api->cuModuleLoadData(&m->handle, copy.c_str()),
+                           "cuModuleLoadData"))
+    return std::move(e);
+  return std::move(m);
+}
+
+Error Device::launch(Module &module, llvm::StringRef kernel,
+                     std::array<unsigned, 3> grid,
+                     std::array<unsigned, 3> block, unsigned sharedBytes,
+                     llvm::ArrayRef<void *> args) {
+  CUfunction fn = nullptr;
+  std::string name = kernel.str();
+  if (Error e =
+          api->check(api->cuModuleGetFunction(&fn, module.handle, name.c_str()),
+                     "cuModuleGetFunction(" + name + ")"))
+    return e;
+  if (sharedBytes > 48 * 1024) {
+    if (static_cast<int>(sharedBytes) > dev.maxSharedPerBlockOptin)
+      return createStringError("kernel " + name + " needs " +
+                               std::to_string(sharedBytes) +
+                               " bytes of shared memory; the device allows " +
+                               std::to_string(dev.maxSharedPerBlockOptin));
+    if (Error e = api->check(
+            api->cuFuncSetAttribute(fn, kFuncAttrMaxDynamicShared, sharedBytes),
+            "cuFuncSetAttribute"))
+      return e;
+  }
+  std::vector<void *> params(args.begin(), args.end());
+  if (Error e = api->check(api->cuLaunchKernel(fn, grid[0], grid[1], grid[2],
+                                               block[0], block[1], block[2],
+                                               sharedBytes, nullptr,
+                                               params.data(), nullptr),
+                           "cuLaunchKernel(" + name + ")"))
+    return e;
+  return synchronize();
+}
+
+Module::~Module() {
+  if (handle)
+    api->cuModuleUnload(handle);
+}
+
+} // namespace attn::cuda
