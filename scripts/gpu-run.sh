@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# On the GPU machine: unpacks what scripts/gpu-package.sh made and runs the
+# GPU tests and the examples there (each binary only if it was packaged).
+# Prints the GPU and every result; exits non-zero on the first failure.
+# Usage: scripts/gpu-run.sh [DIR]   (default: .device)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${1:-$root/.device}
+cd "$dir"
+for f in *.xz; do
+  if [ -e "$f" ]; then xz -d -f "$f"; fi
+done
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=name,driver_version --format=csv
+fi
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+if [ -e attn-gpu-tests ]; then
+  chmod +x attn-gpu-tests
+  ./attn-gpu-tests
+fi
+if [ -e attn-run ]; then
+  chmod +x attn-run
+  for f in "$root"/examples/*.mlir; do
+    ./attn-run "$f" --random=1x4x256 --seed=1 --check --time
+  done
+fi
