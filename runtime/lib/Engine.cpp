@@ -69,11 +69,20 @@ class DiagnosticCollector {
 public:
   explicit DiagnosticCollector(MLIRContext *ctx)
       : os(text), handler(ctx, [this](Diagnostic &diag) {
+          if (diag.getSeverity() == DiagnosticSeverity::Remark) {
+            std::string r;
+            llvm::raw_string_ostream ros(r);
+            ros << diag.getLocation() << ": " << diag.str();
+            remarks.push_back(r);
+            return success();
+          }
           os << diag.getLocation() << ": " << diag.str() << "\n";
           for (Diagnostic &note : diag.getNotes())
             os << "  note: " << note.str() << "\n";
           return success();
         }) {}
+  /// Remarks the compilation made (e.g. what was not fused), in order.
+  std::vector<std::string> remarks;
   Error error(llvm::StringRef what) {
     return createStringError(what.str() + ":\n" +
                              llvm::StringRef(text).rtrim().str());
@@ -295,6 +304,7 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
     return createStringError("JIT compilation of " + bufferName.str() +
                              " failed: " + llvm::toString(ee.takeError()));
   kernel->engine = std::move(*ee);
+  kernel->notes = diags.remarks;
   return std::shared_ptr<Kernel>(std::move(kernel));
 }
 

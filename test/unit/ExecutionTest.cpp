@@ -673,6 +673,23 @@ TEST(Fused, UnfusableVariantsStillRunCorrectly) {
   }
 }
 
+TEST(Fused, UnfusedPiecesAreReportedAsRemarks) {
+  attn::CompileOptions options;
+  options.pipeline = attn::Pipeline::Fused;
+  auto path = engine().compile(readExample("path.mlir"), options);
+  ASSERT_TRUE(static_cast<bool>(path)) << llvm::toString(path.takeError());
+  ASSERT_EQ((*path)->remarks().size(), 1u);
+  EXPECT_NE((*path)->remarks()[0].find("not fused yet (PaTH)"),
+            std::string::npos);
+  auto mta = engine().compile(readExample("mta.mlir"), options);
+  ASSERT_TRUE(static_cast<bool>(mta));
+  ASSERT_EQ((*mta)->remarks().size(), 1u);
+  EXPECT_NE((*mta)->remarks()[0].find("MTA"), std::string::npos);
+  auto rope = engine().compile(readExample("rope.mlir"), options);
+  ASSERT_TRUE(static_cast<bool>(rope));
+  EXPECT_TRUE((*rope)->remarks().empty());
+}
+
 TEST(Fused, CausalityOnTheFusedPath) {
   std::string src = readExample("fox.mlir");
   const int64_t T = 150, t0 = 97;

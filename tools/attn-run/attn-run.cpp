@@ -117,6 +117,8 @@ int main(int argc, char **argv) {
   if (!kernel)
     return fail(kernel.takeError());
   double compileSeconds = seconds(std::chrono::steady_clock::now() - t0);
+  for (const std::string &remark : (*kernel)->remarks())
+    errs() << "attn-run: remark: " << remark << "\n";
 
   // A second, plain parse of the program for the oracle and --random.
   mlir::DialectRegistry registry;

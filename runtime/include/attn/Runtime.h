@@ -70,10 +70,13 @@ public:
   virtual llvm::Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) = 0;
   const std::vector<TensorSig> &arguments() const { return args; }
   const TensorSig &result() const { return res; }
+  /// The compiler's remarks, e.g. a piece that runs unfused and why.
+  const std::vector<std::string> &remarks() const { return notes; }
 
 protected:
   std::vector<TensorSig> args;
   TensorSig res;
+  std::vector<std::string> notes;
 };
 
 class Engine {
