@@ -36,6 +36,8 @@ static LogicalResult verifyQK(Operation *op, ShapeEnv &env, Value q, Value k) {
   if (ShapedType::isDynamic(cast<ShapedType>(q.getType()).getDimSize(3)) ||
       ShapedType::isDynamic(cast<ShapedType>(k.getType()).getDimSize(3)))
     return op->emitOpError("head dim D of 'q' and 'k' must be static");
+  if (cast<ShapedType>(q.getType()).getDimSize(3) < 1)
+    return op->emitOpError("head dim D of 'q' and 'k' must be >= 1");
   if (elementTypeOf(q) != elementTypeOf(k))
     return op->emitOpError()
            << "'q' and 'k' must have the same element type, "

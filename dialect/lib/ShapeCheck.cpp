@@ -88,5 +88,7 @@ LogicalResult mlir::attn::requireStatic(Operation *op, int64_t value,
                                         StringRef what) {
   if (ShapedType::isDynamic(value))
     return op->emitOpError() << what << " must be static";
+  if (value < 1)
+    return op->emitOpError() << what << " must be >= 1, got " << value;
   return success();
 }

@@ -383,7 +383,8 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
     ModuleOp module = getOperation();
     if (blockM < 1 || blockN < 1) {
       module.emitError() << "attn-to-block: block-m and block-n must be >= 1, "
-                         << "got " << blockM << " and " << blockN;
+                         << "got " << static_cast<int64_t>(blockM) << " and "
+                         << static_cast<int64_t>(blockN);
       return signalPassFailure();
     }
     SymbolTable symbols(module);

@@ -210,6 +210,17 @@ std::string openMPLibrary() {
   return "";
 }
 
+/// MLIR's C runner utilities (memrefCopy for strided copies): found at
+/// configure time; "" when absent (programs needing them then fail to JIT
+/// with a message naming the symbol).
+std::string runnerUtilsLibrary() {
+#ifdef ATTN_RUNNER_UTILS_PATH
+  if (llvm::sys::fs::exists(ATTN_RUNNER_UTILS_PATH))
+    return ATTN_RUNNER_UTILS_PATH;
+#endif
+  return "";
+}
+
 class CpuKernel : public Kernel {
 public:
   static Expected<std::shared_ptr<Kernel>> create(llvm::StringRef source,
@@ -298,6 +309,10 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
   SmallVector<StringRef> libs;
   if (!omp.empty())
     libs.push_back(omp);
+  // memrefCopy & co., which lowered code calls for strided copies.
+  std::string runnerUtils = runnerUtilsLibrary();
+  if (!runnerUtils.empty())
+    libs.push_back(runnerUtils);
   eeOptions.sharedLibPaths = libs;
   auto ee = ExecutionEngine::create(*lowered, eeOptions);
   if (!ee)
@@ -367,6 +382,17 @@ Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
     out.shape.push_back(result.words[3 + d]);
     n *= result.words[3 + d];
   }
+  // Function results use the identity layout (one-shot-bufferize's
+  // function-boundary option); refuse anything else rather than misread it.
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    if (out.shape[d] > 1 && result.words[3 + rank + d] != stride) {
+      std::free(reinterpret_cast<void *>(result.words[0]));
+      return createStringError("the result of @" + entry +
+                               " is not a contiguous row-major buffer");
+    }
+    stride *= out.shape[d];
+  }
   size_t esz = dtypeSize(res.dtype);
   auto *base =
       reinterpret_cast<uint8_t *>(result.words[1]) + result.words[2] * esz;
@@ -408,9 +434,10 @@ Expected<std::unique_ptr<Engine>> Engine::create(llvm::StringRef device) {
 Expected<std::shared_ptr<Kernel>> Engine::compile(llvm::StringRef source,
                                                   const CompileOptions &options,
                                                   llvm::StringRef bufferName) {
+  // The buffer name is part of the key: diagnostics and remarks name it.
   std::string key = options.entry + '\0' +
                     std::to_string(static_cast<int>(options.pipeline)) + '\0' +
-                    source.str();
+                    bufferName.str() + '\0' + source.str();
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);

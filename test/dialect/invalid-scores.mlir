@@ -211,3 +211,11 @@ func.func @result_heads(%q: tensor<?x8x?x8xf32>, %k: tensor<?x2x?x8xf32>) {
   %0 = attn.scores %q, %k : (tensor<?x8x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
   return
 }
+
+// -----
+
+func.func @zero_head_dim(%q: tensor<1x2x4x0xf32>, %k: tensor<1x2x4x0xf32>) {
+  // expected-error @+1 {{'attn.scores' op head dim D of 'q' and 'k' must be >= 1}}
+  %0 = attn.scores %q, %k : (tensor<1x2x4x0xf32>, tensor<1x2x4x0xf32>) -> tensor<1x2x4x4xf32>
+  return
+}

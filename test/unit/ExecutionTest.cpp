@@ -556,6 +556,25 @@ TEST(Errors, BadInputsAreReportedNotCrashed) {
   EXPECT_NE(e.find("no function @main"), std::string::npos) << e;
 }
 
+TEST(Execution, StridedResultIsCopiedOut) {
+  // A strided view as the result: lowered code copies it with memrefCopy
+  // (MLIR's runner utilities, loaded into the JIT).
+  const char *src = R"(
+func.func @main(%x: tensor<?x?x?x8xf32>) -> tensor<1x2x3x4xf32> {
+  %s = tensor.extract_slice %x[0, 0, 1, 2] [1, 2, 3, 4] [1, 1, 1, 1]
+      : tensor<?x?x?x8xf32> to tensor<1x2x3x4xf32>
+  return %s : tensor<1x2x3x4xf32>
+})";
+  Tensor x = attn::ref::randn({1, 2, 5, 8}, 9);
+  Tensor got = run(src, {x});
+  ASSERT_EQ(got.shape, (std::vector<int64_t>{1, 2, 3, 4}));
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t e = 0; e < 4; ++e)
+        EXPECT_EQ(got.at(0, h, i, e), static_cast<double>(static_cast<float>(
+                                          x.at(0, h, i + 1, e + 2))));
+}
+
 TEST(Errors, UnknownDevice) {
   auto e = attn::Engine::create("tpu");
   ASSERT_FALSE(static_cast<bool>(e));

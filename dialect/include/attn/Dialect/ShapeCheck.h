@@ -38,7 +38,8 @@ private:
   llvm::StringMap<std::string> origin;
 };
 
-/// Fails with "<what> must be static" when `value` is dynamic.
+/// Fails with "<what> must be static" when `value` is dynamic, and with
+/// "<what> must be >= 1" when it is 0 (head dims, kernel sizes).
 LogicalResult requireStatic(Operation *op, int64_t value, StringRef what);
 
 } // namespace mlir::attn
