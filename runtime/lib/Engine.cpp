@@ -30,6 +30,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 using namespace mlir;
 using llvm::createStringError;
@@ -128,57 +129,16 @@ Expected<std::vector<uint8_t>> convertTo(const HostArray &in, DType want,
                                          size_t idx) {
   if (in.dtype == want)
     return in.bytes;
-  size_t n = in.numel();
-  std::vector<uint8_t> out(n * dtypeSize(want));
-  auto readF = [&](size_t i) -> double {
-    switch (in.dtype) {
-    case DType::F32: {
-      float f;
-      std::memcpy(&f, in.bytes.data() + 4 * i, 4);
-      return f;
-    }
-    case DType::F64: {
-      double d;
-      std::memcpy(&d, in.bytes.data() + 8 * i, 8);
-      return d;
-    }
-    case DType::F16: {
-      uint16_t h;
-      std::memcpy(&h, in.bytes.data() + 2 * i, 2);
-      return halfToFloat(h);
-    }
-    default:
-      return 0;
-    }
-  };
-  bool inFloat = in.dtype == DType::F32 || in.dtype == DType::F64 ||
-                 in.dtype == DType::F16;
-  bool inInt = in.dtype == DType::I32 || in.dtype == DType::I64;
-  if (want == DType::I64 && inInt) {
-    for (size_t i = 0; i < n; ++i) {
-      int32_t v;
-      std::memcpy(&v, in.bytes.data() + 4 * i, 4);
-      int64_t w = v;
-      std::memcpy(out.data() + 8 * i, &w, 8);
-    }
-    return out;
-  }
-  if (!inFloat || want == DType::I64 || want == DType::I32)
+  auto isInt = [](DType t) { return t == DType::I32 || t == DType::I64; };
+  if (isInt(in.dtype) != isInt(want))
     return createStringError("argument " + std::to_string(idx) +
-                             ": cannot "
-                             "convert " +
-                             dtypeName(in.dtype).str() + " to " +
-                             dtypeName(want).str());
-  for (size_t i = 0; i < n; ++i) {
-    float f = static_cast<float>(readF(i));
-    if (want == DType::F32) {
-      std::memcpy(out.data() + 4 * i, &f, 4);
-    } else {
-      uint16_t h = want == DType::F16 ? floatToHalf(f) : floatToBf16(f);
-      std::memcpy(out.data() + 2 * i, &h, 2);
-    }
-  }
-  return out;
+                             ": cannot convert " + dtypeName(in.dtype).str() +
+                             " to " + dtypeName(want).str());
+  HostArray out{want, in.shape,
+                std::vector<uint8_t>(in.numel() * dtypeSize(want))};
+  for (size_t i = 0, n = in.numel(); i < n; ++i)
+    out.set(i, in.get(i));
+  return std::move(out.bytes);
 }
 
 /// A memref descriptor of any rank as MLIR's C interface lays it out:
@@ -234,6 +194,7 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   std::string entry;
   std::mutex mutex; // guards diagnostics on ctx during run-time checks
+  std::set<std::vector<std::vector<int64_t>>> verifiedShapes;
 };
 
 Expected<std::shared_ptr<Kernel>>
@@ -344,10 +305,15 @@ Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
     shapes.push_back(in.shape);
   }
   {
+    // Verifying clones the function: once per distinct set of input shapes,
+    // not on every run.
     std::lock_guard<std::mutex> lock(mutex);
-    auto func = program->lookupSymbol<func::FuncOp>(entry);
-    if (Error e = verifyAtShapes(func, shapes))
-      return std::move(e);
+    if (!verifiedShapes.count(shapes)) {
+      auto func = program->lookupSymbol<func::FuncOp>(entry);
+      if (Error e = verifyAtShapes(func, shapes))
+        return std::move(e);
+      verifiedShapes.insert(shapes);
+    }
   }
 
   std::vector<std::vector<uint8_t>> storage;

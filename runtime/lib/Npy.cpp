@@ -323,6 +323,48 @@ size_t NpyArray::numel() const {
   return n;
 }
 
+double NpyArray::get(size_t i) const {
+  const uint8_t *p = bytes.data() + i * dtypeSize(dtype);
+  auto read = [p](auto v) {
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  };
+  switch (dtype) {
+  case DType::F32:
+    return read(float());
+  case DType::F64:
+    return read(double());
+  case DType::F16:
+    return halfToFloat(read(uint16_t()));
+  case DType::BF16:
+    return bf16ToFloat(read(uint16_t()));
+  case DType::I64:
+    return static_cast<double>(read(int64_t()));
+  case DType::I32:
+    return read(int32_t());
+  }
+  return 0;
+}
+
+void NpyArray::set(size_t i, double v) {
+  uint8_t *p = bytes.data() + i * dtypeSize(dtype);
+  auto write = [p](auto x) { std::memcpy(p, &x, sizeof(x)); };
+  switch (dtype) {
+  case DType::F32:
+    return write(static_cast<float>(v));
+  case DType::F64:
+    return write(v);
+  case DType::F16:
+    return write(floatToHalf(static_cast<float>(v)));
+  case DType::BF16:
+    return write(floatToBf16(static_cast<float>(v)));
+  case DType::I64:
+    return write(static_cast<int64_t>(v));
+  case DType::I32:
+    return write(static_cast<int32_t>(v));
+  }
+}
+
 float attn::halfToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
   const uint32_t exp = (h >> 10) & 0x1f;

@@ -108,34 +108,25 @@ Expected<Tensor> evalOp(Operation *op, const Env &env) {
       cfg.ropeOffset = o.getRopeOffset();
     }
     cfg.gateScaled = o.getGateScaled();
-    if (auto qOffset = o.getRopeQOffset()) {
-      // Queries at explicit positions: rotate q and k here, with the
-      // oracle's rope, and run the rest without RoPE.
-      Tensor q = rope(in(o.getQ()), cfg.ropeTheta,
-                      cfg.ropeDim ? cfg.ropeDim : in(o.getQ()).shape[3],
-                      cfg.ropeStyle, *qOffset);
-      Tensor k = rope(in(o.getK()), cfg.ropeTheta,
-                      cfg.ropeDim ? cfg.ropeDim : in(o.getK()).shape[3],
-                      cfg.ropeStyle, cfg.ropeOffset);
-      cfg.rope = false;
-      if (const Tensor *w = env.get(o.getHeadMixPre()))
-        cfg.preGroup = w->shape[1];
-      if (const Tensor *w = env.get(o.getHeadMixPost()))
-        cfg.postGroup = w->shape[1];
-      return attention(cfg, q, k, in(o.getV()), env.get(o.getW()),
-                       env.get(o.getBeta()), env.get(o.getG()),
-                       env.get(o.getKqConvPre()), env.get(o.getHeadMixPre()),
-                       env.get(o.getKqConvPost()), env.get(o.getHeadMixPost()),
-                       env.get(o.getNorm()), env.get(o.getNormGateW()),
-                       env.get(o.getNormGateB()));
-    }
     cfg.normEps = o.getNormEps().convertToDouble();
     if (const Tensor *w = env.get(o.getHeadMixPre()))
       cfg.preGroup = w->shape[1];
     if (const Tensor *w = env.get(o.getHeadMixPost()))
       cfg.postGroup = w->shape[1];
-    return attention(cfg, in(o.getQ()), in(o.getK()), in(o.getV()),
-                     env.get(o.getW()), env.get(o.getBeta()), env.get(o.getG()),
+    const Tensor *q = &in(o.getQ()), *k = &in(o.getK());
+    Tensor qRot, kRot;
+    if (auto qOffset = o.getRopeQOffset()) {
+      // Queries at explicit positions: rotate q and k here, with the
+      // oracle's rope, and run the rest without RoPE.
+      int64_t dim = cfg.ropeDim ? cfg.ropeDim : q->shape[3];
+      qRot = rope(*q, cfg.ropeTheta, dim, cfg.ropeStyle, *qOffset);
+      kRot = rope(*k, cfg.ropeTheta, dim, cfg.ropeStyle, cfg.ropeOffset);
+      q = &qRot;
+      k = &kRot;
+      cfg.rope = false;
+    }
+    return attention(cfg, *q, *k, in(o.getV()), env.get(o.getW()),
+                     env.get(o.getBeta()), env.get(o.getG()),
                      env.get(o.getKqConvPre()), env.get(o.getHeadMixPre()),
                      env.get(o.getKqConvPost()), env.get(o.getHeadMixPost()),
                      env.get(o.getNorm()), env.get(o.getNormGateW()),
@@ -322,88 +313,16 @@ Expected<std::vector<Tensor>> randomInputs(func::FuncOp func,
 
 Expected<Tensor> fromHost(const NpyArray &a) {
   Tensor t = Tensor::zeros(a.shape);
-  size_t n = a.numel();
-  for (size_t i = 0; i < n; ++i) {
-    const uint8_t *p = a.bytes.data() + i * dtypeSize(a.dtype);
-    switch (a.dtype) {
-    case DType::F32: {
-      float f;
-      std::memcpy(&f, p, 4);
-      t.data[i] = f;
-      break;
-    }
-    case DType::F64:
-      std::memcpy(&t.data[i], p, 8);
-      break;
-    case DType::F16: {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      t.data[i] = halfToFloat(h);
-      break;
-    }
-    case DType::BF16: {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      t.data[i] = bf16ToFloat(h);
-      break;
-    }
-    case DType::I64: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      t.data[i] = static_cast<double>(v);
-      break;
-    }
-    case DType::I32: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      t.data[i] = v;
-      break;
-    }
-    }
-  }
+  for (size_t i = 0, n = a.numel(); i < n; ++i)
+    t.data[i] = a.get(i);
   return t;
 }
 
 NpyArray toHost(const Tensor &t, DType dtype) {
-  NpyArray a;
-  a.dtype = dtype;
-  a.shape = t.shape;
-  size_t esz = dtypeSize(dtype);
-  a.bytes.resize(t.data.size() * esz);
-  for (size_t i = 0; i < t.data.size(); ++i) {
-    uint8_t *p = a.bytes.data() + i * esz;
-    double x = t.data[i];
-    switch (dtype) {
-    case DType::F32: {
-      float f = static_cast<float>(x);
-      std::memcpy(p, &f, 4);
-      break;
-    }
-    case DType::F64:
-      std::memcpy(p, &x, 8);
-      break;
-    case DType::F16: {
-      uint16_t h = floatToHalf(static_cast<float>(x));
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case DType::BF16: {
-      uint16_t h = floatToBf16(static_cast<float>(x));
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case DType::I64: {
-      int64_t v = static_cast<int64_t>(x);
-      std::memcpy(p, &v, 8);
-      break;
-    }
-    case DType::I32: {
-      int32_t v = static_cast<int32_t>(x);
-      std::memcpy(p, &v, 4);
-      break;
-    }
-    }
-  }
+  NpyArray a{dtype, t.shape,
+             std::vector<uint8_t>(t.data.size() * dtypeSize(dtype))};
+  for (size_t i = 0; i < t.data.size(); ++i)
+    a.set(i, t.data[i]);
   return a;
 }
 

@@ -644,6 +644,21 @@ func.func @main(%q: tensor<?x?x?x32xf32>, %k: tensor<?x?x?x32xf32>, %v: tensor<?
   expectFusedMatches(src, ins);
 }
 
+TEST(Execution, ExplicitQueryOffsetWithNormEps) {
+  // rope_q_offset and a non-default norm_eps together (the oracle once
+  // dropped norm_eps on this path).
+  const char *src = R"(
+func.func @main(%q: tensor<?x?x?x8xf32>, %k: tensor<?x?x?x8xf32>, %v: tensor<?x?x?x8xf32>,
+                %gamma: tensor<8xf32>) -> tensor<?x?x?x8xf32> {
+  %o = attn.attention %q, %k, %v rope(1.000000e+04) rope_q_offset 5 norm(%gamma)
+      norm_eps 5.000000e-01
+      : (tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<8xf32>)
+      -> tensor<?x?x?x8xf32>
+  return %o : tensor<?x?x?x8xf32>
+})";
+  expectMatchesOracle(src, randomFor(src, 1, 2, 9, 820));
+}
+
 TEST(Fused, RopeAtNegativeQueryPositions) {
   // mask none allows T > S: queries then sit at negative positions
   // (rope_offset + S - T + i), which the RoPE tables must cover too.

@@ -40,6 +40,12 @@ struct NpyArray {
   std::vector<uint8_t> bytes;
 
   size_t numel() const;
+
+  /// Element i (row-major) as a double, whatever the dtype.
+  double get(size_t i) const;
+  /// Stores `v` as element i, rounded to the dtype (f16/bf16 through f32,
+  /// integers truncated).
+  void set(size_t i, double v);
 };
 
 /// Reads and validates the .npy file at `path`.
