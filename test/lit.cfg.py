@@ -106,3 +106,9 @@ config.substitutions.append(
     ("%attn_examples", os.path.join(config.attn_src_root, "examples")))
 
 lit_config.note("using attn-opt: %s" % attn_opt)
+
+# Compiling GPU kernels to cubins needs ptxas ($CUDA_HOME, /usr/local/cuda).
+cuda_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+if os.access(os.path.join(cuda_home, "bin", "ptxas"), os.X_OK):
+    config.available_features.add("ptxas")
+llvm_config.with_system_environment(["CUDA_HOME"])

@@ -7,10 +7,13 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 
@@ -71,7 +74,98 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm, bool threads) {
   buildTensorsToLLVM(pm, threads);
 }
 
+std::string mlir::attn::cudaToolkitPath() {
+  if (const char *env = std::getenv("CUDA_HOME"))
+    if (*env)
+      return env;
+  return "/usr/local/cuda";
+}
+
+static std::string &defaultPtxDumpPath() {
+  static std::string path;
+  return path;
+}
+
+void mlir::attn::setDefaultPtxDumpPath(llvm::StringRef path) {
+  defaultPtxDumpPath() = path.str();
+}
+
+void mlir::attn::buildGPUPipeline(OpPassManager &pm,
+                                  const GPUPipelineOptions &options) {
+  pm.addPass(createAttnFuse());
+  AttnAttentionToGPUOptions gpuOpts;
+  gpuOpts.chip = options.chip;
+  gpuOpts.warps = options.warps;
+  gpuOpts.blockN = options.blockN;
+  pm.addPass(createAttnAttentionToGPU(gpuOpts));
+  // The kernels' gpu/nvgpu/arith/memref/vector/scf ops -> LLVM + NVVM.
+  OpPassManager &gm = pm.nest<gpu::GPUModuleOp>();
+  gm.addPass(memref::createExpandStridedMetadataPass());
+  gm.addPass(createConvertNVGPUToNVVMPass());
+  gm.addPass(createSCFToControlFlowPass());
+  gm.addPass(createConvertGpuOpsToNVVMOps());
+  gm.addPass(createCanonicalizerPass());
+  gm.addPass(createCSEPass());
+  gm.addPass(createReconcileUnrealizedCastsPass());
+  std::string dump =
+      options.dumpPtx.empty() ? defaultPtxDumpPath() : options.dumpPtx;
+  if (!dump.empty()) {
+    AttnDumpPtxOptions dumpOpts;
+    dumpOpts.path = dump;
+    pm.addPass(createAttnDumpPtx(dumpOpts));
+  }
+  if (options.format == "none")
+    return;
+  GpuModuleToBinaryPassOptions binOpts;
+  binOpts.toolkitPath =
+      options.toolkit.empty() ? cudaToolkitPath() : options.toolkit;
+  binOpts.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binOpts));
+}
+
+namespace {
+struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("NVIDIA architecture (sm_80, sm_90, ...)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<int64_t> warps{
+      *this, "warps", llvm::cl::desc("warps per block (1, 2, 4, 8)"),
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> blockN{
+      *this, "block-n", llvm::cl::desc("keys per step (32, 64, 128)"),
+      llvm::cl::init(64)};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit (ptxas, libdevice); default $CUDA_HOME "
+                     "or /usr/local/cuda"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("bin (cubin via ptxas), isa (PTX) or none (stop at "
+                     "the NVVM dialect)"),
+      llvm::cl::init("bin")};
+  PassOptions::Option<std::string> dumpPtx{
+      *this, "dump-ptx", llvm::cl::desc("write the PTX to this file"),
+      llvm::cl::init("")};
+};
+} // namespace
+
 void mlir::attn::registerAttnPipelines() {
+  PassPipelineRegistration<GPUPipelineCLOptions>(
+      "attn-to-gpu",
+      "Compile attn programs for NVIDIA GPUs: attn-fuse, tensor-core kernels "
+      "for the fused attn.attention (attn-attention-to-gpu), NVVM, then a "
+      "gpu.binary (cubin through ptxas, or PTX)",
+      [](OpPassManager &pm, const GPUPipelineCLOptions &o) {
+        GPUPipelineOptions opts;
+        opts.chip = o.chip;
+        opts.warps = o.warps;
+        opts.blockN = o.blockN;
+        opts.toolkit = o.toolkit;
+        opts.format = o.format;
+        opts.dumpPtx = o.dumpPtx;
+        buildGPUPipeline(pm, opts);
+      });
   PassPipelineRegistration<>(
       "attn-reference-to-llvm",
       "Lower attn programs through the naive reference loops to the LLVM "

@@ -20,6 +20,7 @@ using CUcontext = void *;
 using CUmodule = void *;
 using CUfunction = void *;
 using CUstream = void *;
+using CUevent = void *;
 using CUdeviceptr = unsigned long long;
 
 enum : int {
@@ -46,6 +47,7 @@ struct Device::Api {
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
@@ -53,6 +55,11 @@ struct Device::Api {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void **,
                              void **);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
   CUdevice device = 0;
 
   Error check(CUresult r, llvm::StringRef call) const {
@@ -110,11 +117,17 @@ static Expected<std::shared_ptr<Device::Api>> loadApi() {
   bind(api->cuMemFree, "cuMemFree_v2");
   bind(api->cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   bind(api->cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  bind(api->cuMemsetD8, "cuMemsetD8_v2");
   bind(api->cuModuleLoadData, "cuModuleLoadData");
   bind(api->cuModuleUnload, "cuModuleUnload");
   bind(api->cuModuleGetFunction, "cuModuleGetFunction");
   bind(api->cuFuncSetAttribute, "cuFuncSetAttribute");
   bind(api->cuLaunchKernel, "cuLaunchKernel");
+  bind(api->cuEventCreate, "cuEventCreate");
+  bind(api->cuEventRecord, "cuEventRecord");
+  bind(api->cuEventSynchronize, "cuEventSynchronize");
+  bind(api->cuEventElapsedTime, "cuEventElapsedTime");
+  bind(api->cuEventDestroy, "cuEventDestroy_v2");
   if (missing) {
     failure = "libcuda.so.1 lacks " + missingName + " (driver too old?)";
     return createStringError(failure);
@@ -194,6 +207,10 @@ Error Device::copyToHost(void *dst, uint64_t src, size_t bytes) {
   return api->check(api->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
 }
 
+Error Device::fill(uint64_t dst, unsigned char byte, size_t bytes) {
+  return api->check(api->cuMemsetD8(dst, byte, bytes), "cuMemsetD8");
+}
+
 Error Device::synchronize() {
   return api->check(api->cuCtxSynchronize(), "cuCtxSynchronize");
 }
@@ -212,7 +229,7 @@ Expected<std::unique_ptr<Module>> Device::load(llvm::ArrayRef<char> image) {
 Error Device::launch(Module &module, llvm::StringRef kernel,
                      std::array<unsigned, 3> grid,
                      std::array<unsigned, 3> block, unsigned sharedBytes,
-                     llvm::ArrayRef<void *> args) {
+                     llvm::ArrayRef<void *> args, bool wait) {
   CUfunction fn = nullptr;
   std::string name = kernel.str();
   if (Error e =
@@ -237,7 +254,42 @@ Error Device::launch(Module &module, llvm::StringRef kernel,
                                                params.data(), nullptr),
                            "cuLaunchKernel(" + name + ")"))
     return e;
-  return synchronize();
+  if (!wait)
+    return Error::success();
+  if (Error e = synchronize())
+    return createStringError("kernel " + name +
+                             " failed: " + llvm::toString(std::move(e)));
+  return Error::success();
+}
+
+Expected<float> Device::timeMs(llvm::function_ref<Error()> work) {
+  CUevent start = nullptr, stop = nullptr;
+  if (Error e = api->check(api->cuEventCreate(&start, 0), "cuEventCreate"))
+    return std::move(e);
+  if (Error e = api->check(api->cuEventCreate(&stop, 0), "cuEventCreate")) {
+    api->cuEventDestroy(start);
+    return std::move(e);
+  }
+  auto done = [&](Error e) -> Expected<float> {
+    api->cuEventDestroy(start);
+    api->cuEventDestroy(stop);
+    return std::move(e);
+  };
+  if (Error e = api->check(api->cuEventRecord(start, nullptr), "cuEventRecord"))
+    return done(std::move(e));
+  if (Error e = work())
+    return done(std::move(e));
+  if (Error e = api->check(api->cuEventRecord(stop, nullptr), "cuEventRecord"))
+    return done(std::move(e));
+  if (Error e = api->check(api->cuEventSynchronize(stop), "cuEventSynchronize"))
+    return done(std::move(e));
+  float ms = 0;
+  if (Error e = api->check(api->cuEventElapsedTime(&ms, start, stop),
+                           "cuEventElapsedTime"))
+    return done(std::move(e));
+  api->cuEventDestroy(start);
+  api->cuEventDestroy(stop);
+  return ms;
 }
 
 Module::~Module() {

@@ -7,11 +7,36 @@
 
 #include "Oracle.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+/// Runs fn(i) for i in [0, n) on all hardware threads: rows of the oracle
+/// are independent, and T = 16384 checks are O(T^2 D) in fp64.
+template <typename Fn> void parallelFor(int64_t n, Fn fn) {
+  int64_t workers = std::max<int64_t>(
+      1, std::min<int64_t>(n / 16, std::thread::hardware_concurrency()));
+  if (workers <= 1) {
+    for (int64_t i = 0; i < n; ++i)
+      fn(i);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int64_t w = 0; w < workers; ++w)
+    pool.emplace_back([&, w] {
+      for (int64_t i = w; i < n; i += workers)
+        fn(i);
+    });
+  for (std::thread &t : pool)
+    t.join();
+}
+} // namespace
 
 namespace attn {
 namespace ref {
@@ -261,7 +286,7 @@ Tensor scores(const Tensor &q, const Tensor &k, double scale, const Tensor *w,
         return d;
       };
 
-      for (int64_t i = 0; i < T; ++i) {
+      parallelFor(T, [&](int64_t i) {
         const int64_t p = queryPos(i, T, S);
         std::vector<double> qi(D);
         for (int64_t e = 0; e < D; ++e)
@@ -289,7 +314,7 @@ Tensor scores(const Tensor &q, const Tensor &k, double scale, const Tensor *w,
           if (visible(mask, window, p, j))
             out.at(b, h, i, j) =
                 scale * dotK(qi, j) + (g ? gamma * (G[p] - G[j]) : 0.0);
-      }
+      });
     }
   return out;
 }
@@ -409,15 +434,20 @@ Tensor weightedSum(const Tensor &p, const Tensor &v) {
   const int64_t groups = Hq / Hk;
 
   Tensor o = Tensor::zeros({B, Hq, T, Dv});
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < Hq; ++h)
-      for (int64_t i = 0; i < T; ++i)
-        for (int64_t e = 0; e < Dv; ++e) {
-          double acc = 0;
-          for (int64_t j = 0; j < S; ++j)
-            acc += p.at(b, h, i, j) * v.at(b, h / groups, j, e);
-          o.at(b, h, i, e) = acc;
-        }
+  // Row by row, j outer (v rows are contiguous), zero weights skipped.
+  parallelFor(B * Hq * T, [&](int64_t row) {
+    const int64_t b = row / (Hq * T), h = row / T % Hq, i = row % T;
+    std::vector<double> acc(Dv, 0.0);
+    for (int64_t j = 0; j < S; ++j) {
+      const double w = p.at(b, h, i, j);
+      if (w == 0)
+        continue;
+      for (int64_t e = 0; e < Dv; ++e)
+        acc[e] += w * v.at(b, h / groups, j, e);
+    }
+    for (int64_t e = 0; e < Dv; ++e)
+      o.at(b, h, i, e) = acc[e];
+  });
   return o;
 }
 

@@ -18,6 +18,17 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+#include "llvm/Support/CommandLine.h"
+
+/// `--attn-dump-ptx=PATH`: attn-to-gpu also writes the PTX of its kernels.
+/// The pipeline reads it when it is built, after option parsing.
+static llvm::cl::opt<std::string> dumpPtx(
+    "attn-dump-ptx", llvm::cl::value_desc("path"),
+    llvm::cl::desc("With --attn-to-gpu: write the kernels' PTX to PATH"),
+    llvm::cl::init(""), llvm::cl::callback([](const std::string &path) {
+      mlir::attn::setDefaultPtxDumpPath(path);
+    }));
+
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::attn::registerAttnPasses();

@@ -11,6 +11,7 @@
 #define ATTN_CUDADRIVER_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -48,16 +49,22 @@ public:
   llvm::Error free(uint64_t ptr);
   llvm::Error copyToDevice(uint64_t dst, const void *src, size_t bytes);
   llvm::Error copyToHost(void *dst, uint64_t src, size_t bytes);
+  /// Sets `bytes` bytes at `dst` to `byte` (e.g. 0xFF: NaN poison).
+  llvm::Error fill(uint64_t dst, unsigned char byte, size_t bytes);
   llvm::Error synchronize();
 
   /// Loads a cubin (or PTX, which the driver JIT-compiles).
   llvm::Expected<std::unique_ptr<Module>> load(llvm::ArrayRef<char> image);
 
   /// Launches `kernel` of `module`; `args` point at each argument's value.
+  /// With `wait`, synchronizes so that faults in the kernel surface here.
   llvm::Error launch(Module &module, llvm::StringRef kernel,
                      std::array<unsigned, 3> grid,
                      std::array<unsigned, 3> block, unsigned sharedBytes,
-                     llvm::ArrayRef<void *> args);
+                     llvm::ArrayRef<void *> args, bool wait = true);
+
+  /// Device time of what `work` enqueues, in ms (CUDA events around it).
+  llvm::Expected<float> timeMs(llvm::function_ref<llvm::Error()> work);
 
   struct Api; // the resolved driver entry points (CudaDriver.cpp)
 

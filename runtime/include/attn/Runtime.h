@@ -29,6 +29,9 @@ class ModuleOp;
 } // namespace mlir
 
 namespace attn {
+namespace cuda {
+class Device;
+}
 
 /// A dense row-major host array; the same type the .npy reader returns.
 using HostArray = NpyArray;
@@ -68,6 +71,15 @@ public:
   /// single result. Inputs are checked against the signature and, with their
   /// concrete shapes, against every op's verifier before anything runs.
   virtual llvm::Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) = 0;
+  /// Runs `runs` times on `inputs` and returns each run's time in ms: on a
+  /// GPU, the device time of the kernels (inputs uploaded once, CUDA
+  /// events); on the CPU, the wall time of run().
+  virtual llvm::Expected<std::vector<double>>
+  benchmark(llvm::ArrayRef<HostArray> inputs, unsigned runs);
+  /// The device the kernel runs on (a program the GPU backend cannot
+  /// compile falls back to the CPU when the device was chosen
+  /// automatically; remarks() then says why).
+  Device device() const { return dev; }
   const std::vector<TensorSig> &arguments() const { return args; }
   const TensorSig &result() const { return res; }
   /// The compiler's remarks, e.g. a piece that runs unfused and why.
@@ -77,12 +89,15 @@ protected:
   std::vector<TensorSig> args;
   TensorSig res;
   std::vector<std::string> notes;
+  Device dev = Device::CPU;
+  friend class Engine;
 };
 
 class Engine {
 public:
-  /// Picks the device: ATTN_DEVICE=cpu|cuda overrides; else the CPU (the
-  /// CUDA backend is not part of this build yet).
+  /// Picks the device: `device` ("cpu", "cuda" or "auto"), else
+  /// $ATTN_DEVICE, else auto: CUDA when libcuda.so.1 loads and a GPU is
+  /// present, otherwise the CPU.
   static llvm::Expected<std::unique_ptr<Engine>>
   create(llvm::StringRef device = "");
   ~Engine();
@@ -96,9 +111,12 @@ public:
           llvm::StringRef bufferName = "<program>");
 
 private:
-  explicit Engine(Device dev);
+  Engine(Device dev, bool explicitDevice);
   Device dev;
+  bool explicitDevice; // no CPU fallback when the user asked for the GPU
+  std::shared_ptr<cuda::Device> gpu;
   std::mutex mutex;
+  std::mutex gpuMutex; // one GPU compilation at a time (driver context)
   std::unordered_map<std::string, std::shared_ptr<Kernel>> cache;
 };
 

@@ -7,9 +7,13 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -35,6 +39,32 @@ void buildReferenceToLLVMPipeline(OpPassManager &pm);
 /// (program instances over OpenMP threads when `threads`), the reference
 /// lowering for the rest, down to the LLVM dialect.
 void buildCPUPipeline(OpPassManager &pm, bool threads);
+
+/// Options of the GPU pipeline (`attn-to-gpu`).
+struct GPUPipelineOptions {
+  std::string chip = "sm_90";
+  int64_t warps = 4;
+  int64_t blockN = 64;
+  /// Where the CUDA toolkit is (ptxas, libdevice); "" = $CUDA_HOME or
+  /// /usr/local/cuda.
+  std::string toolkit;
+  /// "bin" (cubin through ptxas), "isa" (PTX text) or "none" (stop at the
+  /// NVVM dialect, for the runtime, which serializes itself).
+  std::string format = "bin";
+  /// Write the PTX here when not empty.
+  std::string dumpPtx;
+};
+
+/// The CUDA toolkit directory: $CUDA_HOME, else /usr/local/cuda.
+std::string cudaToolkitPath();
+
+/// attn-fuse, attn-attention-to-gpu, the gpu.module lowered to NVVM and,
+/// unless format is "none", serialized into a gpu.binary.
+void buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options);
+
+/// The PTX path `attn-opt --attn-dump-ptx=PATH` asked for ("" if none);
+/// attn-to-gpu adds attn-write-ptx when set.
+void setDefaultPtxDumpPath(llvm::StringRef path);
 
 /// Registers the named pipelines (`attn-reference-to-llvm`, ...) for attn-opt.
 void registerAttnPipelines();

@@ -129,4 +129,55 @@ def AttnCPUFuseElementwise : Pass<"attn-cpu-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+
+def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
+  let summary = "Build tensor-core GPU kernels for attn.attention";
+  let description = [{
+    For every function whose body is one `attn.attention` on its arguments
+    (what `attn-fuse` makes of a whole program), adds a `gpu.module
+    @<function>_gpu` targeting `#nvvm.target<chip>` with the kernels the
+    plan needs: `rope` (RoPE on q and k into workspaces), `gate` (FoX
+    prefix sums) and `attention` (FlashAttention-2 shaped: warps own 16
+    query rows, cp.async K/V pipeline into XOR-swizzled shared memory,
+    ldmatrix + m16n8k16 mma.sync in bf16/f16 with f32 accumulation, online
+    softmax with warp shuffles, FoX bias, masks only on edge tiles, causal
+    tile skipping, GQA). The launch plan (block size, shared memory,
+    workspaces) is the gpu.module's `attn.plan` attribute and the function
+    names its kernels with `attn.gpu_module`; the function body stays as
+    the statement of what the kernels compute. Unsupported programs (PaTH,
+    MTA, head norm, f32 operands, head dims other than 64 and 128,
+    unfused ops) fail with an error naming what is missing.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "NVIDIA architecture of the kernels (sm_80, sm_90, ...)">,
+    Option<"warps", "warps", "int64_t", /*default=*/"4",
+           "warps per block, 16 query rows each (1, 2, 4 or 8)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"64",
+           "keys per step of the key walk (32, 64 or 128)">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnDumpPtx : Pass<"attn-write-ptx", "ModuleOp"> {
+  let summary = "Write the PTX of every gpu.module lowered to NVVM";
+  let description = [{
+    Serializes each `gpu.module` (already in the LLVM/NVVM dialects, with an
+    `#nvvm.target`) to PTX and writes it to `path` (modules one after the
+    other, each preceded by a `// gpu.module @name` line). The IR is left
+    unchanged; `attn-opt --attn-dump-ptx=PATH` adds this pass (path=PATH) to
+    `--attn-to-gpu`.
+  }];
+  let options = [
+    Option<"path", "path", "std::string", /*default=*/"\"-\"",
+           "file to write, - for stdout">,
+  ];
+}
+
 #endif // ATTN_PASSES_TD

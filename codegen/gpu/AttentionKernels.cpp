@@ -1,0 +1,722 @@
+//===- AttentionKernels.cpp - attn.attention as tensor-core GPU kernels ---===//
+//
+// Builds the kernels of a GpuPlan (GpuPlan.h) in the gpu/nvgpu/nvvm
+// dialects. The attention kernel is FlashAttention-2 shaped:
+//
+//  * a block of `warps` warps owns blockM = 16*warps query rows of one
+//    (batch, query head); warp w owns rows 16w..16w+15, so every row
+//    statistic (max, sum) lives in the 4 lanes that share a row of the mma
+//    accumulator and reduces with two xor shuffles;
+//  * Q, then K/V tiles, go global -> shared with 16-byte cp.async
+//    (nvgpu.device_async_copy, zero fill past the end), `stages` K/V tiles
+//    in flight; shared rows are XOR-swizzled in 16-byte chunks so the
+//    ldmatrix row reads of 8 rows hit 8 different bank groups;
+//  * S = Q K^T and O += P V are m16n8k16 mma.sync (bf16/f16 in, f32
+//    accumulate) fed by ldmatrix (.trans for V); P never leaves registers:
+//    the accumulator layout of S is the A-operand layout of P V;
+//  * online softmax in base 2 (scale * log2(e) folded into one multiply),
+//    FoX bias G_i - G_j from the gate kernel's prefix sums, masks applied
+//    only on tiles that cross the causal/window/sequence edge, causal tiles
+//    past the block's last query never loaded.
+//
+// Every loop over fragments is unrolled here (C++ loops): fragment arrays
+// must stay in registers, which dynamic indexing would defeat.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Passes/GpuPlan.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <array>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+using P = arith::CmpIPredicate;
+
+/// Small arithmetic helpers over `index` values (64-bit on the device).
+struct KB {
+  OpBuilder &b;
+  Location loc;
+  Value ci(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value cf(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value ci32(int32_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value rem(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value xori(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
+  Value mins(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value maxs(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value cmp(P p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value sel(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value andi(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value ori(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value fmax(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+  Value exp2(Value x) { return math::Exp2Op::create(b, loc, x); }
+  Value shuffleXor(Value x, int32_t offset) {
+    return gpu::ShuffleOp::create(b, loc, x, offset, 32, gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  }
+};
+
+constexpr int64_t kPrologueThreads = 256;
+
+/// Element offset of (row, col) in a shared tile of `width` elements per
+/// row: 16-byte chunks XOR-swizzled by row % 8 (width is a multiple of 64).
+Value swizzled(KB &k, Value row, Value col, int64_t width) {
+  Value chunk = k.div(col, k.ci(8));
+  Value phys = k.xori(chunk, k.rem(row, k.ci(8)));
+  return k.add(k.add(k.mul(row, k.ci(width)), k.mul(phys, k.ci(8))),
+               k.rem(col, k.ci(8)));
+}
+
+/// Issues the cp.async copies of rows [row0, row0 + rows) of a row-major
+/// [*, width] matrix starting at element `base` of `src` into the shared
+/// tile at element `dst0` of `smem`; rows at or past `limit` read nothing
+/// and zero-fill. Returns the copies' tokens.
+SmallVector<Value> copyTile(KB &k, Value tid, int64_t threads, Value src,
+                            Value base, Value row0, Value limit, Value smem,
+                            Value dst0, int64_t rows, int64_t width) {
+  int64_t perRow = width / 8, total = rows * perRow;
+  SmallVector<Value> tokens;
+  for (int64_t it = 0; it < total / threads; ++it) {
+    Value c = k.add(tid, k.ci(it * threads));
+    Value r = k.div(c, k.ci(perRow));
+    Value cc = k.rem(c, k.ci(perRow));
+    Value grow = k.add(row0, r);
+    Value valid = k.cmp(P::slt, grow, limit);
+    Value growC = k.sel(valid, grow, k.ci(0));
+    Value srcIdx =
+        k.add(base, k.add(k.mul(growC, k.ci(width)), k.mul(cc, k.ci(8))));
+    Value dstIdx = k.add(dst0, swizzled(k, r, k.mul(cc, k.ci(8)), width));
+    Value n = k.sel(valid, k.ci(8), k.ci(0));
+    auto copy = nvgpu::DeviceAsyncCopyOp::create(
+        k.b, k.loc, nvgpu::DeviceAsyncTokenType::get(k.b.getContext()), smem,
+        ValueRange{dstIdx}, src, ValueRange{srcIdx}, k.b.getIndexAttr(8), n,
+        k.b.getUnitAttr());
+    tokens.push_back(copy.getAsyncToken());
+  }
+  return tokens;
+}
+
+/// The attention kernel (see the file comment).
+struct AttentionBuilder {
+  const GpuPlan &plan;
+  KB &k;
+  Type elem;
+  Value smem; // 1-D view of the dynamic shared memory, element type `elem`
+  Value lane, warp, tid;
+
+  /// ldmatrix x4 at element `idx` of the shared view: four 8x8 fragments,
+  /// each a pair of 16-bit values per lane (packed as mma operands).
+  std::array<Value, 4> ldmatrix(Value idx, bool trans) {
+    auto vt = VectorType::get({4, 2}, elem);
+    Value m = nvgpu::LdMatrixOp::create(k.b, k.loc, vt, smem, ValueRange{idx},
+                                        trans, 4);
+    std::array<Value, 4> regs;
+    for (int i = 0; i < 4; ++i)
+      regs[i] = operand(vector::ExtractOp::create(k.b, k.loc, m, i));
+    return regs;
+  }
+
+  /// A pair of 16-bit values as nvvm.mma.sync wants it: vector<2xf16>, or
+  /// bf16 pairs bit-cast to i32.
+  Value operand(Value pair) {
+    if (plan.half)
+      return pair;
+    auto i32v = VectorType::get({1}, k.b.getI32Type());
+    Value cast = vector::BitCastOp::create(k.b, k.loc, i32v, pair);
+    return vector::ExtractOp::create(k.b, k.loc, cast, 0);
+  }
+
+  /// Two f32 values rounded to an mma operand pair.
+  Value pack(Value x, Value y) {
+    auto f2 = VectorType::get({2}, k.b.getF32Type());
+    Value v = vector::FromElementsOp::create(k.b, k.loc, f2, ValueRange{x, y});
+    Value t =
+        arith::TruncFOp::create(k.b, k.loc, VectorType::get({2}, elem), v);
+    return operand(t);
+  }
+
+  /// D = A B + C for one m16n8k16 tile; c and the result are 4 f32 values.
+  std::array<Value, 4> mma(ArrayRef<Value> a, ArrayRef<Value> bOp,
+                           ArrayRef<Value> c) {
+    Type f32 = k.b.getF32Type();
+    auto resTy = LLVM::LLVMStructType::getLiteral(k.b.getContext(),
+                                                  {f32, f32, f32, f32});
+    NVVM::MMATypes t = plan.half ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+    auto op = NVVM::MmaOp::create(
+        k.b, k.loc, resTy, a, bOp, c, {16, 8, 16}, std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{t, t},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    std::array<Value, 4> d;
+    for (int i = 0; i < 4; ++i)
+      d[i] = LLVM::ExtractValueOp::create(k.b, k.loc, op, ArrayRef<int64_t>{i});
+    return d;
+  }
+};
+
+void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
+                          const GpuPlan &plan) {
+  MLIRContext *ctx = mb.getContext();
+  Location loc = module.getLoc();
+  Type elem = plan.half ? Type(mb.getF16Type()) : Type(mb.getBF16Type());
+  Type f32 = mb.getF32Type();
+  Type idx = mb.getIndexType();
+  auto buf = MemRefType::get({ShapedType::kDynamic}, elem);
+  auto fbuf = MemRefType::get({ShapedType::kDynamic}, f32);
+  auto fnType = FunctionType::get(
+      ctx, {buf, buf, buf, buf, fbuf, idx, idx, idx, idx}, {});
+  OpBuilder::InsertionGuard guard(mb);
+  mb.setInsertionPointToEnd(module.getBody());
+  auto fn = gpu::GPUFuncOp::create(mb, loc, "attention", fnType);
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  fn.setKnownBlockSizeAttr(
+      mb.getDenseI32ArrayAttr({static_cast<int32_t>(plan.threads()), 1, 1}));
+  Block &entry = fn.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  KB k{b, loc};
+  Value q = entry.getArgument(0), kk = entry.getArgument(1),
+        v = entry.getArgument(2), o = entry.getArgument(3),
+        gsum = entry.getArgument(4), hq = entry.getArgument(5),
+        hk = entry.getArgument(6), T = entry.getArgument(7),
+        S = entry.getArgument(8);
+
+  const int64_t D = plan.headDim, Dv = plan.valueDim, BM = plan.blockM(),
+                BN = plan.blockN, threads = plan.threads();
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value lane = k.rem(tid, k.ci(32)), warp = k.div(tid, k.ci(32));
+  // Heaviest query tiles (most keys under a causal mask) first: the last
+  // wave is then made of short blocks.
+  Value mBlk =
+      k.sub(k.sub(gpu::GridDimOp::create(b, loc, gpu::Dimension::x), k.ci(1)),
+            gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value bh = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value batch = k.div(bh, hq), head = k.rem(bh, hq);
+  Value kvHead = k.add(k.mul(batch, hk), k.div(head, k.div(hq, hk)));
+  Value m0 = k.mul(mBlk, k.ci(BM));
+  Value delta = k.sub(S, T); // query i sits at key position i + S - T
+
+  // Shared memory: Q tile, then `stages` K tiles, then `stages` V tiles.
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, wg));
+  int64_t elems = plan.smemBytes() / 2;
+  Value smem = memref::ViewOp::create(
+      b, loc, MemRefType::get({elems}, elem, MemRefLayoutAttrInterface{}, wg),
+      raw, k.ci(0), ValueRange{});
+  const int64_t sK0 = BM * D, sV0 = sK0 + plan.stages * BN * D;
+  // FoX: the stages' G_j tiles (f32) after the K/V tiles.
+  Value gTiles;
+  if (plan.gate)
+    gTiles = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({plan.stages * BN}, f32, MemRefLayoutAttrInterface{},
+                        wg),
+        raw, k.ci(2 * (sV0 + plan.stages * BN * Dv)), ValueRange{});
+
+  AttentionBuilder ab{plan, k, elem, smem, lane, warp, tid};
+
+  // Q tile and the first K/V tile in flight.
+  auto commit = [&](ArrayRef<Value> tokens) {
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens);
+  };
+  Value gBase = k.mul(bh, S);
+  Value qBase = k.mul(k.mul(bh, T), k.ci(D));
+  Value kBase = k.mul(k.mul(kvHead, S), k.ci(D));
+  Value vBase = k.mul(k.mul(kvHead, S), k.ci(Dv));
+  Value oBase = k.mul(k.mul(bh, T), k.ci(Dv));
+  commit(copyTile(k, tid, threads, q, qBase, m0, T, smem, k.ci(0), BM, D));
+
+  // Keys this block needs: [nStart, nEnd), nStart on a tile boundary.
+  Value pMin = k.add(m0, delta);
+  Value pMax = k.add(pMin, k.ci(BM - 1));
+  Value nEnd = S, nStart = k.ci(0);
+  if (plan.mask != 1)
+    nEnd = k.maxs(k.mins(S, k.add(pMax, k.ci(1))), k.ci(0));
+  if (plan.mask == 2) {
+    Value first = k.maxs(k.sub(pMin, k.ci(plan.window - 1)), k.ci(0));
+    nStart = k.mul(k.div(first, k.ci(BN)), k.ci(BN));
+  }
+  Value nTiles =
+      k.div(k.add(k.sub(k.maxs(nEnd, nStart), nStart), k.ci(BN - 1)), k.ci(BN));
+
+  auto kvCopy = [&](Value n0, Value stage) {
+    SmallVector<Value> t =
+        copyTile(k, tid, threads, kk, kBase, n0, S, smem,
+                 k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D))), BN, D);
+    SmallVector<Value> t2 =
+        copyTile(k, tid, threads, v, vBase, n0, S, smem,
+                 k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv))), BN, Dv);
+    t.append(t2.begin(), t2.end());
+    if (plan.gate) {
+      // 4-byte copies: rows of G need not be 16-byte aligned.
+      Value j = k.add(n0, tid);
+      Value valid = k.andi(k.cmp(P::slt, tid, k.ci(BN)), k.cmp(P::slt, j, S));
+      Value src = k.add(gBase, k.sel(valid, j, k.ci(0)));
+      Value dst = k.add(k.mul(stage, k.ci(BN)), k.rem(tid, k.ci(BN)));
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{},
+                                    k.cmp(P::slt, tid, k.ci(BN)), false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), gTiles,
+          ValueRange{dst}, gsum, ValueRange{src}, b.getIndexAttr(1),
+          k.sel(valid, k.ci(1), k.ci(0)), UnitAttr());
+    }
+    return commit(t);
+  };
+  Value tok = kvCopy(nStart, k.ci(0));
+  // Wait for Q (all groups but the newest), then keep it in registers.
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, tok, b.getI32IntegerAttr(1));
+  gpu::BarrierOp::create(b, loc);
+  Value rowInWarp = k.add(k.mul(warp, k.ci(16)), k.rem(lane, k.ci(16)));
+  SmallVector<std::array<Value, 4>> qf;
+  for (int64_t ks = 0; ks < D / 16; ++ks) {
+    Value col = k.add(k.ci(ks * 16), k.mul(k.div(lane, k.ci(16)), k.ci(8)));
+    qf.push_back(ab.ldmatrix(swizzled(k, rowInWarp, col, D), false));
+  }
+
+  // This lane's two rows (accumulator rows lane/4 and lane/4 + 8).
+  Value quad = k.div(lane, k.ci(4)), lq = k.rem(lane, k.ci(4));
+  std::array<Value, 2> rowPos; // key position of each row's query
+  std::array<Value, 2> rowIdx; // query index in [0, T)
+  for (int r = 0; r < 2; ++r) {
+    rowIdx[r] =
+        k.add(k.add(m0, k.mul(warp, k.ci(16))), k.add(quad, k.ci(8 * r)));
+    rowPos[r] = k.add(rowIdx[r], delta);
+  }
+  const double log2e = 1.4426950408889634;
+  Value scaleLog2 = k.cf(plan.scale * log2e);
+  auto clampKey = [&](Value p) {
+    return k.maxs(k.mins(p, k.sub(S, k.ci(1))), k.ci(0));
+  };
+  // G arrives scaled by gamma * log2(e) (the gate kernel does it).
+  std::array<Value, 2> gq;
+  if (plan.gate)
+    for (int r = 0; r < 2; ++r)
+      gq[r] = memref::LoadOp::create(
+          b, loc, gsum, ValueRange{k.add(gBase, clampKey(rowPos[r]))});
+
+  // Loop state: O accumulators (Dv/8 tiles x 4), row max and partial sums.
+  const int64_t nO = Dv / 8, nS = BN / 8;
+  Value negInf = k.cf(-INFINITY), zero = k.cf(0.0);
+  SmallVector<Value> init(nO * 4, zero);
+  init.append({negInf, negInf, zero, zero});
+  auto loop = scf::ForOp::create(b, loc, k.ci(0), nTiles, k.ci(1), init);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value it = loop.getInductionVar();
+    ValueRange carried = loop.getRegionIterArgs();
+    Value n0 = k.add(nStart, k.mul(it, k.ci(BN)));
+    Value stage = k.rem(it, k.ci(plan.stages));
+    // Prefetch the next tile (zero-filled past the end), then wait for this.
+    Value next = kvCopy(k.add(n0, k.ci(BN)),
+                        k.rem(k.add(it, k.ci(1)), k.ci(plan.stages)));
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, next, b.getI32IntegerAttr(1));
+    gpu::BarrierOp::create(b, loc);
+
+    // S = Q K^T for this warp's 16 rows and BN keys.
+    Value kTile = k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D)));
+    SmallVector<std::array<Value, 4>> s(nS, {zero, zero, zero, zero});
+    for (int64_t ks = 0; ks < D / 16; ++ks)
+      for (int64_t jj = 0; jj < BN / 16; ++jj) {
+        Value row =
+            k.add(k.ci(jj * 16), k.add(k.rem(lane, k.ci(8)),
+                                       k.mul(k.div(lane, k.ci(16)), k.ci(8))));
+        Value col = k.add(k.ci(ks * 16),
+                          k.mul(k.rem(k.div(lane, k.ci(8)), k.ci(2)), k.ci(8)));
+        auto r = ab.ldmatrix(k.add(kTile, swizzled(k, row, col, D)), false);
+        s[2 * jj] = ab.mma(qf[ks], {r[0], r[1]}, s[2 * jj]);
+        s[2 * jj + 1] = ab.mma(qf[ks], {r[2], r[3]}, s[2 * jj + 1]);
+      }
+
+    // Logits in base 2: scale, FoX bias.
+    SmallVector<Value> cols; // this lane's key index per [jn][e]
+    for (int64_t jn = 0; jn < nS; ++jn)
+      for (int e = 0; e < 2; ++e)
+        cols.push_back(k.add(n0, k.add(k.ci(jn * 8 + e), k.mul(lq, k.ci(2)))));
+    SmallVector<Value> sv; // nS x (row r, e) flattened: [jn][r*2+e]
+    for (int64_t jn = 0; jn < nS; ++jn) {
+      std::array<Value, 2> g;
+      if (plan.gate) {
+        Value at = k.add(k.mul(stage, k.ci(BN)),
+                         k.add(k.ci(jn * 8), k.mul(lq, k.ci(2))));
+        Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, f32),
+                                            gTiles, ValueRange{at});
+        for (int e = 0; e < 2; ++e)
+          g[e] = vector::ExtractOp::create(b, loc, pair, e);
+      }
+      for (int i = 0; i < 4; ++i) {
+        Value x = k.fmul(s[jn][i], scaleLog2);
+        if (plan.gate)
+          x = k.fsub(k.fadd(x, gq[i / 2]), g[i % 2]);
+        sv.push_back(x);
+      }
+    }
+
+    // Masks, only on tiles that cross an edge.
+    Value tileEnd = k.add(n0, k.ci(BN));
+    Value needMask = k.cmp(P::sgt, tileEnd, S);
+    if (plan.mask == 0 || plan.mask == 2)
+      needMask = k.ori(needMask, k.cmp(P::sgt, k.sub(tileEnd, k.ci(1)), pMin));
+    if (plan.mask == 2)
+      needMask =
+          k.ori(needMask, k.cmp(P::sle, n0, k.sub(pMax, k.ci(plan.window))));
+    SmallVector<Type> svTypes(sv.size(), f32);
+    auto ifOp = scf::IfOp::create(b, loc, svTypes, needMask, true);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      SmallVector<Value> masked;
+      for (int64_t jn = 0; jn < nS; ++jn)
+        for (int i = 0; i < 4; ++i) {
+          Value col = cols[jn * 2 + i % 2];
+          Value p = rowPos[i / 2];
+          Value vis = k.cmp(P::slt, col, S);
+          if (plan.mask == 0 || plan.mask == 2)
+            vis = k.andi(vis, k.cmp(P::sle, col, p));
+          if (plan.mask == 2)
+            vis = k.andi(vis, k.cmp(P::sgt, col, k.sub(p, k.ci(plan.window))));
+          masked.push_back(k.sel(vis, sv[jn * 4 + i], negInf));
+        }
+      scf::YieldOp::create(b, loc, masked);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, sv);
+    }
+    for (size_t i = 0; i < sv.size(); ++i)
+      sv[i] = ifOp.getResult(i);
+
+    // Online softmax per row.
+    SmallVector<Value> newState(carried.begin(), carried.end());
+    std::array<Value, 2> alpha, mUse;
+    for (int r = 0; r < 2; ++r) {
+      Value mx = negInf;
+      for (int64_t jn = 0; jn < nS; ++jn)
+        for (int e = 0; e < 2; ++e)
+          mx = k.fmax(mx, sv[jn * 4 + r * 2 + e]);
+      mx = k.fmax(mx, k.shuffleXor(mx, 1));
+      mx = k.fmax(mx, k.shuffleXor(mx, 2));
+      Value mOld = carried[nO * 4 + r];
+      Value mNew = k.fmax(mOld, mx);
+      Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                          mNew, negInf);
+      mUse[r] = k.sel(isInf, zero, mNew);
+      alpha[r] = k.exp2(k.fsub(mOld, mUse[r]));
+      newState[nO * 4 + r] = mNew;
+    }
+    std::array<Value, 2> rowSum = {zero, zero};
+    for (int64_t jn = 0; jn < nS; ++jn)
+      for (int i = 0; i < 4; ++i) {
+        Value p = k.exp2(k.fsub(sv[jn * 4 + i], mUse[i / 2]));
+        sv[jn * 4 + i] = p;
+        rowSum[i / 2] = k.fadd(rowSum[i / 2], p);
+      }
+    for (int r = 0; r < 2; ++r)
+      newState[nO * 4 + 2 + r] =
+          k.fadd(k.fmul(carried[nO * 4 + 2 + r], alpha[r]), rowSum[r]);
+    SmallVector<std::array<Value, 4>> oAcc(nO);
+    for (int64_t dn = 0; dn < nO; ++dn)
+      for (int i = 0; i < 4; ++i)
+        oAcc[dn][i] = k.fmul(carried[dn * 4 + i], alpha[i / 2]);
+
+    // O += P V: P's accumulator layout is the A-operand layout.
+    Value vTile = k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv)));
+    for (int64_t t = 0; t < BN / 16; ++t) {
+      std::array<Value, 4> pa = {
+          ab.pack(sv[(2 * t) * 4 + 0], sv[(2 * t) * 4 + 1]),
+          ab.pack(sv[(2 * t) * 4 + 2], sv[(2 * t) * 4 + 3]),
+          ab.pack(sv[(2 * t + 1) * 4 + 0], sv[(2 * t + 1) * 4 + 1]),
+          ab.pack(sv[(2 * t + 1) * 4 + 2], sv[(2 * t + 1) * 4 + 3])};
+      for (int64_t dd = 0; dd < Dv / 16; ++dd) {
+        Value row =
+            k.add(k.ci(t * 16),
+                  k.add(k.rem(lane, k.ci(8)),
+                        k.mul(k.rem(k.div(lane, k.ci(8)), k.ci(2)), k.ci(8))));
+        Value col = k.add(k.ci(dd * 16), k.mul(k.div(lane, k.ci(16)), k.ci(8)));
+        auto r = ab.ldmatrix(k.add(vTile, swizzled(k, row, col, Dv)), true);
+        oAcc[2 * dd] = ab.mma(pa, {r[0], r[1]}, oAcc[2 * dd]);
+        oAcc[2 * dd + 1] = ab.mma(pa, {r[2], r[3]}, oAcc[2 * dd + 1]);
+      }
+    }
+    for (int64_t dn = 0; dn < nO; ++dn)
+      for (int i = 0; i < 4; ++i)
+        newState[dn * 4 + i] = oAcc[dn][i];
+    // Every warp is done with this stage before a later prefetch reuses it.
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, newState);
+  }
+  // Drain the last (empty) prefetch before the block exits.
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, tok, b.getI32IntegerAttr(0));
+
+  // O / l, rounded and stored; rows past T are not written.
+  ValueRange fin = loop.getResults();
+  for (int r = 0; r < 2; ++r) {
+    Value l = fin[nO * 4 + 2 + r];
+    l = k.fadd(l, k.shuffleXor(l, 1));
+    l = k.fadd(l, k.shuffleXor(l, 2));
+    Value pos =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
+    Value inv = k.sel(pos, arith::DivFOp::create(b, loc, k.cf(1.0), l), zero);
+    Value valid = k.cmp(P::slt, rowIdx[r], T);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, valid, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value rowBase = k.add(oBase, k.mul(rowIdx[r], k.ci(Dv)));
+    for (int64_t dn = 0; dn < nO; ++dn) {
+      auto f2 = VectorType::get({2}, f32);
+      Value pair = vector::FromElementsOp::create(
+          b, loc, f2,
+          ValueRange{k.fmul(fin[dn * 4 + 2 * r], inv),
+                     k.fmul(fin[dn * 4 + 2 * r + 1], inv)});
+      Value t =
+          arith::TruncFOp::create(b, loc, VectorType::get({2}, elem), pair);
+      Value col = k.add(k.ci(dn * 8), k.mul(lq, k.ci(2)));
+      vector::StoreOp::create(b, loc, t, o, ValueRange{k.add(rowBase, col)});
+    }
+  }
+  gpu::ReturnOp::create(b, loc);
+}
+
+/// cos/sin(pos * theta^(-2i/R)) for `count` = P * R/2 entries, position
+/// start + idx / (R/2): computed once per launch in f64 (positions reach
+/// 1e5, where f32 angles lose the phase) and shared by every head.
+void buildRopeTableKernel(OpBuilder &mb, gpu::GPUModuleOp module,
+                          const GpuPlan &plan) {
+  MLIRContext *ctx = mb.getContext();
+  Location loc = module.getLoc();
+  Type idx = mb.getIndexType(), f64 = mb.getF64Type(), f32 = mb.getF32Type();
+  auto fbuf = MemRefType::get({ShapedType::kDynamic}, f32);
+  auto fnType = FunctionType::get(ctx, {fbuf, fbuf, idx, idx}, {});
+  OpBuilder::InsertionGuard guard(mb);
+  mb.setInsertionPointToEnd(module.getBody());
+  auto fn = gpu::GPUFuncOp::create(mb, loc, "rope_table", fnType);
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  Block &entry = fn.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  KB k{b, loc};
+  Value cosT = entry.getArgument(0), sinT = entry.getArgument(1),
+        count = entry.getArgument(2), start = entry.getArgument(3);
+  const int64_t R = plan.ropeDim, half = R / 2;
+  Value gid = k.add(k.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                          k.ci(kPrologueThreads)),
+                    gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  auto inRange =
+      scf::IfOp::create(b, loc, TypeRange{}, k.cmp(P::ult, gid, count), false);
+  b.setInsertionPointToStart(inRange.thenBlock());
+  auto toF64 = [&](Value i) {
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), i);
+    return arith::SIToFPOp::create(b, loc, f64, i64).getResult();
+  };
+  Value pos = toF64(k.add(start, k.div(gid, k.ci(half))));
+  Value invFreq = math::ExpOp::create(
+      b, loc,
+      arith::MulFOp::create(
+          b, loc, toF64(k.rem(gid, k.ci(half))),
+          arith::ConstantOp::create(
+              b, loc, b.getF64FloatAttr(-2.0 * std::log(plan.ropeTheta) / R))));
+  Value angle = arith::MulFOp::create(b, loc, pos, invFreq);
+  memref::StoreOp::create(
+      b, loc,
+      arith::TruncFOp::create(b, loc, f32, math::CosOp::create(b, loc, angle)),
+      cosT, ValueRange{gid});
+  memref::StoreOp::create(
+      b, loc,
+      arith::TruncFOp::create(b, loc, f32, math::SinOp::create(b, loc, angle)),
+      sinT, ValueRange{gid});
+  b.setInsertionPointAfter(inRange);
+  gpu::ReturnOp::create(b, loc);
+}
+
+/// y = RoPE(x) for `rows` rows of D, row r at table row pos0 + r % len; one
+/// thread per pair of elements (rotated pairs, then the copied tail).
+void buildRopeKernel(OpBuilder &mb, gpu::GPUModuleOp module,
+                     const GpuPlan &plan) {
+  MLIRContext *ctx = mb.getContext();
+  Location loc = module.getLoc();
+  Type elem = plan.half ? Type(mb.getF16Type()) : Type(mb.getBF16Type());
+  Type idx = mb.getIndexType(), f32 = mb.getF32Type();
+  auto buf = MemRefType::get({ShapedType::kDynamic}, elem);
+  auto fbuf = MemRefType::get({ShapedType::kDynamic}, f32);
+  auto fnType =
+      FunctionType::get(ctx, {buf, buf, fbuf, fbuf, idx, idx, idx}, {});
+  OpBuilder::InsertionGuard guard(mb);
+  mb.setInsertionPointToEnd(module.getBody());
+  auto fn = gpu::GPUFuncOp::create(mb, loc, "rope", fnType);
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  Block &entry = fn.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  KB k{b, loc};
+  Value x = entry.getArgument(0), y = entry.getArgument(1),
+        cosT = entry.getArgument(2), sinT = entry.getArgument(3),
+        rows = entry.getArgument(4), len = entry.getArgument(5),
+        pos0 = entry.getArgument(6);
+  const int64_t D = plan.headDim, R = plan.ropeDim, pairs = D / 2;
+  Value gid = k.add(k.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                          k.ci(kPrologueThreads)),
+                    gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  Value row = k.div(gid, k.ci(pairs)), p = k.rem(gid, k.ci(pairs));
+  auto inRange =
+      scf::IfOp::create(b, loc, TypeRange{}, k.cmp(P::ult, row, rows), false);
+  b.setInsertionPointToStart(inRange.thenBlock());
+  Value base = k.mul(row, k.ci(D));
+  auto load = [&](Value i) {
+    Value e = memref::LoadOp::create(b, loc, x, ValueRange{k.add(base, i)});
+    return arith::ExtFOp::create(b, loc, f32, e).getResult();
+  };
+  auto store = [&](Value val, Value i) {
+    Value e = arith::TruncFOp::create(b, loc, elem, val);
+    memref::StoreOp::create(b, loc, e, y, ValueRange{k.add(base, i)});
+  };
+  Value rotated = k.cmp(P::ult, p, k.ci(R / 2));
+  auto branch = scf::IfOp::create(b, loc, TypeRange{}, rotated, true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    Value ia = plan.ropeInterleaved ? k.mul(p, k.ci(2)) : p;
+    Value ib =
+        plan.ropeInterleaved ? k.add(ia, k.ci(1)) : k.add(p, k.ci(R / 2));
+    Value at = k.add(k.mul(k.add(pos0, k.rem(row, len)), k.ci(R / 2)), p);
+    Value c = memref::LoadOp::create(b, loc, cosT, ValueRange{at});
+    Value sn = memref::LoadOp::create(b, loc, sinT, ValueRange{at});
+    Value xa = load(ia), xb = load(ib);
+    store(k.fsub(k.fmul(xa, c), k.fmul(xb, sn)), ia);
+    store(k.fadd(k.fmul(xa, sn), k.fmul(xb, c)), ib);
+    b.setInsertionPointToStart(branch.elseBlock());
+    Value ta = k.add(k.ci(R), k.mul(k.sub(p, k.ci(R / 2)), k.ci(2)));
+    Value tb = k.add(ta, k.ci(1));
+    store(load(ta), ta);
+    store(load(tb), tb);
+  }
+  b.setInsertionPointAfter(inRange);
+  gpu::ReturnOp::create(b, loc);
+}
+
+/// G = gamma * log2(e) * inclusive cumsum of g along each row of S (f64
+/// sums, f32 out): each thread sums a
+/// contiguous chunk in f64, thread 0 scans the 256 chunk sums in shared
+/// memory, then each thread rewrites its chunk as prefix sums.
+void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
+                     const GpuPlan &plan) {
+  MLIRContext *ctx = mb.getContext();
+  Location loc = module.getLoc();
+  Type idx = mb.getIndexType(), f64 = mb.getF64Type(), f32 = mb.getF32Type();
+  auto fbuf = MemRefType::get({ShapedType::kDynamic}, f32);
+  auto fnType = FunctionType::get(ctx, {fbuf, fbuf, idx}, {});
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto partialTy =
+      MemRefType::get({kPrologueThreads}, f64, MemRefLayoutAttrInterface{}, wg);
+  OpBuilder::InsertionGuard guard(mb);
+  mb.setInsertionPointToEnd(module.getBody());
+  auto fn = gpu::GPUFuncOp::create(mb, loc, "gate", fnType,
+                                   TypeRange(ArrayRef<Type>{partialTy}));
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  Block &entry = fn.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  KB k{b, loc};
+  Value g = entry.getArgument(0), G = entry.getArgument(1),
+        S = entry.getArgument(2);
+  Value partial = fn.getWorkgroupAttributions()[0];
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value base = k.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), S);
+  Value chunk =
+      k.div(k.add(S, k.ci(kPrologueThreads - 1)), k.ci(kPrologueThreads));
+  Value begin = k.mins(k.mul(tid, chunk), S);
+  Value end = k.mins(k.add(begin, chunk), S);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
+  auto sumLoop = scf::ForOp::create(b, loc, begin, end, k.ci(1), zero);
+  {
+    OpBuilder::InsertionGuard gd(b);
+    b.setInsertionPointToStart(sumLoop.getBody());
+    Value e = memref::LoadOp::create(
+        b, loc, g, ValueRange{k.add(base, sumLoop.getInductionVar())});
+    Value acc = arith::AddFOp::create(b, loc, sumLoop.getRegionIterArgs()[0],
+                                      arith::ExtFOp::create(b, loc, f64, e));
+    scf::YieldOp::create(b, loc, acc);
+  }
+  memref::StoreOp::create(b, loc, sumLoop.getResult(0), partial,
+                          ValueRange{tid});
+  gpu::BarrierOp::create(b, loc);
+  auto first =
+      scf::IfOp::create(b, loc, TypeRange{}, k.cmp(P::eq, tid, k.ci(0)), false);
+  {
+    OpBuilder::InsertionGuard gd(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    auto scan = scf::ForOp::create(b, loc, k.ci(0), k.ci(kPrologueThreads),
+                                   k.ci(1), zero);
+    b.setInsertionPointToStart(scan.getBody());
+    Value i = scan.getInductionVar();
+    Value run = scan.getRegionIterArgs()[0];
+    Value here = memref::LoadOp::create(b, loc, partial, ValueRange{i});
+    memref::StoreOp::create(b, loc, run, partial, ValueRange{i});
+    scf::YieldOp::create(b, loc,
+                         ValueRange{arith::AddFOp::create(b, loc, run, here)});
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value start = memref::LoadOp::create(b, loc, partial, ValueRange{tid});
+  auto writeLoop = scf::ForOp::create(b, loc, begin, end, k.ci(1), start);
+  {
+    OpBuilder::InsertionGuard gd(b);
+    b.setInsertionPointToStart(writeLoop.getBody());
+    Value at = k.add(base, writeLoop.getInductionVar());
+    Value e = memref::LoadOp::create(b, loc, g, ValueRange{at});
+    Value acc = arith::AddFOp::create(b, loc, writeLoop.getRegionIterArgs()[0],
+                                      arith::ExtFOp::create(b, loc, f64, e));
+    // Stored as gamma * log2(e) * G: the attention kernel's logits are in
+    // base 2.
+    Value scaled = arith::MulFOp::create(
+        b, loc, acc,
+        arith::ConstantOp::create(
+            b, loc, b.getF64FloatAttr(plan.gateScale * 1.4426950408889634)));
+    memref::StoreOp::create(b, loc,
+                            arith::TruncFOp::create(b, loc, f32, scaled), G,
+                            ValueRange{at});
+    scf::YieldOp::create(b, loc, acc);
+  }
+  gpu::ReturnOp::create(b, loc);
+}
+
+} // namespace
+
+void mlir::attn::buildGpuKernels(OpBuilder &b, gpu::GPUModuleOp module,
+                                 const GpuPlan &plan) {
+  if (plan.rope) {
+    buildRopeTableKernel(b, module, plan);
+    buildRopeKernel(b, module, plan);
+  }
+  if (plan.gate)
+    buildGateKernel(b, module, plan);
+  buildAttentionKernel(b, module, plan);
+}

@@ -1,0 +1,88 @@
+//===- GpuPlan.h - how one attn.attention runs on an NVIDIA GPU -*- C++ -*-===//
+//
+// The GPU backend turns one `attn.attention` into a `gpu.module` of up to
+// three kernels and a launch plan: the attributes below, which the pass
+// stores on the gpu.module (`attn.plan`) and the runtime reads back to size
+// grids, workspaces and shared memory. Kernel ABI (all buffers flattened
+// row-major, memref<?xT>):
+//
+//   rope_table(cos, sin, count, start)  cos/sin tables [P, R/2] f32 for
+//                                       positions start..start+P-1, count =
+//                                       P*R/2; grid ceil(count/256), 256 thr.
+//   rope(x, y, cos, sin, rows, len, pos0)
+//                                       y = RoPE(x), row r at table row
+//                                       pos0 + r % len; grid
+//                                       ceil(rows * D/2 / 256), 256 threads.
+//   gate(g, G, S)                       G = gamma log2(e) cumsum(g) per row
+//                                       of S (f64 sums, f32 out); grid B*Hq,
+//                                       256 threads.
+//   attention(q, k, v, o, G, Hq, Hk, T, S)
+//                                       grid (ceil(T/blockM), B*Hq),
+//                                       32*warps threads, smemBytes dynamic.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PASSES_GPUPLAN_H
+#define ATTN_PASSES_GPUPLAN_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir {
+class OpBuilder;
+namespace gpu {
+class GPUModuleOp;
+}
+namespace attn {
+class AttentionOp;
+
+struct GpuPlan {
+  int64_t warps = 4;    // warps per block; each owns 16 query rows
+  int64_t blockN = 64;  // keys per step of the key walk
+  int64_t stages = 2;   // K/V tiles in flight (cp.async pipeline depth)
+  int64_t headDim = 0;  // D of q and k
+  int64_t valueDim = 0; // D of v and the output
+  bool half = false;    // f16 operands (else bf16)
+  bool rope = false;    // the rope kernel runs on q and k first
+  int64_t ropeDim = 0;  // rotated dims
+  bool ropeInterleaved = false;
+  double ropeTheta = 0;
+  int64_t ropeOffset = 0; // key j at ropeOffset + j
+  bool ropeQOffset = false;
+  int64_t ropeQOffsetValue = 0; // query i at this + i, when ropeQOffset
+  bool gate = false;            // FoX: the gate kernel runs first
+  double gateScale = 1.0;       // gamma: 1, or the softmax scale when scaled
+  int64_t mask = 0;             // 0 causal, 1 none, 2 sliding window
+  int64_t window = 0;
+  double scale = 1.0; // softmax scale
+
+  int64_t blockM() const { return 16 * warps; }
+  int64_t threads() const { return 32 * warps; }
+  /// Dynamic shared memory of the attention kernel, bytes.
+  int64_t smemBytes() const {
+    return 2 * (blockM() * headDim + stages * blockN * (headDim + valueDim)) +
+           (gate ? 4 * stages * blockN : 0);
+  }
+
+  DictionaryAttr toAttr(MLIRContext *ctx) const;
+  static FailureOr<GpuPlan> fromAttr(DictionaryAttr attr);
+};
+
+/// The plan for `op`, or an error diagnostic on `op` naming what the GPU
+/// backend does not support (PaTH, MTA, head norm, f32 operands, head dims
+/// other than 64/128).
+FailureOr<GpuPlan> planGpuAttention(AttentionOp op, int64_t warps,
+                                    int64_t blockN);
+
+/// Appends the plan's kernels (`rope`, `gate`, `attention`) to `module`.
+void buildGpuKernels(OpBuilder &b, gpu::GPUModuleOp module,
+                     const GpuPlan &plan);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_PASSES_GPUPLAN_H

@@ -1,0 +1,294 @@
+//===- AttentionToGPU.cpp - attn.attention -> gpu.module with kernels -----===//
+//
+// Checks what the GPU backend supports, computes the launch plan and asks
+// codegen/gpu for the kernels. Also holds attn-dump-ptx.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnDialect.h"
+#include "attn/Passes/GpuPlan.h"
+#include "attn/Passes/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNATTENTIONTOGPU
+#define GEN_PASS_DEF_ATTNDUMPPTX
+#include "attn/Passes/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// GpuPlan <-> attribute
+//===----------------------------------------------------------------------===//
+
+DictionaryAttr GpuPlan::toAttr(MLIRContext *ctx) const {
+  Builder b(ctx);
+  SmallVector<NamedAttribute> a;
+  auto i = [&](StringRef n, int64_t v) {
+    a.push_back(b.getNamedAttr(n, b.getI64IntegerAttr(v)));
+  };
+  auto f = [&](StringRef n, double v) {
+    a.push_back(b.getNamedAttr(n, b.getF64FloatAttr(v)));
+  };
+  i("warps", warps);
+  i("block_m", blockM());
+  i("block_n", blockN);
+  i("stages", stages);
+  i("threads", threads());
+  i("smem_bytes", smemBytes());
+  i("head_dim", headDim);
+  i("value_dim", valueDim);
+  i("f16", half);
+  i("rope", rope);
+  i("rope_dim", ropeDim);
+  i("rope_interleaved", ropeInterleaved);
+  f("rope_theta", ropeTheta);
+  i("rope_offset", ropeOffset);
+  i("has_rope_q_offset", ropeQOffset);
+  i("rope_q_offset", ropeQOffsetValue);
+  i("gate", gate);
+  f("gate_scale", gateScale);
+  i("mask", mask);
+  i("window", window);
+  f("scale", scale);
+  return b.getDictionaryAttr(a);
+}
+
+FailureOr<GpuPlan> GpuPlan::fromAttr(DictionaryAttr attr) {
+  if (!attr)
+    return failure();
+  GpuPlan p;
+  bool ok = true;
+  auto i = [&](StringRef n) -> int64_t {
+    auto v = dyn_cast_or_null<IntegerAttr>(attr.get(n));
+    ok &= static_cast<bool>(v);
+    return v ? v.getInt() : 0;
+  };
+  auto f = [&](StringRef n) -> double {
+    auto v = dyn_cast_or_null<FloatAttr>(attr.get(n));
+    ok &= static_cast<bool>(v);
+    return v ? v.getValueAsDouble() : 0;
+  };
+  p.warps = i("warps");
+  p.blockN = i("block_n");
+  p.stages = i("stages");
+  p.headDim = i("head_dim");
+  p.valueDim = i("value_dim");
+  p.half = i("f16");
+  p.rope = i("rope");
+  p.ropeDim = i("rope_dim");
+  p.ropeInterleaved = i("rope_interleaved");
+  p.ropeTheta = f("rope_theta");
+  p.ropeOffset = i("rope_offset");
+  p.ropeQOffset = i("has_rope_q_offset");
+  p.ropeQOffsetValue = i("rope_q_offset");
+  p.gate = i("gate");
+  p.gateScale = f("gate_scale");
+  p.mask = i("mask");
+  p.window = i("window");
+  p.scale = f("scale");
+  if (!ok)
+    return failure();
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// What the GPU backend supports
+//===----------------------------------------------------------------------===//
+
+FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, int64_t warps,
+                                                int64_t blockN) {
+  auto unsupported = [&](const Twine &what) {
+    return op.emitError("the GPU backend does not support ")
+           << what << " yet (the CPU backend runs it: --device=cpu)";
+  };
+  if (op.getW())
+    return unsupported("PaTH (path)");
+  if (op.hasMTA())
+    return unsupported("Multi-Token Attention (kq_conv / head_mix)");
+  if (op.getNorm())
+    return unsupported("head_norm");
+  if (warps != 1 && warps != 2 && warps != 4 && warps != 8)
+    return op.emitError("GPU option warps must be 1, 2, 4 or 8, got ") << warps;
+  if (blockN != 32 && blockN != 64 && blockN != 128)
+    return op.emitError("GPU option block-n must be 32, 64 or 128, got ")
+           << blockN;
+  auto qt = cast<ShapedType>(op.getQ().getType());
+  auto kt = cast<ShapedType>(op.getK().getType());
+  auto vt = cast<ShapedType>(op.getV().getType());
+  Type e = qt.getElementType();
+  if (!e.isBF16() && !e.isF16())
+    return unsupported(
+        "f32 operands (the tensor-core kernels take bf16 or f16 q, k, v)");
+  if (kt.getElementType() != e || vt.getElementType() != e)
+    return op.emitError("the GPU backend needs q, k and v of one element "
+                        "type, got ")
+           << qt.getElementType() << ", " << kt.getElementType() << ", "
+           << vt.getElementType();
+  GpuPlan p;
+  p.warps = warps;
+  p.blockN = blockN;
+  p.half = e.isF16();
+  p.headDim = qt.getDimSize(3);
+  p.valueDim = vt.getDimSize(3);
+  for (auto [name, d] :
+       {std::pair<StringRef, int64_t>{"q, k", p.headDim}, {"v", p.valueDim}})
+    if (d != 64 && d != 128)
+      return unsupported(
+          "head dim " +
+          (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d)) +
+          " of " + name.str() + " (64 or 128 are supported)");
+  if (auto theta = op.getRopeTheta()) {
+    p.rope = true;
+    p.ropeTheta = theta->convertToDouble();
+    p.ropeDim = op.getRopeDim().value_or(p.headDim);
+    p.ropeInterleaved = op.getRopeStyle() == RopeStyle::interleaved;
+    p.ropeOffset = static_cast<int64_t>(op.getRopeOffset());
+    if (auto qo = op.getRopeQOffset()) {
+      p.ropeQOffset = true;
+      p.ropeQOffsetValue = static_cast<int64_t>(*qo);
+    }
+  }
+  p.scale = op.getScaleOrDefault();
+  if (op.getG()) {
+    p.gate = true;
+    p.gateScale = op.getGateScaled() ? p.scale : 1.0;
+  }
+  switch (op.getMask()) {
+  case MaskKind::causal:
+    p.mask = 0;
+    break;
+  case MaskKind::none:
+    p.mask = 1;
+    break;
+  case MaskKind::sliding_window:
+    p.mask = 2;
+    p.window = static_cast<int64_t>(op.getWindow().value_or(0));
+    break;
+  }
+  return p;
+}
+
+namespace {
+
+/// The function's single attn.attention when the body is exactly
+/// `%o = attn.attention <arguments> ; return %o`; else an error naming
+/// what stands in the way.
+FailureOr<AttentionOp> soleAttention(func::FuncOp fn) {
+  AttentionOp att;
+  for (Operation &op : fn.getBody().front()) {
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (auto a = dyn_cast<AttentionOp>(op); a && !att) {
+      att = a;
+      continue;
+    }
+    return fn.emitError("the GPU backend runs a function whose body is one "
+                        "attn.attention (after attn-fuse); '")
+           << op.getName() << "' at " << op.getLoc()
+           << " was not fused into it";
+  }
+  if (!att)
+    return failure();
+  for (Value v : att->getOperands())
+    if (!isa<BlockArgument>(v))
+      return att.emitError("the GPU backend needs every attn.attention "
+                           "operand to be a function argument");
+  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  if (ret.getNumOperands() != 1 || ret.getOperand(0) != att.getResult())
+    return att.emitError("the GPU backend needs the function to return the "
+                         "attn.attention result");
+  return att;
+}
+
+struct AttnAttentionToGPUPass
+    : attn::impl::AttnAttentionToGPUBase<AttnAttentionToGPUPass> {
+  using AttnAttentionToGPUBase::AttnAttentionToGPUBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    SmallVector<func::FuncOp> fns;
+    module.walk([&](func::FuncOp fn) {
+      if (!fn.isDeclaration() && !fn.getOps<AttentionOp>().empty())
+        fns.push_back(fn);
+      else if (!fn.isDeclaration())
+        fn.walk([&](Operation *op) {
+          if (op->getDialect() && op->getDialect()->getNamespace() == "attn" &&
+              !isa<AttentionOp>(op))
+            fns.push_back(fn);
+        });
+    });
+    bool failedAny = false;
+    for (func::FuncOp fn : llvm::make_early_inc_range(fns)) {
+      if (fn->hasAttr("attn.gpu_module"))
+        continue;
+      auto att = soleAttention(fn);
+      if (failed(att)) {
+        failedAny = true;
+        continue;
+      }
+      auto plan = planGpuAttention(*att, warps, blockN);
+      if (failed(plan)) {
+        failedAny = true;
+        continue;
+      }
+      OpBuilder b(ctx);
+      b.setInsertionPointToEnd(module.getBody());
+      auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
+                                              "nvptx64-nvidia-cuda", chip);
+      std::string name = (fn.getSymName() + "_gpu").str();
+      auto gm = gpu::GPUModuleOp::create(b, fn.getLoc(), name,
+                                         b.getArrayAttr({target}));
+      gm->setAttr("attn.plan", plan->toAttr(ctx));
+      buildGpuKernels(b, gm, *plan);
+      fn->setAttr("attn.gpu_module", FlatSymbolRefAttr::get(ctx, name));
+      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                      b.getUnitAttr());
+    }
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+
+struct AttnDumpPtxPass : attn::impl::AttnDumpPtxBase<AttnDumpPtxPass> {
+  using AttnDumpPtxBase::AttnDumpPtxBase;
+
+  void runOnOperation() override {
+    std::string error;
+    auto out = openOutputFile(path, &error);
+    if (!out) {
+      getOperation().emitError("attn-write-ptx: cannot write '")
+          << path << "': " << error;
+      return signalPassFailure();
+    }
+    std::string toolkit = cudaToolkitPath();
+    for (auto gm : getOperation().getOps<gpu::GPUModuleOp>()) {
+      for (Attribute t : gm.getTargetsAttr()) {
+        auto target = dyn_cast<gpu::TargetAttrInterface>(t);
+        if (!target)
+          continue;
+        gpu::TargetOptions opts(toolkit, {}, {}, {},
+                                gpu::CompilationTarget::Assembly);
+        std::optional<SmallVector<char, 0>> ptx =
+            target.serializeToObject(gm, opts);
+        if (!ptx) {
+          gm.emitError("attn-write-ptx: cannot translate to PTX");
+          return signalPassFailure();
+        }
+        out->os() << "// gpu.module @" << gm.getName() << "\n";
+        out->os() << StringRef(ptx->data(), ptx->size()).rtrim('\0') << "\n";
+      }
+    }
+    out->keep();
+  }
+};
+
+} // namespace

@@ -1,0 +1,204 @@
+//===- CpuKernel.cpp - kernels JIT-compiled for the host CPU --------------===//
+
+#include "KernelSupport.h"
+
+#include "attn/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cstdlib>
+
+using llvm::createStringError;
+using llvm::Error;
+using llvm::Expected;
+
+namespace attn::detail {
+namespace {
+
+/// A memref descriptor of any rank as MLIR's C interface lays it out:
+/// {allocated, aligned, offset, sizes[rank], strides[rank]}, all 8 bytes.
+struct Descriptor {
+  std::vector<int64_t> words;
+  explicit Descriptor(size_t rank) : words(3 + 2 * rank, 0) {}
+  void set(void *data, const std::vector<int64_t> &shape) {
+    words[0] = words[1] = reinterpret_cast<int64_t>(data);
+    size_t rank = shape.size();
+    int64_t stride = 1;
+    for (size_t i = rank; i-- > 0;) {
+      words[3 + i] = shape[i];
+      words[3 + rank + i] = stride;
+      stride *= shape[i];
+    }
+  }
+};
+
+/// libomp for multi-threaded kernels: $ATTN_LIBOMP, else the one found at
+/// configure time; "" when neither exists (kernels then run on one thread).
+std::string openMPLibrary() {
+  if (const char *env = std::getenv("ATTN_LIBOMP"))
+    return llvm::sys::fs::exists(env) ? env : "";
+#ifdef ATTN_LIBOMP_PATH
+  if (llvm::sys::fs::exists(ATTN_LIBOMP_PATH))
+    return ATTN_LIBOMP_PATH;
+#endif
+  return "";
+}
+
+/// MLIR's C runner utilities (memrefCopy for strided copies): found at
+/// configure time; "" when absent (programs needing them then fail to JIT
+/// with a message naming the symbol).
+std::string runnerUtilsLibrary() {
+#ifdef ATTN_RUNNER_UTILS_PATH
+  if (llvm::sys::fs::exists(ATTN_RUNNER_UTILS_PATH))
+    return ATTN_RUNNER_UTILS_PATH;
+#endif
+  return "";
+}
+
+class CpuKernel : public Kernel {
+public:
+  static Expected<std::shared_ptr<Kernel>> create(llvm::StringRef source,
+                                                  const CompileOptions &options,
+                                                  llvm::StringRef bufferName);
+  Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) override;
+
+private:
+  std::unique_ptr<MLIRContext> ctx;
+  OwningOpRef<ModuleOp> program; // as given, for shape checks at run time
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string entry;
+  InputChecker checker;
+};
+
+Expected<std::shared_ptr<Kernel>>
+CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
+                  llvm::StringRef bufferName) {
+  static std::once_flag nativeInit;
+  std::call_once(nativeInit, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+
+  auto kernel = std::make_shared<CpuKernel>();
+  kernel->ctx = std::make_unique<MLIRContext>(kernelRegistry());
+  kernel->ctx->loadAllAvailableDialects();
+  MLIRContext *ctx = kernel->ctx.get();
+  kernel->entry = options.entry;
+
+  DiagnosticCollector diags(ctx);
+  auto loaded = loadProgram(ctx, source, options.entry, bufferName, diags);
+  if (!loaded)
+    return loaded.takeError();
+  kernel->program = std::move(loaded->module);
+  kernel->args = loaded->args;
+  kernel->res = loaded->res;
+
+  OwningOpRef<ModuleOp> lowered = kernel->program->clone();
+  lowered->lookupSymbol<func::FuncOp>(options.entry)
+      ->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                UnitAttr::get(ctx));
+  // Program instances run on OpenMP threads when libomp can be loaded.
+  std::string omp = openMPLibrary();
+  PassManager pm(ctx);
+  if (options.pipeline == Pipeline::Reference)
+    mlir::attn::buildReferenceToLLVMPipeline(pm);
+  else
+    mlir::attn::buildCPUPipeline(pm, /*threads=*/!omp.empty());
+  if (failed(pm.run(*lowered)))
+    return diags.error("compiling " + bufferName.str() + " failed");
+
+  ExecutionEngineOptions eeOptions;
+  // ExecutionEngineOptions holds a function_ref: keep the callee alive.
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, nullptr);
+  eeOptions.transformer = optimize;
+  eeOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  SmallVector<StringRef> libs;
+  if (!omp.empty())
+    libs.push_back(omp);
+  // memrefCopy & co., which lowered code calls for strided copies.
+  std::string runnerUtils = runnerUtilsLibrary();
+  if (!runnerUtils.empty())
+    libs.push_back(runnerUtils);
+  eeOptions.sharedLibPaths = libs;
+  auto ee = ExecutionEngine::create(*lowered, eeOptions);
+  if (!ee)
+    return createStringError("JIT compilation of " + bufferName.str() +
+                             " failed: " + llvm::toString(ee.takeError()));
+  kernel->engine = std::move(*ee);
+  kernel->notes = diags.remarks;
+  return std::shared_ptr<Kernel>(std::move(kernel));
+}
+
+Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
+  auto shapes = checker.check(*program, entry, args, inputs);
+  if (!shapes)
+    return shapes.takeError();
+
+  std::vector<std::vector<uint8_t>> storage;
+  std::vector<Descriptor> descs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto bytes = convertTo(inputs[i], args[i].dtype, i);
+    if (!bytes)
+      return bytes.takeError();
+    storage.push_back(std::move(*bytes));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    descs.emplace_back((*shapes)[i].size());
+    descs.back().set(storage[i].data(), (*shapes)[i]);
+  }
+  Descriptor result(res.shape.size());
+  void *resultPtr = result.words.data();
+  std::vector<void *> argPtrs(inputs.size());
+  std::vector<void *> packed;
+  packed.push_back(&resultPtr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    argPtrs[i] = descs[i].words.data();
+    packed.push_back(&argPtrs[i]);
+  }
+  if (Error e = engine->invokePacked("_mlir_ciface_" + entry, packed))
+    return std::move(e);
+
+  HostArray out;
+  out.dtype = res.dtype;
+  size_t rank = res.shape.size();
+  size_t n = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    out.shape.push_back(result.words[3 + d]);
+    n *= result.words[3 + d];
+  }
+  // Function results use the identity layout (one-shot-bufferize's
+  // function-boundary option); refuse anything else rather than misread it.
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    if (out.shape[d] > 1 && result.words[3 + rank + d] != stride) {
+      std::free(reinterpret_cast<void *>(result.words[0]));
+      return createStringError("the result of @" + entry +
+                               " is not a contiguous row-major buffer");
+    }
+    stride *= out.shape[d];
+  }
+  size_t esz = dtypeSize(res.dtype);
+  auto *base =
+      reinterpret_cast<uint8_t *>(result.words[1]) + result.words[2] * esz;
+  out.bytes.assign(base, base + n * esz);
+  // The program allocated its result with malloc (finalize-memref-to-llvm).
+  std::free(reinterpret_cast<void *>(result.words[0]));
+  return out;
+}
+
+} // namespace
+
+Expected<std::shared_ptr<Kernel>> createCpuKernel(llvm::StringRef source,
+                                                  const CompileOptions &options,
+                                                  llvm::StringRef bufferName) {
+  return CpuKernel::create(source, options, bufferName);
+}
+
+} // namespace attn::detail

@@ -1,0 +1,109 @@
+//===- KernelSupport.h - shared by the CPU and CUDA kernels -----*- C++ -*-===//
+//
+// Parsing a program and reading its entry signature, collecting
+// diagnostics into error values, and checking run-time inputs against the
+// signature and (once per shape set) the op verifiers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_KERNELSUPPORT_H
+#define ATTN_RUNTIME_KERNELSUPPORT_H
+
+#include "attn/Runtime.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace attn::detail {
+
+using namespace mlir;
+
+/// Collects the diagnostics emitted while it lives, for error values.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext *ctx)
+      : os(text), handler(ctx, [this](Diagnostic &diag) {
+          if (diag.getSeverity() == DiagnosticSeverity::Remark) {
+            std::string r;
+            llvm::raw_string_ostream ros(r);
+            ros << diag.getLocation() << ": " << diag.str();
+            remarks.push_back(r);
+            return success();
+          }
+          os << diag.getLocation() << ": " << diag.str() << "\n";
+          for (Diagnostic &note : diag.getNotes())
+            os << "  note: " << note.str() << "\n";
+          return success();
+        }) {}
+  /// Remarks the compilation made (e.g. what was not fused), in order.
+  std::vector<std::string> remarks;
+  llvm::Error error(llvm::StringRef what) {
+    return llvm::createStringError(what.str() + ":\n" +
+                                   llvm::StringRef(text).rtrim().str());
+  }
+
+private:
+  std::string text;
+  llvm::raw_string_ostream os;
+  ScopedDiagnosticHandler handler;
+};
+
+/// Every dialect, extension and LLVM IR translation a kernel may need.
+DialectRegistry kernelRegistry();
+
+llvm::Expected<TensorSig> sigOf(Type t, llvm::StringRef what);
+
+/// Converts `in` to the element type `want`, or fails naming argument `idx`.
+llvm::Expected<std::vector<uint8_t>> convertTo(const HostArray &in, DType want,
+                                               size_t idx);
+
+/// A parsed program and its entry function's signature.
+struct LoadedProgram {
+  OwningOpRef<ModuleOp> module;
+  std::vector<TensorSig> args;
+  TensorSig res;
+};
+llvm::Expected<LoadedProgram>
+loadProgram(MLIRContext *ctx, llvm::StringRef source, llvm::StringRef entry,
+            llvm::StringRef bufferName, DiagnosticCollector &diags);
+
+/// Checks inputs against the entry signature and, once per distinct set of
+/// shapes, against the op verifiers at those shapes. Thread-safe.
+class InputChecker {
+public:
+  llvm::Expected<std::vector<std::vector<int64_t>>>
+  check(ModuleOp program, llvm::StringRef entry,
+        const std::vector<TensorSig> &args, llvm::ArrayRef<HostArray> inputs);
+
+private:
+  std::mutex mutex;
+  std::set<std::vector<std::vector<int64_t>>> verified;
+};
+
+} // namespace attn::detail
+namespace attn::cuda {
+class Device;
+}
+namespace attn::detail {
+
+/// The kernel factories behind Engine::compile.
+llvm::Expected<std::shared_ptr<Kernel>>
+createCpuKernel(llvm::StringRef source, const CompileOptions &options,
+                llvm::StringRef bufferName);
+llvm::Expected<std::shared_ptr<Kernel>>
+createCudaKernel(llvm::StringRef source, const CompileOptions &options,
+                 llvm::StringRef bufferName,
+                 std::shared_ptr<cuda::Device> device);
+
+} // namespace attn::detail
+
+#endif // ATTN_RUNTIME_KERNELSUPPORT_H

@@ -1,0 +1,41 @@
+// RUN: attn-opt %s --split-input-file --attn-attention-to-gpu -verify-diagnostics
+
+// What the GPU backend does not run yet is an error naming it.
+
+func.func @f32(%q: tensor<1x2x8x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>) -> tensor<1x2x8x64xf32> {
+  // expected-error @+1 {{the GPU backend does not support f32 operands (the tensor-core kernels take bf16 or f16 q, k, v) yet}}
+  %o = attn.attention %q, %k, %v : (tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>) -> tensor<1x2x8x64xf32>
+  return %o : tensor<1x2x8x64xf32>
+}
+
+// -----
+
+func.func @head_dim(%q: tensor<1x2x8x32xbf16>, %k: tensor<1x2x8x32xbf16>, %v: tensor<1x2x8x32xbf16>) -> tensor<1x2x8x32xbf16> {
+  // expected-error @+1 {{the GPU backend does not support head dim 32 of q, k (64 or 128 are supported) yet}}
+  %o = attn.attention %q, %k, %v : (tensor<1x2x8x32xbf16>, tensor<1x2x8x32xbf16>, tensor<1x2x8x32xbf16>) -> tensor<1x2x8x32xbf16>
+  return %o : tensor<1x2x8x32xbf16>
+}
+
+// -----
+
+func.func @path(%q: tensor<1x2x8x64xbf16>, %k: tensor<1x2x8x64xbf16>, %v: tensor<1x2x8x64xbf16>, %w: tensor<1x2x8x64xf32>, %b: tensor<1x2x8xf32>) -> tensor<1x2x8x64xbf16> {
+  // expected-error @+1 {{the GPU backend does not support PaTH (path) yet}}
+  %o = attn.attention %q, %k, %v path(%w, %b) : (tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xf32>, tensor<1x2x8xf32>) -> tensor<1x2x8x64xbf16>
+  return %o : tensor<1x2x8x64xbf16>
+}
+
+// -----
+
+// expected-error @+1 {{the GPU backend runs a function whose body is one attn.attention (after attn-fuse); 'attn.rope'}}
+func.func @unfused(%q: tensor<1x2x8x64xbf16>, %k: tensor<1x2x8x64xbf16>, %v: tensor<1x2x8x64xbf16>) -> tensor<1x2x8x64xbf16> {
+  %qr = attn.rope %q theta 1.000000e+04 : tensor<1x2x8x64xbf16>
+  %o = attn.attention %qr, %k, %v : (tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>) -> tensor<1x2x8x64xbf16>
+  return %o : tensor<1x2x8x64xbf16>
+}
+
+// -----
+
+func.func @options(%q: tensor<1x2x8x64xbf16>, %k: tensor<1x2x8x64xbf16>, %v: tensor<1x2x8x64xbf16>) -> tensor<1x2x8x64xbf16> {
+  %o = attn.attention %q, %k, %v : (tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>) -> tensor<1x2x8x64xbf16>
+  return %o : tensor<1x2x8x64xbf16>
+}

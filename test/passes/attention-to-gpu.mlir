@@ -1,0 +1,39 @@
+// RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_80" | FileCheck %s
+// RUN: attn-opt %s --attn-attention-to-gpu="warps=8 block-n=128" | FileCheck %s --check-prefix=OPTS
+
+// FoX + RoPE, GQA (4 query heads on 2 kv heads), D = 128, bf16: the plan
+// says what the runtime launches; the kernels are tensor-core code.
+
+// CHECK: module attributes {gpu.container_module}
+// CHECK: func.func @main({{.*}}) -> tensor<?x4x?x128xbf16> attributes {attn.gpu_module = @main_gpu}
+// CHECK:   attn.attention
+// CHECK: gpu.module @main_gpu [#nvvm.target<O = 3, chip = "sm_80">] attributes {attn.plan = {
+// CHECK-SAME: block_m = 64 : i64, block_n = 64 : i64
+// CHECK-SAME: gate = 1 : i64
+// CHECK-SAME: head_dim = 128 : i64
+// CHECK-SAME: rope = 1 : i64
+// CHECK-SAME: smem_bytes = 82432 : i64
+// CHECK-SAME: threads = 128 : i64
+// CHECK: gpu.func @rope_table(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index) kernel
+// CHECK:   math.cos %{{.*}} : f64
+// CHECK: gpu.func @rope(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel
+// CHECK: gpu.func @gate(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index) workgroup(%{{.*}} : memref<256xf64, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.func @attention(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK:   gpu.dynamic_shared_memory
+// CHECK:   nvgpu.device_async_copy {{.*}} {bypassL1}
+// CHECK:   nvgpu.device_async_create_group
+// CHECK:   nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK:   scf.for
+// CHECK:     nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>
+// CHECK:     gpu.shuffle xor
+// CHECK:     math.exp2
+// CHECK:     nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+
+// OPTS: block_m = 128 : i64, block_n = 128 : i64
+// OPTS: threads = 256 : i64
+// OPTS: known_block_size = array<i32: 256, 1, 1>
+
+func.func @main(%q: tensor<?x4x?x128xbf16>, %k: tensor<?x2x?x128xbf16>, %v: tensor<?x2x?x128xbf16>, %g: tensor<?x4x?xf32>) -> tensor<?x4x?x128xbf16> {
+  %o = attn.attention %q, %k, %v rope(1.000000e+04) gate(%g) : (tensor<?x4x?x128xbf16>, tensor<?x2x?x128xbf16>, tensor<?x2x?x128xbf16>, tensor<?x4x?xf32>) -> tensor<?x4x?x128xbf16>
+  return %o : tensor<?x4x?x128xbf16>
+}

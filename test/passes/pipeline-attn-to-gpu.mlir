@@ -1,0 +1,24 @@
+// REQUIRES: ptxas
+// RUN: attn-opt %S/../../examples/rope_bf16.mlir --attn-to-gpu="chip=sm_90" --attn-dump-ptx=%t.ptx | FileCheck %s
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: attn-opt %S/../../examples/fox_bf16.mlir --attn-to-gpu="chip=sm_80 format=isa" | FileCheck %s --check-prefix=ISA
+// RUN: not attn-opt %S/../../examples/rope.mlir --attn-to-gpu 2>&1 | FileCheck %s --check-prefix=F32
+
+// CHECK: module attributes {gpu.container_module}
+// CHECK: attn.attention %{{.*}} rope(1.000000e+04)
+// CHECK: gpu.binary @main_gpu [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, properties = {{.*}}bin =
+
+// PTX: // gpu.module @main_gpu
+// PTX: .target sm_90
+// PTX: .entry rope(
+// PTX: .entry attention(
+// PTX-DAG: cp.async.cg.shared.global
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX-DAG: shfl.sync.bfly.b32
+// PTX-DAG: ex2.approx
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+
+// ISA: gpu.binary @main_gpu [#gpu.object<#nvvm.target<O = 3, chip = "sm_80">, {{.*}}assembly = "
+
+// F32: error: the GPU backend does not support f32 operands
