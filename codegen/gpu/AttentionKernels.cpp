@@ -3,10 +3,11 @@
 // Builds the kernels of a GpuPlan (GpuPlan.h) in the gpu/nvgpu/nvvm
 // dialects. The attention kernel is FlashAttention-2 shaped:
 //
-//  * a block of `warps` warps owns blockM = 16*warps query rows of one
-//    (batch, query head); warp w owns rows 16w..16w+15, so every row
-//    statistic (max, sum) lives in the 4 lanes that share a row of the mma
-//    accumulator and reduces with two xor shuffles;
+//  * a block of `warps` warps owns blockM = 16*mTiles*warps query rows of
+//    one (batch, query head); warp w owns mTiles m16 row tiles, which share
+//    every K/V fragment the warp loads; every row statistic (max, sum)
+//    lives in the 4 lanes that share a row of the mma accumulator and
+//    reduces with two xor shuffles;
 //  * Q, then K/V tiles, go global -> shared with 16-byte cp.async
 //    (nvgpu.device_async_copy, zero fill past the end), `stages` K/V tiles
 //    in flight; shared rows are XOR-swizzled in 16-byte chunks so the
@@ -298,42 +299,85 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     return commit(t);
   };
   Value tok = kvCopy(nStart, k.ci(0));
-  // Wait for Q (all groups but the newest), then keep it in registers.
+  // Wait for Q (all groups but the newest).
   nvgpu::DeviceAsyncWaitOp::create(b, loc, tok, b.getI32IntegerAttr(1));
   gpu::BarrierOp::create(b, loc);
-  Value rowInWarp = k.add(k.mul(warp, k.ci(16)), k.rem(lane, k.ci(16)));
-  SmallVector<std::array<Value, 4>> qf;
-  for (int64_t ks = 0; ks < D / 16; ++ks) {
-    Value col = k.add(k.ci(ks * 16), k.mul(k.div(lane, k.ci(16)), k.ci(8)));
-    qf.push_back(ab.ldmatrix(swizzled(k, rowInWarp, col, D), false));
-  }
 
-  // This lane's two rows (accumulator rows lane/4 and lane/4 + 8).
+  // Warp w owns rows [w * 16 MR, (w + 1) * 16 MR): MR m16 tiles that share
+  // every K and V fragment it loads. Q fragments stay in registers when they
+  // fit (MR * D <= 128), else they are re-read from shared memory per tile.
+  const int64_t MR = plan.mTiles;
+  Value warpRow0 = k.mul(warp, k.ci(16 * MR));
+  // ldmatrix addresses, XOR form: every lane reads row r with r % 8 =
+  // lane % 8 and 16-byte chunk c = 2 ks + h (h in {0, 1}), so its swizzled
+  // chunk is 8 (ks / 4) + ((2 ks mod 8) ^ (h ^ lane % 8)). With the row
+  // start a multiple of 64 elements, the address for step ks is one
+  // lane-dependent base XOR a constant plus a constant: few live registers
+  // (a per-(ks, tile) address each would hold dozens).
+  Value x8 = k.rem(lane, k.ci(8));
+  auto laneBase = [&](Value row, Value h, int64_t width) {
+    return k.add(k.mul(row, k.ci(width)), k.mul(k.xori(h, x8), k.ci(8)));
+  };
+  auto stepIdx = [&](Value base, int64_t ks) {
+    return k.add(k.xori(base, k.ci(8 * ((2 * ks) % 8))), k.ci(64 * (ks / 4)));
+  };
+  Value qLane = laneBase(k.add(warpRow0, k.rem(lane, k.ci(16))),
+                         k.div(lane, k.ci(16)), D);
+  Value kLane = laneBase(k.add(x8, k.mul(k.div(lane, k.ci(16)), k.ci(8))),
+                         k.rem(k.div(lane, k.ci(8)), k.ci(2)), D);
+  Value vLane =
+      laneBase(k.add(x8, k.mul(k.rem(k.div(lane, k.ci(8)), k.ci(2)), k.ci(8))),
+               k.div(lane, k.ci(16)), Dv);
+  auto loadQ = [&](int64_t mt, int64_t ks) {
+    return ab.ldmatrix(k.add(stepIdx(qLane, ks), k.ci(mt * 16 * D)), false);
+  };
+  const bool qInRegs = MR * D <= 128;
+  std::vector<std::vector<std::array<Value, 4>>> qf(MR);
+  if (qInRegs)
+    for (int64_t mt = 0; mt < MR; ++mt)
+      for (int64_t ks = 0; ks < D / 16; ++ks)
+        qf[mt].push_back(loadQ(mt, ks));
+
+  // This lane's rows: accumulator rows lane/4 and lane/4 + 8 of each m16
+  // tile, numbered rho = 2 mt + r.
   Value quad = k.div(lane, k.ci(4)), lq = k.rem(lane, k.ci(4));
-  std::array<Value, 2> rowPos; // key position of each row's query
-  std::array<Value, 2> rowIdx; // query index in [0, T)
-  for (int r = 0; r < 2; ++r) {
-    rowIdx[r] =
-        k.add(k.add(m0, k.mul(warp, k.ci(16))), k.add(quad, k.ci(8 * r)));
-    rowPos[r] = k.add(rowIdx[r], delta);
+  const int64_t nRows = 2 * MR;
+  SmallVector<Value> rowPos(nRows); // key position of each row's query
+  SmallVector<Value> rowIdx(nRows); // query index in [0, T)
+  for (int64_t rho = 0; rho < nRows; ++rho) {
+    rowIdx[rho] = k.add(k.add(m0, warpRow0),
+                        k.add(quad, k.ci((rho / 2) * 16 + (rho % 2) * 8)));
+    rowPos[rho] = k.add(rowIdx[rho], delta);
   }
   const double log2e = 1.4426950408889634;
   Value scaleLog2 = k.cf(plan.scale * log2e);
+  // Without a bias the scale folds into the exponent's FMA; max and masks
+  // work on raw scores (valid for a positive scale).
+  const bool rawScores = !plan.gate && plan.scale > 0;
   auto clampKey = [&](Value p) {
     return k.maxs(k.mins(p, k.sub(S, k.ci(1))), k.ci(0));
   };
   // G arrives scaled by gamma * log2(e) (the gate kernel does it).
-  std::array<Value, 2> gq;
+  SmallVector<Value> gq(nRows);
   if (plan.gate)
-    for (int r = 0; r < 2; ++r)
-      gq[r] = memref::LoadOp::create(
-          b, loc, gsum, ValueRange{k.add(gBase, clampKey(rowPos[r]))});
+    for (int64_t rho = 0; rho < nRows; ++rho)
+      gq[rho] = memref::LoadOp::create(
+          b, loc, gsum, ValueRange{k.add(gBase, clampKey(rowPos[rho]))});
 
-  // Loop state: O accumulators (Dv/8 tiles x 4), row max and partial sums.
+  // Loop state: O accumulators (MR x Dv/8 tiles x 4), then row max and
+  // partial row sums per row rho.
   const int64_t nO = Dv / 8, nS = BN / 8;
+  auto oIdx = [&](int64_t mt, int64_t dn, int i) {
+    return (mt * nO + dn) * 4 + i;
+  };
+  const int64_t mBase = MR * nO * 4, lBase = mBase + nRows;
   Value negInf = k.cf(-INFINITY), zero = k.cf(0.0);
-  SmallVector<Value> init(nO * 4, zero);
-  init.append({negInf, negInf, zero, zero});
+  SmallVector<Value> init(mBase, zero);
+  init.append(nRows, negInf);
+  init.append(nRows, zero);
+  auto fma = [&](Value a, Value x, Value c) {
+    return math::FmaOp::create(b, loc, a, x, c).getResult();
+  };
   auto loop = scf::ForOp::create(b, loc, k.ci(0), nTiles, k.ci(1), init);
   {
     OpBuilder::InsertionGuard g(b);
@@ -348,44 +392,55 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     nvgpu::DeviceAsyncWaitOp::create(b, loc, next, b.getI32IntegerAttr(1));
     gpu::BarrierOp::create(b, loc);
 
-    // S = Q K^T for this warp's 16 rows and BN keys.
+    // S = Q K^T for this warp's rows and BN keys.
     Value kTile = k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D)));
-    SmallVector<std::array<Value, 4>> s(nS, {zero, zero, zero, zero});
-    for (int64_t ks = 0; ks < D / 16; ++ks)
+    std::vector<std::vector<std::array<Value, 4>>> s(
+        MR, std::vector<std::array<Value, 4>>(nS, {zero, zero, zero, zero}));
+    for (int64_t ks = 0; ks < D / 16; ++ks) {
+      std::vector<std::array<Value, 4>> qk(MR);
+      for (int64_t mt = 0; mt < MR; ++mt)
+        qk[mt] = qInRegs ? qf[mt][ks] : loadQ(mt, ks);
+      Value kStep = stepIdx(kLane, ks);
       for (int64_t jj = 0; jj < BN / 16; ++jj) {
-        Value row =
-            k.add(k.ci(jj * 16), k.add(k.rem(lane, k.ci(8)),
-                                       k.mul(k.div(lane, k.ci(16)), k.ci(8))));
-        Value col = k.add(k.ci(ks * 16),
-                          k.mul(k.rem(k.div(lane, k.ci(8)), k.ci(2)), k.ci(8)));
-        auto r = ab.ldmatrix(k.add(kTile, swizzled(k, row, col, D)), false);
-        s[2 * jj] = ab.mma(qf[ks], {r[0], r[1]}, s[2 * jj]);
-        s[2 * jj + 1] = ab.mma(qf[ks], {r[2], r[3]}, s[2 * jj + 1]);
+        auto r =
+            ab.ldmatrix(k.add(k.add(kTile, k.ci(jj * 16 * D)), kStep), false);
+        for (int64_t mt = 0; mt < MR; ++mt) {
+          s[mt][2 * jj] = ab.mma(qk[mt], {r[0], r[1]}, s[mt][2 * jj]);
+          s[mt][2 * jj + 1] = ab.mma(qk[mt], {r[2], r[3]}, s[mt][2 * jj + 1]);
+        }
       }
+    }
 
-    // Logits in base 2: scale, FoX bias.
     SmallVector<Value> cols; // this lane's key index per [jn][e]
     for (int64_t jn = 0; jn < nS; ++jn)
       for (int e = 0; e < 2; ++e)
         cols.push_back(k.add(n0, k.add(k.ci(jn * 8 + e), k.mul(lq, k.ci(2)))));
-    SmallVector<Value> sv; // nS x (row r, e) flattened: [jn][r*2+e]
-    for (int64_t jn = 0; jn < nS; ++jn) {
-      std::array<Value, 2> g;
-      if (plan.gate) {
+    // Logits in base 2 (or raw scores, see rawScores), flattened
+    // [mt][jn][r * 2 + e].
+    SmallVector<Value> sv;
+    SmallVector<std::array<Value, 2>> gk(nS);
+    if (plan.gate)
+      for (int64_t jn = 0; jn < nS; ++jn) {
         Value at = k.add(k.mul(stage, k.ci(BN)),
                          k.add(k.ci(jn * 8), k.mul(lq, k.ci(2))));
         Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, f32),
                                             gTiles, ValueRange{at});
         for (int e = 0; e < 2; ++e)
-          g[e] = vector::ExtractOp::create(b, loc, pair, e);
+          gk[jn][e] = vector::ExtractOp::create(b, loc, pair, e);
       }
-      for (int i = 0; i < 4; ++i) {
-        Value x = k.fmul(s[jn][i], scaleLog2);
-        if (plan.gate)
-          x = k.fsub(k.fadd(x, gq[i / 2]), g[i % 2]);
-        sv.push_back(x);
-      }
-    }
+    for (int64_t mt = 0; mt < MR; ++mt)
+      for (int64_t jn = 0; jn < nS; ++jn)
+        for (int i = 0; i < 4; ++i) {
+          Value x = s[mt][jn][i];
+          if (plan.gate)
+            x = k.fsub(fma(x, scaleLog2, gq[mt * 2 + i / 2]), gk[jn][i % 2]);
+          else if (!rawScores)
+            x = k.fmul(x, scaleLog2);
+          sv.push_back(x);
+        }
+    auto svAt = [&](int64_t mt, int64_t jn, int i) -> Value & {
+      return sv[(mt * nS + jn) * 4 + i];
+    };
 
     // Masks, only on tiles that cross an edge.
     Value tileEnd = k.add(n0, k.ci(BN));
@@ -401,17 +456,19 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       SmallVector<Value> masked;
-      for (int64_t jn = 0; jn < nS; ++jn)
-        for (int i = 0; i < 4; ++i) {
-          Value col = cols[jn * 2 + i % 2];
-          Value p = rowPos[i / 2];
-          Value vis = k.cmp(P::slt, col, S);
-          if (plan.mask == 0 || plan.mask == 2)
-            vis = k.andi(vis, k.cmp(P::sle, col, p));
-          if (plan.mask == 2)
-            vis = k.andi(vis, k.cmp(P::sgt, col, k.sub(p, k.ci(plan.window))));
-          masked.push_back(k.sel(vis, sv[jn * 4 + i], negInf));
-        }
+      for (int64_t mt = 0; mt < MR; ++mt)
+        for (int64_t jn = 0; jn < nS; ++jn)
+          for (int i = 0; i < 4; ++i) {
+            Value col = cols[jn * 2 + i % 2];
+            Value p = rowPos[mt * 2 + i / 2];
+            Value vis = k.cmp(P::slt, col, S);
+            if (plan.mask == 0 || plan.mask == 2)
+              vis = k.andi(vis, k.cmp(P::sle, col, p));
+            if (plan.mask == 2)
+              vis =
+                  k.andi(vis, k.cmp(P::sgt, col, k.sub(p, k.ci(plan.window))));
+            masked.push_back(k.sel(vis, svAt(mt, jn, i), negInf));
+          }
       scf::YieldOp::create(b, loc, masked);
       b.setInsertionPointToStart(ifOp.elseBlock());
       scf::YieldOp::create(b, loc, sv);
@@ -421,59 +478,71 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
 
     // Online softmax per row.
     SmallVector<Value> newState(carried.begin(), carried.end());
-    std::array<Value, 2> alpha, mUse;
-    for (int r = 0; r < 2; ++r) {
+    SmallVector<Value> alpha(nRows), mUse(nRows), negM(nRows);
+    for (int64_t rho = 0; rho < nRows; ++rho) {
+      int64_t mt = rho / 2, r = rho % 2;
       Value mx = negInf;
       for (int64_t jn = 0; jn < nS; ++jn)
         for (int e = 0; e < 2; ++e)
-          mx = k.fmax(mx, sv[jn * 4 + r * 2 + e]);
+          mx = k.fmax(mx, svAt(mt, jn, r * 2 + e));
       mx = k.fmax(mx, k.shuffleXor(mx, 1));
       mx = k.fmax(mx, k.shuffleXor(mx, 2));
-      Value mOld = carried[nO * 4 + r];
+      if (rawScores)
+        mx = k.fmul(mx, scaleLog2);
+      Value mOld = carried[mBase + rho];
       Value mNew = k.fmax(mOld, mx);
       Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                           mNew, negInf);
-      mUse[r] = k.sel(isInf, zero, mNew);
-      alpha[r] = k.exp2(k.fsub(mOld, mUse[r]));
-      newState[nO * 4 + r] = mNew;
+      mUse[rho] = k.sel(isInf, zero, mNew);
+      negM[rho] = arith::NegFOp::create(b, loc, mUse[rho]);
+      alpha[rho] = k.exp2(k.fsub(mOld, mUse[rho]));
+      newState[mBase + rho] = mNew;
     }
-    std::array<Value, 2> rowSum = {zero, zero};
-    for (int64_t jn = 0; jn < nS; ++jn)
-      for (int i = 0; i < 4; ++i) {
-        Value p = k.exp2(k.fsub(sv[jn * 4 + i], mUse[i / 2]));
-        sv[jn * 4 + i] = p;
-        rowSum[i / 2] = k.fadd(rowSum[i / 2], p);
-      }
-    for (int r = 0; r < 2; ++r)
-      newState[nO * 4 + 2 + r] =
-          k.fadd(k.fmul(carried[nO * 4 + 2 + r], alpha[r]), rowSum[r]);
-    SmallVector<std::array<Value, 4>> oAcc(nO);
-    for (int64_t dn = 0; dn < nO; ++dn)
-      for (int i = 0; i < 4; ++i)
-        oAcc[dn][i] = k.fmul(carried[dn * 4 + i], alpha[i / 2]);
+    SmallVector<Value> rowSum(nRows, zero);
+    for (int64_t mt = 0; mt < MR; ++mt)
+      for (int64_t jn = 0; jn < nS; ++jn)
+        for (int i = 0; i < 4; ++i) {
+          int64_t rho = mt * 2 + i / 2;
+          Value &x = svAt(mt, jn, i);
+          Value p = rawScores ? k.exp2(fma(x, scaleLog2, negM[rho]))
+                              : k.exp2(k.fadd(x, negM[rho]));
+          x = p;
+          rowSum[rho] = k.fadd(rowSum[rho], p);
+        }
+    for (int64_t rho = 0; rho < nRows; ++rho)
+      newState[lBase + rho] =
+          fma(carried[lBase + rho], alpha[rho], rowSum[rho]);
+    std::vector<std::vector<std::array<Value, 4>>> oAcc(
+        MR, std::vector<std::array<Value, 4>>(nO));
+    for (int64_t mt = 0; mt < MR; ++mt)
+      for (int64_t dn = 0; dn < nO; ++dn)
+        for (int i = 0; i < 4; ++i)
+          oAcc[mt][dn][i] =
+              k.fmul(carried[oIdx(mt, dn, i)], alpha[mt * 2 + i / 2]);
 
     // O += P V: P's accumulator layout is the A-operand layout.
     Value vTile = k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv)));
     for (int64_t t = 0; t < BN / 16; ++t) {
-      std::array<Value, 4> pa = {
-          ab.pack(sv[(2 * t) * 4 + 0], sv[(2 * t) * 4 + 1]),
-          ab.pack(sv[(2 * t) * 4 + 2], sv[(2 * t) * 4 + 3]),
-          ab.pack(sv[(2 * t + 1) * 4 + 0], sv[(2 * t + 1) * 4 + 1]),
-          ab.pack(sv[(2 * t + 1) * 4 + 2], sv[(2 * t + 1) * 4 + 3])};
+      std::vector<std::array<Value, 4>> pa(MR);
+      for (int64_t mt = 0; mt < MR; ++mt)
+        pa[mt] = {ab.pack(svAt(mt, 2 * t, 0), svAt(mt, 2 * t, 1)),
+                  ab.pack(svAt(mt, 2 * t, 2), svAt(mt, 2 * t, 3)),
+                  ab.pack(svAt(mt, 2 * t + 1, 0), svAt(mt, 2 * t + 1, 1)),
+                  ab.pack(svAt(mt, 2 * t + 1, 2), svAt(mt, 2 * t + 1, 3))};
       for (int64_t dd = 0; dd < Dv / 16; ++dd) {
-        Value row =
-            k.add(k.ci(t * 16),
-                  k.add(k.rem(lane, k.ci(8)),
-                        k.mul(k.rem(k.div(lane, k.ci(8)), k.ci(2)), k.ci(8))));
-        Value col = k.add(k.ci(dd * 16), k.mul(k.div(lane, k.ci(16)), k.ci(8)));
-        auto r = ab.ldmatrix(k.add(vTile, swizzled(k, row, col, Dv)), true);
-        oAcc[2 * dd] = ab.mma(pa, {r[0], r[1]}, oAcc[2 * dd]);
-        oAcc[2 * dd + 1] = ab.mma(pa, {r[2], r[3]}, oAcc[2 * dd + 1]);
+        auto r = ab.ldmatrix(
+            k.add(k.add(vTile, k.ci(t * 16 * Dv)), stepIdx(vLane, dd)), true);
+        for (int64_t mt = 0; mt < MR; ++mt) {
+          oAcc[mt][2 * dd] = ab.mma(pa[mt], {r[0], r[1]}, oAcc[mt][2 * dd]);
+          oAcc[mt][2 * dd + 1] =
+              ab.mma(pa[mt], {r[2], r[3]}, oAcc[mt][2 * dd + 1]);
+        }
       }
     }
-    for (int64_t dn = 0; dn < nO; ++dn)
-      for (int i = 0; i < 4; ++i)
-        newState[dn * 4 + i] = oAcc[dn][i];
+    for (int64_t mt = 0; mt < MR; ++mt)
+      for (int64_t dn = 0; dn < nO; ++dn)
+        for (int i = 0; i < 4; ++i)
+          newState[oIdx(mt, dn, i)] = oAcc[mt][dn][i];
     // Every warp is done with this stage before a later prefetch reuses it.
     gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, newState);
@@ -483,24 +552,25 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
 
   // O / l, rounded and stored; rows past T are not written.
   ValueRange fin = loop.getResults();
-  for (int r = 0; r < 2; ++r) {
-    Value l = fin[nO * 4 + 2 + r];
+  for (int64_t rho = 0; rho < nRows; ++rho) {
+    int64_t mt = rho / 2, r = rho % 2;
+    Value l = fin[lBase + rho];
     l = k.fadd(l, k.shuffleXor(l, 1));
     l = k.fadd(l, k.shuffleXor(l, 2));
     Value pos =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
     Value inv = k.sel(pos, arith::DivFOp::create(b, loc, k.cf(1.0), l), zero);
-    Value valid = k.cmp(P::slt, rowIdx[r], T);
+    Value valid = k.cmp(P::slt, rowIdx[rho], T);
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, valid, false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value rowBase = k.add(oBase, k.mul(rowIdx[r], k.ci(Dv)));
+    Value rowBase = k.add(oBase, k.mul(rowIdx[rho], k.ci(Dv)));
     for (int64_t dn = 0; dn < nO; ++dn) {
       auto f2 = VectorType::get({2}, f32);
       Value pair = vector::FromElementsOp::create(
           b, loc, f2,
-          ValueRange{k.fmul(fin[dn * 4 + 2 * r], inv),
-                     k.fmul(fin[dn * 4 + 2 * r + 1], inv)});
+          ValueRange{k.fmul(fin[oIdx(mt, dn, 2 * r)], inv),
+                     k.fmul(fin[oIdx(mt, dn, 2 * r + 1)], inv)});
       Value t =
           arith::TruncFOp::create(b, loc, VectorType::get({2}, elem), pair);
       Value col = k.add(k.ci(dn * 8), k.mul(lq, k.ci(2)));

@@ -38,6 +38,7 @@ DictionaryAttr GpuPlan::toAttr(MLIRContext *ctx) const {
     a.push_back(b.getNamedAttr(n, b.getF64FloatAttr(v)));
   };
   i("warps", warps);
+  i("m_tiles", mTiles);
   i("block_m", blockM());
   i("block_n", blockN);
   i("stages", stages);
@@ -77,6 +78,7 @@ FailureOr<GpuPlan> GpuPlan::fromAttr(DictionaryAttr attr) {
     return v ? v.getValueAsDouble() : 0;
   };
   p.warps = i("warps");
+  p.mTiles = i("m_tiles");
   p.blockN = i("block_n");
   p.stages = i("stages");
   p.headDim = i("head_dim");
@@ -104,6 +106,7 @@ FailureOr<GpuPlan> GpuPlan::fromAttr(DictionaryAttr attr) {
 //===----------------------------------------------------------------------===//
 
 FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, int64_t warps,
+                                                int64_t mTiles,
                                                 int64_t blockN) {
   auto unsupported = [&](const Twine &what) {
     return op.emitError("the GPU backend does not support ")
@@ -117,6 +120,8 @@ FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, int64_t warps,
     return unsupported("head_norm");
   if (warps != 1 && warps != 2 && warps != 4 && warps != 8)
     return op.emitError("GPU option warps must be 1, 2, 4 or 8, got ") << warps;
+  if (mTiles != 1 && mTiles != 2)
+    return op.emitError("GPU option m-tiles must be 1 or 2, got ") << mTiles;
   if (blockN != 32 && blockN != 64 && blockN != 128)
     return op.emitError("GPU option block-n must be 32, 64 or 128, got ")
            << blockN;
@@ -134,6 +139,7 @@ FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, int64_t warps,
            << vt.getElementType();
   GpuPlan p;
   p.warps = warps;
+  p.mTiles = mTiles;
   p.blockN = blockN;
   p.half = e.isF16();
   p.headDim = qt.getDimSize(3);
@@ -235,7 +241,7 @@ struct AttnAttentionToGPUPass
         failedAny = true;
         continue;
       }
-      auto plan = planGpuAttention(*att, warps, blockN);
+      auto plan = planGpuAttention(*att, warps, mTiles, blockN);
       if (failed(plan)) {
         failedAny = true;
         continue;

@@ -96,6 +96,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   AttnAttentionToGPUOptions gpuOpts;
   gpuOpts.chip = options.chip;
   gpuOpts.warps = options.warps;
+  gpuOpts.mTiles = options.mTiles;
   gpuOpts.blockN = options.blockN;
   pm.addPass(createAttnAttentionToGPU(gpuOpts));
   // The kernels' gpu/nvgpu/arith/memref/vector/scf ops -> LLVM + NVVM.
@@ -131,6 +132,9 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
   PassOptions::Option<int64_t> warps{
       *this, "warps", llvm::cl::desc("warps per block (1, 2, 4, 8)"),
       llvm::cl::init(4)};
+  PassOptions::Option<int64_t> mTiles{
+      *this, "m-tiles", llvm::cl::desc("16-row query tiles per warp (1, 2)"),
+      llvm::cl::init(1)};
   PassOptions::Option<int64_t> blockN{
       *this, "block-n", llvm::cl::desc("keys per step (32, 64, 128)"),
       llvm::cl::init(64)};
@@ -160,6 +164,7 @@ void mlir::attn::registerAttnPipelines() {
         GPUPipelineOptions opts;
         opts.chip = o.chip;
         opts.warps = o.warps;
+        opts.mTiles = o.mTiles;
         opts.blockN = o.blockN;
         opts.toolkit = o.toolkit;
         opts.format = o.format;

@@ -236,7 +236,10 @@ Error Device::launch(Module &module, llvm::StringRef kernel,
           api->check(api->cuModuleGetFunction(&fn, module.handle, name.c_str()),
                      "cuModuleGetFunction(" + name + ")"))
     return e;
-  if (sharedBytes > 48 * 1024) {
+  // The opt-in limit covers dynamic plus static shared memory: set it for
+  // every dynamic size (a kernel with 48 KB dynamic and 1 byte static fails
+  // to launch without it).
+  if (sharedBytes > 0) {
     if (static_cast<int>(sharedBytes) > dev.maxSharedPerBlockOptin)
       return createStringError("kernel " + name + " needs " +
                                std::to_string(sharedBytes) +

@@ -35,7 +35,7 @@ namespace attn::detail {
 namespace {
 
 /// Bumped whenever generated code changes meaning, to invalidate caches.
-constexpr const char *kCodegenVersion = "attn-gpu-2";
+constexpr const char *kCodegenVersion = "attn-gpu-4";
 
 /// Device memory freed when the owner goes away.
 struct DeviceBuffer {
@@ -130,6 +130,8 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   gpuOpts.format = "none";
   if (const char *w = std::getenv("ATTN_GPU_WARPS"))
     gpuOpts.warps = std::atoi(w);
+  if (const char *m = std::getenv("ATTN_GPU_M_TILES"))
+    gpuOpts.mTiles = std::atoi(m);
   if (const char *n = std::getenv("ATTN_GPU_BLOCK_N"))
     gpuOpts.blockN = std::atoi(n);
   PassManager pm(ctx);

@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_80" | FileCheck %s
 // RUN: attn-opt %s --attn-attention-to-gpu="warps=8 block-n=128" | FileCheck %s --check-prefix=OPTS
+// RUN: attn-opt %s --attn-attention-to-gpu="m-tiles=2" | FileCheck %s --check-prefix=MT2
 
 // FoX + RoPE, GQA (4 query heads on 2 kv heads), D = 128, bf16: the plan
 // says what the runtime launches; the kernels are tensor-core code.
@@ -32,6 +33,11 @@
 // OPTS: block_m = 128 : i64, block_n = 128 : i64
 // OPTS: threads = 256 : i64
 // OPTS: known_block_size = array<i32: 256, 1, 1>
+
+// Two m16 row tiles per warp: 128 rows with 4 warps.
+// MT2: block_m = 128 : i64
+// MT2-SAME: m_tiles = 2 : i64
+// MT2: known_block_size = array<i32: 128, 1, 1>
 
 func.func @main(%q: tensor<?x4x?x128xbf16>, %k: tensor<?x2x?x128xbf16>, %v: tensor<?x2x?x128xbf16>, %g: tensor<?x4x?xf32>) -> tensor<?x4x?x128xbf16> {
   %o = attn.attention %q, %k, %v rope(1.000000e+04) gate(%g) : (tensor<?x4x?x128xbf16>, tensor<?x2x?x128xbf16>, tensor<?x2x?x128xbf16>, tensor<?x4x?xf32>) -> tensor<?x4x?x128xbf16>

@@ -40,6 +40,13 @@ struct Case {
       ""; // "" (causal) | "mask none" | "mask sliding_window window 100"
 };
 
+void PrintTo(const Case &c, std::ostream *os) {
+  *os << c.variant << " B=" << c.B << " H=" << c.H << " Hk=" << c.Hk
+      << " T=" << c.T << " D=" << c.D
+      << (c.dtype == DType::F16 ? " f16" : " bf16")
+      << (c.mask.empty() ? "" : " " + c.mask);
+}
+
 std::string programFor(const Case &c) {
   std::string e = c.dtype == DType::F16 ? "f16" : "bf16";
   auto t4 = [&](int64_t h) {

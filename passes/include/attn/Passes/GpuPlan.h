@@ -41,7 +41,8 @@ namespace attn {
 class AttentionOp;
 
 struct GpuPlan {
-  int64_t warps = 4;    // warps per block; each owns 16 query rows
+  int64_t warps = 4;    // warps per block
+  int64_t mTiles = 1;   // m16 row tiles per warp (1 or 2)
   int64_t blockN = 64;  // keys per step of the key walk
   int64_t stages = 2;   // K/V tiles in flight (cp.async pipeline depth)
   int64_t headDim = 0;  // D of q and k
@@ -60,7 +61,7 @@ struct GpuPlan {
   int64_t window = 0;
   double scale = 1.0; // softmax scale
 
-  int64_t blockM() const { return 16 * warps; }
+  int64_t blockM() const { return 16 * mTiles * warps; }
   int64_t threads() const { return 32 * warps; }
   /// Dynamic shared memory of the attention kernel, bytes.
   int64_t smemBytes() const {
@@ -76,7 +77,7 @@ struct GpuPlan {
 /// backend does not support (PaTH, MTA, head norm, f32 operands, head dims
 /// other than 64/128).
 FailureOr<GpuPlan> planGpuAttention(AttentionOp op, int64_t warps,
-                                    int64_t blockN);
+                                    int64_t mTiles, int64_t blockN);
 
 /// Appends the plan's kernels (`rope`, `gate`, `attention`) to `module`.
 void buildGpuKernels(OpBuilder &b, gpu::GPUModuleOp module,

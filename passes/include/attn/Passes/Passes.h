@@ -44,6 +44,7 @@ void buildCPUPipeline(OpPassManager &pm, bool threads);
 struct GPUPipelineOptions {
   std::string chip = "sm_90";
   int64_t warps = 4;
+  int64_t mTiles = 1;
   int64_t blockN = 64;
   /// Where the CUDA toolkit is (ptxas, libdevice); "" = $CUDA_HOME or
   /// /usr/local/cuda.

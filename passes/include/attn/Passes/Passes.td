@@ -137,8 +137,8 @@ def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
     (what `attn-fuse` makes of a whole program), adds a `gpu.module
     @<function>_gpu` targeting `#nvvm.target<chip>` with the kernels the
     plan needs: `rope` (RoPE on q and k into workspaces), `gate` (FoX
-    prefix sums) and `attention` (FlashAttention-2 shaped: warps own 16
-    query rows, cp.async K/V pipeline into XOR-swizzled shared memory,
+    prefix sums) and `attention` (FlashAttention-2 shaped: warps own
+    16 * m-tiles query rows, cp.async K/V pipeline into XOR-swizzled shared memory,
     ldmatrix + m16n8k16 mma.sync in bf16/f16 with f32 accumulation, online
     softmax with warp shuffles, FoX bias, masks only on edge tiles, causal
     tile skipping, GQA). The launch plan (block size, shared memory,
@@ -152,7 +152,10 @@ def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
            "NVIDIA architecture of the kernels (sm_80, sm_90, ...)">,
     Option<"warps", "warps", "int64_t", /*default=*/"4",
-           "warps per block, 16 query rows each (1, 2, 4 or 8)">,
+           "warps per block (1, 2, 4 or 8)">,
+    Option<"mTiles", "m-tiles", "int64_t", /*default=*/"1",
+           "16-row query tiles per warp (1 or 2; 2 shares K/V fragments "
+           "but spills at D = 128); block-m = 16 * m-tiles * warps">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",
            "keys per step of the key walk (32, 64 or 128)">,
   ];

@@ -1,0 +1,97 @@
+//===- DiskCacheTest.cpp - the on-disk cache of compiled GPU images -------===//
+//
+// Runs everywhere (no GPU): entries round-trip, a corrupted or truncated
+// entry is refused (the runtime then rebuilds and rewrites it), and
+// ATTN_CACHE_DIR=off disables the cache.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../runtime/lib/DiskCache.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using attn::detail::cacheDirectory;
+using attn::detail::cacheLoad;
+using attn::detail::cacheStore;
+
+class DiskCache : public ::testing::Test {
+protected:
+  void SetUp() override {
+    llvm::SmallString<128> dir;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("attn-cache", dir));
+    root = std::string(dir);
+    ::setenv("ATTN_CACHE_DIR", root.c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("ATTN_CACHE_DIR");
+    llvm::sys::fs::remove_directories(root);
+  }
+  /// The one file the cache holds.
+  std::string entryFile() {
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(root, ec), end; it != end && !ec;
+         it.increment(ec))
+      return it->path();
+    return "";
+  }
+  std::string root;
+};
+
+TEST_F(DiskCache, RoundTrips) {
+  EXPECT_EQ(cacheDirectory(), root);
+  std::vector<char> image = {'\x7f', 'E', 'L', 'F', '\0', '\1', '\2'};
+  EXPECT_FALSE(cacheLoad("key-a").has_value());
+  cacheStore("key-a", image);
+  auto got = cacheLoad("key-a");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(*got, image);
+  EXPECT_FALSE(cacheLoad("key-b").has_value());
+}
+
+TEST_F(DiskCache, CorruptEntryIsRefusedAndRebuilt) {
+  std::vector<char> image(1000);
+  for (size_t i = 0; i < image.size(); ++i)
+    image[i] = static_cast<char>(i * 7);
+  cacheStore("key", image);
+  std::string file = entryFile();
+  ASSERT_FALSE(file.empty());
+  {
+    // Flip one payload byte in place.
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-10, std::ios::end);
+    f.put('\x55');
+  }
+  EXPECT_FALSE(cacheLoad("key").has_value());
+  cacheStore("key", image); // what the runtime does after a rebuild
+  auto got = cacheLoad("key");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(*got, image);
+  // A truncated file is refused too.
+  {
+    std::ifstream in(file, std::ios::binary);
+    std::string head(20, '\0');
+    in.read(head.data(), head.size());
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out.write(head.data(), head.size());
+  }
+  EXPECT_FALSE(cacheLoad("key").has_value());
+}
+
+TEST_F(DiskCache, OffDisablesIt) {
+  ::setenv("ATTN_CACHE_DIR", "off", 1);
+  EXPECT_EQ(cacheDirectory(), "");
+  cacheStore("key", std::vector<char>{'a'});
+  EXPECT_FALSE(cacheLoad("key").has_value());
+}
+
+} // namespace
