@@ -221,19 +221,22 @@ struct AttnAttentionToGPUPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    // Every function holding attn ops; those that are not one
+    // attn.attention get an error from soleAttention.
     SmallVector<func::FuncOp> fns;
-    module.walk([&](func::FuncOp fn) {
-      if (!fn.isDeclaration() && !fn.getOps<AttentionOp>().empty())
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isDeclaration())
+        continue;
+      WalkResult hasAttn = fn.walk([](Operation *op) {
+        return isa_and_nonnull<AttnDialect>(op->getDialect())
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      });
+      if (hasAttn.wasInterrupted())
         fns.push_back(fn);
-      else if (!fn.isDeclaration())
-        fn.walk([&](Operation *op) {
-          if (op->getDialect() && op->getDialect()->getNamespace() == "attn" &&
-              !isa<AttentionOp>(op))
-            fns.push_back(fn);
-        });
-    });
+    }
     bool failedAny = false;
-    for (func::FuncOp fn : llvm::make_early_inc_range(fns)) {
+    for (func::FuncOp fn : fns) {
       if (fn->hasAttr("attn.gpu_module"))
         continue;
       auto att = soleAttention(fn);

@@ -39,3 +39,20 @@ func.func @options(%q: tensor<1x2x8x64xbf16>, %k: tensor<1x2x8x64xbf16>, %v: ten
   %o = attn.attention %q, %k, %v : (tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>) -> tensor<1x2x8x64xbf16>
   return %o : tensor<1x2x8x64xbf16>
 }
+
+// -----
+
+// expected-error @+1 {{the GPU backend runs a function whose body is one attn.attention (after attn-fuse); 'attn.softmax'}}
+func.func @no_attention(%s: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  %p = attn.softmax %s : tensor<1x2x8x8xf32>
+  %q = attn.softmax %p : tensor<1x2x8x8xf32>
+  return %q : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+// Functions without attn ops are left alone.
+func.func @plain_arith(%a: f32) -> f32 {
+  %b = arith.addf %a, %a : f32
+  return %b : f32
+}
