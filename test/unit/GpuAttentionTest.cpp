@@ -36,34 +36,46 @@ struct Case {
   std::string variant; // plain | rope | fox | rope_fox
   int64_t B, H, Hk, T, D;
   DType dtype;
-  std::string mask =
-      ""; // "" (causal) | "mask none" | "mask sliding_window window 100"
+  // "" (causal), "mask none", "mask sliding_window window 100".
+  std::string mask = "";
+  std::string ropeAttrs = ""; // after rope(theta): style, dim, offsets
+  std::string gateAttrs = ""; // after gate(%g): "scaled"
+  std::string scale = "";     // "scale 1.000000e-01"
+  int64_t Dv = 0;             // v's head dim (0: D)
 };
 
 void PrintTo(const Case &c, std::ostream *os) {
   *os << c.variant << " B=" << c.B << " H=" << c.H << " Hk=" << c.Hk
       << " T=" << c.T << " D=" << c.D
       << (c.dtype == DType::F16 ? " f16" : " bf16")
-      << (c.mask.empty() ? "" : " " + c.mask);
+      << (c.mask.empty() ? "" : " " + c.mask)
+      << (c.ropeAttrs.empty() ? "" : " " + c.ropeAttrs)
+      << (c.gateAttrs.empty() ? "" : " " + c.gateAttrs)
+      << (c.scale.empty() ? "" : " " + c.scale)
+      << (c.Dv ? " Dv=" + std::to_string(c.Dv) : "");
 }
 
 std::string programFor(const Case &c) {
   std::string e = c.dtype == DType::F16 ? "f16" : "bf16";
-  auto t4 = [&](int64_t h) {
-    return llvm::formatv("tensor<?x{0}x?x{1}x{2}>", h, c.D, e).str();
+  const int64_t dv = c.Dv ? c.Dv : c.D;
+  auto t4 = [&](int64_t h, int64_t d) {
+    return llvm::formatv("tensor<?x{0}x?x{1}x{2}>", h, d, e).str();
   };
+  auto opt = [](const std::string &x) { return x.empty() ? x : " " + x; };
   bool gate = c.variant == "fox" || c.variant == "rope_fox";
   bool rope = c.variant == "rope" || c.variant == "rope_fox";
   std::string gt = llvm::formatv("tensor<?x{0}x?xf32>", c.H).str();
-  std::string args = "%q: " + t4(c.H) + ", %k: " + t4(c.Hk) +
-                     ", %v: " + t4(c.Hk) + (gate ? ", %g: " + gt : "");
-  std::string types =
-      t4(c.H) + ", " + t4(c.Hk) + ", " + t4(c.Hk) + (gate ? ", " + gt : "");
-  return "func.func @main(" + args + ") -> " + t4(c.H) +
+  std::string args = "%q: " + t4(c.H, c.D) + ", %k: " + t4(c.Hk, c.D) +
+                     ", %v: " + t4(c.Hk, dv) + (gate ? ", %g: " + gt : "");
+  std::string types = t4(c.H, c.D) + ", " + t4(c.Hk, c.D) + ", " +
+                      t4(c.Hk, dv) + (gate ? ", " + gt : "");
+  std::string out = t4(c.H, dv);
+  return "func.func @main(" + args + ") -> " + out +
          " {\n  %o = attn.attention %q, %k, %v" +
-         (rope ? " rope(1.000000e+04)" : "") + (gate ? " gate(%g)" : "") +
-         (c.mask.empty() ? "" : " " + c.mask) + " : (" + types + ") -> " +
-         t4(c.H) + "\n  return %o : " + t4(c.H) + "\n}\n";
+         (rope ? " rope(1.000000e+04)" + opt(c.ropeAttrs) : "") +
+         (gate ? " gate(%g)" + opt(c.gateAttrs) : "") + opt(c.mask) +
+         opt(c.scale) + " : (" + types + ") -> " + out +
+         "\n  return %o : " + out + "\n}\n";
 }
 
 attn::Engine *gpuEngine(std::string &why) {
@@ -101,13 +113,14 @@ class GpuAttention : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GpuAttention, MatchesOracle) {
   const Case &c = GetParam();
+  // The program must parse and verify everywhere (CI has no GPU).
+  std::string src = programFor(c);
+  Parsed p(src);
+  ASSERT_TRUE(p.module) << src;
   std::string why;
   attn::Engine *engine = gpuEngine(why);
   if (!engine)
     GTEST_SKIP() << "no GPU: " << why;
-  std::string src = programFor(c);
-  Parsed p(src);
-  ASSERT_TRUE(p.module) << src;
   attn::ref::RandomSpec spec;
   spec.batch = c.B;
   spec.heads = c.H;
@@ -159,6 +172,26 @@ std::vector<Case> cases() {
   v.push_back({"plain", 1, 2, 2, 200, 64, DType::BF16, "mask none"});
   v.push_back({"rope", 1, 2, 2, 700, 64, DType::BF16,
                "mask sliding_window window 100"});
+  // Partial interleaved RoPE with a key offset; an explicit query offset
+  // with a scaled gate and scale; v's head dim differing from q's; f16
+  // sliding window with GQA. (Added after the session-2 H200 runs: these
+  // compile to cubins in CI, lit pipeline-attn-to-gpu-variants.mlir, but
+  // had not yet run on a GPU when written.)
+  {
+    Case c{"rope", 1, 2, 2, 300, 64, DType::BF16};
+    c.ropeAttrs = "rope_style interleaved rope_dim 32 rope_offset 7";
+    v.push_back(c);
+    Case d{"rope_fox", 1, 4, 4, 500, 64, DType::BF16};
+    d.ropeAttrs = "rope_q_offset 3";
+    d.gateAttrs = "scaled";
+    d.scale = "scale 1.000000e-01";
+    v.push_back(d);
+    Case e{"plain", 2, 2, 2, 129, 64, DType::BF16};
+    e.Dv = 128;
+    v.push_back(e);
+    v.push_back({"plain", 1, 8, 2, 600, 128, DType::F16,
+                 "mask sliding_window window 256"});
+  }
   // The longest sequences: one head each (the fp64 oracle is O(T^2 D)).
   v.push_back({"rope", 1, 1, 1, 16384, 64, DType::BF16});
   v.push_back({"fox", 1, 1, 1, 16384, 128, DType::BF16});
@@ -170,9 +203,12 @@ std::string caseName(const ::testing::TestParamInfo<Case> &info) {
   std::string m = c.mask.empty()          ? ""
                   : c.mask == "mask none" ? "_nomask"
                                           : "_window";
-  return llvm::formatv("{0}_B{1}H{2}Hk{3}_T{4}_D{5}_{6}{7}", c.variant, c.B,
+  std::string x = std::string(c.ropeAttrs.empty() ? "" : "_ropeattrs") +
+                  (c.gateAttrs.empty() ? "" : "_scaledgate") +
+                  (c.Dv ? "_Dv" + std::to_string(c.Dv) : "");
+  return llvm::formatv("{0}_B{1}H{2}Hk{3}_T{4}_D{5}_{6}{7}{8}", c.variant, c.B,
                        c.H, c.Hk, c.T, c.D,
-                       c.dtype == DType::F16 ? "f16" : "bf16", m)
+                       c.dtype == DType::F16 ? "f16" : "bf16", m, x)
       .str();
 }
 
