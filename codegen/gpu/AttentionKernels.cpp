@@ -127,6 +127,19 @@ SmallVector<Value> copyTile(KB &k, Value tid, int64_t threads, Value src,
   return tokens;
 }
 
+/// A new kernel `name(args)` at the end of `module`, with `workgroup`
+/// shared-memory attributions.
+gpu::GPUFuncOp newKernel(OpBuilder &mb, gpu::GPUModuleOp module, StringRef name,
+                         ArrayRef<Type> args, ArrayRef<Type> workgroup = {}) {
+  OpBuilder::InsertionGuard guard(mb);
+  mb.setInsertionPointToEnd(module.getBody());
+  auto fn = gpu::GPUFuncOp::create(mb, module.getLoc(), name,
+                                   FunctionType::get(mb.getContext(), args, {}),
+                                   TypeRange(workgroup));
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  return fn;
+}
+
 /// The attention kernel (see the file comment).
 struct AttentionBuilder {
   const GpuPlan &plan;
@@ -194,12 +207,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Type idx = mb.getIndexType();
   auto buf = MemRefType::get({ShapedType::kDynamic}, elem);
   auto fbuf = MemRefType::get({ShapedType::kDynamic}, f32);
-  auto fnType = FunctionType::get(
-      ctx, {buf, buf, buf, buf, fbuf, idx, idx, idx, idx}, {});
-  OpBuilder::InsertionGuard guard(mb);
-  mb.setInsertionPointToEnd(module.getBody());
-  auto fn = gpu::GPUFuncOp::create(mb, loc, "attention", fnType);
-  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  auto fn = newKernel(mb, module, "attention",
+                      {buf, buf, buf, buf, fbuf, idx, idx, idx, idx});
   fn.setKnownBlockSizeAttr(
       mb.getDenseI32ArrayAttr({static_cast<int32_t>(plan.threads()), 1, 1}));
   Block &entry = fn.getBody().front();
@@ -585,15 +594,10 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
 /// 1e5, where f32 angles lose the phase) and shared by every head.
 void buildRopeTableKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                           const GpuPlan &plan) {
-  MLIRContext *ctx = mb.getContext();
   Location loc = module.getLoc();
   Type idx = mb.getIndexType(), f64 = mb.getF64Type(), f32 = mb.getF32Type();
   auto fbuf = MemRefType::get({ShapedType::kDynamic}, f32);
-  auto fnType = FunctionType::get(ctx, {fbuf, fbuf, idx, idx}, {});
-  OpBuilder::InsertionGuard guard(mb);
-  mb.setInsertionPointToEnd(module.getBody());
-  auto fn = gpu::GPUFuncOp::create(mb, loc, "rope_table", fnType);
-  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  auto fn = newKernel(mb, module, "rope_table", {fbuf, fbuf, idx, idx});
   Block &entry = fn.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   KB k{b, loc};
@@ -634,18 +638,13 @@ void buildRopeTableKernel(OpBuilder &mb, gpu::GPUModuleOp module,
 /// thread per pair of elements (rotated pairs, then the copied tail).
 void buildRopeKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                      const GpuPlan &plan) {
-  MLIRContext *ctx = mb.getContext();
   Location loc = module.getLoc();
   Type elem = plan.half ? Type(mb.getF16Type()) : Type(mb.getBF16Type());
   Type idx = mb.getIndexType(), f32 = mb.getF32Type();
   auto buf = MemRefType::get({ShapedType::kDynamic}, elem);
   auto fbuf = MemRefType::get({ShapedType::kDynamic}, f32);
-  auto fnType =
-      FunctionType::get(ctx, {buf, buf, fbuf, fbuf, idx, idx, idx}, {});
-  OpBuilder::InsertionGuard guard(mb);
-  mb.setInsertionPointToEnd(module.getBody());
-  auto fn = gpu::GPUFuncOp::create(mb, loc, "rope", fnType);
-  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  auto fn =
+      newKernel(mb, module, "rope", {buf, buf, fbuf, fbuf, idx, idx, idx});
   Block &entry = fn.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   KB k{b, loc};
@@ -704,15 +703,10 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Location loc = module.getLoc();
   Type idx = mb.getIndexType(), f64 = mb.getF64Type(), f32 = mb.getF32Type();
   auto fbuf = MemRefType::get({ShapedType::kDynamic}, f32);
-  auto fnType = FunctionType::get(ctx, {fbuf, fbuf, idx}, {});
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto partialTy =
       MemRefType::get({kPrologueThreads}, f64, MemRefLayoutAttrInterface{}, wg);
-  OpBuilder::InsertionGuard guard(mb);
-  mb.setInsertionPointToEnd(module.getBody());
-  auto fn = gpu::GPUFuncOp::create(mb, loc, "gate", fnType,
-                                   TypeRange(ArrayRef<Type>{partialTy}));
-  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  auto fn = newKernel(mb, module, "gate", {fbuf, fbuf, idx}, {partialTy});
   Block &entry = fn.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   KB k{b, loc};
