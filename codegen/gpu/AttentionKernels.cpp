@@ -81,6 +81,12 @@ struct KB {
     return arith::MaximumFOp::create(b, loc, x, y);
   }
   Value exp2(Value x) { return math::Exp2Op::create(b, loc, x); }
+  /// blockIdx.x * blockSize + threadIdx.x.
+  Value globalThreadId(int64_t blockSize) {
+    return add(
+        mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), ci(blockSize)),
+        gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  }
   Value shuffleXor(Value x, int32_t offset) {
     return gpu::ShuffleOp::create(b, loc, x, offset, 32, gpu::ShuffleMode::XOR)
         .getShuffleResult();
@@ -146,7 +152,6 @@ struct AttentionBuilder {
   KB &k;
   Type elem;
   Value smem; // 1-D view of the dynamic shared memory, element type `elem`
-  Value lane, warp, tid;
 
   /// ldmatrix x4 at element `idx` of the shared view: four 8x8 fragments,
   /// each a pair of 16-bit values per lane (packed as mma operands).
@@ -255,7 +260,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                         wg),
         raw, k.ci(2 * (sV0 + plan.stages * BN * Dv)), ValueRange{});
 
-  AttentionBuilder ab{plan, k, elem, smem, lane, warp, tid};
+  AttentionBuilder ab{plan, k, elem, smem};
 
   // Q tile and the first K/V tile in flight.
   auto commit = [&](ArrayRef<Value> tokens) {
@@ -321,8 +326,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   // lane % 8 and 16-byte chunk c = 2 ks + h (h in {0, 1}), so its swizzled
   // chunk is 8 (ks / 4) + ((2 ks mod 8) ^ (h ^ lane % 8)). With the row
   // start a multiple of 64 elements, the address for step ks is one
-  // lane-dependent base XOR a constant plus a constant: few live registers
-  // (a per-(ks, tile) address each would hold dozens).
+  // lane-dependent base XOR a constant plus a constant, instead of a
+  // separate lane-dependent address per (ks, tile) for LLVM to hoist.
   Value x8 = k.rem(lane, k.ci(8));
   auto laneBase = [&](Value row, Value h, int64_t width) {
     return k.add(k.mul(row, k.ci(width)), k.mul(k.xori(h, x8), k.ci(8)));
@@ -604,9 +609,7 @@ void buildRopeTableKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Value cosT = entry.getArgument(0), sinT = entry.getArgument(1),
         count = entry.getArgument(2), start = entry.getArgument(3);
   const int64_t R = plan.ropeDim, half = R / 2;
-  Value gid = k.add(k.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-                          k.ci(kPrologueThreads)),
-                    gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  Value gid = k.globalThreadId(kPrologueThreads);
   auto inRange =
       scf::IfOp::create(b, loc, TypeRange{}, k.cmp(P::ult, gid, count), false);
   b.setInsertionPointToStart(inRange.thenBlock());
@@ -653,9 +656,7 @@ void buildRopeKernel(OpBuilder &mb, gpu::GPUModuleOp module,
         rows = entry.getArgument(4), len = entry.getArgument(5),
         pos0 = entry.getArgument(6);
   const int64_t D = plan.headDim, R = plan.ropeDim, pairs = D / 2;
-  Value gid = k.add(k.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-                          k.ci(kPrologueThreads)),
-                    gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  Value gid = k.globalThreadId(kPrologueThreads);
   Value row = k.div(gid, k.ci(pairs)), p = k.rem(gid, k.ci(pairs));
   auto inRange =
       scf::IfOp::create(b, loc, TypeRange{}, k.cmp(P::ult, row, rows), false);
