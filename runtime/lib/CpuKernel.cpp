@@ -61,7 +61,7 @@ std::string runnerUtilsLibrary() {
   return "";
 }
 
-class CpuKernel : public Kernel {
+class CpuKernel : public ProgramKernel {
 public:
   static Expected<std::shared_ptr<Kernel>> create(llvm::StringRef source,
                                                   const CompileOptions &options,
@@ -69,11 +69,7 @@ public:
   Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) override;
 
 private:
-  std::unique_ptr<MLIRContext> ctx;
-  OwningOpRef<ModuleOp> program; // as given, for shape checks at run time
   std::unique_ptr<ExecutionEngine> engine;
-  std::string entry;
-  InputChecker checker;
 };
 
 Expected<std::shared_ptr<Kernel>>
@@ -86,18 +82,10 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
   });
 
   auto kernel = std::make_shared<CpuKernel>();
-  kernel->ctx = std::make_unique<MLIRContext>(kernelRegistry());
-  kernel->ctx->loadAllAvailableDialects();
+  if (Error e = kernel->load(source, options.entry, bufferName))
+    return std::move(e);
   MLIRContext *ctx = kernel->ctx.get();
-  kernel->entry = options.entry;
-
   DiagnosticCollector diags(ctx);
-  auto loaded = loadProgram(ctx, source, options.entry, bufferName, diags);
-  if (!loaded)
-    return loaded.takeError();
-  kernel->program = std::move(loaded->module);
-  kernel->args = loaded->args;
-  kernel->res = loaded->res;
 
   OwningOpRef<ModuleOp> lowered = kernel->program->clone();
   lowered->lookupSymbol<func::FuncOp>(options.entry)
@@ -137,7 +125,7 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
 }
 
 Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
-  auto shapes = checker.check(*program, entry, args, inputs);
+  auto shapes = checkInputs(inputs);
   if (!shapes)
     return shapes.takeError();
 

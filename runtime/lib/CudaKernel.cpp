@@ -67,7 +67,7 @@ struct MemRefArg {
   }
 };
 
-class CudaKernel : public Kernel {
+class CudaKernel : public ProgramKernel {
 public:
   static Expected<std::shared_ptr<Kernel>>
   create(llvm::StringRef source, const CompileOptions &options,
@@ -87,10 +87,6 @@ private:
   /// Enqueues the plan's kernels; with `wait`, synchronizes after each.
   Error enqueue(Launch &l, bool wait);
 
-  std::unique_ptr<MLIRContext> ctx;
-  OwningOpRef<ModuleOp> program;
-  std::string entry;
-  InputChecker checker;
   mlir::attn::GpuPlan plan;
   std::shared_ptr<cuda::Device> dev;
   std::unique_ptr<cuda::Module> module;
@@ -102,22 +98,11 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
                    llvm::StringRef bufferName,
                    std::shared_ptr<cuda::Device> device) {
   auto kernel = std::make_shared<CudaKernel>();
-  kernel->ctx = std::make_unique<MLIRContext>(kernelRegistry());
-  kernel->ctx->loadAllAvailableDialects();
-  MLIRContext *ctx = kernel->ctx.get();
-  kernel->entry = options.entry;
+  if (Error e = kernel->load(source, options.entry, bufferName))
+    return std::move(e);
   kernel->dev = std::move(device);
-  if (options.pipeline == Pipeline::Reference)
-    return createStringError("the reference pipeline runs on the CPU only "
-                             "(use --device=cpu)");
-
+  MLIRContext *ctx = kernel->ctx.get();
   DiagnosticCollector diags(ctx);
-  auto loaded = loadProgram(ctx, source, options.entry, bufferName, diags);
-  if (!loaded)
-    return loaded.takeError();
-  kernel->program = std::move(loaded->module);
-  kernel->args = loaded->args;
-  kernel->res = loaded->res;
 
   OwningOpRef<ModuleOp> lowered = kernel->program->clone();
   // Other functions of the module are not compiled for the GPU.
@@ -204,7 +189,7 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
 
 Expected<std::unique_ptr<CudaKernel::Launch>>
 CudaKernel::upload(llvm::ArrayRef<HostArray> inputs) {
-  auto shapes = checker.check(*program, entry, args, inputs);
+  auto shapes = checkInputs(inputs);
   if (!shapes)
     return shapes.takeError();
   auto l = std::make_unique<Launch>();
@@ -217,18 +202,6 @@ CudaKernel::upload(llvm::ArrayRef<HostArray> inputs) {
   if (l->B * l->Hq > 65535)
     return createStringError("B * H = " + std::to_string(l->B * l->Hq) +
                              " exceeds the grid limit of 65535");
-  auto put = [&](DeviceBuffer &buf, size_t idx) -> Error {
-    auto bytes = convertTo(inputs[idx], args[idx].dtype, idx);
-    if (!bytes)
-      return bytes.takeError();
-    buf.dev = dev.get();
-    buf.bytes = bytes->size();
-    auto p = dev->alloc(std::max<size_t>(buf.bytes, 16));
-    if (!p)
-      return p.takeError();
-    buf.ptr = *p;
-    return dev->copyToDevice(buf.ptr, bytes->data(), buf.bytes);
-  };
   auto make = [&](DeviceBuffer &buf, size_t bytes) -> Error {
     buf.dev = dev.get();
     buf.bytes = bytes;
@@ -237,6 +210,14 @@ CudaKernel::upload(llvm::ArrayRef<HostArray> inputs) {
       return p.takeError();
     buf.ptr = *p;
     return Error::success();
+  };
+  auto put = [&](DeviceBuffer &buf, size_t idx) -> Error {
+    auto bytes = convertTo(inputs[idx], args[idx].dtype, idx);
+    if (!bytes)
+      return bytes.takeError();
+    if (Error e = make(buf, bytes->size()))
+      return e;
+    return dev->copyToDevice(buf.ptr, bytes->data(), buf.bytes);
   };
   if (Error e = put(l->q, argQ))
     return std::move(e);

@@ -80,36 +80,37 @@ Expected<std::vector<uint8_t>> convertTo(const HostArray &in, DType want,
   return std::move(out.bytes);
 }
 
-Expected<LoadedProgram> loadProgram(MLIRContext *ctx, llvm::StringRef source,
-                                    llvm::StringRef entry,
-                                    llvm::StringRef bufferName,
-                                    DiagnosticCollector &diags) {
-  LoadedProgram p;
+Error ProgramKernel::load(llvm::StringRef source, llvm::StringRef entryName,
+                          llvm::StringRef bufferName) {
+  ctx = std::make_unique<MLIRContext>(kernelRegistry());
+  ctx->loadAllAvailableDialects();
+  entry = entryName.str();
+  DiagnosticCollector diags(ctx.get());
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(source, bufferName), llvm::SMLoc());
-  p.module = parseSourceFile<ModuleOp>(sourceMgr, ctx);
-  if (!p.module)
+  program = parseSourceFile<ModuleOp>(sourceMgr, ctx.get());
+  if (!program)
     return diags.error("cannot parse " + bufferName.str());
-  auto func = p.module->lookupSymbol<func::FuncOp>(entry);
+  auto func = program->lookupSymbol<func::FuncOp>(entry);
   if (!func || func.isDeclaration())
-    return createStringError("no function @" + entry.str() + " in " +
+    return createStringError("no function @" + entry + " in " +
                              bufferName.str());
   for (auto [i, t] : llvm::enumerate(func.getArgumentTypes())) {
     auto sig = sigOf(t, "argument " + std::to_string(i));
     if (!sig)
       return sig.takeError();
-    p.args.push_back(*sig);
+    args.push_back(*sig);
   }
   if (func.getNumResults() != 1)
-    return createStringError("@" + entry.str() +
+    return createStringError("@" + entry +
                              " must return exactly one tensor, it returns " +
                              std::to_string(func.getNumResults()));
-  auto res = sigOf(func.getResultTypes()[0], "the result");
-  if (!res)
-    return res.takeError();
-  p.res = *res;
-  return std::move(p);
+  auto r = sigOf(func.getResultTypes()[0], "the result");
+  if (!r)
+    return r.takeError();
+  res = *r;
+  return Error::success();
 }
 
 Expected<std::vector<std::vector<int64_t>>>

@@ -66,16 +66,6 @@ llvm::Expected<TensorSig> sigOf(Type t, llvm::StringRef what);
 llvm::Expected<std::vector<uint8_t>> convertTo(const HostArray &in, DType want,
                                                size_t idx);
 
-/// A parsed program and its entry function's signature.
-struct LoadedProgram {
-  OwningOpRef<ModuleOp> module;
-  std::vector<TensorSig> args;
-  TensorSig res;
-};
-llvm::Expected<LoadedProgram>
-loadProgram(MLIRContext *ctx, llvm::StringRef source, llvm::StringRef entry,
-            llvm::StringRef bufferName, DiagnosticCollector &diags);
-
 /// Checks inputs against the entry signature and, once per distinct set of
 /// shapes, against the op verifiers at those shapes. Thread-safe.
 class InputChecker {
@@ -87,6 +77,28 @@ public:
 private:
   std::mutex mutex;
   std::set<std::vector<std::vector<int64_t>>> verified;
+};
+
+/// What every compiled kernel keeps: its context, the program as given (it
+/// is re-verified at the input shapes), the entry function and its
+/// signature (Kernel's arguments() and result()).
+class ProgramKernel : public Kernel {
+protected:
+  /// Creates the context, parses `source` and reads @entry's signature.
+  llvm::Error load(llvm::StringRef source, llvm::StringRef entry,
+                   llvm::StringRef bufferName);
+  /// The inputs' shapes once they match the signature and the verifiers.
+  llvm::Expected<std::vector<std::vector<int64_t>>>
+  checkInputs(llvm::ArrayRef<HostArray> inputs) {
+    return checker.check(*program, entry, args, inputs);
+  }
+
+  std::unique_ptr<MLIRContext> ctx;
+  OwningOpRef<ModuleOp> program;
+  std::string entry;
+
+private:
+  InputChecker checker;
 };
 
 } // namespace attn::detail
