@@ -9,7 +9,8 @@
 #   PyTorch SDPA flash and cuDNN, fla's FoX kernel (bench/gpu_peers.py).
 # Usage (on the GPU machine, from the repository root):
 #   bench/gpu_bench.sh [BIN_DIR]     (default .device, as gpu-package.sh made)
-# Env: TS, DS, REPS; PEERS=0 skips the peers; ATTN_GPU_WARPS and
+# Env: TS, DS, REPS; VARIANTS (default "rope plain fox"); PEERS=0 skips the
+# peers; TAG is appended to attn's names; ATTN_GPU_CHIP, ATTN_GPU_WARPS and
 # ATTN_GPU_BLOCK_N pass kernel shapes to the runtime (README). Prints one line per measurement; FA-equivalent
 # TFLOP/s = 2*B*H*T^2*D / time (causal forward: half of 4*B*H*T^2*D).
 set -euo pipefail
@@ -43,7 +44,7 @@ for d in $DS; do
   h=$((2048 / d))
   for t in $TS; do
     b=$((16384 / t))
-    for v in rope plain fox; do
+    for v in ${VARIANTS:-rope plain fox}; do
       line=$("$bin/attn-run" "$(program $v "$d")" --device=cuda \
         --random="${b}x${h}x${t}" --seed=1 --time --repeat="$REPS" 2>&1 |
         grep "run .* ms" || true)
@@ -51,9 +52,9 @@ for d in $DS; do
       if [ -n "$ms" ]; then
         tf=$(awk -v b="$b" -v h="$h" -v t="$t" -v d="$d" -v ms="$ms" \
           'BEGIN { printf "%.1f", 2*b*h*t*t*d / (ms*1e-3) / 1e12 }')
-        echo "ATTN name=attn_$v B=$b H=$h T=$t D=$d ms=$ms tflops=$tf"
+        echo "ATTN name=attn_$v${TAG:-} B=$b H=$h T=$t D=$d ms=$ms tflops=$tf"
       else
-        echo "ATTN name=attn_$v B=$b H=$h T=$t D=$d status=error: $line"
+        echo "ATTN name=attn_$v${TAG:-} B=$b H=$h T=$t D=$d status=error: $line"
       fi
     done
   done

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Wgmma.h"
 #include "attn/Passes/GpuPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -95,9 +96,20 @@ struct KB {
 
 constexpr int64_t kPrologueThreads = 256;
 
-/// Element offset of (row, col) in a shared tile of `width` elements per
-/// row: 16-byte chunks XOR-swizzled by row % 8 (width is a multiple of 64).
-Value swizzled(KB &k, Value row, Value col, int64_t width) {
+/// Element offset of (row, col) in a shared tile of `rows` x `width`
+/// elements: 16-byte chunks XOR-swizzled by row % 8 (width is a multiple of
+/// 64). The mma.sync kernel stores rows whole; the wgmma kernel stores
+/// `width / 64` panels of [rows][64], which is wgmma's 128-byte swizzle
+/// (chunk ^ (address / 128) % 8 on 1024-byte aligned panels).
+Value swizzled(KB &k, Value row, Value col, int64_t rows, int64_t width,
+               bool panels) {
+  if (panels) {
+    Value panel = k.div(col, k.ci(64));
+    Value in = k.rem(col, k.ci(64));
+    Value phys = k.xori(k.div(in, k.ci(8)), k.rem(row, k.ci(8)));
+    return k.add(k.add(k.mul(panel, k.ci(rows * 64)), k.mul(row, k.ci(64))),
+                 k.add(k.mul(phys, k.ci(8)), k.rem(in, k.ci(8))));
+  }
   Value chunk = k.div(col, k.ci(8));
   Value phys = k.xori(chunk, k.rem(row, k.ci(8)));
   return k.add(k.add(k.mul(row, k.ci(width)), k.mul(phys, k.ci(8))),
@@ -110,7 +122,8 @@ Value swizzled(KB &k, Value row, Value col, int64_t width) {
 /// and zero-fill. Returns the copies' tokens.
 SmallVector<Value> copyTile(KB &k, Value tid, int64_t threads, Value src,
                             Value base, Value row0, Value limit, Value smem,
-                            Value dst0, int64_t rows, int64_t width) {
+                            Value dst0, int64_t rows, int64_t width,
+                            bool panels) {
   int64_t perRow = width / 8, total = rows * perRow;
   SmallVector<Value> tokens;
   for (int64_t it = 0; it < total / threads; ++it) {
@@ -122,7 +135,8 @@ SmallVector<Value> copyTile(KB &k, Value tid, int64_t threads, Value src,
     Value growC = k.sel(valid, grow, k.ci(0));
     Value srcIdx =
         k.add(base, k.add(k.mul(growC, k.ci(width)), k.mul(cc, k.ci(8))));
-    Value dstIdx = k.add(dst0, swizzled(k, r, k.mul(cc, k.ci(8)), width));
+    Value dstIdx =
+        k.add(dst0, swizzled(k, r, k.mul(cc, k.ci(8)), rows, width, panels));
     Value n = k.sel(valid, k.ci(8), k.ci(0));
     auto copy = nvgpu::DeviceAsyncCopyOp::create(
         k.b, k.loc, nvgpu::DeviceAsyncTokenType::get(k.b.getContext()), smem,
@@ -172,6 +186,18 @@ struct AttentionBuilder {
       return pair;
     auto i32v = VectorType::get({1}, k.b.getI32Type());
     Value cast = vector::BitCastOp::create(k.b, k.loc, i32v, pair);
+    return vector::ExtractOp::create(k.b, k.loc, cast, 0);
+  }
+
+  /// Two f32 values rounded to 16 bits and packed in an i32 (wgmma's
+  /// register A operand).
+  Value packI32(Value x, Value y) {
+    auto f2 = VectorType::get({2}, k.b.getF32Type());
+    Value v = vector::FromElementsOp::create(k.b, k.loc, f2, ValueRange{x, y});
+    Value t =
+        arith::TruncFOp::create(k.b, k.loc, VectorType::get({2}, elem), v);
+    auto i32v = VectorType::get({1}, k.b.getI32Type());
+    Value cast = vector::BitCastOp::create(k.b, k.loc, i32v, t);
     return vector::ExtractOp::create(k.b, k.loc, cast, 0);
   }
 
@@ -246,10 +272,21 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface{}, wg));
-  int64_t elems = plan.smemBytes() / 2;
+  // wgmma reads swizzled tiles by shared address: the tiles start at the
+  // first 1024-byte boundary of the dynamic shared memory (the plan asks
+  // for that much slack), `smemAddr` is its shared address.
+  const bool wgMode = plan.wgmma;
+  Value shift = k.ci(0), smemAddr;
+  if (wgMode) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
+    const int64_t a = GpuPlan::kWgmmaAlign;
+    shift = k.rem(k.sub(k.ci(a), k.rem(base, k.ci(a))), k.ci(a));
+    smemAddr = k.add(base, shift);
+  }
+  int64_t elems = (plan.smemBytes() - (wgMode ? GpuPlan::kWgmmaAlign : 0)) / 2;
   Value smem = memref::ViewOp::create(
       b, loc, MemRefType::get({elems}, elem, MemRefLayoutAttrInterface{}, wg),
-      raw, k.ci(0), ValueRange{});
+      raw, shift, ValueRange{});
   const int64_t sK0 = BM * D, sV0 = sK0 + plan.stages * BN * D;
   // FoX: the stages' G_j tiles (f32) after the K/V tiles.
   Value gTiles;
@@ -258,7 +295,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
         b, loc,
         MemRefType::get({plan.stages * BN}, f32, MemRefLayoutAttrInterface{},
                         wg),
-        raw, k.ci(2 * (sV0 + plan.stages * BN * Dv)), ValueRange{});
+        raw, k.add(shift, k.ci(2 * (sV0 + plan.stages * BN * Dv))),
+        ValueRange{});
 
   AttentionBuilder ab{plan, k, elem, smem};
 
@@ -272,7 +310,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Value kBase = k.mul(k.mul(kvHead, S), k.ci(D));
   Value vBase = k.mul(k.mul(kvHead, S), k.ci(Dv));
   Value oBase = k.mul(k.mul(bh, T), k.ci(Dv));
-  commit(copyTile(k, tid, threads, q, qBase, m0, T, smem, k.ci(0), BM, D));
+  commit(
+      copyTile(k, tid, threads, q, qBase, m0, T, smem, k.ci(0), BM, D, wgMode));
 
   // Keys this block needs: [nStart, nEnd), nStart on a tile boundary.
   Value pMin = k.add(m0, delta);
@@ -290,10 +329,10 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   auto kvCopy = [&](Value n0, Value stage) {
     SmallVector<Value> t =
         copyTile(k, tid, threads, kk, kBase, n0, S, smem,
-                 k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D))), BN, D);
+                 k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D))), BN, D, wgMode);
     SmallVector<Value> t2 =
         copyTile(k, tid, threads, v, vBase, n0, S, smem,
-                 k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv))), BN, Dv);
+                 k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv))), BN, Dv, wgMode);
     t.append(t2.begin(), t2.end());
     if (plan.gate) {
       // 4-byte copies: rows of G need not be 16-byte aligned.
@@ -315,6 +354,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Value tok = kvCopy(nStart, k.ci(0));
   // Wait for Q (all groups but the newest).
   nvgpu::DeviceAsyncWaitOp::create(b, loc, tok, b.getI32IntegerAttr(1));
+  if (wgMode)
+    wgmma::fenceProxyAsync(b, loc);
   gpu::BarrierOp::create(b, loc);
 
   // Warp w owns rows [w * 16 MR, (w + 1) * 16 MR): MR m16 tiles that share
@@ -322,6 +363,11 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   // fit (MR * D <= 128), else they are re-read from shared memory per tile.
   const int64_t MR = plan.mTiles;
   Value warpRow0 = k.mul(warp, k.ci(16 * MR));
+  // wgmma: warpgroup g = warp / 4 owns Q rows [64 g, 64 g + 64) of every
+  // 64-column panel of the Q tile.
+  Value qAddr;
+  if (wgMode)
+    qAddr = k.add(smemAddr, k.mul(k.div(warp, k.ci(4)), k.ci(64 * 128)));
   // ldmatrix addresses, XOR form: every lane reads row r with r % 8 =
   // lane % 8 and 16-byte chunk c = 2 ks + h (h in {0, 1}), so its swizzled
   // chunk is 8 (ks / 4) + ((2 ks mod 8) ^ (h ^ lane % 8)). With the row
@@ -345,7 +391,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   auto loadQ = [&](int64_t mt, int64_t ks) {
     return ab.ldmatrix(k.add(stepIdx(qLane, ks), k.ci(mt * 16 * D)), false);
   };
-  const bool qInRegs = MR * D <= 128;
+  const bool qInRegs = !wgMode && MR * D <= 128;
   std::vector<std::vector<std::array<Value, 4>>> qf(MR);
   if (qInRegs)
     for (int64_t mt = 0; mt < MR; ++mt)
@@ -404,13 +450,37 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     Value next = kvCopy(k.add(n0, k.ci(BN)),
                         k.rem(k.add(it, k.ci(1)), k.ci(plan.stages)));
     nvgpu::DeviceAsyncWaitOp::create(b, loc, next, b.getI32IntegerAttr(1));
+    if (wgMode)
+      wgmma::fenceProxyAsync(b, loc);
     gpu::BarrierOp::create(b, loc);
 
     // S = Q K^T for this warp's rows and BN keys.
     Value kTile = k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D)));
     std::vector<std::vector<std::array<Value, 4>>> s(
         MR, std::vector<std::array<Value, 4>>(nS, {zero, zero, zero, zero}));
-    for (int64_t ks = 0; ks < D / 16; ++ks) {
+    if (wgMode) {
+      // One m64nBNk16 wgmma per 16 columns of D, both operands K-major in
+      // shared memory: Q rows of this warpgroup, the stage's K rows.
+      Value kAddr =
+          k.add(smemAddr,
+                k.mul(k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D))), k.ci(2)));
+      Value qDesc = wgmma::descriptor(b, loc, qAddr, 16, 1024);
+      Value kDesc = wgmma::descriptor(b, loc, kAddr, 16, 1024);
+      wgmma::fence(b, loc, {});
+      SmallVector<Value> acc;
+      for (int64_t ks = 0; ks < D / 16; ++ks)
+        acc = wgmma::mmaAsync(
+            b, loc, acc, BN, plan.half, {},
+            wgmma::advance(b, loc, qDesc, (ks / 4) * BM * 128 + (ks % 4) * 32),
+            wgmma::advance(b, loc, kDesc, (ks / 4) * BN * 128 + (ks % 4) * 32),
+            false);
+      wgmma::commit(b, loc);
+      acc = wgmma::wait(b, loc, acc, 0);
+      for (int64_t jn = 0; jn < nS; ++jn)
+        for (int i = 0; i < 4; ++i)
+          s[0][jn][i] = acc[jn * 4 + i];
+    }
+    for (int64_t ks = 0; !wgMode && ks < D / 16; ++ks) {
       std::vector<std::array<Value, 4>> qk(MR);
       for (int64_t mt = 0; mt < MR; ++mt)
         qk[mt] = qInRegs ? qf[mt][ks] : loadQ(mt, ks);
@@ -536,7 +606,37 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
 
     // O += P V: P's accumulator layout is the A-operand layout.
     Value vTile = k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv)));
-    for (int64_t t = 0; t < BN / 16; ++t) {
+    if (wgMode) {
+      // m64nDvk16 wgmma per 16 keys: P from registers, V N-major (rows of
+      // keys in Dv/64 panels of BN x 128 bytes: LBO = panel stride).
+      SmallVector<Value> regs;
+      for (int64_t dn = 0; dn < nO; ++dn)
+        for (int i = 0; i < 4; ++i)
+          regs.push_back(oAcc[0][dn][i]);
+      for (int64_t t = 0; t < BN / 16; ++t) {
+        regs.push_back(ab.packI32(svAt(0, 2 * t, 0), svAt(0, 2 * t, 1)));
+        regs.push_back(ab.packI32(svAt(0, 2 * t, 2), svAt(0, 2 * t, 3)));
+        regs.push_back(
+            ab.packI32(svAt(0, 2 * t + 1, 0), svAt(0, 2 * t + 1, 1)));
+        regs.push_back(
+            ab.packI32(svAt(0, 2 * t + 1, 2), svAt(0, 2 * t + 1, 3)));
+      }
+      regs = wgmma::fence(b, loc, regs);
+      SmallVector<Value> acc(regs.begin(), regs.begin() + nO * 4);
+      Value vDesc = wgmma::descriptor(
+          b, loc, k.add(smemAddr, k.mul(vTile, k.ci(2))), BN * 128, 1024);
+      for (int64_t t = 0; t < BN / 16; ++t)
+        acc = wgmma::mmaAsync(
+            b, loc, acc, Dv, plan.half,
+            ArrayRef<Value>(regs).slice(nO * 4 + 4 * t, 4), Value(),
+            wgmma::advance(b, loc, vDesc, t * 16 * 128), true);
+      wgmma::commit(b, loc);
+      acc = wgmma::wait(b, loc, acc, 0);
+      for (int64_t dn = 0; dn < nO; ++dn)
+        for (int i = 0; i < 4; ++i)
+          oAcc[0][dn][i] = acc[dn * 4 + i];
+    }
+    for (int64_t t = 0; !wgMode && t < BN / 16; ++t) {
       std::vector<std::array<Value, 4>> pa(MR);
       for (int64_t mt = 0; mt < MR; ++mt)
         pa[mt] = {ab.pack(svAt(mt, 2 * t, 0), svAt(mt, 2 * t, 1)),

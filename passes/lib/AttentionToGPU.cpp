@@ -37,6 +37,7 @@ DictionaryAttr GpuPlan::toAttr(MLIRContext *ctx) const {
   auto f = [&](StringRef n, double v) {
     a.push_back(b.getNamedAttr(n, b.getF64FloatAttr(v)));
   };
+  i("wgmma", wgmma);
   i("warps", warps);
   i("m_tiles", mTiles);
   i("block_m", blockM());
@@ -77,6 +78,7 @@ FailureOr<GpuPlan> GpuPlan::fromAttr(DictionaryAttr attr) {
     ok &= static_cast<bool>(v);
     return v ? v.getValueAsDouble() : 0;
   };
+  p.wgmma = i("wgmma");
   p.warps = i("warps");
   p.mTiles = i("m_tiles");
   p.blockN = i("block_n");
@@ -105,8 +107,8 @@ FailureOr<GpuPlan> GpuPlan::fromAttr(DictionaryAttr attr) {
 // What the GPU backend supports
 //===----------------------------------------------------------------------===//
 
-FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, int64_t warps,
-                                                int64_t mTiles,
+FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, StringRef chip,
+                                                int64_t warps, int64_t mTiles,
                                                 int64_t blockN) {
   auto unsupported = [&](const Twine &what) {
     return op.emitError("the GPU backend does not support ")
@@ -125,6 +127,20 @@ FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, int64_t warps,
   if (blockN != 32 && blockN != 64 && blockN != 128)
     return op.emitError("GPU option block-n must be 32, 64 or 128, got ")
            << blockN;
+  // wgmma (warpgroup MMA) exists only on sm_90a; its kernel runs one or two
+  // warpgroups of 64 query rows each and takes key tiles of 64 or 128.
+  const bool wgmma = chip == "sm_90a";
+  if (wgmma && warps != 4 && warps != 8)
+    return op.emitError("GPU option warps must be 4 or 8 (one or two "
+                        "warpgroups) for the sm_90a wgmma kernel, got ")
+           << warps;
+  if (wgmma && mTiles != 1)
+    return op.emitError("GPU option m-tiles must be 1 for the sm_90a wgmma "
+                        "kernel (a warpgroup owns 64 rows), got ")
+           << mTiles;
+  if (wgmma && blockN == 32)
+    return op.emitError(
+        "GPU option block-n must be 64 or 128 for the sm_90a wgmma kernel");
   auto qt = cast<ShapedType>(op.getQ().getType());
   auto kt = cast<ShapedType>(op.getK().getType());
   auto vt = cast<ShapedType>(op.getV().getType());
@@ -138,6 +154,7 @@ FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, int64_t warps,
            << qt.getElementType() << ", " << kt.getElementType() << ", "
            << vt.getElementType();
   GpuPlan p;
+  p.wgmma = wgmma;
   p.warps = warps;
   p.mTiles = mTiles;
   p.blockN = blockN;
@@ -244,7 +261,7 @@ struct AttnAttentionToGPUPass
         failedAny = true;
         continue;
       }
-      auto plan = planGpuAttention(*att, warps, mTiles, blockN);
+      auto plan = planGpuAttention(*att, chip, warps, mTiles, blockN);
       if (failed(plan)) {
         failedAny = true;
         continue;

@@ -35,7 +35,7 @@ namespace attn::detail {
 namespace {
 
 /// Bumped whenever generated code changes meaning, to invalidate caches.
-constexpr const char *kCodegenVersion = "attn-gpu-4";
+constexpr const char *kCodegenVersion = "attn-gpu-5";
 
 /// Device memory freed when the owner goes away.
 struct DeviceBuffer {
@@ -93,6 +93,37 @@ private:
   int argQ = 0, argK = 1, argV = 2, argG = -1;
 };
 
+namespace {
+
+/// The kernel shape CompileOptions::gpu asks for, unset fields from the
+/// environment, then the device's defaults.
+struct KernelShape {
+  std::string chip;
+  int warps, mTiles, blockN;
+};
+
+KernelShape resolveShape(const GpuKernelOptions &o, int major, int minor) {
+  auto env = [](const char *name, int fallback) {
+    const char *v = std::getenv(name);
+    return v && *v ? std::atoi(v) : fallback;
+  };
+  KernelShape s;
+  s.chip = o.chip;
+  if (s.chip.empty())
+    if (const char *c = std::getenv("ATTN_GPU_CHIP"))
+      s.chip = c;
+  if (s.chip.empty())
+    s.chip = "sm_" + std::to_string(major) + std::to_string(minor) +
+             (major == 9 && minor == 0 ? "a" : "");
+  const bool wgmma = s.chip == "sm_90a";
+  s.warps = o.warps ? o.warps : env("ATTN_GPU_WARPS", 4);
+  s.mTiles = o.mTiles ? o.mTiles : env("ATTN_GPU_M_TILES", 1);
+  s.blockN = o.blockN ? o.blockN : env("ATTN_GPU_BLOCK_N", 64);
+  return s;
+}
+
+} // namespace
+
 Expected<std::shared_ptr<Kernel>>
 CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
                    llvm::StringRef bufferName,
@@ -111,19 +142,21 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
       fn.erase();
   mlir::attn::GPUPipelineOptions gpuOpts;
   const cuda::DeviceInfo &info = kernel->dev->info();
-  gpuOpts.chip = info.chip();
+  // sm_90 devices get the sm_90a (wgmma) kernel: arch-specific code, built
+  // for exactly this device; sm_90 (mma.sync) stays selectable.
+  const KernelShape shape =
+      resolveShape(options.gpu, info.smMajor, info.smMinor);
+  const std::string &chip = shape.chip;
+  gpuOpts.chip = chip;
+  gpuOpts.warps = shape.warps;
+  gpuOpts.mTiles = shape.mTiles;
+  gpuOpts.blockN = shape.blockN;
   gpuOpts.format = "none";
-  if (const char *w = std::getenv("ATTN_GPU_WARPS"))
-    gpuOpts.warps = std::atoi(w);
-  if (const char *m = std::getenv("ATTN_GPU_M_TILES"))
-    gpuOpts.mTiles = std::atoi(m);
-  if (const char *n = std::getenv("ATTN_GPU_BLOCK_N"))
-    gpuOpts.blockN = std::atoi(n);
   PassManager pm(ctx);
   mlir::attn::buildGPUPipeline(pm, gpuOpts);
   if (failed(pm.run(*lowered)))
     return diags.error("compiling " + bufferName.str() + " for " + info.name +
-                       " (" + info.chip() + ") failed");
+                       " (" + chip + ") failed");
 
   auto fn = lowered->lookupSymbol<func::FuncOp>(options.entry);
   auto att = *fn.getOps<mlir::attn::AttentionOp>().begin();
@@ -141,6 +174,10 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
     return createStringError("internal error: no GPU plan for @" +
                              options.entry);
   kernel->plan = *plan;
+  kernel->notes.push_back(
+      "GPU kernel: " + chip + (plan->wgmma ? " wgmma" : " mma.sync") + ", " +
+      std::to_string(plan->warps) + " warps, block " +
+      std::to_string(plan->blockM()) + " x " + std::to_string(plan->blockN));
 
   // Serialize (or take from the disk cache).
   std::string toolkit = mlir::attn::cudaToolkitPath();
@@ -150,8 +187,8 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   std::string key;
   {
     llvm::raw_string_ostream os(key);
-    os << kCodegenVersion << '\0' << info.chip() << '\0'
-       << (binary ? "cubin" : "ptx") << '\0';
+    os << kCodegenVersion << '\0' << chip << '\0' << (binary ? "cubin" : "ptx")
+       << '\0';
     gm->print(os);
   }
   std::vector<char> image;
@@ -169,7 +206,7 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
     if (!obj)
       return diags.error("generating " +
                          std::string(binary ? "a cubin" : "PTX") + " for " +
-                         info.chip() + " failed");
+                         chip + " failed");
     image.assign(obj->begin(), obj->end());
     if (!binary) {
       image.push_back('\0');

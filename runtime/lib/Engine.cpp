@@ -85,13 +85,18 @@ Expected<std::unique_ptr<Engine>> Engine::create(llvm::StringRef device) {
                            "' (expected cpu, cuda or auto)");
 }
 
+std::string Engine::gpuArch() const { return gpu ? gpu->info().chip() : ""; }
+
 Expected<std::shared_ptr<Kernel>> Engine::compile(llvm::StringRef source,
                                                   const CompileOptions &options,
                                                   llvm::StringRef bufferName) {
   // The buffer name is part of the key: diagnostics and remarks name it.
   std::string key = options.entry + '\0' +
                     std::to_string(static_cast<int>(options.pipeline)) + '\0' +
-                    bufferName.str() + '\0' + source.str();
+                    bufferName.str() + '\0' + options.gpu.chip + '\0' +
+                    std::to_string(options.gpu.warps) + '\0' +
+                    std::to_string(options.gpu.mTiles) + '\0' +
+                    std::to_string(options.gpu.blockN) + '\0' + source.str();
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);

@@ -1,10 +1,13 @@
 // REQUIRES: ptxas
 // Every variant and kernel shape the GPU backend accepts compiles to cubins
-// (ptxas runs) for sm_80 and sm_90; one gpu.binary per function.
+// (ptxas runs) for sm_80, sm_90 and sm_90a (wgmma); one gpu.binary per
+// function.
 // RUN: attn-opt %s --attn-to-gpu="chip=sm_80" | FileCheck %s
 // RUN: attn-opt %s --attn-to-gpu="chip=sm_90 warps=2 block-n=32" | FileCheck %s
 // RUN: attn-opt %s --attn-to-gpu="chip=sm_90 warps=8 block-n=128" | FileCheck %s
 // RUN: attn-opt %s --attn-to-gpu="chip=sm_90 warps=1 m-tiles=2" | FileCheck %s
+// RUN: attn-opt %s --attn-to-gpu="chip=sm_90a" | FileCheck %s
+// RUN: attn-opt %s --attn-to-gpu="chip=sm_90a warps=8 block-n=128" | FileCheck %s
 // RUN: not attn-opt %s --attn-to-gpu="warps=3" 2>&1 | FileCheck %s --check-prefix=BADWARPS
 // RUN: not attn-opt %s --attn-to-gpu="block-n=48" 2>&1 | FileCheck %s --check-prefix=BADN
 // RUN: not attn-opt %s --attn-to-gpu="m-tiles=4" 2>&1 | FileCheck %s --check-prefix=BADM

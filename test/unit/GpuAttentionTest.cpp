@@ -139,23 +139,44 @@ TEST_P(GpuAttention, MatchesOracle) {
     ASSERT_TRUE(static_cast<bool>(r));
     rounded.push_back(std::move(*r));
   }
-  auto kernel = engine->compile(src);
-  ASSERT_TRUE(static_cast<bool>(kernel)) << llvm::toString(kernel.takeError());
-  ASSERT_EQ((*kernel)->device(), attn::Device::CUDA);
-  auto out = (*kernel)->run(host);
-  ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
-  auto got = attn::ref::fromHost(*out);
-  ASSERT_TRUE(static_cast<bool>(got));
   auto ref = attn::ref::evaluate(p.main(), rounded);
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-  ASSERT_EQ(got->shape, ref->shape);
-  for (double x : got->data)
-    ASSERT_TRUE(std::isfinite(x)) << "non-finite output (unwritten row?)";
-  double err = attn::ref::relRmsError(*got, *ref);
-  EXPECT_LE(err, 5e-3) << "seed " << spec.seed << "\n" << src;
-  std::printf("[ gpu ] %s T=%lld D=%lld: relative RMS error %.3e\n",
-              c.variant.c_str(), static_cast<long long>(c.T),
-              static_cast<long long>(c.D), err);
+  // Every kernel shape the device has: on sm_90 the wgmma kernel (one and
+  // two warpgroups, 64- and 128-key tiles) and the mma.sync kernel.
+  std::vector<attn::GpuKernelOptions> shapes = {{}};
+  if (engine->gpuArch() == "sm_90")
+    shapes = {{"sm_90a", 4, 0, 64},
+              {"sm_90a", 8, 0, 64},
+              {"sm_90a", 4, 0, 128},
+              {"sm_90a", 8, 0, 128},
+              {"sm_90", 4, 1, 64}};
+  for (const attn::GpuKernelOptions &shape : shapes) {
+    attn::CompileOptions opts;
+    opts.gpu = shape;
+    auto kernel = engine->compile(src, opts);
+    ASSERT_TRUE(static_cast<bool>(kernel))
+        << llvm::toString(kernel.takeError());
+    ASSERT_EQ((*kernel)->device(), attn::Device::CUDA);
+    std::string what = "?";
+    for (const std::string &r : (*kernel)->remarks())
+      if (llvm::StringRef(r).starts_with("GPU kernel: "))
+        what = r.substr(12);
+    auto out = (*kernel)->run(host);
+    ASSERT_TRUE(static_cast<bool>(out))
+        << what << ": " << llvm::toString(out.takeError());
+    auto got = attn::ref::fromHost(*out);
+    ASSERT_TRUE(static_cast<bool>(got));
+    ASSERT_EQ(got->shape, ref->shape);
+    size_t bad = 0;
+    for (double x : got->data)
+      bad += !std::isfinite(x);
+    EXPECT_EQ(bad, 0u) << what << ": non-finite outputs (unwritten rows?)";
+    double err = attn::ref::relRmsError(*got, *ref);
+    EXPECT_LE(err, 5e-3) << what << ", seed " << spec.seed << "\n" << src;
+    std::printf("[ gpu ] %s T=%lld D=%lld (%s): relative RMS error %.3e\n",
+                c.variant.c_str(), static_cast<long long>(c.T),
+                static_cast<long long>(c.D), what.c_str(), err);
+  }
 }
 
 std::vector<Case> cases() {

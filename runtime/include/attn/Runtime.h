@@ -51,9 +51,21 @@ enum class Pipeline {
 };
 llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 
+/// Shape of the GPU kernel. Unset fields (empty, 0) take the environment
+/// (ATTN_GPU_CHIP, ATTN_GPU_WARPS, ATTN_GPU_M_TILES, ATTN_GPU_BLOCK_N), else
+/// the default for the device: sm_90a (wgmma) on sm_90 devices, the device's
+/// own sm_XY (mma.sync) elsewhere.
+struct GpuKernelOptions {
+  std::string chip; // "sm_90a" (wgmma), "sm_90", "sm_80", ...
+  int warps = 0;    // warps per block (wgmma: 4 or 8, one or two warpgroups)
+  int mTiles = 0;   // 16-row tiles per warp (mma.sync only)
+  int blockN = 0;   // keys per step
+};
+
 struct CompileOptions {
   std::string entry = "main";
   Pipeline pipeline = Pipeline::Auto;
+  GpuKernelOptions gpu;
 };
 
 /// One argument or result of the entry function: element type and shape
@@ -103,6 +115,8 @@ public:
   ~Engine();
 
   Device device() const { return dev; }
+  /// The GPU's architecture ("sm_90"), empty on the CPU.
+  std::string gpuArch() const;
 
   /// Compiles `source` (MLIR text) once; identical text and options hit an
   /// in-memory cache. Thread-safe.

@@ -41,7 +41,8 @@ namespace attn {
 class AttentionOp;
 
 struct GpuPlan {
-  int64_t warps = 4;    // warps per block
+  bool wgmma = false;   // sm_90a warpgroup MMA (else mma.sync)
+  int64_t warps = 4;    // warps per block (wgmma: 4 per warpgroup)
   int64_t mTiles = 1;   // m16 row tiles per warp (1 or 2)
   int64_t blockN = 64;  // keys per step of the key walk
   int64_t stages = 2;   // K/V tiles in flight (cp.async pipeline depth)
@@ -61,12 +62,16 @@ struct GpuPlan {
   int64_t window = 0;
   double scale = 1.0; // softmax scale
 
+  /// wgmma's swizzled tiles start on 1024-byte bounds: the kernel rounds
+  /// the dynamic shared memory base up, within this much slack.
+  static constexpr int64_t kWgmmaAlign = 1024;
+
   int64_t blockM() const { return 16 * mTiles * warps; }
   int64_t threads() const { return 32 * warps; }
   /// Dynamic shared memory of the attention kernel, bytes.
   int64_t smemBytes() const {
     return 2 * (blockM() * headDim + stages * blockN * (headDim + valueDim)) +
-           (gate ? 4 * stages * blockN : 0);
+           (gate ? 4 * stages * blockN : 0) + (wgmma ? kWgmmaAlign : 0);
   }
 
   DictionaryAttr toAttr(MLIRContext *ctx) const;
@@ -75,9 +80,10 @@ struct GpuPlan {
 
 /// The plan for `op`, or an error diagnostic on `op` naming what the GPU
 /// backend does not support (PaTH, MTA, head norm, f32 operands, head dims
-/// other than 64/128).
-FailureOr<GpuPlan> planGpuAttention(AttentionOp op, int64_t warps,
-                                    int64_t mTiles, int64_t blockN);
+/// other than 64/128). `chip` sm_90a selects the wgmma kernel.
+FailureOr<GpuPlan> planGpuAttention(AttentionOp op, StringRef chip,
+                                    int64_t warps, int64_t mTiles,
+                                    int64_t blockN);
 
 /// Appends the plan's kernels (`rope`, `gate`, `attention`) to `module`.
 void buildGpuKernels(OpBuilder &b, gpu::GPUModuleOp module,
