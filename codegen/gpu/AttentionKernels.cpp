@@ -238,8 +238,10 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Type idx = mb.getIndexType();
   auto buf = MemRefType::get({ShapedType::kDynamic}, elem);
   auto fbuf = MemRefType::get({ShapedType::kDynamic}, f32);
-  auto fn = newKernel(mb, module, "attention",
-                      {buf, buf, buf, buf, fbuf, idx, idx, idx, idx});
+  SmallVector<Type> args = {buf, buf, buf, buf, fbuf, idx, idx, idx, idx};
+  if (plan.ropeQInKernel())
+    args.append({fbuf, fbuf, idx});
+  auto fn = newKernel(mb, module, "attention", args);
   fn.setKnownBlockSizeAttr(
       mb.getDenseI32ArrayAttr({static_cast<int32_t>(plan.threads()), 1, 1}));
   Block &entry = fn.getBody().front();
@@ -250,6 +252,12 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
         gsum = entry.getArgument(4), hq = entry.getArgument(5),
         hk = entry.getArgument(6), T = entry.getArgument(7),
         S = entry.getArgument(8);
+  Value cosT, sinT, qPos0;
+  if (plan.ropeQInKernel()) {
+    cosT = entry.getArgument(9);
+    sinT = entry.getArgument(10);
+    qPos0 = entry.getArgument(11);
+  }
 
   const int64_t D = plan.headDim, Dv = plan.valueDim, BM = plan.blockM(),
                 BN = plan.blockN, threads = plan.threads();
@@ -276,6 +284,10 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   // first 1024-byte boundary of the dynamic shared memory (the plan asks
   // for that much slack), `smemAddr` is its shared address.
   const bool wgMode = plan.wgmma;
+  // wgmma with the next step's S = Q K^T and this step's P V in flight
+  // together (FlashAttention-3's intra-warpgroup overlap), else each
+  // product is waited for where it is issued.
+  const bool overlap = wgMode && plan.overlap;
   Value shift = k.ci(0), smemAddr;
   if (wgMode) {
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
@@ -326,15 +338,20 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Value nTiles =
       k.div(k.add(k.sub(k.maxs(nEnd, nStart), nStart), k.ci(BN - 1)), k.ci(BN));
 
-  auto kvCopy = [&](Value n0, Value stage) {
-    SmallVector<Value> t =
-        copyTile(k, tid, threads, kk, kBase, n0, S, smem,
-                 k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D))), BN, D, wgMode);
-    SmallVector<Value> t2 =
-        copyTile(k, tid, threads, v, vBase, n0, S, smem,
-                 k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv))), BN, Dv, wgMode);
-    t.append(t2.begin(), t2.end());
-    if (plan.gate) {
+  // One cp.async group with the K tile (and its G tile) and/or the V tile
+  // of keys [n0, n0 + BN) into `stage`.
+  auto tileCopy = [&](Value n0, Value stage, bool withK, bool withV) {
+    SmallVector<Value> t;
+    if (withK)
+      t = copyTile(k, tid, threads, kk, kBase, n0, S, smem,
+                   k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D))), BN, D, wgMode);
+    if (withV) {
+      SmallVector<Value> t2 = copyTile(
+          k, tid, threads, v, vBase, n0, S, smem,
+          k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv))), BN, Dv, wgMode);
+      t.append(t2.begin(), t2.end());
+    }
+    if (withK && plan.gate) {
       // 4-byte copies: rows of G need not be 16-byte aligned.
       Value j = k.add(n0, tid);
       Value valid = k.andi(k.cmp(P::slt, tid, k.ci(BN)), k.cmp(P::slt, j, S));
@@ -351,12 +368,99 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     }
     return commit(t);
   };
-  Value tok = kvCopy(nStart, k.ci(0));
-  // Wait for Q (all groups but the newest).
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, tok, b.getI32IntegerAttr(1));
-  if (wgMode)
-    wgmma::fenceProxyAsync(b, loc);
-  gpu::BarrierOp::create(b, loc);
+  // RoPE on the Q tile in shared memory, once Q has landed: each thread
+  // rotates 8-pair chunks (16-byte shared accesses; cos/sin rows of the
+  // table, rows past T clamped onto the last query). Barriers on both
+  // sides: chunks are rotated by other threads than copied or read them.
+  auto rotateQ = [&]() {
+    const int64_t R = plan.ropeDim, per = R / 16, total = BM * per;
+    auto v8 = VectorType::get({8}, elem);
+    auto f8 = VectorType::get({8}, f32);
+    gpu::BarrierOp::create(b, loc);
+    for (int64_t it = 0; it < (total + threads - 1) / threads; ++it) {
+      Value c = k.add(tid, k.ci(it * threads));
+      auto guard = scf::IfOp::create(b, loc, TypeRange{},
+                                     k.cmp(P::slt, c, k.ci(total)), false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(guard.thenBlock());
+      Value r = k.div(c, k.ci(per)), p0 = k.mul(k.rem(c, k.ci(per)), k.ci(8));
+      Value t = k.mins(k.add(m0, r), k.sub(T, k.ci(1)));
+      Value at = k.add(k.mul(k.add(qPos0, t), k.ci(R / 2)), p0);
+      auto gload = [&](Value buf) -> Value {
+        return vector::LoadOp::create(b, loc, f8, buf, ValueRange{at}, false,
+                                      llvm::Align(16));
+      };
+      Value cs = gload(cosT), sn = gload(sinT);
+      Value ca = plan.ropeInterleaved ? k.mul(p0, k.ci(2)) : p0;
+      Value cb =
+          plan.ropeInterleaved ? k.add(ca, k.ci(8)) : k.add(p0, k.ci(R / 2));
+      Value ia = swizzled(k, r, ca, BM, D, wgMode);
+      Value ib = swizzled(k, r, cb, BM, D, wgMode);
+      auto sload = [&](Value i) -> Value {
+        Value v = vector::LoadOp::create(b, loc, v8, smem, ValueRange{i});
+        return arith::ExtFOp::create(b, loc, f8, v);
+      };
+      Value lo = sload(ia), hi = sload(ib);
+      Value xa = lo, xb = hi;
+      if (plan.ropeInterleaved) {
+        xa = vector::ShuffleOp::create(
+            b, loc, lo, hi, ArrayRef<int64_t>{0, 2, 4, 6, 8, 10, 12, 14});
+        xb = vector::ShuffleOp::create(
+            b, loc, lo, hi, ArrayRef<int64_t>{1, 3, 5, 7, 9, 11, 13, 15});
+      }
+      Value ya = k.fsub(k.fmul(xa, cs), k.fmul(xb, sn));
+      Value yb = k.fadd(k.fmul(xa, sn), k.fmul(xb, cs));
+      if (plan.ropeInterleaved) {
+        Value l = vector::ShuffleOp::create(
+            b, loc, ya, yb, ArrayRef<int64_t>{0, 8, 1, 9, 2, 10, 3, 11});
+        Value h = vector::ShuffleOp::create(
+            b, loc, ya, yb, ArrayRef<int64_t>{4, 12, 5, 13, 6, 14, 7, 15});
+        ya = l;
+        yb = h;
+      }
+      vector::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, v8, ya),
+                              smem, ValueRange{ia});
+      vector::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, v8, yb),
+                              smem, ValueRange{ib});
+    }
+    if (wgMode)
+      wgmma::fenceProxyAsync(b, loc);
+    gpu::BarrierOp::create(b, loc);
+  };
+
+  Value tok;
+  if (overlap) {
+    // K and V of a tile travel in separate groups: V_j is read one step
+    // later than K_j (see the key loop). Stage 1 of V starts as zeros: the
+    // first step multiplies it by P = 0 instead of branching.
+    tileCopy(nStart, k.ci(0), true, false);
+    tok = tileCopy(nStart, k.ci(0), false, true);
+    Value zeros = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(VectorType::get({8}, elem),
+                               b.getZeroAttr(elem)));
+    for (int64_t it = 0; it < BN * Dv / 8 / threads; ++it)
+      vector::StoreOp::create(
+          b, loc, zeros, smem,
+          ValueRange{k.add(k.ci(sV0 + BN * Dv + it * threads * 8),
+                           k.mul(tid, k.ci(8)))});
+    if (plan.ropeQInKernel()) {
+      // Q is the oldest of three groups.
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, tok, b.getI32IntegerAttr(2));
+      rotateQ();
+    }
+  } else {
+    tok = tileCopy(nStart, k.ci(0), true, true);
+    // Wait for Q (all groups but the newest).
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, tok, b.getI32IntegerAttr(1));
+    if (plan.ropeQInKernel()) {
+      rotateQ();
+    } else {
+      if (wgMode)
+        wgmma::fenceProxyAsync(b, loc);
+      gpu::BarrierOp::create(b, loc);
+    }
+  }
 
   // Warp w owns rows [w * 16 MR, (w + 1) * 16 MR): MR m16 tiles that share
   // every K and V fragment it loads. Q fragments stay in registers when they
@@ -417,12 +521,16 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   auto clampKey = [&](Value p) {
     return k.maxs(k.mins(p, k.sub(S, k.ci(1))), k.ci(0));
   };
-  // G arrives scaled by gamma * log2(e) (the gate kernel does it).
+  // FoX: the gate kernel stores -gamma log2(e) G, so a logit is
+  // fma(s, scale log2(e), -G_j) + G_i: one FMA per score, and the row term
+  // G_i joins the row max and the exponent's offset once per row.
   SmallVector<Value> gq(nRows);
   if (plan.gate)
     for (int64_t rho = 0; rho < nRows; ++rho)
-      gq[rho] = memref::LoadOp::create(
-          b, loc, gsum, ValueRange{k.add(gBase, clampKey(rowPos[rho]))});
+      gq[rho] = arith::NegFOp::create(
+          b, loc,
+          memref::LoadOp::create(
+              b, loc, gsum, ValueRange{k.add(gBase, clampKey(rowPos[rho]))}));
 
   // Loop state: O accumulators (MR x Dv/8 tiles x 4), then row max and
   // partial row sums per row rho.
@@ -435,8 +543,27 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   SmallVector<Value> init(mBase, zero);
   init.append(nRows, negInf);
   init.append(nRows, zero);
+  // wgmma: P of the previous step (packed pairs), multiplied by its V tile
+  // while this step's softmax runs.
+  const int64_t pBase = init.size(), nP = overlap ? BN / 4 : 0;
+  init.append(nP, k.ci32(0));
   auto fma = [&](Value a, Value x, Value c) {
     return math::FmaOp::create(b, loc, a, x, c).getResult();
+  };
+  // wgmma: issues O += P V for the V tile in `vStage` (m64nDvk16 per 16
+  // keys: P from registers, V N-major in Dv/64 panels of BN x 128 bytes,
+  // LBO = panel stride) and commits it; returns O, in flight.
+  auto pvIssue = [&](ArrayRef<Value> o, ArrayRef<Value> p, Value vStage) {
+    Value vTile = k.add(k.ci(sV0), k.mul(vStage, k.ci(BN * Dv)));
+    Value vDesc = wgmma::descriptor(
+        b, loc, k.add(smemAddr, k.mul(vTile, k.ci(2))), BN * 128, 1024);
+    SmallVector<Value> acc(o.begin(), o.end());
+    for (int64_t t = 0; t < BN / 16; ++t)
+      acc = wgmma::mmaAsync(b, loc, acc, Dv, plan.half, p.slice(4 * t, 4),
+                            Value(), wgmma::advance(b, loc, vDesc, t * 2048),
+                            true);
+    wgmma::commit(b, loc);
+    return acc;
   };
   auto loop = scf::ForOp::create(b, loc, k.ci(0), nTiles, k.ci(1), init);
   {
@@ -446,10 +573,13 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     ValueRange carried = loop.getRegionIterArgs();
     Value n0 = k.add(nStart, k.mul(it, k.ci(BN)));
     Value stage = k.rem(it, k.ci(plan.stages));
-    // Prefetch the next tile (zero-filled past the end), then wait for this.
-    Value next = kvCopy(k.add(n0, k.ci(BN)),
-                        k.rem(k.add(it, k.ci(1)), k.ci(plan.stages)));
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, next, b.getI32IntegerAttr(1));
+    Value nextStage = k.rem(k.add(it, k.ci(1)), k.ci(plan.stages));
+    // Prefetch the next tile (zero-filled past the end), then wait for this
+    // one. wgmma: only K here (V_{j+1} goes out once V_{j-1} is consumed);
+    // the two newest groups (V_j, K_{j+1}) may stay in flight.
+    Value next = tileCopy(k.add(n0, k.ci(BN)), nextStage, true, !overlap);
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, next,
+                                     b.getI32IntegerAttr(overlap ? 2 : 1));
     if (wgMode)
       wgmma::fenceProxyAsync(b, loc);
     gpu::BarrierOp::create(b, loc);
@@ -458,6 +588,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     Value kTile = k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D)));
     std::vector<std::vector<std::array<Value, 4>>> s(
         MR, std::vector<std::array<Value, 4>>(nS, {zero, zero, zero, zero}));
+    SmallVector<Value> pvPending; // wgmma: O and P_{j-1}, in flight
     if (wgMode) {
       // One m64nBNk16 wgmma per 16 columns of D, both operands K-major in
       // shared memory: Q rows of this warpgroup, the stage's K rows.
@@ -466,7 +597,12 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                 k.mul(k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D))), k.ci(2)));
       Value qDesc = wgmma::descriptor(b, loc, qAddr, 16, 1024);
       Value kDesc = wgmma::descriptor(b, loc, kAddr, 16, 1024);
-      wgmma::fence(b, loc, {});
+      SmallVector<Value> regs;
+      if (overlap) {
+        regs.assign(carried.begin(), carried.begin() + nO * 4);
+        regs.append(carried.begin() + pBase, carried.begin() + pBase + nP);
+      }
+      regs = wgmma::fence(b, loc, regs);
       SmallVector<Value> acc;
       for (int64_t ks = 0; ks < D / 16; ++ks)
         acc = wgmma::mmaAsync(
@@ -475,7 +611,15 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
             wgmma::advance(b, loc, kDesc, (ks / 4) * BN * 128 + (ks % 4) * 32),
             false);
       wgmma::commit(b, loc);
-      acc = wgmma::wait(b, loc, acc, 0);
+      if (overlap) {
+        // O += P_{j-1} V_{j-1} (V in the other stage) runs behind S_j and
+        // this step's softmax; wait<1> waits for S_j only.
+        pvPending =
+            pvIssue(ArrayRef<Value>(regs).take_front(nO * 4),
+                    ArrayRef<Value>(regs).drop_front(nO * 4), nextStage);
+        pvPending.append(regs.begin() + nO * 4, regs.end());
+      }
+      acc = wgmma::wait(b, loc, acc, overlap ? 1 : 0);
       for (int64_t jn = 0; jn < nS; ++jn)
         for (int i = 0; i < 4; ++i)
           s[0][jn][i] = acc[jn * 4 + i];
@@ -516,8 +660,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       for (int64_t jn = 0; jn < nS; ++jn)
         for (int i = 0; i < 4; ++i) {
           Value x = s[mt][jn][i];
-          if (plan.gate)
-            x = k.fsub(fma(x, scaleLog2, gq[mt * 2 + i / 2]), gk[jn][i % 2]);
+          if (plan.gate) // without the row's G_i (see gq)
+            x = fma(x, scaleLog2, gk[jn][i % 2]);
           else if (!rawScores)
             x = k.fmul(x, scaleLog2);
           sv.push_back(x);
@@ -573,12 +717,16 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       mx = k.fmax(mx, k.shuffleXor(mx, 2));
       if (rawScores)
         mx = k.fmul(mx, scaleLog2);
+      if (plan.gate)
+        mx = k.fadd(mx, gq[rho]);
       Value mOld = carried[mBase + rho];
       Value mNew = k.fmax(mOld, mx);
       Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                           mNew, negInf);
       mUse[rho] = k.sel(isInf, zero, mNew);
-      negM[rho] = arith::NegFOp::create(b, loc, mUse[rho]);
+      negM[rho] = plan.gate
+                      ? k.fsub(gq[rho], mUse[rho])
+                      : arith::NegFOp::create(b, loc, mUse[rho]).getResult();
       alpha[rho] = k.exp2(k.fsub(mOld, mUse[rho]));
       newState[mBase + rho] = mNew;
     }
@@ -598,43 +746,47 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
           fma(carried[lBase + rho], alpha[rho], rowSum[rho]);
     std::vector<std::vector<std::array<Value, 4>>> oAcc(
         MR, std::vector<std::array<Value, 4>>(nO));
+    if (overlap) // O = alpha (O + P_{j-1} V_{j-1}) once that is done
+      pvPending = wgmma::wait(b, loc, pvPending, 0);
     for (int64_t mt = 0; mt < MR; ++mt)
       for (int64_t dn = 0; dn < nO; ++dn)
         for (int i = 0; i < 4; ++i)
-          oAcc[mt][dn][i] =
-              k.fmul(carried[oIdx(mt, dn, i)], alpha[mt * 2 + i / 2]);
+          oAcc[mt][dn][i] = k.fmul(overlap ? pvPending[oIdx(mt, dn, i)]
+                                           : carried[oIdx(mt, dn, i)],
+                                   alpha[mt * 2 + i / 2]);
 
     // O += P V: P's accumulator layout is the A-operand layout.
     Value vTile = k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv)));
     if (wgMode) {
-      // m64nDvk16 wgmma per 16 keys: P from registers, V N-major (rows of
-      // keys in Dv/64 panels of BN x 128 bytes: LBO = panel stride).
-      SmallVector<Value> regs;
-      for (int64_t dn = 0; dn < nO; ++dn)
-        for (int i = 0; i < 4; ++i)
-          regs.push_back(oAcc[0][dn][i]);
+      SmallVector<Value> p;
       for (int64_t t = 0; t < BN / 16; ++t) {
-        regs.push_back(ab.packI32(svAt(0, 2 * t, 0), svAt(0, 2 * t, 1)));
-        regs.push_back(ab.packI32(svAt(0, 2 * t, 2), svAt(0, 2 * t, 3)));
-        regs.push_back(
-            ab.packI32(svAt(0, 2 * t + 1, 0), svAt(0, 2 * t + 1, 1)));
-        regs.push_back(
-            ab.packI32(svAt(0, 2 * t + 1, 2), svAt(0, 2 * t + 1, 3)));
+        p.push_back(ab.packI32(svAt(0, 2 * t, 0), svAt(0, 2 * t, 1)));
+        p.push_back(ab.packI32(svAt(0, 2 * t, 2), svAt(0, 2 * t, 3)));
+        p.push_back(ab.packI32(svAt(0, 2 * t + 1, 0), svAt(0, 2 * t + 1, 1)));
+        p.push_back(ab.packI32(svAt(0, 2 * t + 1, 2), svAt(0, 2 * t + 1, 3)));
       }
-      regs = wgmma::fence(b, loc, regs);
-      SmallVector<Value> acc(regs.begin(), regs.begin() + nO * 4);
-      Value vDesc = wgmma::descriptor(
-          b, loc, k.add(smemAddr, k.mul(vTile, k.ci(2))), BN * 128, 1024);
-      for (int64_t t = 0; t < BN / 16; ++t)
-        acc = wgmma::mmaAsync(
-            b, loc, acc, Dv, plan.half,
-            ArrayRef<Value>(regs).slice(nO * 4 + 4 * t, 4), Value(),
-            wgmma::advance(b, loc, vDesc, t * 16 * 128), true);
-      wgmma::commit(b, loc);
-      acc = wgmma::wait(b, loc, acc, 0);
-      for (int64_t dn = 0; dn < nO; ++dn)
-        for (int i = 0; i < 4; ++i)
-          oAcc[0][dn][i] = acc[dn * 4 + i];
+      if (overlap) {
+        // P_j waits in registers for the next step; V_{j+1} may overwrite
+        // V_{j-1} once every warpgroup is done with it.
+        std::copy(p.begin(), p.end(), newState.begin() + pBase);
+        gpu::BarrierOp::create(b, loc);
+        tileCopy(k.add(n0, k.ci(BN)), nextStage, false, true);
+      } else {
+        SmallVector<Value> regs;
+        for (int64_t dn = 0; dn < nO; ++dn)
+          for (int i = 0; i < 4; ++i)
+            regs.push_back(oAcc[0][dn][i]);
+        regs.append(p.begin(), p.end());
+        regs = wgmma::fence(b, loc, regs);
+        SmallVector<Value> o =
+            pvIssue(ArrayRef<Value>(regs).take_front(nO * 4),
+                    ArrayRef<Value>(regs).drop_front(nO * 4), stage);
+        o.append(regs.begin() + nO * 4, regs.end());
+        o = wgmma::wait(b, loc, o, 0);
+        for (int64_t dn = 0; dn < nO; ++dn)
+          for (int i = 0; i < 4; ++i)
+            oAcc[0][dn][i] = o[dn * 4 + i];
+      }
     }
     for (int64_t t = 0; !wgMode && t < BN / 16; ++t) {
       std::vector<std::array<Value, 4>> pa(MR);
@@ -658,14 +810,31 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
         for (int i = 0; i < 4; ++i)
           newState[oIdx(mt, dn, i)] = oAcc[mt][dn][i];
     // Every warp is done with this stage before a later prefetch reuses it.
-    gpu::BarrierOp::create(b, loc);
+    if (!overlap)
+      gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, newState);
   }
   // Drain the last (empty) prefetch before the block exits.
   nvgpu::DeviceAsyncWaitOp::create(b, loc, tok, b.getI32IntegerAttr(0));
 
+  SmallVector<Value> fin(loop.getResults());
+  if (overlap) {
+    // The last step's P V (P = 0 and V zeros when there was no step).
+    wgmma::fenceProxyAsync(b, loc);
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> regs(fin.begin(), fin.begin() + nO * 4);
+    regs.append(fin.begin() + pBase, fin.begin() + pBase + nP);
+    regs = wgmma::fence(b, loc, regs);
+    SmallVector<Value> o =
+        pvIssue(ArrayRef<Value>(regs).take_front(nO * 4),
+                ArrayRef<Value>(regs).drop_front(nO * 4),
+                k.rem(k.add(nTiles, k.ci(1)), k.ci(plan.stages)));
+    o.append(regs.begin() + nO * 4, regs.end());
+    o = wgmma::wait(b, loc, o, 0);
+    std::copy(o.begin(), o.begin() + nO * 4, fin.begin());
+  }
+
   // O / l, rounded and stored; rows past T are not written.
-  ValueRange fin = loop.getResults();
   for (int64_t rho = 0; rho < nRows; ++rho) {
     int64_t mt = rho / 2, r = rho % 2;
     Value l = fin[lBase + rho];
@@ -737,8 +906,83 @@ void buildRopeTableKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   gpu::ReturnOp::create(b, loc);
 }
 
+/// The rope kernel's body when R % 16 == 0: thread `gid` owns 8 rotated
+/// pairs or 16 tail elements of one row, moved with 16-byte loads and
+/// stores (one thread per pair spent its time on index arithmetic: a
+/// 64-bit division per pair).
+void buildRopeVectorBody(KB &k, const GpuPlan &plan, Type elem, Value x,
+                         Value y, Value cosT, Value sinT, Value rows, Value len,
+                         Value pos0, Value gid) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const int64_t D = plan.headDim, R = plan.ropeDim, groups = D / 16;
+  Value row = k.div(gid, k.ci(groups)), g = k.rem(gid, k.ci(groups));
+  auto inRange =
+      scf::IfOp::create(b, loc, TypeRange{}, k.cmp(P::ult, row, rows), false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(inRange.thenBlock());
+  Value base = k.mul(row, k.ci(D));
+  auto v8 = VectorType::get({8}, elem);
+  auto f8 = VectorType::get({8}, b.getF32Type());
+  auto load = [&](Value buf, Value at, VectorType t) -> Value {
+    return vector::LoadOp::create(b, loc, t, buf, ValueRange{at}, false,
+                                  llvm::Align(16));
+  };
+  auto store = [&](Value v, Value at) {
+    vector::StoreOp::create(b, loc, v, y, ValueRange{k.add(base, at)}, false,
+                            llvm::Align(16));
+  };
+  auto ext = [&](Value v) -> Value {
+    return arith::ExtFOp::create(b, loc, f8, v);
+  };
+  auto trunc = [&](Value v) -> Value {
+    return arith::TruncFOp::create(b, loc, v8, v);
+  };
+  auto branch = scf::IfOp::create(b, loc, TypeRange{},
+                                  k.cmp(P::ult, g, k.ci(R / 16)), true);
+  b.setInsertionPointToStart(branch.thenBlock());
+  Value p0 = k.mul(g, k.ci(8));
+  Value at = k.add(k.mul(k.add(pos0, k.rem(row, len)), k.ci(R / 2)), p0);
+  Value c = load(cosT, at, f8), sn = load(sinT, at, f8);
+  Value xa, xb;
+  Value ia = plan.ropeInterleaved ? k.mul(p0, k.ci(2)) : p0;
+  Value ib = plan.ropeInterleaved ? k.add(ia, k.ci(8)) : k.add(p0, k.ci(R / 2));
+  Value lo = ext(load(x, k.add(base, ia), v8));
+  Value hi = ext(load(x, k.add(base, ib), v8));
+  if (plan.ropeInterleaved) {
+    // Elements 2 p0 .. 2 p0 + 15 hold the pairs (even, odd).
+    xa = vector::ShuffleOp::create(
+        b, loc, lo, hi, ArrayRef<int64_t>{0, 2, 4, 6, 8, 10, 12, 14});
+    xb = vector::ShuffleOp::create(
+        b, loc, lo, hi, ArrayRef<int64_t>{1, 3, 5, 7, 9, 11, 13, 15});
+  } else {
+    xa = lo;
+    xb = hi;
+  }
+  Value ya = k.fsub(k.fmul(xa, c), k.fmul(xb, sn));
+  Value yb = k.fadd(k.fmul(xa, sn), k.fmul(xb, c));
+  if (plan.ropeInterleaved) {
+    Value l = vector::ShuffleOp::create(
+        b, loc, ya, yb, ArrayRef<int64_t>{0, 8, 1, 9, 2, 10, 3, 11});
+    Value h = vector::ShuffleOp::create(
+        b, loc, ya, yb, ArrayRef<int64_t>{4, 12, 5, 13, 6, 14, 7, 15});
+    ya = l;
+    yb = h;
+  }
+  store(trunc(ya), ia);
+  store(trunc(yb), ib);
+  // The tail past R is copied, 16 elements per thread.
+  b.setInsertionPointToStart(branch.elseBlock());
+  Value t0 = k.add(k.ci(R), k.mul(k.sub(g, k.ci(R / 16)), k.ci(16)));
+  for (int64_t h = 0; h < 16; h += 8) {
+    Value e = k.add(t0, k.ci(h));
+    store(load(x, k.add(base, e), v8), e);
+  }
+}
+
 /// y = RoPE(x) for `rows` rows of D, row r at table row pos0 + r % len; one
-/// thread per pair of elements (rotated pairs, then the copied tail).
+/// thread per pair of elements (rotated pairs, then the copied tail), or 8
+/// pairs (buildRopeVectorBody).
 void buildRopeKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                      const GpuPlan &plan) {
   Location loc = module.getLoc();
@@ -757,6 +1001,11 @@ void buildRopeKernel(OpBuilder &mb, gpu::GPUModuleOp module,
         pos0 = entry.getArgument(6);
   const int64_t D = plan.headDim, R = plan.ropeDim, pairs = D / 2;
   Value gid = k.globalThreadId(kPrologueThreads);
+  if (plan.ropePairsPerThread() == 8) {
+    buildRopeVectorBody(k, plan, elem, x, y, cosT, sinT, rows, len, pos0, gid);
+    gpu::ReturnOp::create(b, loc);
+    return;
+  }
   Value row = k.div(gid, k.ci(pairs)), p = k.rem(gid, k.ci(pairs));
   auto inRange =
       scf::IfOp::create(b, loc, TypeRange{}, k.cmp(P::ult, row, rows), false);
@@ -794,7 +1043,7 @@ void buildRopeKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   gpu::ReturnOp::create(b, loc);
 }
 
-/// G = gamma * log2(e) * inclusive cumsum of g along each row of S (f64
+/// G = -gamma * log2(e) * inclusive cumsum of g along each row of S (f64
 /// sums, f32 out): each thread sums a
 /// contiguous chunk in f64, thread 0 scans the 256 chunk sums in shared
 /// memory, then each thread rewrites its chunk as prefix sums.
@@ -859,12 +1108,12 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     Value e = memref::LoadOp::create(b, loc, g, ValueRange{at});
     Value acc = arith::AddFOp::create(b, loc, writeLoop.getRegionIterArgs()[0],
                                       arith::ExtFOp::create(b, loc, f64, e));
-    // Stored as gamma * log2(e) * G: the attention kernel's logits are in
-    // base 2.
+    // Stored as -gamma * log2(e) * G: the attention kernel's logits are in
+    // base 2 and take -G_j with one FMA.
     Value scaled = arith::MulFOp::create(
         b, loc, acc,
         arith::ConstantOp::create(
-            b, loc, b.getF64FloatAttr(plan.gateScale * 1.4426950408889634)));
+            b, loc, b.getF64FloatAttr(-plan.gateScale * 1.4426950408889634)));
     memref::StoreOp::create(b, loc,
                             arith::TruncFOp::create(b, loc, f32, scaled), G,
                             ValueRange{at});

@@ -38,6 +38,7 @@ DictionaryAttr GpuPlan::toAttr(MLIRContext *ctx) const {
     a.push_back(b.getNamedAttr(n, b.getF64FloatAttr(v)));
   };
   i("wgmma", wgmma);
+  i("overlap", overlap);
   i("warps", warps);
   i("m_tiles", mTiles);
   i("block_m", blockM());
@@ -79,6 +80,7 @@ FailureOr<GpuPlan> GpuPlan::fromAttr(DictionaryAttr attr) {
     return v ? v.getValueAsDouble() : 0;
   };
   p.wgmma = i("wgmma");
+  p.overlap = i("overlap");
   p.warps = i("warps");
   p.mTiles = i("m_tiles");
   p.blockN = i("block_n");
@@ -108,7 +110,8 @@ FailureOr<GpuPlan> GpuPlan::fromAttr(DictionaryAttr attr) {
 //===----------------------------------------------------------------------===//
 
 FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, StringRef chip,
-                                                int64_t warps, int64_t mTiles,
+                                                bool overlap, int64_t warps,
+                                                int64_t mTiles,
                                                 int64_t blockN) {
   auto unsupported = [&](const Twine &what) {
     return op.emitError("the GPU backend does not support ")
@@ -138,6 +141,9 @@ FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, StringRef chip,
     return op.emitError("GPU option m-tiles must be 1 for the sm_90a wgmma "
                         "kernel (a warpgroup owns 64 rows), got ")
            << mTiles;
+  if (overlap && !wgmma)
+    return op.emitError("GPU option overlap needs the sm_90a wgmma kernel "
+                        "(chip=sm_90a)");
   if (wgmma && blockN == 32)
     return op.emitError(
         "GPU option block-n must be 64 or 128 for the sm_90a wgmma kernel");
@@ -155,6 +161,7 @@ FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, StringRef chip,
            << vt.getElementType();
   GpuPlan p;
   p.wgmma = wgmma;
+  p.overlap = overlap;
   p.warps = warps;
   p.mTiles = mTiles;
   p.blockN = blockN;
@@ -261,7 +268,7 @@ struct AttnAttentionToGPUPass
         failedAny = true;
         continue;
       }
-      auto plan = planGpuAttention(*att, chip, warps, mTiles, blockN);
+      auto plan = planGpuAttention(*att, chip, overlap, warps, mTiles, blockN);
       if (failed(plan)) {
         failedAny = true;
         continue;

@@ -98,6 +98,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   gpuOpts.warps = options.warps;
   gpuOpts.mTiles = options.mTiles;
   gpuOpts.blockN = options.blockN;
+  gpuOpts.overlap = options.overlap;
   pm.addPass(createAttnAttentionToGPU(gpuOpts));
   // The kernels' gpu/nvgpu/arith/memref/vector/scf ops -> LLVM + NVVM.
   OpPassManager &gm = pm.nest<gpu::GPUModuleOp>();
@@ -127,7 +128,8 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
 namespace {
 struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
   PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("NVIDIA architecture (sm_80, sm_90, ...)"),
+      *this, "chip",
+      llvm::cl::desc("NVIDIA architecture (sm_80, sm_90, ...; sm_90a: wgmma)"),
       llvm::cl::init("sm_90")};
   PassOptions::Option<int64_t> warps{
       *this, "warps", llvm::cl::desc("warps per block (1, 2, 4, 8)"),
@@ -138,6 +140,11 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
   PassOptions::Option<int64_t> blockN{
       *this, "block-n", llvm::cl::desc("keys per step (32, 64, 128)"),
       llvm::cl::init(64)};
+  PassOptions::Option<bool> overlap{
+      *this, "overlap",
+      llvm::cl::desc("sm_90a: the softmax runs while the previous P V is on "
+                     "the tensor cores"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit (ptxas, libdevice); default $CUDA_HOME "
@@ -166,6 +173,7 @@ void mlir::attn::registerAttnPipelines() {
         opts.warps = o.warps;
         opts.mTiles = o.mTiles;
         opts.blockN = o.blockN;
+        opts.overlap = o.overlap;
         opts.toolkit = o.toolkit;
         opts.format = o.format;
         opts.dumpPtx = o.dumpPtx;

@@ -35,7 +35,7 @@ namespace attn::detail {
 namespace {
 
 /// Bumped whenever generated code changes meaning, to invalidate caches.
-constexpr const char *kCodegenVersion = "attn-gpu-5";
+constexpr const char *kCodegenVersion = "attn-gpu-6";
 
 /// Device memory freed when the owner goes away.
 struct DeviceBuffer {
@@ -100,6 +100,7 @@ namespace {
 struct KernelShape {
   std::string chip;
   int warps, mTiles, blockN;
+  bool overlap;
 };
 
 KernelShape resolveShape(const GpuKernelOptions &o, int major, int minor) {
@@ -119,6 +120,7 @@ KernelShape resolveShape(const GpuKernelOptions &o, int major, int minor) {
   s.warps = o.warps ? o.warps : env("ATTN_GPU_WARPS", 4);
   s.mTiles = o.mTiles ? o.mTiles : env("ATTN_GPU_M_TILES", 1);
   s.blockN = o.blockN ? o.blockN : env("ATTN_GPU_BLOCK_N", 64);
+  s.overlap = (o.overlap >= 0 ? o.overlap : env("ATTN_GPU_OVERLAP", 0)) != 0;
   return s;
 }
 
@@ -151,6 +153,7 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   gpuOpts.warps = shape.warps;
   gpuOpts.mTiles = shape.mTiles;
   gpuOpts.blockN = shape.blockN;
+  gpuOpts.overlap = shape.overlap;
   gpuOpts.format = "none";
   PassManager pm(ctx);
   mlir::attn::buildGPUPipeline(pm, gpuOpts);
@@ -175,8 +178,10 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
                              options.entry);
   kernel->plan = *plan;
   kernel->notes.push_back(
-      "GPU kernel: " + chip + (plan->wgmma ? " wgmma" : " mma.sync") + ", " +
-      std::to_string(plan->warps) + " warps, block " +
+      "GPU kernel: " + chip +
+      (plan->wgmma ? (plan->overlap ? " wgmma overlapped" : " wgmma")
+                   : " mma.sync") +
+      ", " + std::to_string(plan->warps) + " warps, block " +
       std::to_string(plan->blockM()) + " x " + std::to_string(plan->blockN));
 
   // Serialize (or take from the disk cache).
@@ -275,8 +280,9 @@ CudaKernel::upload(llvm::ArrayRef<HostArray> inputs) {
       return std::move(e);
   }
   if (plan.rope) {
-    if (Error e = make(l->qr, l->q.bytes))
-      return std::move(e);
+    if (!plan.ropeQInKernel())
+      if (Error e = make(l->qr, l->q.bytes))
+        return std::move(e);
     if (Error e = make(l->kr, l->k.bytes))
       return std::move(e);
     // Tables cover every position a query or key takes; queries may sit
@@ -328,7 +334,8 @@ Error CudaKernel::enqueue(Launch &l, bool wait) {
         {l.q, l.qr, l.B * l.Hq * l.T, l.T, l.qPos0 - l.tableStart},
         {l.k, l.kr, l.B * l.Hk * l.S, l.S, plan.ropeOffset - l.tableStart}};
     for (Job &j : jobs) {
-      if (j.rows == 0)
+      // The attention kernel rotates q itself when it can.
+      if (j.rows == 0 || (&j.x == &l.q && plan.ropeQInKernel()))
         continue;
       MemRefArg x(j.x.ptr, elems(j.x)), y(j.y.ptr, elems(j.y));
       int64_t rows = j.rows, len = j.len, pos0 = j.pos0;
@@ -340,12 +347,14 @@ Error CudaKernel::enqueue(Launch &l, bool wait) {
       a.push_back(&rows);
       a.push_back(&len);
       a.push_back(&pos0);
-      if (Error e =
-              dev->launch(*module, "rope", {blocksFor(rows * D / 2, 256), 1, 1},
-                          {256, 1, 1}, 0, a, wait))
+      if (Error e = dev->launch(
+              *module, "rope",
+              {blocksFor(rows * D / 2 / plan.ropePairsPerThread(), 256), 1, 1},
+              {256, 1, 1}, 0, a, wait))
         return e;
     }
-    q = l.qr.ptr;
+    if (!plan.ropeQInKernel())
+      q = l.qr.ptr;
     k = l.kr.ptr;
   }
   if (plan.gate) {
@@ -365,11 +374,19 @@ Error CudaKernel::enqueue(Launch &l, bool wait) {
   MemRefArg mg(plan.gate ? l.gsum.ptr : l.o.ptr,
                plan.gate ? static_cast<int64_t>(l.gsum.bytes / 4) : 0);
   int64_t Hq = l.Hq, Hk = l.Hk, T = l.T, S = l.S;
+  int64_t qPos0 = l.qPos0 - l.tableStart;
   std::vector<void *> a;
   for (MemRefArg *m : {&mq, &mk, &mv, &mo, &mg})
     m->push(a);
   for (int64_t *x : {&Hq, &Hk, &T, &S})
     a.push_back(x);
+  MemRefArg mcos(l.cosT.ptr, l.cosT.bytes / 4),
+      msin(l.sinT.ptr, l.sinT.bytes / 4);
+  if (plan.ropeQInKernel()) {
+    mcos.push(a);
+    msin.push(a);
+    a.push_back(&qPos0);
+  }
   return dev->launch(
       *module, "attention",
       {blocksFor(l.T, plan.blockM()), static_cast<unsigned>(l.B * l.Hq), 1},

@@ -96,7 +96,8 @@ Expected<std::shared_ptr<Kernel>> Engine::compile(llvm::StringRef source,
                     bufferName.str() + '\0' + options.gpu.chip + '\0' +
                     std::to_string(options.gpu.warps) + '\0' +
                     std::to_string(options.gpu.mTiles) + '\0' +
-                    std::to_string(options.gpu.blockN) + '\0' + source.str();
+                    std::to_string(options.gpu.blockN) + '\0' +
+                    std::to_string(options.gpu.overlap) + '\0' + source.str();
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);

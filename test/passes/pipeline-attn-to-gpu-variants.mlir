@@ -8,6 +8,7 @@
 // RUN: attn-opt %s --attn-to-gpu="chip=sm_90 warps=1 m-tiles=2" | FileCheck %s
 // RUN: attn-opt %s --attn-to-gpu="chip=sm_90a" | FileCheck %s
 // RUN: attn-opt %s --attn-to-gpu="chip=sm_90a warps=8 block-n=128" | FileCheck %s
+// RUN: attn-opt %s --attn-to-gpu="chip=sm_90a warps=8 overlap=true" | FileCheck %s
 // RUN: not attn-opt %s --attn-to-gpu="warps=3" 2>&1 | FileCheck %s --check-prefix=BADWARPS
 // RUN: not attn-opt %s --attn-to-gpu="block-n=48" 2>&1 | FileCheck %s --check-prefix=BADN
 // RUN: not attn-opt %s --attn-to-gpu="m-tiles=4" 2>&1 | FileCheck %s --check-prefix=BADM

@@ -142,14 +142,13 @@ TEST_P(GpuAttention, MatchesOracle) {
   auto ref = attn::ref::evaluate(p.main(), rounded);
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
   // Every kernel shape the device has: on sm_90 the wgmma kernel (one and
-  // two warpgroups, 64- and 128-key tiles) and the mma.sync kernel.
+  // two warpgroups, 64- and 128-key tiles, with and without the softmax /
+  // P V overlap) and the mma.sync kernel.
   std::vector<attn::GpuKernelOptions> shapes = {{}};
   if (engine->gpuArch() == "sm_90")
-    shapes = {{"sm_90a", 4, 0, 64},
-              {"sm_90a", 8, 0, 64},
-              {"sm_90a", 4, 0, 128},
-              {"sm_90a", 8, 0, 128},
-              {"sm_90", 4, 1, 64}};
+    shapes = {{"sm_90a", 4, 0, 64, 0},  {"sm_90a", 8, 0, 128, 0},
+              {"sm_90a", 4, 0, 64, 1},  {"sm_90a", 8, 0, 64, 1},
+              {"sm_90a", 8, 0, 128, 1}, {"sm_90", 4, 1, 64, 0}};
   for (const attn::GpuKernelOptions &shape : shapes) {
     attn::CompileOptions opts;
     opts.gpu = shape;

@@ -52,7 +52,8 @@ enum class Pipeline {
 llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 
 /// Shape of the GPU kernel. Unset fields (empty, 0) take the environment
-/// (ATTN_GPU_CHIP, ATTN_GPU_WARPS, ATTN_GPU_M_TILES, ATTN_GPU_BLOCK_N), else
+/// (ATTN_GPU_CHIP, ATTN_GPU_WARPS, ATTN_GPU_M_TILES, ATTN_GPU_BLOCK_N,
+/// ATTN_GPU_OVERLAP), else
 /// the default for the device: sm_90a (wgmma) on sm_90 devices, the device's
 /// own sm_XY (mma.sync) elsewhere.
 struct GpuKernelOptions {
@@ -60,6 +61,7 @@ struct GpuKernelOptions {
   int warps = 0;    // warps per block (wgmma: 4 or 8, one or two warpgroups)
   int mTiles = 0;   // 16-row tiles per warp (mma.sync only)
   int blockN = 0;   // keys per step
+  int overlap = -1; // wgmma: 1 = softmax while P V runs, 0 = not, -1 unset
 };
 
 struct CompileOptions {

@@ -12,13 +12,17 @@
 //   rope(x, y, cos, sin, rows, len, pos0)
 //                                       y = RoPE(x), row r at table row
 //                                       pos0 + r % len; grid
-//                                       ceil(rows * D/2 / 256), 256 threads.
-//   gate(g, G, S)                       G = gamma log2(e) cumsum(g) per row
+//                                       ceil(rows * D/2 / ropePairsPerThread
+//                                       / 256), 256 threads.
+//   gate(g, G, S)                       G = -gamma log2(e) cumsum(g) per row
 //                                       of S (f64 sums, f32 out); grid B*Hq,
 //                                       256 threads.
-//   attention(q, k, v, o, G, Hq, Hk, T, S)
+//   attention(q, k, v, o, G, Hq, Hk, T, S [, cos, sin, qPos0])
 //                                       grid (ceil(T/blockM), B*Hq),
-//                                       32*warps threads, smemBytes dynamic.
+//                                       32*warps threads, smemBytes dynamic;
+//                                       with ropeQInKernel() q is the input
+//                                       (unrotated), query i at table row
+//                                       qPos0 + i, and rope runs on k only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +46,7 @@ class AttentionOp;
 
 struct GpuPlan {
   bool wgmma = false;   // sm_90a warpgroup MMA (else mma.sync)
+  bool overlap = false; // wgmma: S_{j+1} and P_j V_j in flight together
   int64_t warps = 4;    // warps per block (wgmma: 4 per warpgroup)
   int64_t mTiles = 1;   // m16 row tiles per warp (1 or 2)
   int64_t blockN = 64;  // keys per step of the key walk
@@ -67,6 +72,12 @@ struct GpuPlan {
   static constexpr int64_t kWgmmaAlign = 1024;
 
   int64_t blockM() const { return 16 * mTiles * warps; }
+  /// Rotated pairs per thread of the rope kernel: 8 (16-byte loads and
+  /// stores) when the rotated dims come in multiples of 16, else 1.
+  int64_t ropePairsPerThread() const { return ropeDim % 16 == 0 ? 8 : 1; }
+  /// The attention kernel rotates its Q tile in shared memory (once per
+  /// block) instead of a rope pass over q; needs 8-pair chunks.
+  bool ropeQInKernel() const { return rope && ropePairsPerThread() == 8; }
   int64_t threads() const { return 32 * warps; }
   /// Dynamic shared memory of the attention kernel, bytes.
   int64_t smemBytes() const {
@@ -82,7 +93,7 @@ struct GpuPlan {
 /// backend does not support (PaTH, MTA, head norm, f32 operands, head dims
 /// other than 64/128). `chip` sm_90a selects the wgmma kernel.
 FailureOr<GpuPlan> planGpuAttention(AttentionOp op, StringRef chip,
-                                    int64_t warps, int64_t mTiles,
+                                    bool overlap, int64_t warps, int64_t mTiles,
                                     int64_t blockN);
 
 /// Appends the plan's kernels (`rope`, `gate`, `attention`) to `module`.

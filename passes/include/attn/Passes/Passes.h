@@ -46,6 +46,7 @@ struct GPUPipelineOptions {
   int64_t warps = 4;
   int64_t mTiles = 1;
   int64_t blockN = 64;
+  bool overlap = false; // sm_90a: S_{j+1} and P_j V_j in flight together
   /// Where the CUDA toolkit is (ptxas, libdevice); "" = $CUDA_HOME or
   /// /usr/local/cuda.
   std::string toolkit;

@@ -157,7 +157,10 @@ def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
            "16-row query tiles per warp (1 or 2; 2 shares K/V fragments "
            "but spills at D = 128); block-m = 16 * m-tiles * warps">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",
-           "keys per step of the key walk (32, 64 or 128)">,
+           "keys per step of the key walk (32, 64 or 128; wgmma: 64 or 128)">,
+    Option<"overlap", "overlap", "bool", /*default=*/"false",
+           "sm_90a: issue the next S = Q K^T and this step's P V together "
+           "so the softmax runs while P V is on the tensor cores">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
