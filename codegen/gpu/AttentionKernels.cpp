@@ -584,6 +584,19 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       wgmma::fenceProxyAsync(b, loc);
     gpu::BarrierOp::create(b, loc);
 
+    // FoX: this tile's -G_j, read before the products are issued so the
+    // shared loads are done when the scores are (the wgmma wait is inline
+    // asm with side effects: loads after it cannot move above it).
+    SmallVector<std::array<Value, 2>> gk(nS);
+    if (plan.gate)
+      for (int64_t jn = 0; jn < nS; ++jn) {
+        Value at = k.add(k.mul(stage, k.ci(BN)),
+                         k.add(k.ci(jn * 8), k.mul(lq, k.ci(2))));
+        Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, f32),
+                                            gTiles, ValueRange{at});
+        for (int e = 0; e < 2; ++e)
+          gk[jn][e] = vector::ExtractOp::create(b, loc, pair, e);
+      }
     // S = Q K^T for this warp's rows and BN keys.
     Value kTile = k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D)));
     std::vector<std::vector<std::array<Value, 4>>> s(
@@ -646,16 +659,6 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     // Logits in base 2 (or raw scores, see rawScores), flattened
     // [mt][jn][r * 2 + e].
     SmallVector<Value> sv;
-    SmallVector<std::array<Value, 2>> gk(nS);
-    if (plan.gate)
-      for (int64_t jn = 0; jn < nS; ++jn) {
-        Value at = k.add(k.mul(stage, k.ci(BN)),
-                         k.add(k.ci(jn * 8), k.mul(lq, k.ci(2))));
-        Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, f32),
-                                            gTiles, ValueRange{at});
-        for (int e = 0; e < 2; ++e)
-          gk[jn][e] = vector::ExtractOp::create(b, loc, pair, e);
-      }
     for (int64_t mt = 0; mt < MR; ++mt)
       for (int64_t jn = 0; jn < nS; ++jn)
         for (int i = 0; i < 4; ++i) {
