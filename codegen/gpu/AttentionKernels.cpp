@@ -147,6 +147,31 @@ SmallVector<Value> copyTile(KB &k, Value tid, int64_t threads, Value src,
   return tokens;
 }
 
+/// RoPE on 8 pairs: `lo` and `hi` are the two 8-element f32 vectors that
+/// hold them (half style: the x_a and the x_b halves; interleaved: elements
+/// 2 p0 .. 2 p0 + 15, pairs (even, odd)), `c` / `sn` their cos / sin.
+/// Returns the rotated vectors in the same arrangement.
+std::pair<Value, Value> rotate8(KB &k, bool interleaved, Value lo, Value hi,
+                                Value c, Value sn) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  Value xa = lo, xb = hi;
+  if (interleaved) {
+    xa = vector::ShuffleOp::create(
+        b, loc, lo, hi, ArrayRef<int64_t>{0, 2, 4, 6, 8, 10, 12, 14});
+    xb = vector::ShuffleOp::create(
+        b, loc, lo, hi, ArrayRef<int64_t>{1, 3, 5, 7, 9, 11, 13, 15});
+  }
+  Value ya = k.fsub(k.fmul(xa, c), k.fmul(xb, sn));
+  Value yb = k.fadd(k.fmul(xa, sn), k.fmul(xb, c));
+  if (!interleaved)
+    return {ya, yb};
+  return {vector::ShuffleOp::create(
+              b, loc, ya, yb, ArrayRef<int64_t>{0, 8, 1, 9, 2, 10, 3, 11}),
+          vector::ShuffleOp::create(
+              b, loc, ya, yb, ArrayRef<int64_t>{4, 12, 5, 13, 6, 14, 7, 15})};
+}
+
 /// A new kernel `name(args)` at the end of `module`, with `workgroup`
 /// shared-memory attributions.
 gpu::GPUFuncOp newKernel(OpBuilder &mb, gpu::GPUModuleOp module, StringRef name,
@@ -189,26 +214,23 @@ struct AttentionBuilder {
     return vector::ExtractOp::create(k.b, k.loc, cast, 0);
   }
 
+  /// Two f32 values rounded to a vector<2x16-bit>.
+  Value roundPair(Value x, Value y) {
+    auto f2 = VectorType::get({2}, k.b.getF32Type());
+    Value v = vector::FromElementsOp::create(k.b, k.loc, f2, ValueRange{x, y});
+    return arith::TruncFOp::create(k.b, k.loc, VectorType::get({2}, elem), v);
+  }
+
   /// Two f32 values rounded to 16 bits and packed in an i32 (wgmma's
   /// register A operand).
   Value packI32(Value x, Value y) {
-    auto f2 = VectorType::get({2}, k.b.getF32Type());
-    Value v = vector::FromElementsOp::create(k.b, k.loc, f2, ValueRange{x, y});
-    Value t =
-        arith::TruncFOp::create(k.b, k.loc, VectorType::get({2}, elem), v);
     auto i32v = VectorType::get({1}, k.b.getI32Type());
-    Value cast = vector::BitCastOp::create(k.b, k.loc, i32v, t);
+    Value cast = vector::BitCastOp::create(k.b, k.loc, i32v, roundPair(x, y));
     return vector::ExtractOp::create(k.b, k.loc, cast, 0);
   }
 
   /// Two f32 values rounded to an mma operand pair.
-  Value pack(Value x, Value y) {
-    auto f2 = VectorType::get({2}, k.b.getF32Type());
-    Value v = vector::FromElementsOp::create(k.b, k.loc, f2, ValueRange{x, y});
-    Value t =
-        arith::TruncFOp::create(k.b, k.loc, VectorType::get({2}, elem), v);
-    return operand(t);
-  }
+  Value pack(Value x, Value y) { return operand(roundPair(x, y)); }
 
   /// D = A B + C for one m16n8k16 tile; c and the result are 4 f32 values.
   std::array<Value, 4> mma(ArrayRef<Value> a, ArrayRef<Value> bOp,
@@ -401,23 +423,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
         return arith::ExtFOp::create(b, loc, f8, v);
       };
       Value lo = sload(ia), hi = sload(ib);
-      Value xa = lo, xb = hi;
-      if (plan.ropeInterleaved) {
-        xa = vector::ShuffleOp::create(
-            b, loc, lo, hi, ArrayRef<int64_t>{0, 2, 4, 6, 8, 10, 12, 14});
-        xb = vector::ShuffleOp::create(
-            b, loc, lo, hi, ArrayRef<int64_t>{1, 3, 5, 7, 9, 11, 13, 15});
-      }
-      Value ya = k.fsub(k.fmul(xa, cs), k.fmul(xb, sn));
-      Value yb = k.fadd(k.fmul(xa, sn), k.fmul(xb, cs));
-      if (plan.ropeInterleaved) {
-        Value l = vector::ShuffleOp::create(
-            b, loc, ya, yb, ArrayRef<int64_t>{0, 8, 1, 9, 2, 10, 3, 11});
-        Value h = vector::ShuffleOp::create(
-            b, loc, ya, yb, ArrayRef<int64_t>{4, 12, 5, 13, 6, 14, 7, 15});
-        ya = l;
-        yb = h;
-      }
+      auto [ya, yb] = rotate8(k, plan.ropeInterleaved, lo, hi, cs, sn);
       vector::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, v8, ya),
                               smem, ValueRange{ia});
       vector::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, v8, yb),
@@ -947,31 +953,12 @@ void buildRopeVectorBody(KB &k, const GpuPlan &plan, Type elem, Value x,
   Value p0 = k.mul(g, k.ci(8));
   Value at = k.add(k.mul(k.add(pos0, k.rem(row, len)), k.ci(R / 2)), p0);
   Value c = load(cosT, at, f8), sn = load(sinT, at, f8);
-  Value xa, xb;
   Value ia = plan.ropeInterleaved ? k.mul(p0, k.ci(2)) : p0;
   Value ib = plan.ropeInterleaved ? k.add(ia, k.ci(8)) : k.add(p0, k.ci(R / 2));
+  // Loads in a fixed order (argument evaluation order is not).
   Value lo = ext(load(x, k.add(base, ia), v8));
   Value hi = ext(load(x, k.add(base, ib), v8));
-  if (plan.ropeInterleaved) {
-    // Elements 2 p0 .. 2 p0 + 15 hold the pairs (even, odd).
-    xa = vector::ShuffleOp::create(
-        b, loc, lo, hi, ArrayRef<int64_t>{0, 2, 4, 6, 8, 10, 12, 14});
-    xb = vector::ShuffleOp::create(
-        b, loc, lo, hi, ArrayRef<int64_t>{1, 3, 5, 7, 9, 11, 13, 15});
-  } else {
-    xa = lo;
-    xb = hi;
-  }
-  Value ya = k.fsub(k.fmul(xa, c), k.fmul(xb, sn));
-  Value yb = k.fadd(k.fmul(xa, sn), k.fmul(xb, c));
-  if (plan.ropeInterleaved) {
-    Value l = vector::ShuffleOp::create(
-        b, loc, ya, yb, ArrayRef<int64_t>{0, 8, 1, 9, 2, 10, 3, 11});
-    Value h = vector::ShuffleOp::create(
-        b, loc, ya, yb, ArrayRef<int64_t>{4, 12, 5, 13, 6, 14, 7, 15});
-    ya = l;
-    yb = h;
-  }
+  auto [ya, yb] = rotate8(k, plan.ropeInterleaved, lo, hi, c, sn);
   store(trunc(ya), ia);
   store(trunc(yb), ib);
   // The tail past R is copied, 16 elements per thread.
