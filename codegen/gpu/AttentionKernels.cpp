@@ -20,6 +20,12 @@
 //    only on tiles that cross the causal/window/sequence edge, causal tiles
 //    past the block's last query never loaded.
 //
+// On sm_90a (plan.wgmma) the products are warpgroup MMA instead (Wgmma.h):
+// warpgroups of 4 warps own 64 rows, Q/K/V tiles are stored in wgmma's
+// 128-byte swizzled panels and read by descriptors, P goes from registers;
+// optionally (plan.overlap) the next S and this P V are in flight together.
+// With RoPE (R % 16 == 0) the kernel rotates its Q tile in shared memory.
+//
 // Every loop over fragments is unrolled here (C++ loops): fragment arrays
 // must stay in registers, which dynamic indexing would defeat.
 //

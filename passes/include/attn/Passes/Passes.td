@@ -136,12 +136,15 @@ def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
     For every function whose body is one `attn.attention` on its arguments
     (what `attn-fuse` makes of a whole program), adds a `gpu.module
     @<function>_gpu` targeting `#nvvm.target<chip>` with the kernels the
-    plan needs: `rope` (RoPE on q and k into workspaces), `gate` (FoX
+    plan needs: `rope` (RoPE on k, and on q unless the attention kernel
+    rotates its Q tile itself, into workspaces), `gate` (FoX
     prefix sums) and `attention` (FlashAttention-2 shaped: warps own
     16 * m-tiles query rows, cp.async K/V pipeline into XOR-swizzled shared memory,
     ldmatrix + m16n8k16 mma.sync in bf16/f16 with f32 accumulation, online
     softmax with warp shuffles, FoX bias, masks only on edge tiles, causal
-    tile skipping, GQA). The launch plan (block size, shared memory,
+    tile skipping, GQA; for `chip=sm_90a` warpgroup MMA (wgmma) on
+    128-byte swizzled shared tiles instead of ldmatrix + mma.sync). The
+    launch plan (block size, shared memory,
     workspaces) is the gpu.module's `attn.plan` attribute and the function
     names its kernels with `attn.gpu_module`; the function body stays as
     the statement of what the kernels compute. Unsupported programs (PaTH,
