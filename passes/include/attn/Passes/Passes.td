@@ -153,7 +153,8 @@ def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "NVIDIA architecture of the kernels (sm_80, sm_90, ...)">,
+           "NVIDIA architecture of the kernels (sm_80, sm_90, ...; sm_90a: "
+           "the wgmma kernel)">,
     Option<"warps", "warps", "int64_t", /*default=*/"4",
            "warps per block (1, 2, 4 or 8)">,
     Option<"mTiles", "m-tiles", "int64_t", /*default=*/"1",
