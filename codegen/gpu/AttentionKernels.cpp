@@ -564,17 +564,21 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   };
   // wgmma: issues O += P V for the V tile in `vStage` (m64nDvk16 per 16
   // keys: P from registers, V N-major in Dv/64 panels of BN x 128 bytes,
-  // LBO = panel stride) and commits it; returns O, in flight.
-  auto pvIssue = [&](ArrayRef<Value> o, ArrayRef<Value> p, Value vStage) {
+  // LBO = panel stride) and commits it. `regs` is O (nO * 4 values) then P
+  // (BN / 4 packed pairs), both past a wgmma.fence; returns O, in flight,
+  // then P, which must stay untouched until the same wait.
+  auto pvIssue = [&](ArrayRef<Value> regs, Value vStage) {
+    ArrayRef<Value> p = regs.drop_front(nO * 4);
     Value vTile = k.add(k.ci(sV0), k.mul(vStage, k.ci(BN * Dv)));
     Value vDesc = wgmma::descriptor(
         b, loc, k.add(smemAddr, k.mul(vTile, k.ci(2))), BN * 128, 1024);
-    SmallVector<Value> acc(o.begin(), o.end());
+    SmallVector<Value> acc(regs.take_front(nO * 4));
     for (int64_t t = 0; t < BN / 16; ++t)
       acc = wgmma::mmaAsync(b, loc, acc, Dv, plan.half, p.slice(4 * t, 4),
                             Value(), wgmma::advance(b, loc, vDesc, t * 2048),
                             true);
     wgmma::commit(b, loc);
+    acc.append(p.begin(), p.end());
     return acc;
   };
   auto loop = scf::ForOp::create(b, loc, k.ci(0), nTiles, k.ci(1), init);
@@ -639,10 +643,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       if (overlap) {
         // O += P_{j-1} V_{j-1} (V in the other stage) runs behind S_j and
         // this step's softmax; wait<1> waits for S_j only.
-        pvPending =
-            pvIssue(ArrayRef<Value>(regs).take_front(nO * 4),
-                    ArrayRef<Value>(regs).drop_front(nO * 4), nextStage);
-        pvPending.append(regs.begin() + nO * 4, regs.end());
+        pvPending = pvIssue(regs, nextStage);
       }
       acc = wgmma::wait(b, loc, acc, overlap ? 1 : 0);
       for (int64_t jn = 0; jn < nS; ++jn)
@@ -792,12 +793,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
           for (int i = 0; i < 4; ++i)
             regs.push_back(oAcc[0][dn][i]);
         regs.append(p.begin(), p.end());
-        regs = wgmma::fence(b, loc, regs);
         SmallVector<Value> o =
-            pvIssue(ArrayRef<Value>(regs).take_front(nO * 4),
-                    ArrayRef<Value>(regs).drop_front(nO * 4), stage);
-        o.append(regs.begin() + nO * 4, regs.end());
-        o = wgmma::wait(b, loc, o, 0);
+            wgmma::wait(b, loc, pvIssue(wgmma::fence(b, loc, regs), stage), 0);
         for (int64_t dn = 0; dn < nO; ++dn)
           for (int i = 0; i < 4; ++i)
             oAcc[0][dn][i] = o[dn * 4 + i];
@@ -840,12 +837,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     SmallVector<Value> regs(fin.begin(), fin.begin() + nO * 4);
     regs.append(fin.begin() + pBase, fin.begin() + pBase + nP);
     regs = wgmma::fence(b, loc, regs);
-    SmallVector<Value> o =
-        pvIssue(ArrayRef<Value>(regs).take_front(nO * 4),
-                ArrayRef<Value>(regs).drop_front(nO * 4),
-                k.rem(k.add(nTiles, k.ci(1)), k.ci(plan.stages)));
-    o.append(regs.begin() + nO * 4, regs.end());
-    o = wgmma::wait(b, loc, o, 0);
+    Value lastStage = k.rem(k.add(nTiles, k.ci(1)), k.ci(plan.stages));
+    SmallVector<Value> o = wgmma::wait(b, loc, pvIssue(regs, lastStage), 0);
     std::copy(o.begin(), o.begin() + nO * 4, fin.begin());
   }
 
