@@ -178,6 +178,18 @@ std::pair<Value, Value> rotate8(KB &k, bool interleaved, Value lo, Value hi,
               b, loc, ya, yb, ArrayRef<int64_t>{4, 12, 5, 13, 6, 14, 7, 15})};
 }
 
+/// Where (batch, query head) row `row` of the gate kernel's output starts,
+/// and where its G starts (floats; GpuPlan::gateRowFloats).
+std::pair<Value, Value> gateRow(KB &k, const GpuPlan &plan, Value row,
+                                Value S) {
+  if (!plan.gateInMma())
+    return {k.mul(row, S), k.mul(row, S)};
+  Value stride = k.add(k.mul(S, k.ci(4)),
+                       k.mul(k.div(k.add(S, k.ci(3)), k.ci(4)), k.ci(4)));
+  Value start = k.mul(row, stride);
+  return {start, k.add(start, k.mul(S, k.ci(4)))};
+}
+
 /// A new kernel `name(args)` at the end of `module`, with `workgroup`
 /// shared-memory attributions.
 gpu::GPUFuncOp newKernel(OpBuilder &mb, gpu::GPUModuleOp module, StringRef name,
@@ -328,15 +340,20 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       b, loc, MemRefType::get({elems}, elem, MemRefLayoutAttrInterface{}, wg),
       raw, shift, ValueRange{});
   const int64_t sK0 = BM * D, sV0 = sK0 + plan.stages * BN * D;
-  // FoX: the stages' G_j tiles (f32) after the K/V tiles.
+  // FoX: the stages' G_j tiles (f32) after the K/V tiles, or with the key
+  // term in the product (GpuPlan::gateInMma) their key extension tiles:
+  // BN rows of 32 bytes, the 16-byte record twice (k16 in wgmma's 32-byte
+  // swizzle, the record in both chunks whichever way they are swapped; A's
+  // ones sit in columns 0-2 only).
+  const bool gateInMma = plan.gateInMma();
+  const int64_t gOff = 2 * (sV0 + plan.stages * BN * Dv);
   Value gTiles;
   if (plan.gate)
     gTiles = memref::ViewOp::create(
         b, loc,
-        MemRefType::get({plan.stages * BN}, f32, MemRefLayoutAttrInterface{},
-                        wg),
-        raw, k.add(shift, k.ci(2 * (sV0 + plan.stages * BN * Dv))),
-        ValueRange{});
+        MemRefType::get({plan.stages * BN * (gateInMma ? 8 : 1)}, f32,
+                        MemRefLayoutAttrInterface{}, wg),
+        raw, k.add(shift, k.ci(gOff)), ValueRange{});
 
   AttentionBuilder ab{plan, k, elem, smem};
 
@@ -345,7 +362,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     return nvgpu::DeviceAsyncCreateGroupOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens);
   };
-  Value gBase = k.mul(bh, S);
+  auto [xBase, gBase] = gateRow(k, plan, bh, S);
   Value qBase = k.mul(k.mul(bh, T), k.ci(D));
   Value kBase = k.mul(k.mul(kvHead, S), k.ci(D));
   Value vBase = k.mul(k.mul(kvHead, S), k.ci(Dv));
@@ -366,6 +383,29 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Value nTiles =
       k.div(k.add(k.sub(k.maxs(nEnd, nStart), nStart), k.ci(BN - 1)), k.ci(BN));
 
+  // FoX with the key term in the product (gateInMma): the extension tile of
+  // keys [n0, n0 + BN) into `stage`: each key's 16-byte record into both
+  // chunks of its 32-byte row (the copies join the current group without
+  // tokens, as the G copies below).
+  auto extCopy = [&](Value n0, Value stage) {
+    for (int64_t c0 = 0; c0 < 2 * BN; c0 += threads) {
+      Value c = k.add(tid, k.ci(c0));
+      Value j = k.add(n0, k.div(c, k.ci(2)));
+      Value valid = k.cmp(P::slt, j, S);
+      Value src = k.add(xBase, k.mul(k.sel(valid, j, k.ci(0)), k.ci(4)));
+      Value dst = k.add(k.mul(stage, k.ci(BN * 8)), k.mul(c, k.ci(4)));
+      OpBuilder::InsertionGuard g(b);
+      if (c0 + threads > 2 * BN) // more threads than chunks
+        b.setInsertionPointToStart(
+            scf::IfOp::create(b, loc, TypeRange{},
+                              k.cmp(P::slt, c, k.ci(2 * BN)), false)
+                .thenBlock());
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), gTiles,
+          ValueRange{dst}, gsum, ValueRange{src}, b.getIndexAttr(4),
+          k.sel(valid, k.ci(4), k.ci(0)), b.getUnitAttr());
+    }
+  };
   // One cp.async group with the K tile (and its G tile) and/or the V tile
   // of keys [n0, n0 + BN) into `stage`.
   auto tileCopy = [&](Value n0, Value stage, bool withK, bool withV) {
@@ -379,7 +419,9 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
           k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv))), BN, Dv, wgMode);
       t.append(t2.begin(), t2.end());
     }
-    if (withK && plan.gate) {
+    if (withK && gateInMma) {
+      extCopy(n0, stage);
+    } else if (withK && plan.gate) {
       // 4-byte copies: rows of G need not be 16-byte aligned.
       Value j = k.add(n0, tid);
       Value valid = k.andi(k.cmp(P::slt, tid, k.ci(BN)), k.cmp(P::slt, j, S));
@@ -529,7 +571,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Value scaleLog2 = k.cf(plan.scale * log2e);
   // Without a bias the scale folds into the exponent's FMA; max and masks
   // work on raw scores (valid for a positive scale).
-  const bool rawScores = !plan.gate && plan.scale > 0;
+  const bool rawScores = (!plan.gate || gateInMma) && plan.scale > 0;
   auto clampKey = [&](Value p) {
     return k.maxs(k.mins(p, k.sub(S, k.ci(1))), k.ci(0));
   };
@@ -543,6 +585,26 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
           b, loc,
           memref::LoadOp::create(
               b, loc, gsum, ValueRange{k.add(gBase, clampKey(rowPos[rho]))}));
+  // gateInMma: wgmma's A operand of the key extension step, ones in columns
+  // 0-2 (lane 0 of a quad holds columns 0-1, lane 1 columns 2-3, as bf16
+  // pairs), and G of each tile's first key, loaded a step ahead.
+  SmallVector<Value> onesA;
+  if (gateInMma) {
+    Value a =
+        k.sel(k.cmp(P::eq, lq, k.ci(0)), k.ci32(0x3F803F80),
+              k.sel(k.cmp(P::eq, lq, k.ci(1)), k.ci32(0x3F80), k.ci32(0)));
+    onesA = {a, a, k.ci32(0), k.ci32(0)};
+  }
+  // The extension tile of stage 0 (32-byte swizzle: SBO 256; a stage is
+  // BN * 32 bytes further).
+  Value xDesc0;
+  if (gateInMma)
+    xDesc0 =
+        wgmma::descriptor(b, loc, k.add(smemAddr, k.ci(gOff)), 16, 256, 32);
+  auto firstKeyG = [&](Value n0) -> Value {
+    return memref::LoadOp::create(b, loc, gsum,
+                                  ValueRange{k.add(gBase, clampKey(n0))});
+  };
 
   // Loop state: O accumulators (MR x Dv/8 tiles x 4), then row max and
   // partial row sums per row rho.
@@ -559,6 +621,9 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   // while this step's softmax runs.
   const int64_t pBase = init.size(), nP = overlap ? BN / 4 : 0;
   init.append(nP, k.ci32(0));
+  const int64_t gFirstIdx = init.size();
+  if (gateInMma)
+    init.push_back(firstKeyG(nStart));
   auto fma = [&](Value a, Value x, Value c) {
     return math::FmaOp::create(b, loc, a, x, c).getResult();
   };
@@ -604,7 +669,11 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     // shared loads are done when the scores are (the wgmma wait is inline
     // asm with side effects: loads after it cannot move above it).
     SmallVector<std::array<Value, 2>> gk(nS);
-    if (plan.gate)
+    Value gFirst, gFirstNext;
+    if (gateInMma) {
+      gFirst = carried[gFirstIdx];
+      gFirstNext = firstKeyG(k.add(n0, k.ci(BN)));
+    } else if (plan.gate)
       for (int64_t jn = 0; jn < nS; ++jn) {
         Value at = k.add(k.mul(stage, k.ci(BN)),
                          k.add(k.ci(jn * 8), k.mul(lq, k.ci(2))));
@@ -631,8 +700,21 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
         regs.assign(carried.begin(), carried.begin() + nO * 4);
         regs.append(carried.begin() + pBase, carried.begin() + pBase + nP);
       }
+      // FoX (gateInMma): S = u_j (bf16 hi + mid + lo, times the ones) +
+      // Q K^T; the ones are A fragments and go through the fence too.
+      const size_t nRegs = regs.size();
+      regs.append(onesA.begin(), onesA.end());
       regs = wgmma::fence(b, loc, regs);
+      SmallVector<Value> ones(regs.begin() + nRegs, regs.end());
+      regs.truncate(nRegs);
       SmallVector<Value> acc;
+      if (gateInMma) {
+        Value step = arith::IndexCastOp::create(
+            b, loc, b.getI64Type(), k.mul(stage, k.ci(BN * 32 / 16)));
+        Value xDesc = arith::AddIOp::create(b, loc, xDesc0, step);
+        acc = wgmma::mmaAsync(b, loc, acc, BN, /*half=*/false, ones, Value(),
+                              xDesc, false);
+      }
       for (int64_t ks = 0; ks < D / 16; ++ks)
         acc = wgmma::mmaAsync(
             b, loc, acc, BN, plan.half, {},
@@ -676,7 +758,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       for (int64_t jn = 0; jn < nS; ++jn)
         for (int i = 0; i < 4; ++i) {
           Value x = s[mt][jn][i];
-          if (plan.gate) // without the row's G_i (see gq)
+          if (plan.gate && !gateInMma) // without the row's G_i (see gq)
             x = fma(x, scaleLog2, gk[jn][i % 2]);
           else if (!rawScores)
             x = k.fmul(x, scaleLog2);
@@ -723,6 +805,13 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     // Online softmax per row.
     SmallVector<Value> newState(carried.begin(), carried.end());
     SmallVector<Value> alpha(nRows), mUse(nRows), negM(nRows);
+    // FoX's row term of this tile: -G_i, plus G_j0 with gateInMma.
+    SmallVector<Value> rowBias(gq);
+    if (gateInMma) {
+      newState[gFirstIdx] = gFirstNext;
+      for (Value &x : rowBias)
+        x = k.fadd(gFirst, x);
+    }
     for (int64_t rho = 0; rho < nRows; ++rho) {
       int64_t mt = rho / 2, r = rho % 2;
       Value mx = negInf;
@@ -731,17 +820,19 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
           mx = k.fmax(mx, svAt(mt, jn, r * 2 + e));
       mx = k.fmax(mx, k.shuffleXor(mx, 1));
       mx = k.fmax(mx, k.shuffleXor(mx, 2));
-      if (rawScores)
+      if (rawScores && plan.gate)
+        mx = fma(mx, scaleLog2, rowBias[rho]);
+      else if (rawScores)
         mx = k.fmul(mx, scaleLog2);
-      if (plan.gate)
-        mx = k.fadd(mx, gq[rho]);
+      else if (plan.gate)
+        mx = k.fadd(mx, rowBias[rho]);
       Value mOld = carried[mBase + rho];
       Value mNew = k.fmax(mOld, mx);
       Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                           mNew, negInf);
       mUse[rho] = k.sel(isInf, zero, mNew);
       negM[rho] = plan.gate
-                      ? k.fsub(gq[rho], mUse[rho])
+                      ? k.fsub(rowBias[rho], mUse[rho])
                       : arith::NegFOp::create(b, loc, mUse[rho]).getResult();
       alpha[rho] = k.exp2(k.fsub(mOld, mUse[rho]));
       newState[mBase + rho] = mNew;
@@ -1033,9 +1124,13 @@ void buildRopeKernel(OpBuilder &mb, gpu::GPUModuleOp module,
 }
 
 /// G = -gamma * log2(e) * inclusive cumsum of g along each row of S (f64
-/// sums, f32 out): each thread sums a
-/// contiguous chunk in f64, thread 0 scans the 256 chunk sums in shared
-/// memory, then each thread rewrites its chunk as prefix sums.
+/// sums, f32 out), one block of kGateThreads per row, in rounds of
+/// 4 * kGateThreads keys. Global memory is read and written coalesced
+/// (thread t takes keys t, t + NT, ...) through a shared f64 copy of the
+/// round; the scan runs on the shared copy: each thread sums 4 consecutive
+/// keys, the block scans the thread sums (Hillis-Steele), and the round's
+/// total carries into the next. No thread walks a row serially. With
+/// gateInMma the round also writes its keys' extension records.
 void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                      const GpuPlan &plan) {
   MLIRContext *ctx = mb.getContext();
@@ -1043,71 +1138,133 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Type idx = mb.getIndexType(), f64 = mb.getF64Type(), f32 = mb.getF32Type();
   auto fbuf = MemRefType::get({ShapedType::kDynamic}, f32);
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  auto partialTy =
-      MemRefType::get({kPrologueThreads}, f64, MemRefLayoutAttrInterface{}, wg);
-  auto fn = newKernel(mb, module, "gate", {fbuf, fbuf, idx}, {partialTy});
+  const int64_t NT = GpuPlan::kGateThreads, R = 4 * NT;
+  auto sumsTy = MemRefType::get({NT}, f64, MemRefLayoutAttrInterface{}, wg);
+  auto roundTy = MemRefType::get({R}, f64, MemRefLayoutAttrInterface{}, wg);
+  const bool ext = plan.gateInMma();
+  auto fn = newKernel(mb, module, "gate", {fbuf, fbuf, idx}, {sumsTy, roundTy});
+  fn.setKnownBlockSizeAttr(
+      mb.getDenseI32ArrayAttr({static_cast<int32_t>(NT), 1, 1}));
   Block &entry = fn.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   KB k{b, loc};
   Value g = entry.getArgument(0), G = entry.getArgument(1),
         S = entry.getArgument(2);
-  Value partial = fn.getWorkgroupAttributions()[0];
+  Value sums = fn.getWorkgroupAttributions()[0];
+  Value round = fn.getWorkgroupAttributions()[1];
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value base = k.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), S);
-  Value chunk =
-      k.div(k.add(S, k.ci(kPrologueThreads - 1)), k.ci(kPrologueThreads));
-  Value begin = k.mins(k.mul(tid, chunk), S);
-  Value end = k.mins(k.add(begin, chunk), S);
+  Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value gRow = k.mul(row, S); // this row of g
+  auto [rowBase, base] = gateRow(k, plan, row, S);
   Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
-  auto sumLoop = scf::ForOp::create(b, loc, begin, end, k.ci(1), zero);
-  {
-    OpBuilder::InsertionGuard gd(b);
-    b.setInsertionPointToStart(sumLoop.getBody());
-    Value e = memref::LoadOp::create(
-        b, loc, g, ValueRange{k.add(base, sumLoop.getInductionVar())});
-    Value acc = arith::AddFOp::create(b, loc, sumLoop.getRegionIterArgs()[0],
-                                      arith::ExtFOp::create(b, loc, f64, e));
-    scf::YieldOp::create(b, loc, acc);
-  }
-  memref::StoreOp::create(b, loc, sumLoop.getResult(0), partial,
-                          ValueRange{tid});
-  gpu::BarrierOp::create(b, loc);
-  auto first =
-      scf::IfOp::create(b, loc, TypeRange{}, k.cmp(P::eq, tid, k.ci(0)), false);
-  {
-    OpBuilder::InsertionGuard gd(b);
-    b.setInsertionPointToStart(first.thenBlock());
-    auto scan = scf::ForOp::create(b, loc, k.ci(0), k.ci(kPrologueThreads),
-                                   k.ci(1), zero);
-    b.setInsertionPointToStart(scan.getBody());
-    Value i = scan.getInductionVar();
-    Value run = scan.getRegionIterArgs()[0];
-    Value here = memref::LoadOp::create(b, loc, partial, ValueRange{i});
-    memref::StoreOp::create(b, loc, run, partial, ValueRange{i});
-    scf::YieldOp::create(b, loc,
-                         ValueRange{arith::AddFOp::create(b, loc, run, here)});
+  // Stored as -gamma * log2(e) * G: the attention kernel's logits are in
+  // base 2 and take G_j with one add.
+  Value toG = arith::ConstantOp::create(
+      b, loc, b.getF64FloatAttr(-plan.gateScale * 1.4426950408889634));
+  auto rounds = scf::ForOp::create(b, loc, k.ci(0), S, k.ci(R), zero);
+  b.setInsertionPointToStart(rounds.getBody());
+  Value r0 = rounds.getInductionVar(), carry = rounds.getRegionIterArgs()[0];
+  // Coalesced keys of this thread: local index t + NT e.
+  std::array<Value, 4> local, j, in;
+  for (int e = 0; e < 4; ++e) {
+    local[e] = k.add(tid, k.ci(NT * e));
+    j[e] = k.add(r0, local[e]);
+    in[e] = k.cmp(P::slt, j[e], S);
+    Value x = memref::LoadOp::create(
+        b, loc, g, ValueRange{k.add(gRow, k.mins(j[e], k.sub(S, k.ci(1))))});
+    x = k.sel(in[e], arith::ExtFOp::create(b, loc, f64, x), zero);
+    memref::StoreOp::create(b, loc, x, round, ValueRange{local[e]});
   }
   gpu::BarrierOp::create(b, loc);
-  Value start = memref::LoadOp::create(b, loc, partial, ValueRange{tid});
-  auto writeLoop = scf::ForOp::create(b, loc, begin, end, k.ci(1), start);
-  {
-    OpBuilder::InsertionGuard gd(b);
-    b.setInsertionPointToStart(writeLoop.getBody());
-    Value at = k.add(base, writeLoop.getInductionVar());
-    Value e = memref::LoadOp::create(b, loc, g, ValueRange{at});
-    Value acc = arith::AddFOp::create(b, loc, writeLoop.getRegionIterArgs()[0],
-                                      arith::ExtFOp::create(b, loc, f64, e));
-    // Stored as -gamma * log2(e) * G: the attention kernel's logits are in
-    // base 2 and take -G_j with one FMA.
-    Value scaled = arith::MulFOp::create(
-        b, loc, acc,
-        arith::ConstantOp::create(
-            b, loc, b.getF64FloatAttr(-plan.gateScale * 1.4426950408889634)));
-    memref::StoreOp::create(b, loc,
-                            arith::TruncFOp::create(b, loc, f32, scaled), G,
-                            ValueRange{at});
-    scf::YieldOp::create(b, loc, acc);
+  // This thread's 4 consecutive keys, their running sum.
+  auto v4 = VectorType::get({4}, f64);
+  Value mine = k.mul(tid, k.ci(4));
+  Value quad = vector::LoadOp::create(b, loc, v4, round, ValueRange{mine});
+  std::array<Value, 4> p;
+  for (int e = 0; e < 4; ++e) {
+    Value x = vector::ExtractOp::create(b, loc, quad, e);
+    p[e] = e ? k.fadd(p[e - 1], x) : x;
   }
+  // Inclusive scan of the thread sums: after step `off`, sums[t] holds the
+  // sum of threads (t - 2 off, t].
+  memref::StoreOp::create(b, loc, p[3], sums, ValueRange{tid});
+  gpu::BarrierOp::create(b, loc);
+  for (int64_t off = 1; off < NT; off *= 2) {
+    Value own = memref::LoadOp::create(b, loc, sums, ValueRange{tid});
+    Value has = k.cmp(P::sge, tid, k.ci(off));
+    Value other = memref::LoadOp::create(
+        b, loc, sums, ValueRange{k.sel(has, k.sub(tid, k.ci(off)), tid)});
+    Value sum = k.sel(has, k.fadd(own, other), own);
+    gpu::BarrierOp::create(b, loc);
+    memref::StoreOp::create(b, loc, sum, sums, ValueRange{tid});
+    gpu::BarrierOp::create(b, loc);
+  }
+  Value notFirst = k.cmp(P::sgt, tid, k.ci(0));
+  Value before = memref::LoadOp::create(
+      b, loc, sums, ValueRange{k.sel(notFirst, k.sub(tid, k.ci(1)), tid)});
+  Value offset = k.fadd(carry, k.sel(notFirst, before, zero));
+  Value total = memref::LoadOp::create(b, loc, sums, ValueRange{k.ci(NT - 1)});
+  // The stored values back into the round (own keys: no barrier needed
+  // before), then out coalesced.
+  SmallVector<Value> outs;
+  for (int e = 0; e < 4; ++e)
+    outs.push_back(arith::MulFOp::create(b, loc, k.fadd(offset, p[e]), toG));
+  vector::StoreOp::create(b, loc,
+                          vector::FromElementsOp::create(b, loc, v4, outs),
+                          round, ValueRange{mine});
+  gpu::BarrierOp::create(b, loc);
+  Type bf16 = b.getBF16Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
+  Value inv = arith::ConstantOp::create(
+      b, loc, b.getF64FloatAttr(1.0 / (plan.scale * 1.4426950408889634)));
+  auto split = [&](Value x) -> std::pair<Value, Value> {
+    Value h = arith::TruncFOp::create(b, loc, bf16, x);
+    Value rest = k.fsub(x, arith::ExtFOp::create(b, loc, f32, h));
+    Value bits = arith::ExtUIOp::create(
+        b, loc, i32, arith::BitcastOp::create(b, loc, i16, h));
+    return {bits, rest};
+  };
+  for (int e = 0; e < 4; ++e) {
+    Value gd = memref::LoadOp::create(b, loc, round, ValueRange{local[e]});
+    Value gf = arith::TruncFOp::create(b, loc, f32, gd);
+    Value rec;
+    if (ext) {
+      // Key extension record (GpuPlan::gateInMma): u_j = (G_j - G_j0) /
+      // (scale log2(e)), G_j0 as stored (f32: the kernel adds that one
+      // back), as bf16 hi + mid + lo (24 bits of u_j), elements 0-2 of 16
+      // bytes. Rounds start on tile bounds, so j0 is a key of this round.
+      Value j0 = k.mul(k.div(local[e], k.ci(plan.blockN)), k.ci(plan.blockN));
+      Value g0 = memref::LoadOp::create(b, loc, round, ValueRange{j0});
+      g0 = arith::TruncFOp::create(b, loc, f32, g0);
+      g0 = arith::ExtFOp::create(b, loc, f64, g0);
+      Value u = arith::TruncFOp::create(
+          b, loc, f32, arith::MulFOp::create(b, loc, k.fsub(gd, g0), inv));
+      auto [hi, r1] = split(u);
+      auto [mid, r2] = split(r1);
+      Value lo = split(r2).first;
+      Value w0 = arith::OrIOp::create(
+          b, loc, hi,
+          arith::ShLIOp::create(
+              b, loc, mid,
+              arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16))));
+      rec = vector::BitCastOp::create(
+          b, loc, VectorType::get({4}, f32),
+          vector::FromElementsOp::create(
+              b, loc, VectorType::get({4}, i32),
+              ValueRange{w0, lo, k.ci32(0), k.ci32(0)}));
+    }
+    OpBuilder::InsertionGuard gd2(b);
+    b.setInsertionPointToStart(
+        scf::IfOp::create(b, loc, TypeRange{}, in[e], false).thenBlock());
+    memref::StoreOp::create(b, loc, gf, G, ValueRange{k.add(base, j[e])});
+    if (ext)
+      vector::StoreOp::create(b, loc, rec, G,
+                              ValueRange{k.add(rowBase, k.mul(j[e], k.ci(4)))},
+                              false, llvm::Align(16));
+  }
+  // The next round overwrites the shared arrays.
+  gpu::BarrierOp::create(b, loc);
+  scf::YieldOp::create(b, loc, ValueRange{k.fadd(carry, total)});
+  b.setInsertionPointAfter(rounds);
   gpu::ReturnOp::create(b, loc);
 }
 

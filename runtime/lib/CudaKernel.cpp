@@ -35,7 +35,7 @@ namespace attn::detail {
 namespace {
 
 /// Bumped whenever generated code changes meaning, to invalidate caches.
-constexpr const char *kCodegenVersion = "attn-gpu-6";
+constexpr const char *kCodegenVersion = "attn-gpu-7";
 
 /// Device memory freed when the owner goes away.
 struct DeviceBuffer {
@@ -276,7 +276,7 @@ CudaKernel::upload(llvm::ArrayRef<HostArray> inputs) {
   if (plan.gate) {
     if (Error e = put(l->g, argG))
       return std::move(e);
-    if (Error e = make(l->gsum, l->B * l->Hq * l->S * 4))
+    if (Error e = make(l->gsum, l->B * l->Hq * plan.gateRowFloats(l->S) * 4))
       return std::move(e);
   }
   if (plan.rope) {
@@ -364,9 +364,10 @@ Error CudaKernel::enqueue(Launch &l, bool wait) {
     g.push(a);
     G.push(a);
     a.push_back(&S);
-    if (Error e = dev->launch(*module, "gate",
-                              {static_cast<unsigned>(l.B * l.Hq), 1, 1},
-                              {256, 1, 1}, 0, a, wait))
+    if (Error e = dev->launch(
+            *module, "gate", {static_cast<unsigned>(l.B * l.Hq), 1, 1},
+            {static_cast<unsigned>(mlir::attn::GpuPlan::kGateThreads), 1, 1}, 0,
+            a, wait))
       return e;
   }
   MemRefArg mq(q, elems(l.q)), mk(k, elems(l.k)), mv(l.v.ptr, elems(l.v)),

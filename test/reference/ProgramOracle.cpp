@@ -267,8 +267,8 @@ Expected<std::vector<Tensor>> randomInputs(func::FuncOp func,
     case Role::Beta:
       t = randUniform(shape, s, spec.betaLo, spec.betaHi);
       break;
-    case Role::Gate: // log f with f in (0.9, 1): a realistic forget gate
-      t = randUniform(shape, s, 0.9, 1.0);
+    case Role::Gate: // log f, by default f in (0.9, 1): a realistic forget gate
+      t = randUniform(shape, s, spec.fLo, spec.fHi);
       for (double &x : t.data)
         x = std::log(x);
       break;

@@ -29,6 +29,9 @@ struct RandomSpec {
   uint64_t seed = 0;
   /// Range of PaTH's beta; (1.5, 2) stresses near-reflections.
   double betaLo = 0.0, betaHi = 2.0;
+  /// Range of the forget gate f (the input is log f); lower fLo makes the
+  /// FoX bias fall faster along the keys.
+  double fLo = 0.9, fHi = 1.0;
 };
 
 /// Random inputs for `func` following the [B, H, T, D] convention: dynamic

@@ -42,6 +42,7 @@ struct Case {
   std::string gateAttrs = ""; // after gate(%g): "scaled"
   std::string scale = "";     // "scale 1.000000e-01"
   int64_t Dv = 0;             // v's head dim (0: D)
+  double fLo = 0.9;           // forget gates f in (fLo, 1)
 };
 
 void PrintTo(const Case &c, std::ostream *os) {
@@ -52,7 +53,8 @@ void PrintTo(const Case &c, std::ostream *os) {
       << (c.ropeAttrs.empty() ? "" : " " + c.ropeAttrs)
       << (c.gateAttrs.empty() ? "" : " " + c.gateAttrs)
       << (c.scale.empty() ? "" : " " + c.scale)
-      << (c.Dv ? " Dv=" + std::to_string(c.Dv) : "");
+      << (c.Dv ? " Dv=" + std::to_string(c.Dv) : "")
+      << (c.fLo != 0.9 ? " f>" + std::to_string(c.fLo) : "");
 }
 
 std::string programFor(const Case &c) {
@@ -125,6 +127,7 @@ TEST_P(GpuAttention, MatchesOracle) {
   spec.batch = c.B;
   spec.heads = c.H;
   spec.seqLen = c.T;
+  spec.fLo = c.fLo;
   // Fresh inputs per run, reproducible from the printed seed.
   spec.seed = static_cast<uint64_t>(
       std::chrono::steady_clock::now().time_since_epoch().count());
@@ -212,6 +215,22 @@ std::vector<Case> cases() {
     v.push_back({"plain", 1, 8, 2, 600, 128, DType::F16,
                  "mask sliding_window window 256"});
   }
+  // FoX with the key term in the product (sm_90a, D = 128): strong gates
+  // (the bias spans hundreds of log2 units within a tile: u_j needs all
+  // three bf16 terms), a sliding window with f16 operands (the extension
+  // step stays bf16); a negative scale takes the per-score bias path.
+  {
+    Case c{"fox", 1, 2, 2, 2000, 128, DType::BF16};
+    c.fLo = 0.01;
+    v.push_back(c);
+    Case d{"fox", 1,   2,          1,
+           900,   128, DType::F16, "mask sliding_window window 200"};
+    d.fLo = 0.5;
+    v.push_back(d);
+    Case e{"fox", 1, 2, 2, 300, 128, DType::BF16};
+    e.scale = "scale -1.000000e-01";
+    v.push_back(e);
+  }
   // The longest sequences: one head each (the fp64 oracle is O(T^2 D)).
   v.push_back({"rope", 1, 1, 1, 16384, 64, DType::BF16});
   v.push_back({"fox", 1, 1, 1, 16384, 128, DType::BF16});
@@ -225,7 +244,9 @@ std::string caseName(const ::testing::TestParamInfo<Case> &info) {
                                           : "_window";
   std::string x = std::string(c.ropeAttrs.empty() ? "" : "_ropeattrs") +
                   (c.gateAttrs.empty() ? "" : "_scaledgate") +
-                  (c.Dv ? "_Dv" + std::to_string(c.Dv) : "");
+                  (c.Dv ? "_Dv" + std::to_string(c.Dv) : "") +
+                  (c.fLo != 0.9 ? "_strongf" : "") +
+                  (c.scale.empty() ? "" : "_scale");
   return llvm::formatv("{0}_B{1}H{2}Hk{3}_T{4}_D{5}_{6}{7}{8}", c.variant, c.B,
                        c.H, c.Hk, c.T, c.D,
                        c.dtype == DType::F16 ? "f16" : "bf16", m, x)

@@ -16,7 +16,11 @@
 //                                       / 256), 256 threads.
 //   gate(g, G, S)                       G = -gamma log2(e) cumsum(g) per row
 //                                       of S (f64 sums, f32 out); grid B*Hq,
-//                                       256 threads.
+//                                       kGateThreads threads. Row r of the G
+//                                       buffer takes gateRowFloats(S) floats;
+//                                       with gateInMma() it starts with S
+//                                       records of 4 floats (the key extension,
+//                                       see there), G follows at 4*S.
 //   attention(q, k, v, o, G, Hq, Hk, T, S [, cos, sin, qPos0])
 //                                       grid (ceil(T/blockM), B*Hq),
 //                                       32*warps threads, smemBytes dynamic;
@@ -70,6 +74,8 @@ struct GpuPlan {
   /// wgmma's swizzled tiles start on 1024-byte bounds: the kernel rounds
   /// the dynamic shared memory base up, within this much slack.
   static constexpr int64_t kWgmmaAlign = 1024;
+  /// Threads of a gate kernel block (one block per row).
+  static constexpr int64_t kGateThreads = 1024;
 
   int64_t blockM() const { return 16 * mTiles * warps; }
   /// Rotated pairs per thread of the rope kernel: 8 (16-byte loads and
@@ -79,10 +85,31 @@ struct GpuPlan {
   /// block) instead of a rope pass over q; needs 8-pair chunks.
   bool ropeQInKernel() const { return rope && ropePairsPerThread() == 8; }
   int64_t threads() const { return 32 * warps; }
-  /// Dynamic shared memory of the attention kernel, bytes.
+  /// FoX on wgmma: the key term of the bias rides in S = Q K^T as one more
+  /// k16 step, so a score costs what it costs without FoX. The gate kernel
+  /// writes, per key j, u_j = (G'_j - G'_j0) / (scale log2(e)) (G' the
+  /// stored -gamma log2(e) G, j0 the first key of j's blockN tile) as three
+  /// bf16 terms hi + mid + lo, padded to 16 bytes (the key extension); the
+  /// kernel multiplies a column of ones by it (A from registers, B the
+  /// extension tile in shared memory) and adds G'_j0 - G'_i per row and
+  /// tile. Needs a positive scale (max and masks work on raw scores). Only
+  /// for D >= 128: the extra k-step lengthens the S chain by 1/(D/16), and
+  /// at D = 64 (+1/4) that cost more on the H200 than the per-score bias
+  /// it saves (bench/RESULTS.md, session 4).
+  bool gateInMma() const {
+    return gate && wgmma && scale > 0 && headDim >= 128;
+  }
+  /// Floats per (batch, query head) row of the gate kernel's output.
+  int64_t gateRowFloats(int64_t keys) const {
+    return gateInMma() ? 4 * keys + (keys + 3) / 4 * 4 : keys;
+  }
+  /// Dynamic shared memory of the attention kernel, bytes: Q, the K/V
+  /// stages, the stages' G tiles (f32) or key extension tiles (blockN rows
+  /// of 32 bytes, gateInMma), alignment slack.
   int64_t smemBytes() const {
+    int64_t gateBytes = !gate ? 0 : gateInMma() ? 32 : 4;
     return 2 * (blockM() * headDim + stages * blockN * (headDim + valueDim)) +
-           (gate ? 4 * stages * blockN : 0) + (wgmma ? kWgmmaAlign : 0);
+           gateBytes * stages * blockN + (wgmma ? kWgmmaAlign : 0);
   }
 
   DictionaryAttr toAttr(MLIRContext *ctx) const;
