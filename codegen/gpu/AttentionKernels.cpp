@@ -182,8 +182,10 @@ std::pair<Value, Value> rotate8(KB &k, bool interleaved, Value lo, Value hi,
 /// and where its G starts (floats; GpuPlan::gateRowFloats).
 std::pair<Value, Value> gateRow(KB &k, const GpuPlan &plan, Value row,
                                 Value S) {
-  if (!plan.gateInMma())
-    return {k.mul(row, S), k.mul(row, S)};
+  if (!plan.gateInMma()) {
+    Value start = k.mul(row, S);
+    return {start, start};
+  }
   Value stride = k.add(k.mul(S, k.ci(4)),
                        k.mul(k.div(k.add(S, k.ci(3)), k.ci(4)), k.ci(4)));
   Value start = k.mul(row, stride);
