@@ -182,14 +182,13 @@ std::pair<Value, Value> rotate8(KB &k, bool interleaved, Value lo, Value hi,
 /// and where its G starts (floats; GpuPlan::gateRowFloats).
 std::pair<Value, Value> gateRow(KB &k, const GpuPlan &plan, Value row,
                                 Value S) {
-  if (!plan.gateInMma()) {
+  if (!plan.gateInAcc()) {
     Value start = k.mul(row, S);
     return {start, start};
   }
-  Value stride = k.add(k.mul(S, k.ci(4)),
-                       k.mul(k.div(k.add(S, k.ci(3)), k.ci(4)), k.ci(4)));
-  Value start = k.mul(row, stride);
-  return {start, k.add(start, k.mul(S, k.ci(4)))};
+  Value padded = k.mul(k.div(k.add(S, k.ci(3)), k.ci(4)), k.ci(4));
+  Value start = k.mul(row, k.mul(padded, k.ci(2)));
+  return {start, k.add(start, padded)};
 }
 
 /// A new kernel `name(args)` at the end of `module`, with `workgroup`
@@ -342,24 +341,21 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       b, loc, MemRefType::get({elems}, elem, MemRefLayoutAttrInterface{}, wg),
       raw, shift, ValueRange{});
   const int64_t sK0 = BM * D, sV0 = sK0 + plan.stages * BN * D;
-  // FoX: the stages' G_j tiles (f32) after the K/V tiles, or with the key
-  // term in the product (GpuPlan::gateInMma) their key extension tiles:
-  // BN rows of 32 bytes, the 16-byte record twice (k16 in wgmma's 32-byte
-  // swizzle, the record in both chunks whichever way they are swapped; A's
-  // ones sit in columns 0-2 only).
-  const bool gateInMma = plan.gateInMma();
+  // FoX: the tiles of initial scores u (GpuPlan::gateInAcc) or of G_j
+  // (f32) after the K/V tiles.
+  const bool gateInAcc = plan.gateInAcc();
   const int64_t gOff = 2 * (sV0 + plan.stages * BN * Dv);
   Value gTiles;
   if (plan.gate)
-    gTiles = memref::ViewOp::create(
-        b, loc,
-        MemRefType::get({plan.stages * BN * (gateInMma ? 8 : 1)}, f32,
-                        MemRefLayoutAttrInterface{}, wg),
-        raw, k.add(shift, k.ci(gOff)), ValueRange{});
+    gTiles =
+        memref::ViewOp::create(b, loc,
+                               MemRefType::get({plan.gateTiles() * BN}, f32,
+                                               MemRefLayoutAttrInterface{}, wg),
+                               raw, k.add(shift, k.ci(gOff)), ValueRange{});
 
   AttentionBuilder ab{plan, k, elem, smem};
 
-  // Q tile and the first K/V tile in flight.
+  // cp.async groups.
   auto commit = [&](ArrayRef<Value> tokens) {
     return nvgpu::DeviceAsyncCreateGroupOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens);
@@ -369,8 +365,6 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Value kBase = k.mul(k.mul(kvHead, S), k.ci(D));
   Value vBase = k.mul(k.mul(kvHead, S), k.ci(Dv));
   Value oBase = k.mul(k.mul(bh, T), k.ci(Dv));
-  commit(
-      copyTile(k, tid, threads, q, qBase, m0, T, smem, k.ci(0), BM, D, wgMode));
 
   // Keys this block needs: [nStart, nEnd), nStart on a tile boundary.
   Value pMin = k.add(m0, delta);
@@ -385,32 +379,33 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Value nTiles =
       k.div(k.add(k.sub(k.maxs(nEnd, nStart), nStart), k.ci(BN - 1)), k.ci(BN));
 
-  // FoX with the key term in the product (gateInMma): the extension tile of
-  // keys [n0, n0 + BN) into `stage`: each key's 16-byte record into both
-  // chunks of its 32-byte row (the copies join the current group without
-  // tokens, as the G copies below).
-  auto extCopy = [&](Value n0, Value stage) {
-    for (int64_t c0 = 0; c0 < 2 * BN; c0 += threads) {
-      Value c = k.add(tid, k.ci(c0));
-      Value j = k.add(n0, k.div(c, k.ci(2)));
-      Value valid = k.cmp(P::slt, j, S);
-      Value src = k.add(xBase, k.mul(k.sel(valid, j, k.ci(0)), k.ci(4)));
-      Value dst = k.add(k.mul(stage, k.ci(BN * 8)), k.mul(c, k.ci(4)));
-      OpBuilder::InsertionGuard g(b);
-      if (c0 + threads > 2 * BN) // more threads than chunks
-        b.setInsertionPointToStart(
-            scf::IfOp::create(b, loc, TypeRange{},
-                              k.cmp(P::slt, c, k.ci(2 * BN)), false)
-                .thenBlock());
-      nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), gTiles,
-          ValueRange{dst}, gsum, ValueRange{src}, b.getIndexAttr(4),
-          k.sel(valid, k.ci(4), k.ci(0)), b.getUnitAttr());
-    }
+  // FoX's initial scores (gateInAcc) of keys [n0, n0 + BN) into u tile
+  // `slot`: 16-byte copies, zero-filled past S (the copies join the
+  // current group without tokens, as the G copies below).
+  auto uCopy = [&](Value n0, Value slot) {
+    const int64_t chunks = BN / 4;
+    Value c = k.rem(tid, k.ci(chunks));
+    Value j = k.add(n0, k.mul(c, k.ci(4)));
+    // u rows are padded with zeros to 4 keys: a chunk is all or nothing.
+    Value valid = k.cmp(P::slt, j, S);
+    Value src = k.add(xBase, k.sel(valid, j, k.ci(0)));
+    Value dst = k.add(k.mul(slot, k.ci(BN)), k.mul(c, k.ci(4)));
+    OpBuilder::InsertionGuard g(b);
+    if (threads > chunks)
+      b.setInsertionPointToStart(
+          scf::IfOp::create(b, loc, TypeRange{},
+                            k.cmp(P::slt, tid, k.ci(chunks)), false)
+              .thenBlock());
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), gTiles, ValueRange{dst},
+        gsum, ValueRange{src}, b.getIndexAttr(4),
+        k.sel(valid, k.ci(4), k.ci(0)), b.getUnitAttr());
   };
-  // One cp.async group with the K tile (and its G tile) and/or the V tile
-  // of keys [n0, n0 + BN) into `stage`.
-  auto tileCopy = [&](Value n0, Value stage, bool withK, bool withV) {
+  // One cp.async group with the K tile (and its G tile, or the u tile of
+  // the keys after it into `uSlot`) and/or the V tile of keys [n0, n0 + BN)
+  // into `stage`.
+  auto tileCopy = [&](Value n0, Value stage, bool withK, bool withV,
+                      Value uSlot = Value()) {
     SmallVector<Value> t;
     if (withK)
       t = copyTile(k, tid, threads, kk, kBase, n0, S, smem,
@@ -421,8 +416,9 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
           k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv))), BN, Dv, wgMode);
       t.append(t2.begin(), t2.end());
     }
-    if (withK && gateInMma) {
-      extCopy(n0, stage);
+    if (withK && gateInAcc) {
+      if (uSlot)
+        uCopy(k.add(n0, k.ci(BN)), uSlot);
     } else if (withK && plan.gate) {
       // 4-byte copies: rows of G need not be 16-byte aligned.
       Value j = k.add(n0, tid);
@@ -484,6 +480,17 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     gpu::BarrierOp::create(b, loc);
   };
 
+  // Q (with the first two u tiles: a step reads its u before its own wait)
+  // and the first K/V tile in flight.
+  {
+    SmallVector<Value> qTok = copyTile(k, tid, threads, q, qBase, m0, T, smem,
+                                       k.ci(0), BM, D, wgMode);
+    if (gateInAcc) {
+      uCopy(nStart, k.ci(0));
+      uCopy(k.add(nStart, k.ci(BN)), k.ci(1));
+    }
+    commit(qTok);
+  }
   Value tok;
   if (overlap) {
     // K and V of a tile travel in separate groups: V_j is read one step
@@ -500,10 +507,15 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
           b, loc, zeros, smem,
           ValueRange{k.add(k.ci(sV0 + BN * Dv + it * threads * 8),
                            k.mul(tid, k.ci(8)))});
-    if (plan.ropeQInKernel()) {
+    if (plan.ropeQInKernel() || gateInAcc) {
       // Q is the oldest of three groups.
       nvgpu::DeviceAsyncWaitOp::create(b, loc, tok, b.getI32IntegerAttr(2));
-      rotateQ();
+      if (plan.ropeQInKernel()) {
+        rotateQ();
+      } else {
+        wgmma::fenceProxyAsync(b, loc);
+        gpu::BarrierOp::create(b, loc);
+      }
     }
   } else {
     tok = tileCopy(nStart, k.ci(0), true, true);
@@ -573,13 +585,14 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Value scaleLog2 = k.cf(plan.scale * log2e);
   // Without a bias the scale folds into the exponent's FMA; max and masks
   // work on raw scores (valid for a positive scale).
-  const bool rawScores = (!plan.gate || gateInMma) && plan.scale > 0;
+  const bool rawScores = (!plan.gate || gateInAcc) && plan.scale > 0;
   auto clampKey = [&](Value p) {
     return k.maxs(k.mins(p, k.sub(S, k.ci(1))), k.ci(0));
   };
-  // FoX: the gate kernel stores -gamma log2(e) G, so a logit is
-  // fma(s, scale log2(e), -G_j) + G_i: one FMA per score, and the row term
-  // G_i joins the row max and the exponent's offset once per row.
+  // FoX: the gate kernel stores -gamma log2(e) G. With gateInAcc a logit
+  // is (s + u_j) scale log2(e) + G_j0 - G_i (S starts from u); else
+  // fma(s, scale log2(e), -G_j) + G_i, one FMA per score. The row term
+  // joins the row max and the exponent's offset once per row (and tile).
   SmallVector<Value> gq(nRows);
   if (plan.gate)
     for (int64_t rho = 0; rho < nRows; ++rho)
@@ -587,25 +600,10 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
           b, loc,
           memref::LoadOp::create(
               b, loc, gsum, ValueRange{k.add(gBase, clampKey(rowPos[rho]))}));
-  // gateInMma: wgmma's A operand of the key extension step, ones in columns
-  // 0-2 (lane 0 of a quad holds columns 0-1, lane 1 columns 2-3, as bf16
-  // pairs), and G of each tile's first key, loaded a step ahead.
-  SmallVector<Value> onesA;
-  if (gateInMma) {
-    Value a =
-        k.sel(k.cmp(P::eq, lq, k.ci(0)), k.ci32(0x3F803F80),
-              k.sel(k.cmp(P::eq, lq, k.ci(1)), k.ci32(0x3F80), k.ci32(0)));
-    onesA = {a, a, k.ci32(0), k.ci32(0)};
-  }
-  // The extension tile of stage 0 (32-byte swizzle: SBO 256; a stage is
-  // BN * 32 bytes further).
-  Value xDesc0;
-  if (gateInMma)
-    xDesc0 =
-        wgmma::descriptor(b, loc, k.add(smemAddr, k.ci(gOff)), 16, 256, 32);
-  auto firstKeyG = [&](Value n0) -> Value {
-    return memref::LoadOp::create(b, loc, gsum,
-                                  ValueRange{k.add(gBase, clampKey(n0))});
+  // gateInAcc: G of each tile's first key, loaded a step ahead.
+  auto firstKeyG = [&](Value n0) -> Value { // n0 >= 0
+    return memref::LoadOp::create(
+        b, loc, gsum, ValueRange{k.add(gBase, k.mins(n0, k.sub(S, k.ci(1))))});
   };
 
   // Loop state: O accumulators (MR x Dv/8 tiles x 4), then row max and
@@ -624,7 +622,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   const int64_t pBase = init.size(), nP = overlap ? BN / 4 : 0;
   init.append(nP, k.ci32(0));
   const int64_t gFirstIdx = init.size();
-  if (gateInMma)
+  if (gateInAcc)
     init.push_back(firstKeyG(nStart));
   auto fma = [&](Value a, Value x, Value c) {
     return math::FmaOp::create(b, loc, a, x, c).getResult();
@@ -657,25 +655,44 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     Value n0 = k.add(nStart, k.mul(it, k.ci(BN)));
     Value stage = k.rem(it, k.ci(plan.stages));
     Value nextStage = k.rem(k.add(it, k.ci(1)), k.ci(plan.stages));
+    // FoX (gateInAcc): this tile's initial scores, read first: they landed
+    // a step ago, so the shared loads run under this step's copies, wait
+    // and barrier. u's slots rotate over three tiles (copied two ahead).
+    std::vector<std::array<Value, 4>> u(nS, {zero, zero, zero, zero});
+    Value gFirst, gFirstNext;
+    if (gateInAcc) {
+      gFirst = carried[gFirstIdx];
+      gFirstNext = firstKeyG(k.add(n0, k.ci(BN)));
+      Value slot = k.andi(it, k.ci(plan.gateTiles() - 1));
+      for (int64_t jn = 0; jn < nS; ++jn) {
+        // Columns 8 jn + 2 lq + {0, 1}, for rows quad and quad + 8.
+        Value at = k.add(k.mul(slot, k.ci(BN)),
+                         k.add(k.ci(jn * 8), k.mul(lq, k.ci(2))));
+        Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, f32),
+                                            gTiles, ValueRange{at});
+        for (int i = 0; i < 4; ++i)
+          u[jn][i] = vector::ExtractOp::create(b, loc, pair, i % 2);
+      }
+    }
     // Prefetch the next tile (zero-filled past the end), then wait for this
     // one. wgmma: only K here (V_{j+1} goes out once V_{j-1} is consumed);
     // the two newest groups (V_j, K_{j+1}) may stay in flight.
-    Value next = tileCopy(k.add(n0, k.ci(BN)), nextStage, true, !overlap);
+    Value uSlot;
+    if (gateInAcc)
+      uSlot = k.andi(k.add(it, k.ci(2)), k.ci(plan.gateTiles() - 1));
+    Value next =
+        tileCopy(k.add(n0, k.ci(BN)), nextStage, true, !overlap, uSlot);
     nvgpu::DeviceAsyncWaitOp::create(b, loc, next,
                                      b.getI32IntegerAttr(overlap ? 2 : 1));
     if (wgMode)
       wgmma::fenceProxyAsync(b, loc);
     gpu::BarrierOp::create(b, loc);
 
-    // FoX: this tile's -G_j, read before the products are issued so the
-    // shared loads are done when the scores are (the wgmma wait is inline
-    // asm with side effects: loads after it cannot move above it).
+    // FoX per score: this tile's -G_j, read before the products are issued
+    // so the shared loads are done when the scores are (the wgmma wait is
+    // inline asm with side effects: loads after it cannot move above it).
     SmallVector<std::array<Value, 2>> gk(nS);
-    Value gFirst, gFirstNext;
-    if (gateInMma) {
-      gFirst = carried[gFirstIdx];
-      gFirstNext = firstKeyG(k.add(n0, k.ci(BN)));
-    } else if (plan.gate)
+    if (plan.gate && !gateInAcc)
       for (int64_t jn = 0; jn < nS; ++jn) {
         Value at = k.add(k.mul(stage, k.ci(BN)),
                          k.add(k.ci(jn * 8), k.mul(lq, k.ci(2))));
@@ -686,8 +703,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       }
     // S = Q K^T for this warp's rows and BN keys.
     Value kTile = k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D)));
-    std::vector<std::vector<std::array<Value, 4>>> s(
-        MR, std::vector<std::array<Value, 4>>(nS, {zero, zero, zero, zero}));
+    std::vector<std::vector<std::array<Value, 4>>> s(MR, u);
     SmallVector<Value> pvPending; // wgmma: O and P_{j-1}, in flight
     if (wgMode) {
       // One m64nBNk16 wgmma per 16 columns of D, both operands K-major in
@@ -702,21 +718,15 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
         regs.assign(carried.begin(), carried.begin() + nO * 4);
         regs.append(carried.begin() + pBase, carried.begin() + pBase + nP);
       }
-      // FoX (gateInMma): S = u_j (bf16 hi + mid + lo, times the ones) +
-      // Q K^T; the ones are A fragments and go through the fence too.
+      // FoX (gateInAcc): S accumulates onto u, which goes through the
+      // fence with the other registers written since the last wgmma.
       const size_t nRegs = regs.size();
-      regs.append(onesA.begin(), onesA.end());
+      if (gateInAcc)
+        for (int64_t jn = 0; jn < nS; ++jn)
+          regs.append(u[jn].begin(), u[jn].end());
       regs = wgmma::fence(b, loc, regs);
-      SmallVector<Value> ones(regs.begin() + nRegs, regs.end());
+      SmallVector<Value> acc(regs.begin() + nRegs, regs.end());
       regs.truncate(nRegs);
-      SmallVector<Value> acc;
-      if (gateInMma) {
-        Value step = arith::IndexCastOp::create(
-            b, loc, b.getI64Type(), k.mul(stage, k.ci(BN * 32 / 16)));
-        Value xDesc = arith::AddIOp::create(b, loc, xDesc0, step);
-        acc = wgmma::mmaAsync(b, loc, acc, BN, /*half=*/false, ones, Value(),
-                              xDesc, false);
-      }
       for (int64_t ks = 0; ks < D / 16; ++ks)
         acc = wgmma::mmaAsync(
             b, loc, acc, BN, plan.half, {},
@@ -760,7 +770,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       for (int64_t jn = 0; jn < nS; ++jn)
         for (int i = 0; i < 4; ++i) {
           Value x = s[mt][jn][i];
-          if (plan.gate && !gateInMma) // without the row's G_i (see gq)
+          if (plan.gate && !gateInAcc) // without the row's G_i (see gq)
             x = fma(x, scaleLog2, gk[jn][i % 2]);
           else if (!rawScores)
             x = k.fmul(x, scaleLog2);
@@ -807,9 +817,9 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     // Online softmax per row.
     SmallVector<Value> newState(carried.begin(), carried.end());
     SmallVector<Value> alpha(nRows), mUse(nRows), negM(nRows);
-    // FoX's row term of this tile: -G_i, plus G_j0 with gateInMma.
+    // FoX's row term of this tile: -G_i, plus G_j0 with gateInAcc.
     SmallVector<Value> rowBias(gq);
-    if (gateInMma) {
+    if (gateInAcc) {
       newState[gFirstIdx] = gFirstNext;
       for (Value &x : rowBias)
         x = k.fadd(gFirst, x);
@@ -1132,7 +1142,7 @@ void buildRopeKernel(OpBuilder &mb, gpu::GPUModuleOp module,
 /// round; the scan runs on the shared copy: each thread sums 4 consecutive
 /// keys, the block scans the thread sums (Hillis-Steele), and the round's
 /// total carries into the next. No thread walks a row serially. With
-/// gateInMma the round also writes its keys' extension records.
+/// gateInAcc the round also writes its keys' initial scores.
 void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                      const GpuPlan &plan) {
   MLIRContext *ctx = mb.getContext();
@@ -1143,7 +1153,7 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   const int64_t NT = GpuPlan::kGateThreads, R = 4 * NT;
   auto sumsTy = MemRefType::get({NT}, f64, MemRefLayoutAttrInterface{}, wg);
   auto roundTy = MemRefType::get({R}, f64, MemRefLayoutAttrInterface{}, wg);
-  const bool ext = plan.gateInMma();
+  const bool ext = plan.gateInAcc();
   auto fn = newKernel(mb, module, "gate", {fbuf, fbuf, idx}, {sumsTy, roundTy});
   fn.setKnownBlockSizeAttr(
       mb.getDenseI32ArrayAttr({static_cast<int32_t>(NT), 1, 1}));
@@ -1215,58 +1225,48 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                           vector::FromElementsOp::create(b, loc, v4, outs),
                           round, ValueRange{mine});
   gpu::BarrierOp::create(b, loc);
-  Type bf16 = b.getBF16Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
   Value inv = arith::ConstantOp::create(
       b, loc, b.getF64FloatAttr(1.0 / (plan.scale * 1.4426950408889634)));
-  auto split = [&](Value x) -> std::pair<Value, Value> {
-    Value h = arith::TruncFOp::create(b, loc, bf16, x);
-    Value rest = k.fsub(x, arith::ExtFOp::create(b, loc, f32, h));
-    Value bits = arith::ExtUIOp::create(
-        b, loc, i32, arith::BitcastOp::create(b, loc, i16, h));
-    return {bits, rest};
-  };
   for (int e = 0; e < 4; ++e) {
     Value gd = memref::LoadOp::create(b, loc, round, ValueRange{local[e]});
     Value gf = arith::TruncFOp::create(b, loc, f32, gd);
-    Value rec;
+    Value u;
     if (ext) {
-      // Key extension record (GpuPlan::gateInMma): u_j = (G_j - G_j0) /
-      // (scale log2(e)), G_j0 as stored (f32: the kernel adds that one
-      // back), as bf16 hi + mid + lo (24 bits of u_j), elements 0-2 of 16
-      // bytes. Rounds start on tile bounds, so j0 is a key of this round.
+      // Initial score (GpuPlan::gateInAcc): u_j = (G_j - G_j0) /
+      // (scale log2(e)), G_j0 as stored (f32: the attention kernel adds
+      // that one back). Rounds start on tile bounds, so j0 is a key of
+      // this round.
       Value j0 = k.mul(k.div(local[e], k.ci(plan.blockN)), k.ci(plan.blockN));
       Value g0 = memref::LoadOp::create(b, loc, round, ValueRange{j0});
       g0 = arith::TruncFOp::create(b, loc, f32, g0);
       g0 = arith::ExtFOp::create(b, loc, f64, g0);
-      Value u = arith::TruncFOp::create(
+      u = arith::TruncFOp::create(
           b, loc, f32, arith::MulFOp::create(b, loc, k.fsub(gd, g0), inv));
-      auto [hi, r1] = split(u);
-      auto [mid, r2] = split(r1);
-      Value lo = split(r2).first;
-      Value w0 = arith::OrIOp::create(
-          b, loc, hi,
-          arith::ShLIOp::create(
-              b, loc, mid,
-              arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16))));
-      rec = vector::BitCastOp::create(
-          b, loc, VectorType::get({4}, f32),
-          vector::FromElementsOp::create(
-              b, loc, VectorType::get({4}, i32),
-              ValueRange{w0, lo, k.ci32(0), k.ci32(0)}));
     }
     OpBuilder::InsertionGuard gd2(b);
     b.setInsertionPointToStart(
         scf::IfOp::create(b, loc, TypeRange{}, in[e], false).thenBlock());
     memref::StoreOp::create(b, loc, gf, G, ValueRange{k.add(base, j[e])});
     if (ext)
-      vector::StoreOp::create(b, loc, rec, G,
-                              ValueRange{k.add(rowBase, k.mul(j[e], k.ci(4)))},
-                              false, llvm::Align(16));
+      memref::StoreOp::create(b, loc, u, G, ValueRange{k.add(rowBase, j[e])});
   }
   // The next round overwrites the shared arrays.
   gpu::BarrierOp::create(b, loc);
   scf::YieldOp::create(b, loc, ValueRange{k.fadd(carry, total)});
   b.setInsertionPointAfter(rounds);
+  if (ext) {
+    // The u row's padding (to 4 keys) is zeros: the attention kernel copies
+    // 4 keys at a time.
+    Value pad = k.add(S, tid);
+    b.setInsertionPointToStart(
+        scf::IfOp::create(b, loc, TypeRange{},
+                          k.cmp(P::slt, pad, k.sub(base, rowBase)), false)
+            .thenBlock());
+    memref::StoreOp::create(
+        b, loc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)), G,
+        ValueRange{k.add(rowBase, pad)});
+    b.setInsertionPointToEnd(&entry);
+  }
   gpu::ReturnOp::create(b, loc);
 }
 

@@ -5,7 +5,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
-#include <cassert>
 #include <string>
 
 using namespace mlir;
@@ -75,13 +74,11 @@ SmallVector<Value> mlir::attn::wgmma::inlinePtx(OpBuilder &b, Location loc,
 }
 
 Value mlir::attn::wgmma::descriptor(OpBuilder &b, Location loc, Value byteAddr,
-                                    int64_t lbo, int64_t sbo, int64_t swizzle) {
-  // Bits 0-13: address >> 4; 16-29: LBO >> 4; 32-45: SBO >> 4; 62-63: the
-  // swizzle (1: 128 bytes, 3: 32 bytes); base offset 0 (tiles start on the
-  // pattern's bounds).
-  assert((swizzle == 128 || swizzle == 32) && "unsupported wgmma swizzle");
-  const uint64_t mode = swizzle == 128 ? 1 : 3;
-  const uint64_t fixed = (mode << 62) | (uint64_t((sbo >> 4) & 0x3FFF) << 32) |
+                                    int64_t lbo, int64_t sbo) {
+  // Bits 0-13: address >> 4; 16-29: LBO >> 4; 32-45: SBO >> 4; 62-63: 1
+  // (128-byte swizzle); base offset 0 (tiles start on 1024-byte bounds).
+  const uint64_t fixed = (uint64_t(1) << 62) |
+                         (uint64_t((sbo >> 4) & 0x3FFF) << 32) |
                          (uint64_t((lbo >> 4) & 0x3FFF) << 16);
   // Shared addresses stay below 2^18 (228 KB), so the address field needs
   // no mask, and `advance` can add to the whole descriptor.

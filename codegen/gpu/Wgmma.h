@@ -3,8 +3,7 @@
 //
 // The Hopper tensor-core path of the attention kernel: wgmma.mma_async
 // (one warpgroup, m64nNk16, f32 accumulate) with operands in 128-byte
-// (Q, K, V) or 32-byte (FoX's key extension) swizzled shared memory, or A in
-// registers. The NVVM dialect has no
+// swizzled shared memory, or A in registers. The NVVM dialect has no
 // register-A form of wgmma, so both forms are inline PTX, as Triton emits
 // them. wgmma writes its accumulators asynchronously: every value it
 // defines is read only through `wait`, whose inline asm passes the registers
@@ -31,12 +30,12 @@ SmallVector<Value> inlinePtx(OpBuilder &b, Location loc, StringRef text,
                              ArrayRef<Value> inouts, ArrayRef<Value> ins,
                              ArrayRef<Type> fresh = {});
 
-/// The 64-bit shared-memory matrix descriptor of an operand starting at
-/// shared address `byteAddr` (index), stored with wgmma's `swizzle`-byte
-/// swizzle (128 or 32; the pattern must start on a 8 * swizzle byte
-/// boundary), with leading / stride byte offsets `lbo` / `sbo`.
+/// The 64-bit shared-memory matrix descriptor of a 128-byte swizzled
+/// operand starting at shared address `byteAddr` (index; the swizzle
+/// pattern must start on a 1024-byte boundary), with leading / stride
+/// byte offsets `lbo` / `sbo`.
 Value descriptor(OpBuilder &b, Location loc, Value byteAddr, int64_t lbo,
-                 int64_t sbo, int64_t swizzle = 128);
+                 int64_t sbo);
 
 /// `desc` moved `bytes` (a multiple of 16) further into shared memory.
 Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes);

@@ -35,7 +35,7 @@ namespace attn::detail {
 namespace {
 
 /// Bumped whenever generated code changes meaning, to invalidate caches.
-constexpr const char *kCodegenVersion = "attn-gpu-7";
+constexpr const char *kCodegenVersion = "attn-gpu-8";
 
 /// Device memory freed when the owner goes away.
 struct DeviceBuffer {
@@ -116,7 +116,6 @@ KernelShape resolveShape(const GpuKernelOptions &o, int major, int minor) {
   if (s.chip.empty())
     s.chip = "sm_" + std::to_string(major) + std::to_string(minor) +
              (major == 9 && minor == 0 ? "a" : "");
-  const bool wgmma = s.chip == "sm_90a";
   s.warps = o.warps ? o.warps : env("ATTN_GPU_WARPS", 4);
   s.mTiles = o.mTiles ? o.mTiles : env("ATTN_GPU_M_TILES", 1);
   s.blockN = o.blockN ? o.blockN : env("ATTN_GPU_BLOCK_N", 64);

@@ -12,19 +12,18 @@
 // CHECK: gpu.module @main_gpu [#nvvm.target<O = 3, chip = "sm_90a">] attributes {attn.plan = {
 // CHECK-SAME: block_m = 128 : i64, block_n = 128 : i64
 // CHECK-SAME: overlap = 1 : i64
-// The tiles (2 * (128 * 128 + 2 * 128 * 256)), the key extension tiles of
-// FoX (32 * 2 * 128) and 1024 bytes to align the tiles on the swizzle
+// The tiles (2 * (128 * 128 + 2 * 128 * 256)), FoX's four tiles of initial
+// scores (4 * 4 * 128) and 1024 bytes to align the tiles on the swizzle
 // pattern.
-// CHECK-SAME: smem_bytes = 173056 : i64
+// CHECK-SAME: smem_bytes = 166912 : i64
 // CHECK-SAME: threads = 256 : i64
 // CHECK-SAME: wgmma = 1 : i64
-// The gate kernel writes G, then (after a barrier) each key's extension
-// record: u_j as bf16 hi | mid << 16, lo, 0, 0.
+// The gate kernel writes G and each key's initial score u_j.
 // CHECK: gpu.func @gate
 // CHECK:   gpu.barrier
-// CHECK:   arith.truncf {{.*}} : f32 to bf16
-// CHECK:   arith.shli
-// CHECK:   vector.store {{.*}} : memref<?xf32>, vector<4xf32>
+// CHECK:   scf.if
+// CHECK:     memref.store {{.*}} : memref<?xf32>
+// CHECK:     memref.store {{.*}} : memref<?xf32>
 // RoPE on q happens in the kernel (its Q tile, in shared memory): the
 // cos/sin tables and the first query's table row are arguments.
 // CHECK: gpu.func @attention({{.*}}, %{{.*}}: index, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index) kernel
@@ -33,23 +32,26 @@
 // CHECK:   nvgpu.device_async_copy
 // V's second stage starts as zeros (the first step multiplies it by P = 0).
 // CHECK:   vector.store {{.*}} : memref<{{.*}}xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// Q's group (with u of the first two tiles: each step reads its u first)
+// lands before the loop; RoPE rotates the Q tile.
+// CHECK:   nvgpu.device_async_wait {{.*}} {numGroups = 2 : i32}
 // CHECK:   vector.load {{.*}} : memref<?xf32>, vector<8xf32>
 // CHECK:   arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
-// The extension tiles' descriptor: 32-byte swizzle (mode 3), SBO 256,
-// LBO 16.
-// CHECK:   arith.constant -4611685949707845632 : i64
 // CHECK:   scf.for
-// The extension records of the next tile: 16 bytes per copy, both chunks
-// of a key's 32-byte row.
-// CHECK:     nvgpu.device_async_copy %arg4[{{.*}}], %{{.*}}[{{.*}}], 4, {{.*}} : memref<?xf32> to memref<2048xf32, #gpu.address_space<workgroup>>
+// This tile's initial scores, before the step's wait: a pair of columns
+// per load, for both rows of the accumulator layout.
+// CHECK:     vector.load {{.*}} : memref<512xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// u two tiles ahead: 16 bytes per copy.
+// CHECK:     nvgpu.device_async_copy %arg4[{{.*}}], %{{.*}}[{{.*}}], 4, {{.*}} : memref<?xf32> to memref<512xf32, #gpu.address_space<workgroup>>
 // K_{j+1} in flight; K_j and V_{j-1} landed (two newest groups pending).
 // CHECK:     nvgpu.device_async_wait {{.*}} {numGroups = 2 : i32}
 // CHECK:     "fence.proxy.async.shared::cta;"
 // CHECK:     "wgmma.fence.sync.aligned;"
-// FoX's key term first: ones (registers) times the extension tile, then
-// S += Q K^T with both operands from shared memory (descriptors), K-major.
-// CHECK:     wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0, {{.*}}, $63}, {$64, $65, $66, $67}, $68, p, 1, 1, 0;
-// CHECK:     wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0, {{.*}}, $63}, $128, $129, p, 1, 1, 0, 0;
+// S = u + Q K^T: every k16 step accumulates (the first one onto u: the
+// tied form, scale-d is operand 130, not 66), both operands from shared
+// memory (descriptors), K-major.
+// CHECK-NOT: wgmma.mma_async
+// CHECK:     setp.ne.b32 p, $130, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0, {{.*}}, $63}, $128, $129, p, 1, 1, 0, 0;
 // CHECK:     "wgmma.commit_group.sync.aligned;"
 // O += P_{j-1} V_{j-1}: P from registers, V N-major (transposed B), issued
 // behind S_j; the softmax waits for S_j only.

@@ -18,9 +18,10 @@
 //                                       of S (f64 sums, f32 out); grid B*Hq,
 //                                       kGateThreads threads. Row r of the G
 //                                       buffer takes gateRowFloats(S) floats;
-//                                       with gateInMma() it starts with S
-//                                       records of 4 floats (the key extension,
-//                                       see there), G follows at 4*S.
+//                                       with gateInAcc() it starts with the
+//                                       keys' initial scores u (f32, S
+//                                       rounded up to 4, zeros past S), G
+//                                       follows.
 //   attention(q, k, v, o, G, Hq, Hk, T, S [, cos, sin, qPos0])
 //                                       grid (ceil(T/blockM), B*Hq),
 //                                       32*warps threads, smemBytes dynamic;
@@ -85,31 +86,28 @@ struct GpuPlan {
   /// block) instead of a rope pass over q; needs 8-pair chunks.
   bool ropeQInKernel() const { return rope && ropePairsPerThread() == 8; }
   int64_t threads() const { return 32 * warps; }
-  /// FoX on wgmma: the key term of the bias rides in S = Q K^T as one more
-  /// k16 step, so a score costs what it costs without FoX. The gate kernel
-  /// writes, per key j, u_j = (G'_j - G'_j0) / (scale log2(e)) (G' the
-  /// stored -gamma log2(e) G, j0 the first key of j's blockN tile) as three
-  /// bf16 terms hi + mid + lo, padded to 16 bytes (the key extension); the
-  /// kernel multiplies a column of ones by it (A from registers, B the
-  /// extension tile in shared memory) and adds G'_j0 - G'_i per row and
-  /// tile. Needs a positive scale (max and masks work on raw scores). Only
-  /// for D >= 128: the extra k-step lengthens the S chain by 1/(D/16), and
-  /// at D = 64 (+1/4) that cost more on the H200 than the per-score bias
-  /// it saves (bench/RESULTS.md, session 4).
-  bool gateInMma() const {
-    return gate && wgmma && scale > 0 && headDim >= 128;
-  }
+  /// FoX with the key term of its bias as the scores' initial value: S =
+  /// Q K^T accumulates onto u_j = (G'_j - G'_j0) / (scale log2(e)) instead
+  /// of zero (G' the stored -gamma log2(e) G, j0 the first key of j's
+  /// blockN tile), so a score costs what it costs without FoX; the row term
+  /// G'_j0 - G'_i joins the row max and offset once per row and tile. The
+  /// kernel copies u two tiles ahead (gateTiles() = 4 slots, a power of
+  /// two) and reads a tile's u at the top of its step, before the step's
+  /// wait and barrier. Needs a
+  /// positive scale (max and masks work on raw scores); else the bias is
+  /// added per score.
+  bool gateInAcc() const { return gate && scale > 0; }
+  /// Shared tiles of u (gateInAcc) or G, blockN floats each.
+  int64_t gateTiles() const { return !gate ? 0 : gateInAcc() ? 4 : stages; }
   /// Floats per (batch, query head) row of the gate kernel's output.
   int64_t gateRowFloats(int64_t keys) const {
-    return gateInMma() ? 4 * keys + (keys + 3) / 4 * 4 : keys;
+    return gateInAcc() ? 2 * ((keys + 3) / 4 * 4) : keys;
   }
   /// Dynamic shared memory of the attention kernel, bytes: Q, the K/V
-  /// stages, the stages' G tiles (f32) or key extension tiles (blockN rows
-  /// of 32 bytes, gateInMma), alignment slack.
+  /// stages, the u or G tiles (f32), alignment slack.
   int64_t smemBytes() const {
-    int64_t gateBytes = !gate ? 0 : gateInMma() ? 32 : 4;
     return 2 * (blockM() * headDim + stages * blockN * (headDim + valueDim)) +
-           gateBytes * stages * blockN + (wgmma ? kWgmmaAlign : 0);
+           4 * gateTiles() * blockN + (wgmma ? kWgmmaAlign : 0);
   }
 
   DictionaryAttr toAttr(MLIRContext *ctx) const;
