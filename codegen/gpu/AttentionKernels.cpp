@@ -45,6 +45,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <array>
+#include <cassert>
 #include <cmath>
 
 using namespace mlir;
@@ -126,23 +127,42 @@ Value swizzled(KB &k, Value row, Value col, int64_t rows, int64_t width,
 /// [*, width] matrix starting at element `base` of `src` into the shared
 /// tile at element `dst0` of `smem`; rows at or past `limit` read nothing
 /// and zero-fill. Returns the copies' tokens.
+///
+/// A thread's chunks sit a constant number of rows apart (threads is a
+/// multiple of width / 8): the source offsets are one per-thread base plus
+/// a constant, as are the destinations when that distance is a multiple of
+/// 8 rows (the swizzle phase repeats), and a row's bound check is a 32-bit
+/// compare of a constant with the rows left. Rows past `limit` keep their
+/// (unread) address: cp.async reads nothing with a source size of 0.
 SmallVector<Value> copyTile(KB &k, Value tid, int64_t threads, Value src,
                             Value base, Value row0, Value limit, Value smem,
                             Value dst0, int64_t rows, int64_t width,
                             bool panels) {
   int64_t perRow = width / 8, total = rows * perRow;
+  int64_t rowsPerIt = threads / perRow;
+  assert(threads % perRow == 0 && "a thread's chunks must share a column");
+  Value r0 = k.div(tid, k.ci(perRow));
+  Value cc = k.rem(tid, k.ci(perRow));
+  Value srcBase = k.add(
+      base, k.add(k.mul(k.add(row0, r0), k.ci(width)), k.mul(cc, k.ci(8))));
+  Value dstBase =
+      k.add(dst0, swizzled(k, r0, k.mul(cc, k.ci(8)), rows, width, panels));
+  // Rows left for this thread's first chunk, clamped into i32.
+  Value left =
+      k.maxs(k.mins(k.sub(k.sub(limit, row0), r0), k.ci(rows)), k.ci(0));
+  Value leftI32 =
+      arith::IndexCastOp::create(k.b, k.loc, k.b.getI32Type(), left);
   SmallVector<Value> tokens;
   for (int64_t it = 0; it < total / threads; ++it) {
-    Value c = k.add(tid, k.ci(it * threads));
-    Value r = k.div(c, k.ci(perRow));
-    Value cc = k.rem(c, k.ci(perRow));
-    Value grow = k.add(row0, r);
-    Value valid = k.cmp(P::slt, grow, limit);
-    Value growC = k.sel(valid, grow, k.ci(0));
-    Value srcIdx =
-        k.add(base, k.add(k.mul(growC, k.ci(width)), k.mul(cc, k.ci(8))));
+    int64_t dr = it * rowsPerIt;
+    Value valid = k.cmp(P::slt, k.ci32(dr), leftI32);
+    Value srcIdx = k.add(srcBase, k.ci(dr * width));
+    // The swizzle depends on row % 8 only.
     Value dstIdx =
-        k.add(dst0, swizzled(k, r, k.mul(cc, k.ci(8)), rows, width, panels));
+        rowsPerIt % 8 == 0
+            ? k.add(dstBase, k.ci(panels ? dr * 64 : dr * width))
+            : k.add(dst0, swizzled(k, k.add(r0, k.ci(dr)), k.mul(cc, k.ci(8)),
+                                   rows, width, panels));
     Value n = k.sel(valid, k.ci(8), k.ci(0));
     auto copy = nvgpu::DeviceAsyncCopyOp::create(
         k.b, k.loc, nvgpu::DeviceAsyncTokenType::get(k.b.getContext()), smem,
