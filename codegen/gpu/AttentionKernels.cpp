@@ -206,9 +206,13 @@ std::pair<Value, Value> gateRow(KB &k, const GpuPlan &plan, Value row,
     Value start = k.mul(row, S);
     return {start, start};
   }
+  // GpuPlan::gateRowFloats: uTiles(S) records, then G (S padded to 4).
+  const int64_t BN = plan.blockN;
+  Value records = k.mul(k.add(k.div(k.add(S, k.ci(BN - 1)), k.ci(BN)), k.ci(2)),
+                        k.ci(plan.uTileFloats()));
   Value padded = k.mul(k.div(k.add(S, k.ci(3)), k.ci(4)), k.ci(4));
-  Value start = k.mul(row, k.mul(padded, k.ci(2)));
-  return {start, k.add(start, padded)};
+  Value start = k.mul(row, k.add(records, padded));
+  return {start, k.add(start, records)};
 }
 
 /// A new kernel `name(args)` at the end of `module`, with `workgroup`
@@ -305,6 +309,18 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   auto fn = newKernel(mb, module, "attention", args);
   fn.setKnownBlockSizeAttr(
       mb.getDenseI32ArrayAttr({static_cast<int32_t>(plan.threads()), 1, 1}));
+  // Blocks per SM that shared memory allows on sm_90 (228 KB, 1 KB per
+  // block reserved). Where that is more than 2 and the registers it leaves
+  // (64K per SM) are still >= 96 per thread, ptxas is asked for it: at
+  // D = 64 plain attention fits 5 blocks by itself, FoX took 108 registers
+  // (4 blocks) and fits 96 without spills. Not with the overlap (P of the
+  // previous step stays live: it spills at 96).
+  if (plan.wgmma && !plan.overlap) {
+    const int64_t blocks = 228 * 1024 / (plan.smemBytes() + 1024);
+    if (blocks > 2 && 65536 / (blocks * plan.threads()) >= 96)
+      fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  mb.getI32IntegerAttr(static_cast<int32_t>(blocks)));
+  }
   Block &entry = fn.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   KB k{b, loc};
@@ -361,17 +377,18 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       b, loc, MemRefType::get({elems}, elem, MemRefLayoutAttrInterface{}, wg),
       raw, shift, ValueRange{});
   const int64_t sK0 = BM * D, sV0 = sK0 + plan.stages * BN * D;
-  // FoX: the tiles of initial scores u (GpuPlan::gateInAcc) or of G_j
-  // (f32) after the K/V tiles.
+  // FoX: the slots of key tile records (GpuPlan::gateInAcc) or the G_j
+  // tiles (f32) after the K/V tiles.
   const bool gateInAcc = plan.gateInAcc();
   const int64_t gOff = 2 * (sV0 + plan.stages * BN * Dv);
   Value gTiles;
   if (plan.gate)
-    gTiles =
-        memref::ViewOp::create(b, loc,
-                               MemRefType::get({plan.gateTiles() * BN}, f32,
-                                               MemRefLayoutAttrInterface{}, wg),
-                               raw, k.add(shift, k.ci(gOff)), ValueRange{});
+    gTiles = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get(
+            {plan.gateTiles() * (gateInAcc ? plan.uTileFloats() : BN)}, f32,
+            MemRefLayoutAttrInterface{}, wg),
+        raw, k.add(shift, k.ci(gOff)), ValueRange{});
 
   AttentionBuilder ab{plan, k, elem, smem};
 
@@ -398,34 +415,37 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   }
   Value nTiles =
       k.div(k.add(k.sub(k.maxs(nEnd, nStart), nStart), k.ci(BN - 1)), k.ci(BN));
+  Value tile0 = k.div(nStart, k.ci(BN)); // its key tile record
 
-  // FoX's initial scores (gateInAcc) of keys [n0, n0 + BN) into u tile
-  // `slot`: 16-byte copies, zero-filled past S (the copies join the
-  // current group without tokens, as the G copies below).
-  auto uCopy = [&](Value n0, Value slot) {
-    const int64_t chunks = BN / 4;
-    Value c = k.rem(tid, k.ci(chunks));
-    Value j = k.add(n0, k.mul(c, k.ci(4)));
-    // u rows are padded with zeros to 4 keys: a chunk is all or nothing.
-    Value valid = k.cmp(P::slt, j, S);
-    Value src = k.add(xBase, k.sel(valid, j, k.ci(0)));
-    Value dst = k.add(k.mul(slot, k.ci(BN)), k.mul(c, k.ci(4)));
+  // FoX (gateInAcc): the record of key tile `tile` (index into the row's
+  // records) into slot `slot`, 16 bytes per thread (the copies join the
+  // current group without tokens, as the G copies below). Rows end with
+  // two spare records: no bounds check.
+  const int64_t uTF = plan.uTileFloats(), uChunks = uTF / 4;
+  auto uCopy = [&](Value tile, Value slot) {
+    Value src =
+        k.add(xBase, k.add(k.mul(tile, k.ci(uTF)), k.mul(tid, k.ci(4))));
+    Value dst = k.add(k.mul(slot, k.ci(uTF)), k.mul(tid, k.ci(4)));
     OpBuilder::InsertionGuard g(b);
-    if (threads > chunks)
-      b.setInsertionPointToStart(
-          scf::IfOp::create(b, loc, TypeRange{},
-                            k.cmp(P::slt, tid, k.ci(chunks)), false)
-              .thenBlock());
-    nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), gTiles, ValueRange{dst},
-        gsum, ValueRange{src}, b.getIndexAttr(4),
-        k.sel(valid, k.ci(4), k.ci(0)), b.getUnitAttr());
+    for (int64_t c0 = 0; c0 < uChunks; c0 += threads) {
+      Value c = k.add(tid, k.ci(c0));
+      if (c0 + threads > uChunks) // more threads than chunks
+        b.setInsertionPointToStart(
+            scf::IfOp::create(b, loc, TypeRange{},
+                              k.cmp(P::slt, c, k.ci(uChunks)), false)
+                .thenBlock());
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), gTiles,
+          ValueRange{k.add(dst, k.ci(4 * c0))}, gsum,
+          ValueRange{k.add(src, k.ci(4 * c0))}, b.getIndexAttr(4), Value(),
+          b.getUnitAttr());
+    }
   };
-  // One cp.async group with the K tile (and its G tile, or the u tile of
-  // the keys after it into `uSlot`) and/or the V tile of keys [n0, n0 + BN)
-  // into `stage`.
+  // One cp.async group with the K tile (and its G tile, or the record of
+  // key tile `uTile` into `uSlot`) and/or the V tile of keys
+  // [n0, n0 + BN) into `stage`.
   auto tileCopy = [&](Value n0, Value stage, bool withK, bool withV,
-                      Value uSlot = Value()) {
+                      Value uTile = Value(), Value uSlot = Value()) {
     SmallVector<Value> t;
     if (withK)
       t = copyTile(k, tid, threads, kk, kBase, n0, S, smem,
@@ -438,7 +458,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     }
     if (withK && gateInAcc) {
       if (uSlot)
-        uCopy(k.add(n0, k.ci(BN)), uSlot);
+        uCopy(uTile, uSlot);
     } else if (withK && plan.gate) {
       // 4-byte copies: rows of G need not be 16-byte aligned.
       Value j = k.add(n0, tid);
@@ -506,8 +526,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     SmallVector<Value> qTok = copyTile(k, tid, threads, q, qBase, m0, T, smem,
                                        k.ci(0), BM, D, wgMode);
     if (gateInAcc) {
-      uCopy(nStart, k.ci(0));
-      uCopy(k.add(nStart, k.ci(BN)), k.ci(1));
+      uCopy(tile0, k.ci(0));
+      uCopy(k.add(tile0, k.ci(1)), k.ci(1));
     }
     commit(qTok);
   }
@@ -620,11 +640,6 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
           b, loc,
           memref::LoadOp::create(
               b, loc, gsum, ValueRange{k.add(gBase, clampKey(rowPos[rho]))}));
-  // gateInAcc: G of each tile's first key, loaded a step ahead.
-  auto firstKeyG = [&](Value n0) -> Value { // n0 >= 0
-    return memref::LoadOp::create(
-        b, loc, gsum, ValueRange{k.add(gBase, k.mins(n0, k.sub(S, k.ci(1))))});
-  };
 
   // Loop state: O accumulators (MR x Dv/8 tiles x 4), then row max and
   // partial row sums per row rho.
@@ -641,9 +656,6 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   // while this step's softmax runs.
   const int64_t pBase = init.size(), nP = overlap ? BN / 4 : 0;
   init.append(nP, k.ci32(0));
-  const int64_t gFirstIdx = init.size();
-  if (gateInAcc)
-    init.push_back(firstKeyG(nStart));
   auto fma = [&](Value a, Value x, Value c) {
     return math::FmaOp::create(b, loc, a, x, c).getResult();
   };
@@ -675,33 +687,35 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     Value n0 = k.add(nStart, k.mul(it, k.ci(BN)));
     Value stage = k.rem(it, k.ci(plan.stages));
     Value nextStage = k.rem(k.add(it, k.ci(1)), k.ci(plan.stages));
-    // FoX (gateInAcc): this tile's initial scores, read first: they landed
-    // a step ago, so the shared loads run under this step's copies, wait
-    // and barrier. u's slots rotate over three tiles (copied two ahead).
-    std::vector<std::array<Value, 4>> u(nS, {zero, zero, zero, zero});
-    Value gFirst, gFirstNext;
-    if (gateInAcc) {
-      gFirst = carried[gFirstIdx];
-      gFirstNext = firstKeyG(k.add(n0, k.ci(BN)));
-      Value slot = k.andi(it, k.ci(plan.gateTiles() - 1));
-      for (int64_t jn = 0; jn < nS; ++jn) {
-        // Columns 8 jn + 2 lq + {0, 1}, for rows quad and quad + 8.
-        Value at = k.add(k.mul(slot, k.ci(BN)),
-                         k.add(k.ci(jn * 8), k.mul(lq, k.ci(2))));
-        Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, f32),
-                                            gTiles, ValueRange{at});
-        for (int i = 0; i < 4; ++i)
-          u[jn][i] = vector::ExtractOp::create(b, loc, pair, i % 2);
-      }
-    }
     // Prefetch the next tile (zero-filled past the end), then wait for this
     // one. wgmma: only K here (V_{j+1} goes out once V_{j-1} is consumed);
     // the two newest groups (V_j, K_{j+1}) may stay in flight.
-    Value uSlot;
-    if (gateInAcc)
+    Value uTile, uSlot;
+    if (gateInAcc) {
+      uTile = k.add(tile0, k.add(it, k.ci(2)));
       uSlot = k.andi(k.add(it, k.ci(2)), k.ci(plan.gateTiles() - 1));
+    }
     Value next =
-        tileCopy(k.add(n0, k.ci(BN)), nextStage, true, !overlap, uSlot);
+        tileCopy(k.add(n0, k.ci(BN)), nextStage, true, !overlap, uTile, uSlot);
+    // FoX (gateInAcc): this tile's record. It landed a step ago, so it is
+    // read before this step's wait and barrier, which hide the loads; after
+    // the copies, whose address registers then free up sooner. Records
+    // rotate over four slots (copied two tiles ahead).
+    std::vector<std::array<Value, 4>> u(nS, {zero, zero, zero, zero});
+    Value gFirst; // G'_j0
+    if (gateInAcc) {
+      Value rec = k.mul(k.andi(it, k.ci(plan.gateTiles() - 1)), k.ci(uTF));
+      gFirst = memref::LoadOp::create(b, loc, gTiles, ValueRange{rec});
+      for (int64_t jn = 0; jn < nS; ++jn) {
+        // Key pair 4 jn + lq: columns 8 jn + 2 lq + {0, 1} of rows quad and
+        // quad + 8, the accumulators' order.
+        Value at = k.add(rec, k.add(k.ci(4 + 16 * jn), k.mul(lq, k.ci(4))));
+        Value quadU = vector::LoadOp::create(b, loc, VectorType::get({4}, f32),
+                                             gTiles, ValueRange{at});
+        for (int i = 0; i < 4; ++i)
+          u[jn][i] = vector::ExtractOp::create(b, loc, quadU, i);
+      }
+    }
     nvgpu::DeviceAsyncWaitOp::create(b, loc, next,
                                      b.getI32IntegerAttr(overlap ? 2 : 1));
     if (wgMode)
@@ -840,7 +854,6 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     // FoX's row term of this tile: -G_i, plus G_j0 with gateInAcc.
     SmallVector<Value> rowBias(gq);
     if (gateInAcc) {
-      newState[gFirstIdx] = gFirstNext;
       for (Value &x : rowBias)
         x = k.fadd(gFirst, x);
     }
@@ -1188,6 +1201,15 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value gRow = k.mul(row, S); // this row of g
   auto [rowBase, base] = gateRow(k, plan, row, S);
+  // Key j's place in its tile's record (GpuPlan::gateInAcc): element
+  // j % 2 of its pair's 4 floats (and 2 + j % 2), after the 4-float head.
+  const int64_t BN = plan.blockN, uTF = plan.uTileFloats();
+  auto uSlot = [&](Value j) {
+    Value jt = k.rem(j, k.ci(BN));
+    return k.add(k.add(rowBase, k.mul(k.div(j, k.ci(BN)), k.ci(uTF))),
+                 k.add(k.ci(4), k.add(k.mul(k.div(jt, k.ci(2)), k.ci(4)),
+                                      k.rem(jt, k.ci(2)))));
+  };
   Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
   // Stored as -gamma * log2(e) * G: the attention kernel's logits are in
   // base 2 and take G_j with one add.
@@ -1267,24 +1289,36 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     b.setInsertionPointToStart(
         scf::IfOp::create(b, loc, TypeRange{}, in[e], false).thenBlock());
     memref::StoreOp::create(b, loc, gf, G, ValueRange{k.add(base, j[e])});
-    if (ext)
-      memref::StoreOp::create(b, loc, u, G, ValueRange{k.add(rowBase, j[e])});
+    if (!ext)
+      continue;
+    Value at = uSlot(j[e]);
+    memref::StoreOp::create(b, loc, u, G, ValueRange{at});
+    memref::StoreOp::create(b, loc, u, G, ValueRange{k.add(at, k.ci(2))});
+    // A tile's first key also heads its record.
+    b.setInsertionPointToStart(
+        scf::IfOp::create(b, loc, TypeRange{},
+                          k.cmp(P::eq, k.rem(j[e], k.ci(BN)), k.ci(0)), false)
+            .thenBlock());
+    memref::StoreOp::create(
+        b, loc, gf, G,
+        ValueRange{k.add(rowBase, k.mul(k.div(j[e], k.ci(BN)), k.ci(uTF)))});
   }
   // The next round overwrites the shared arrays.
   gpu::BarrierOp::create(b, loc);
   scf::YieldOp::create(b, loc, ValueRange{k.fadd(carry, total)});
   b.setInsertionPointAfter(rounds);
   if (ext) {
-    // The u row's padding (to 4 keys) is zeros: the attention kernel copies
-    // 4 keys at a time.
+    // The last tile's keys past S read zeros (they are masked, but loaded).
     Value pad = k.add(S, tid);
-    b.setInsertionPointToStart(
-        scf::IfOp::create(b, loc, TypeRange{},
-                          k.cmp(P::slt, pad, k.sub(base, rowBase)), false)
-            .thenBlock());
-    memref::StoreOp::create(
-        b, loc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)), G,
-        ValueRange{k.add(rowBase, pad)});
+    Value tileEnd = k.mul(k.div(k.add(S, k.ci(BN - 1)), k.ci(BN)), k.ci(BN));
+    b.setInsertionPointToStart(scf::IfOp::create(b, loc, TypeRange{},
+                                                 k.cmp(P::slt, pad, tileEnd),
+                                                 false)
+                                   .thenBlock());
+    Value zero32 = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+    Value at = uSlot(pad);
+    memref::StoreOp::create(b, loc, zero32, G, ValueRange{at});
+    memref::StoreOp::create(b, loc, zero32, G, ValueRange{k.add(at, k.ci(2))});
     b.setInsertionPointToEnd(&entry);
   }
   gpu::ReturnOp::create(b, loc);

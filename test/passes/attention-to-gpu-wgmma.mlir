@@ -12,16 +12,17 @@
 // CHECK: gpu.module @main_gpu [#nvvm.target<O = 3, chip = "sm_90a">] attributes {attn.plan = {
 // CHECK-SAME: block_m = 128 : i64, block_n = 128 : i64
 // CHECK-SAME: overlap = 1 : i64
-// The tiles (2 * (128 * 128 + 2 * 128 * 256)), FoX's four tiles of initial
-// scores (4 * 4 * 128) and 1024 bytes to align the tiles on the swizzle
+// The tiles (2 * (128 * 128 + 2 * 128 * 256)), FoX's four record slots
+// (4 * 4 * (4 + 2 * 128)) and 1024 bytes to align the tiles on the swizzle
 // pattern.
-// CHECK-SAME: smem_bytes = 166912 : i64
+// CHECK-SAME: smem_bytes = 169024 : i64
 // CHECK-SAME: threads = 256 : i64
 // CHECK-SAME: wgmma = 1 : i64
-// The gate kernel writes G and each key's initial score u_j.
+// The gate kernel writes G and each key's initial score u_j (twice).
 // CHECK: gpu.func @gate
 // CHECK:   gpu.barrier
 // CHECK:   scf.if
+// CHECK:     memref.store {{.*}} : memref<?xf32>
 // CHECK:     memref.store {{.*}} : memref<?xf32>
 // CHECK:     memref.store {{.*}} : memref<?xf32>
 // RoPE on q happens in the kernel (its Q tile, in shared memory): the
@@ -38,11 +39,12 @@
 // CHECK:   vector.load {{.*}} : memref<?xf32>, vector<8xf32>
 // CHECK:   arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
 // CHECK:   scf.for
-// This tile's initial scores, before the step's wait: a pair of columns
-// per load, for both rows of the accumulator layout.
-// CHECK:     vector.load {{.*}} : memref<512xf32, #gpu.address_space<workgroup>>, vector<2xf32>
-// u two tiles ahead: 16 bytes per copy.
-// CHECK:     nvgpu.device_async_copy %arg4[{{.*}}], %{{.*}}[{{.*}}], 4, {{.*}} : memref<?xf32> to memref<512xf32, #gpu.address_space<workgroup>>
+// Records two tiles ahead: 16 bytes per copy.
+// CHECK:     nvgpu.device_async_copy %arg4[{{.*}}], %{{.*}}[{{.*}}], 4 {bypassL1} : memref<?xf32> to memref<1040xf32, #gpu.address_space<workgroup>>
+// This tile's record, before the step's wait: G'_j0, then a key pair per
+// load, for both rows of the accumulator layout.
+// CHECK:     memref.load {{.*}} : memref<1040xf32, #gpu.address_space<workgroup>>
+// CHECK:     vector.load {{.*}} : memref<1040xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // K_{j+1} in flight; K_j and V_{j-1} landed (two newest groups pending).
 // CHECK:     nvgpu.device_async_wait {{.*}} {numGroups = 2 : i32}
 // CHECK:     "fence.proxy.async.shared::cta;"

@@ -18,10 +18,9 @@
 //                                       of S (f64 sums, f32 out); grid B*Hq,
 //                                       kGateThreads threads. Row r of the G
 //                                       buffer takes gateRowFloats(S) floats;
-//                                       with gateInAcc() it starts with the
-//                                       keys' initial scores u (f32, S
-//                                       rounded up to 4, zeros past S), G
-//                                       follows.
+//                                       with gateInAcc() it starts with
+//                                       uTiles(S) records of uTileFloats()
+//                                       (see there), G follows.
 //   attention(q, k, v, o, G, Hq, Hk, T, S [, cos, sin, qPos0])
 //                                       grid (ceil(T/blockM), B*Hq),
 //                                       32*warps threads, smemBytes dynamic;
@@ -90,24 +89,37 @@ struct GpuPlan {
   /// Q K^T accumulates onto u_j = (G'_j - G'_j0) / (scale log2(e)) instead
   /// of zero (G' the stored -gamma log2(e) G, j0 the first key of j's
   /// blockN tile), so a score costs what it costs without FoX; the row term
-  /// G'_j0 - G'_i joins the row max and offset once per row and tile. The
-  /// kernel copies u two tiles ahead (gateTiles() = 4 slots, a power of
-  /// two) and reads a tile's u at the top of its step, before the step's
-  /// wait and barrier. Needs a
-  /// positive scale (max and masks work on raw scores); else the bias is
+  /// G'_j0 - G'_i joins the row max and offset once per row and tile. Needs
+  /// a positive scale (max and masks work on raw scores); else the bias is
   /// added per score.
+  ///
+  /// The gate kernel writes one record per key tile: G'_j0, 3 floats of
+  /// padding, then per key pair (c, c+1) [u_c, u_c+1, u_c, u_c+1] (the S
+  /// accumulator layout: rows r and r+8 of columns c, c+1, one 16-byte
+  /// load). Rows hold two spare records, so the kernel copies records two
+  /// tiles ahead without bounds checks, into gateTiles() = 4 shared slots,
+  /// and reads a tile's record at the top of its step, before the step's
+  /// wait and barrier.
   bool gateInAcc() const { return gate && scale > 0; }
-  /// Shared tiles of u (gateInAcc) or G, blockN floats each.
+  /// Floats of a key tile's record (gateInAcc).
+  int64_t uTileFloats() const { return 4 + 2 * blockN; }
+  /// Records per row (gateInAcc): the key tiles and two spare.
+  int64_t uTiles(int64_t keys) const {
+    return (keys + blockN - 1) / blockN + 2;
+  }
+  /// Shared tiles of records (gateInAcc) or of G (blockN floats).
   int64_t gateTiles() const { return !gate ? 0 : gateInAcc() ? 4 : stages; }
   /// Floats per (batch, query head) row of the gate kernel's output.
   int64_t gateRowFloats(int64_t keys) const {
-    return gateInAcc() ? 2 * ((keys + 3) / 4 * 4) : keys;
+    return gateInAcc() ? uTiles(keys) * uTileFloats() + (keys + 3) / 4 * 4
+                       : keys;
   }
   /// Dynamic shared memory of the attention kernel, bytes: Q, the K/V
-  /// stages, the u or G tiles (f32), alignment slack.
+  /// stages, the record or G tiles (f32), alignment slack.
   int64_t smemBytes() const {
+    int64_t gateFloats = gateInAcc() ? uTileFloats() : blockN;
     return 2 * (blockM() * headDim + stages * blockN * (headDim + valueDim)) +
-           4 * gateTiles() * blockN + (wgmma ? kWgmmaAlign : 0);
+           4 * gateTiles() * gateFloats + (wgmma ? kWgmmaAlign : 0);
   }
 
   DictionaryAttr toAttr(MLIRContext *ctx) const;
