@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_90a" | FileCheck %s
 // RUN: sed 's/gate(%g)/gate(%g) scale -0.1/' %s | attn-opt --attn-attention-to-gpu="chip=sm_90a" | FileCheck %s --check-prefix=NEG
 // RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_90a overlap=true" | FileCheck %s --check-prefix=OVL
 
 // Where FoX's bias enters the scores (GpuPlan::gateInAcc). With a positive
 // scale its key term u is the initial value of S = Q K^T: the gate kernel
@@ -59,6 +60,12 @@
 // NEG:   setp.ne.b32 p, $34, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, $32, $33, p, 1, 1, 0, 0;
 // NEG:   "wgmma.wait_group.sync.aligned 0;"
 // NEG:   math.fma
+
+// With the overlap (P of the previous step live, 96 registers would spill)
+// the kernel carries no occupancy hint.
+// OVL: overlap = 1 : i64
+// OVL: gpu.func @attention
+// OVL-NOT: nvvm.minctasm
 
 // mma.sync (sm_80) starts its accumulators from the same initial scores.
 // MMA: gpu.func @attention

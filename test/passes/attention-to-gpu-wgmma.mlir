@@ -76,6 +76,8 @@
 // SMALL: block_m = 64 : i64, block_n = 64 : i64
 // SMALL-SAME: overlap = 0 : i64
 // SMALL: known_block_size = array<i32: 128, 1, 1>
+// Two blocks per SM at D = 128: no occupancy hint.
+// SMALL-NOT: nvvm.minctasm
 // SMALL: scf.for
 // SMALL:   nvgpu.device_async_wait {{.*}} {numGroups = 1 : i32}
 // SMALL:   wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16

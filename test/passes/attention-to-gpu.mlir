@@ -25,8 +25,15 @@
 // CHECK: gpu.func @gate(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index) workgroup(%{{.*}} : memref<1024xf64, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xf64, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 1024, 1, 1>}
 // CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c4096
 // CHECK:     gpu.barrier
+// CHECK-NOT: nvvm.minctasm
 // CHECK: gpu.func @attention(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK:   gpu.dynamic_shared_memory
+// Tile copies: the rows a thread has left, once, as i32; each 16-byte chunk
+// (8 rows further on than the previous one) is one 32-bit compare.
+// CHECK:   %[[LEFT:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK:   arith.cmpi slt, %c0_i32, %[[LEFT]] : i32
+// CHECK:   nvgpu.device_async_copy {{.*}} {bypassL1}
+// CHECK:   arith.cmpi slt, %c8_i32, %[[LEFT]] : i32
 // CHECK:   nvgpu.device_async_copy {{.*}} {bypassL1}
 // CHECK:   nvgpu.device_async_create_group
 // CHECK:   nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
