@@ -1204,7 +1204,7 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   // Key j's place in its tile's record (GpuPlan::gateInAcc): element
   // j % 2 of its pair's 4 floats (and 2 + j % 2), after the 4-float head.
   const int64_t BN = plan.blockN, uTF = plan.uTileFloats();
-  auto uSlot = [&](Value j) {
+  auto uAt = [&](Value j) {
     Value jt = k.rem(j, k.ci(BN));
     return k.add(k.add(rowBase, k.mul(k.div(j, k.ci(BN)), k.ci(uTF))),
                  k.add(k.ci(4), k.add(k.mul(k.div(jt, k.ci(2)), k.ci(4)),
@@ -1291,7 +1291,7 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     memref::StoreOp::create(b, loc, gf, G, ValueRange{k.add(base, j[e])});
     if (!ext)
       continue;
-    Value at = uSlot(j[e]);
+    Value at = uAt(j[e]);
     memref::StoreOp::create(b, loc, u, G, ValueRange{at});
     memref::StoreOp::create(b, loc, u, G, ValueRange{k.add(at, k.ci(2))});
     // A tile's first key also heads its record.
@@ -1316,7 +1316,7 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                                                  false)
                                    .thenBlock());
     Value zero32 = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-    Value at = uSlot(pad);
+    Value at = uAt(pad);
     memref::StoreOp::create(b, loc, zero32, G, ValueRange{at});
     memref::StoreOp::create(b, loc, zero32, G, ValueRange{k.add(at, k.ci(2))});
     b.setInsertionPointToEnd(&entry);
