@@ -520,7 +520,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     gpu::BarrierOp::create(b, loc);
   };
 
-  // Q (with the first two u tiles: a step reads its u before its own wait)
+  // Q (with the first two FoX records: a step reads its record before its
+  // own wait)
   // and the first K/V tile in flight.
   {
     SmallVector<Value> qTok = copyTile(k, tid, threads, q, qBase, m0, T, smem,
@@ -1278,7 +1279,7 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       // (scale log2(e)), G_j0 as stored (f32: the attention kernel adds
       // that one back). Rounds start on tile bounds, so j0 is a key of
       // this round.
-      Value j0 = k.mul(k.div(local[e], k.ci(plan.blockN)), k.ci(plan.blockN));
+      Value j0 = k.mul(k.div(local[e], k.ci(BN)), k.ci(BN));
       Value g0 = memref::LoadOp::create(b, loc, round, ValueRange{j0});
       g0 = arith::TruncFOp::create(b, loc, f32, g0);
       g0 = arith::ExtFOp::create(b, loc, f64, g0);

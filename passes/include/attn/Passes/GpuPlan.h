@@ -98,8 +98,8 @@ struct GpuPlan {
   /// accumulator layout: rows r and r+8 of columns c, c+1, one 16-byte
   /// load). Rows hold two spare records, so the kernel copies records two
   /// tiles ahead without bounds checks, into gateTiles() = 4 shared slots,
-  /// and reads a tile's record at the top of its step, before the step's
-  /// wait and barrier.
+  /// and reads a tile's record after issuing its step's copies, before the
+  /// step's wait and barrier.
   bool gateInAcc() const { return gate && scale > 0; }
   /// Floats of a key tile's record (gateInAcc).
   int64_t uTileFloats() const { return 4 + 2 * blockN; }
