@@ -708,13 +708,16 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       Value rec = k.mul(k.andi(it, k.ci(plan.gateTiles() - 1)), k.ci(uTF));
       gFirst = memref::LoadOp::create(b, loc, gTiles, ValueRange{rec});
       for (int64_t jn = 0; jn < nS; ++jn) {
-        // Key pair 4 jn + lq: columns 8 jn + 2 lq + {0, 1} of rows quad and
-        // quad + 8, the accumulators' order.
-        Value at = k.add(rec, k.add(k.ci(4 + 16 * jn), k.mul(lq, k.ci(4))));
-        Value quadU = vector::LoadOp::create(b, loc, VectorType::get({4}, f32),
-                                             gTiles, ValueRange{at});
+        // Columns 8 jn + 2 lq + {0, 1}, for rows quad and quad + 8 (the
+        // accumulators' order: u_c, u_c+1, u_c, u_c+1). One 8-byte load and
+        // two moves: a 16-byte load of a duplicated pair saves the moves
+        // but takes twice the shared-memory wavefronts, on the pipe the
+        // step's cp.async copies queue on, and measured slower.
+        Value at = k.add(rec, k.add(k.ci(4 + 8 * jn), k.mul(lq, k.ci(2))));
+        Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, f32),
+                                            gTiles, ValueRange{at});
         for (int i = 0; i < 4; ++i)
-          u[jn][i] = vector::ExtractOp::create(b, loc, quadU, i);
+          u[jn][i] = vector::ExtractOp::create(b, loc, pair, i % 2);
       }
     }
     nvgpu::DeviceAsyncWaitOp::create(b, loc, next,
@@ -1202,14 +1205,12 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value gRow = k.mul(row, S); // this row of g
   auto [rowBase, base] = gateRow(k, plan, row, S);
-  // Key j's place in its tile's record (GpuPlan::gateInAcc): element
-  // j % 2 of its pair's 4 floats (and 2 + j % 2), after the 4-float head.
+  // Key j's place in its tile's record (GpuPlan::gateInAcc): after the
+  // 4-float head, in key order.
   const int64_t BN = plan.blockN, uTF = plan.uTileFloats();
   auto uAt = [&](Value j) {
-    Value jt = k.rem(j, k.ci(BN));
     return k.add(k.add(rowBase, k.mul(k.div(j, k.ci(BN)), k.ci(uTF))),
-                 k.add(k.ci(4), k.add(k.mul(k.div(jt, k.ci(2)), k.ci(4)),
-                                      k.rem(jt, k.ci(2)))));
+                 k.add(k.ci(4), k.rem(j, k.ci(BN))));
   };
   Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
   // Stored as -gamma * log2(e) * G: the attention kernel's logits are in
@@ -1292,9 +1293,7 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     memref::StoreOp::create(b, loc, gf, G, ValueRange{k.add(base, j[e])});
     if (!ext)
       continue;
-    Value at = uAt(j[e]);
-    memref::StoreOp::create(b, loc, u, G, ValueRange{at});
-    memref::StoreOp::create(b, loc, u, G, ValueRange{k.add(at, k.ci(2))});
+    memref::StoreOp::create(b, loc, u, G, ValueRange{uAt(j[e])});
     // A tile's first key also heads its record.
     b.setInsertionPointToStart(
         scf::IfOp::create(b, loc, TypeRange{},
@@ -1317,9 +1316,7 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                                                  false)
                                    .thenBlock());
     Value zero32 = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-    Value at = uAt(pad);
-    memref::StoreOp::create(b, loc, zero32, G, ValueRange{at});
-    memref::StoreOp::create(b, loc, zero32, G, ValueRange{k.add(at, k.ci(2))});
+    memref::StoreOp::create(b, loc, zero32, G, ValueRange{uAt(pad)});
     b.setInsertionPointToEnd(&entry);
   }
   gpu::ReturnOp::create(b, loc);

@@ -14,8 +14,8 @@
 // CHECK-SAME: head_dim = 128 : i64
 // CHECK-SAME: rope = 1 : i64
 // Q, K/V stages, FoX's four record slots: 2 * (64 * 128 + 2 * 64 * 256)
-// + 4 * 4 * (4 + 2 * 64).
-// CHECK-SAME: smem_bytes = 84032 : i64
+// + 4 * 4 * (4 + 64).
+// CHECK-SAME: smem_bytes = 83008 : i64
 // CHECK-SAME: threads = 128 : i64
 // CHECK: gpu.func @rope_table(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index) kernel
 // CHECK:   math.cos %{{.*}} : f64

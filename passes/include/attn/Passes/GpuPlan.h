@@ -94,15 +94,15 @@ struct GpuPlan {
   /// added per score.
   ///
   /// The gate kernel writes one record per key tile: G'_j0, 3 floats of
-  /// padding, then per key pair (c, c+1) [u_c, u_c+1, u_c, u_c+1] (the S
-  /// accumulator layout: rows r and r+8 of columns c, c+1, one 16-byte
-  /// load). Rows hold two spare records, so the kernel copies records two
+  /// padding (16-byte copies), then u_j in key order (a lane's columns c,
+  /// c+1 are one 8-byte load, moved into the accumulators of rows r and
+  /// r+8). Rows hold two spare records, so the kernel copies records two
   /// tiles ahead without bounds checks, into gateTiles() = 4 shared slots,
   /// and reads a tile's record after issuing its step's copies, before the
   /// step's wait and barrier.
   bool gateInAcc() const { return gate && scale > 0; }
   /// Floats of a key tile's record (gateInAcc).
-  int64_t uTileFloats() const { return 4 + 2 * blockN; }
+  int64_t uTileFloats() const { return 4 + blockN; }
   /// Records per row (gateInAcc): the key tiles and two spare.
   int64_t uTiles(int64_t keys) const {
     return (keys + blockN - 1) / blockN + 2;
