@@ -521,8 +521,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   };
 
   // Q (with the first two FoX records: a step reads its record before its
-  // own wait)
-  // and the first K/V tile in flight.
+  // own wait) and the first K/V tile in flight.
   {
     SmallVector<Value> qTok = copyTile(k, tid, threads, q, qBase, m0, T, smem,
                                        k.ci(0), BM, D, wgMode);
@@ -711,7 +710,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
         // Columns 8 jn + 2 lq + {0, 1}, for rows quad and quad + 8 (the
         // accumulators' order: u_c, u_c+1, u_c, u_c+1). One 8-byte load and
         // two moves: a 16-byte load of a duplicated pair saves the moves
-        // but takes twice the shared-memory wavefronts, on the pipe the
+        // but moves twice the bytes through shared memory, on the pipe the
         // step's cp.async copies queue on, and measured slower.
         Value at = k.add(rec, k.add(k.ci(4 + 8 * jn), k.mul(lq, k.ci(2))));
         Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, f32),
@@ -1205,12 +1204,14 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value gRow = k.mul(row, S); // this row of g
   auto [rowBase, base] = gateRow(k, plan, row, S);
-  // Key j's place in its tile's record (GpuPlan::gateInAcc): after the
-  // 4-float head, in key order.
+  // The record of key j's tile (GpuPlan::gateInAcc) and j's place in it:
+  // after the 4-float head, in key order.
   const int64_t BN = plan.blockN, uTF = plan.uTileFloats();
+  auto recordAt = [&](Value j) {
+    return k.add(rowBase, k.mul(k.div(j, k.ci(BN)), k.ci(uTF)));
+  };
   auto uAt = [&](Value j) {
-    return k.add(k.add(rowBase, k.mul(k.div(j, k.ci(BN)), k.ci(uTF))),
-                 k.add(k.ci(4), k.rem(j, k.ci(BN))));
+    return k.add(recordAt(j), k.add(k.ci(4), k.rem(j, k.ci(BN))));
   };
   Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
   // Stored as -gamma * log2(e) * G: the attention kernel's logits are in
@@ -1299,9 +1300,7 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
         scf::IfOp::create(b, loc, TypeRange{},
                           k.cmp(P::eq, k.rem(j[e], k.ci(BN)), k.ci(0)), false)
             .thenBlock());
-    memref::StoreOp::create(
-        b, loc, gf, G,
-        ValueRange{k.add(rowBase, k.mul(k.div(j[e], k.ci(BN)), k.ci(uTF)))});
+    memref::StoreOp::create(b, loc, gf, G, ValueRange{recordAt(j[e])});
   }
   // The next round overwrites the shared arrays.
   gpu::BarrierOp::create(b, loc);
