@@ -379,7 +379,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   const int64_t sK0 = BM * D, sV0 = sK0 + plan.stages * BN * D;
   // FoX: the slots of key tile records (GpuPlan::gateInAcc) or the G_j
   // tiles (f32) after the K/V tiles.
-  const bool gateInAcc = plan.gateInAcc();
+  const bool gateInAcc = plan.gateInAcc(), gateInMma = plan.gateInMma();
   const int64_t gOff = 2 * (sV0 + plan.stages * BN * Dv);
   Value gTiles;
   if (plan.gate)
@@ -456,7 +456,10 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
           k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv))), BN, Dv, wgMode);
       t.append(t2.begin(), t2.end());
     }
-    if (withK && gateInAcc) {
+    if (withK && gateInMma) {
+      // The record of this K tile into its stage (GpuPlan::gateInMma).
+      uCopy(k.div(n0, k.ci(BN)), stage);
+    } else if (withK && gateInAcc) {
       if (uSlot)
         uCopy(uTile, uSlot);
     } else if (withK && plan.gate) {
@@ -520,12 +523,36 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     gpu::BarrierOp::create(b, loc);
   };
 
+  // gateInMma: the A operand of S's bias step, 256 bytes after the record
+  // slots: one 8 x 8 core matrix with ones (bf16 0x3F80) in columns 0-2,
+  // read by every 8-row group (SBO 0), then one of zeros for columns 8-15
+  // (LBO 128). Written here; the barrier before the key walk publishes it.
+  const int64_t aOff = gOff + 4 * plan.gateTiles() * plan.uTileFloats();
+  if (gateInMma) {
+    auto i4 = VectorType::get({4}, b.getI32Type());
+    Value aTile = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({64}, b.getI32Type(), MemRefLayoutAttrInterface{}, wg),
+        raw, k.add(shift, k.ci(aOff)), ValueRange{});
+    auto cst = [&](ArrayRef<int32_t> x) -> Value {
+      return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(i4, x));
+    };
+    Value row = k.sel(k.cmp(P::slt, tid, k.ci(8)),
+                      cst({0x3F803F80, 0x3F80, 0, 0}), cst({0, 0, 0, 0}));
+    auto guard = scf::IfOp::create(b, loc, TypeRange{},
+                                   k.cmp(P::slt, tid, k.ci(16)), false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    vector::StoreOp::create(b, loc, row, aTile,
+                            ValueRange{k.mul(tid, k.ci(4))});
+  }
+
   // Q (with the first two FoX records: a step reads its record before its
   // own wait) and the first K/V tile in flight.
   {
     SmallVector<Value> qTok = copyTile(k, tid, threads, q, qBase, m0, T, smem,
                                        k.ci(0), BM, D, wgMode);
-    if (gateInAcc) {
+    if (gateInAcc && !gateInMma) {
       uCopy(tile0, k.ci(0));
       uCopy(k.add(tile0, k.ci(1)), k.ci(1));
     }
@@ -691,7 +718,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     // one. wgmma: only K here (V_{j+1} goes out once V_{j-1} is consumed);
     // the two newest groups (V_j, K_{j+1}) may stay in flight.
     Value uTile, uSlot;
-    if (gateInAcc) {
+    if (gateInAcc && !gateInMma) {
       uTile = k.add(tile0, k.add(it, k.ci(2)));
       uSlot = k.andi(k.add(it, k.ci(2)), k.ci(plan.gateTiles() - 1));
     }
@@ -703,7 +730,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     // rotate over four slots (copied two tiles ahead).
     std::vector<std::array<Value, 4>> u(nS, {zero, zero, zero, zero});
     Value gFirst; // G'_j0
-    if (gateInAcc) {
+    if (gateInAcc && !gateInMma) {
       Value rec = k.mul(k.andi(it, k.ci(plan.gateTiles() - 1)), k.ci(uTF));
       gFirst = memref::LoadOp::create(b, loc, gTiles, ValueRange{rec});
       for (int64_t jn = 0; jn < nS; ++jn) {
@@ -728,6 +755,12 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     // FoX per score: this tile's -G_j, read before the products are issued
     // so the shared loads are done when the scores are (the wgmma wait is
     // inline asm with side effects: loads after it cannot move above it).
+    // gateInMma: G'_j0 from the tail of the record that landed with K (the
+    // rest goes to the tensor cores), read before the products are issued.
+    if (gateInMma)
+      gFirst = memref::LoadOp::create(
+          b, loc, gTiles,
+          ValueRange{k.add(k.mul(stage, k.ci(uTF)), k.ci(4 * BN))});
     SmallVector<std::array<Value, 2>> gk(nS);
     if (plan.gate && !gateInAcc)
       for (int64_t jn = 0; jn < nS; ++jn) {
@@ -758,12 +791,23 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       // FoX (gateInAcc): S accumulates onto u, which goes through the
       // fence with the other registers written since the last wgmma.
       const size_t nRegs = regs.size();
-      if (gateInAcc)
+      if (gateInAcc && !gateInMma)
         for (int64_t jn = 0; jn < nS; ++jn)
           regs.append(u[jn].begin(), u[jn].end());
       regs = wgmma::fence(b, loc, regs);
       SmallVector<Value> acc(regs.begin() + nRegs, regs.end());
       regs.truncate(nRegs);
+      if (gateInMma) {
+        // S starts as u (GpuPlan::gateInMma): ones x this tile's record.
+        Value uDesc = wgmma::descriptor(
+            b, loc,
+            k.add(k.add(smemAddr, k.ci(gOff)), k.mul(stage, k.ci(4 * uTF))), 0,
+            128, /*swizzle=*/false);
+        Value aDesc = wgmma::descriptor(b, loc, k.add(smemAddr, k.ci(aOff)),
+                                        128, 0, /*swizzle=*/false);
+        acc = wgmma::mmaAsync(b, loc, {}, BN, /*half=*/false, {}, aDesc, uDesc,
+                              false);
+      }
       for (int64_t ks = 0; ks < D / 16; ++ks)
         acc = wgmma::mmaAsync(
             b, loc, acc, BN, plan.half, {},
@@ -1177,8 +1221,9 @@ void buildRopeKernel(OpBuilder &mb, gpu::GPUModuleOp module,
 /// (thread t takes keys t, t + NT, ...) through a shared f64 copy of the
 /// round; the scan runs on the shared copy: each thread sums 4 consecutive
 /// keys, the block scans the thread sums (Hillis-Steele), and the round's
-/// total carries into the next. No thread walks a row serially. With
-/// gateInAcc the round also writes its keys' initial scores.
+/// total carries into the next. No thread
+/// walks a row serially. With gateInAcc the round also writes its keys' initial
+/// scores.
 void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                      const GpuPlan &plan) {
   MLIRContext *ctx = mb.getContext();
@@ -1212,6 +1257,13 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   };
   auto uAt = [&](Value j) {
     return k.add(recordAt(j), k.add(k.ci(4), k.rem(j, k.ci(BN))));
+  };
+  // gateInMma: key j's 16 bytes (columns 0-7) in its record.
+  const bool mmaRec = plan.gateInMma();
+  auto v4f = VectorType::get({4}, f32);
+  auto storeRow = [&](Value j, Value row) {
+    Value at = k.add(recordAt(j), k.mul(k.rem(j, k.ci(BN)), k.ci(4)));
+    vector::StoreOp::create(b, loc, row, G, ValueRange{at});
   };
   Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
   // Stored as -gamma * log2(e) * G: the attention kernel's logits are in
@@ -1285,8 +1337,34 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       Value g0 = memref::LoadOp::create(b, loc, round, ValueRange{j0});
       g0 = arith::TruncFOp::create(b, loc, f32, g0);
       g0 = arith::ExtFOp::create(b, loc, f64, g0);
-      u = arith::TruncFOp::create(
-          b, loc, f32, arith::MulFOp::create(b, loc, k.fsub(gd, g0), inv));
+      Value ud = arith::MulFOp::create(b, loc, k.fsub(gd, g0), inv);
+      u = arith::TruncFOp::create(b, loc, f32, ud);
+      if (mmaRec) {
+        // Three bf16 pieces, each the rounded rest of the ones before
+        // (exact in f64), packed as columns 0, 1 | 2, zeros after.
+        Type bf16 = b.getBF16Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
+        Value rest = ud;
+        std::array<Value, 3> bits;
+        for (int i = 0; i < 3; ++i) {
+          Value p = arith::TruncFOp::create(
+              b, loc, bf16, arith::TruncFOp::create(b, loc, f32, rest));
+          rest = k.fsub(rest, arith::ExtFOp::create(b, loc, f64, p));
+          bits[i] = arith::ExtUIOp::create(
+              b, loc, i32, arith::BitcastOp::create(b, loc, i16, p));
+        }
+        Value w0 = arith::OrIOp::create(
+            b, loc, bits[0],
+            arith::ShLIOp::create(
+                b, loc, bits[1],
+                arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16))));
+        Value zero32 =
+            arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+        u = vector::FromElementsOp::create(
+            b, loc, v4f,
+            ValueRange{arith::BitcastOp::create(b, loc, f32, w0),
+                       arith::BitcastOp::create(b, loc, f32, bits[2]), zero32,
+                       zero32});
+      }
     }
     OpBuilder::InsertionGuard gd2(b);
     b.setInsertionPointToStart(
@@ -1294,13 +1372,18 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     memref::StoreOp::create(b, loc, gf, G, ValueRange{k.add(base, j[e])});
     if (!ext)
       continue;
-    memref::StoreOp::create(b, loc, u, G, ValueRange{uAt(j[e])});
-    // A tile's first key also heads its record.
+    if (mmaRec)
+      storeRow(j[e], u);
+    else
+      memref::StoreOp::create(b, loc, u, G, ValueRange{uAt(j[e])});
+    // A tile's first key also heads (gateInMma: ends) its record.
     b.setInsertionPointToStart(
         scf::IfOp::create(b, loc, TypeRange{},
                           k.cmp(P::eq, k.rem(j[e], k.ci(BN)), k.ci(0)), false)
             .thenBlock());
-    memref::StoreOp::create(b, loc, gf, G, ValueRange{recordAt(j[e])});
+    memref::StoreOp::create(
+        b, loc, gf, G,
+        ValueRange{k.add(recordAt(j[e]), k.ci(mmaRec ? 4 * BN : 0))});
   }
   // The next round overwrites the shared arrays.
   gpu::BarrierOp::create(b, loc);
@@ -1314,8 +1397,14 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                                                  k.cmp(P::slt, pad, tileEnd),
                                                  false)
                                    .thenBlock());
-    Value zero32 = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-    memref::StoreOp::create(b, loc, zero32, G, ValueRange{uAt(pad)});
+    if (mmaRec) {
+      storeRow(pad, arith::ConstantOp::create(
+                        b, loc,
+                        DenseElementsAttr::get(v4f, b.getF32FloatAttr(0.0))));
+    } else {
+      Value zero32 = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+      memref::StoreOp::create(b, loc, zero32, G, ValueRange{uAt(pad)});
+    }
     b.setInsertionPointToEnd(&entry);
   }
   gpu::ReturnOp::create(b, loc);

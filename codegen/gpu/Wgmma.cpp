@@ -74,10 +74,11 @@ SmallVector<Value> mlir::attn::wgmma::inlinePtx(OpBuilder &b, Location loc,
 }
 
 Value mlir::attn::wgmma::descriptor(OpBuilder &b, Location loc, Value byteAddr,
-                                    int64_t lbo, int64_t sbo) {
+                                    int64_t lbo, int64_t sbo, bool swizzle) {
   // Bits 0-13: address >> 4; 16-29: LBO >> 4; 32-45: SBO >> 4; 62-63: 1
-  // (128-byte swizzle); base offset 0 (tiles start on 1024-byte bounds).
-  const uint64_t fixed = (uint64_t(1) << 62) |
+  // (128-byte swizzle) or 0 (none); base offset 0 (swizzled tiles start on
+  // 1024-byte bounds).
+  const uint64_t fixed = (uint64_t(swizzle ? 1 : 0) << 62) |
                          (uint64_t((sbo >> 4) & 0x3FFF) << 32) |
                          (uint64_t((lbo >> 4) & 0x3FFF) << 16);
   // Shared addresses stay below 2^18 (228 KB), so the address field needs

@@ -30,12 +30,13 @@ SmallVector<Value> inlinePtx(OpBuilder &b, Location loc, StringRef text,
                              ArrayRef<Value> inouts, ArrayRef<Value> ins,
                              ArrayRef<Type> fresh = {});
 
-/// The 64-bit shared-memory matrix descriptor of a 128-byte swizzled
-/// operand starting at shared address `byteAddr` (index; the swizzle
-/// pattern must start on a 1024-byte boundary), with leading / stride
-/// byte offsets `lbo` / `sbo`.
+/// The 64-bit shared-memory matrix descriptor of an operand starting at
+/// shared address `byteAddr` (index), with leading / stride byte offsets
+/// `lbo` / `sbo`: 128-byte swizzled (the pattern must start on a 1024-byte
+/// boundary) or, without `swizzle`, plain 8 x 16-byte core matrices (16-byte
+/// aligned; K-major: `lbo` apart along K, `sbo` apart along M or N).
 Value descriptor(OpBuilder &b, Location loc, Value byteAddr, int64_t lbo,
-                 int64_t sbo);
+                 int64_t sbo, bool swizzle = true);
 
 /// `desc` moved `bytes` (a multiple of 16) further into shared memory.
 Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes);

@@ -4,48 +4,54 @@
 // RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_90a overlap=true" | FileCheck %s --check-prefix=OVL
 
 // Where FoX's bias enters the scores (GpuPlan::gateInAcc). With a positive
-// scale its key term u is the initial value of S = Q K^T: the gate kernel
-// writes one record per key tile (G'_j0, padding, then u_j in key order),
-// the attention kernel copies records two tiles ahead into four shared
-// slots of 68 floats (the first two with Q), reads a tile's record (a key
-// pair per 8-byte load) after issuing the step's copies, before its wait
-// and barrier, and every k16 step accumulates. D = 64 here: S is m64n64
-// (32 accumulators, scale-d operand 66, not 34).
+// scale its key term u is the initial value of S = Q K^T. With wgmma
+// (GpuPlan::gateInMma) the gate kernel writes one record per key tile: 16
+// bytes per key (u_j as three bf16 pieces), then G'_j0; the attention
+// kernel copies a tile's record with its K tile into a slot per stage (65
+// chunks of 16 bytes), and S starts with one more k16 wgmma: a constant
+// shared A tile (ones in columns 0-2) times the record, without swizzle.
+// D = 64 here: S is m64n64 (32 accumulators).
 
-// The tiles (2 * (64 * 64 + 2 * 64 * 128)), four record slots
-// (4 * 4 * (4 + 64)), 1024 bytes of alignment slack.
-// CHECK: smem_bytes = 43072 : i64
-// The gate kernel stores G, u, G again as its tile's record head for a
-// tile's first key, and zeros for the last tile's keys past S.
+// The tiles (2 * (64 * 64 + 2 * 64 * 128)), two record slots
+// (2 * 4 * (4 * 64 + 4)), the A tile (256), 1024 bytes of alignment slack.
+// CHECK: smem_bytes = 44320 : i64
+// The gate kernel stores G, the key's record row, and G again after its
+// tile's record for a tile's first key; zero rows for the last tile's keys
+// past S.
 // CHECK: gpu.func @gate
 // CHECK:   scf.for
 // CHECK:     scf.if
 // CHECK:       memref.store %{{.*}} : memref<?xf32>
-// CHECK:       memref.store %{{.*}} : memref<?xf32>
+// CHECK:       vector.store %{{.*}} : memref<?xf32>, vector<4xf32>
 // CHECK-NOT:   memref.store
 // CHECK:       arith.cmpi eq
 // CHECK:       scf.if
 // CHECK:         memref.store %{{.*}} : memref<?xf32>
 // CHECK:   scf.yield
 // CHECK:   scf.if
-// CHECK:     memref.store %{{.*}} : memref<?xf32>
+// CHECK:     vector.store %{{.*}} : memref<?xf32>, vector<4xf32>
 // CHECK-NOT: memref.store
 // Five blocks per SM fit in shared memory: ptxas is asked for them.
 // CHECK: gpu.func @attention
 // CHECK-SAME: nvvm.minctasm = 5 : i32
-// The records of the first two tiles join Q's group.
-// CHECK:   nvgpu.device_async_copy %arg4[{{.*}}], %{{.*}}[{{.*}}], 4 {bypassL1} : memref<?xf32> to memref<272xf32, #gpu.address_space<workgroup>>
-// CHECK:   nvgpu.device_async_copy %arg4[{{.*}}], %{{.*}}[{{.*}}], 4 {bypassL1} : memref<?xf32> to memref<272xf32, #gpu.address_space<workgroup>>
+// The A tile: ones in columns 0-2 (bf16 0x3F80 = 16256) for 8 rows, zeros.
+// CHECK:   arith.constant dense<[1065369472, 16256, 0, 0]> : vector<4xi32>
+// CHECK:   vector.store %{{.*}} : memref<64xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// The first record joins the first K tile's group.
+// CHECK:   nvgpu.device_async_copy %arg4[{{.*}}], %{{.*}}[{{.*}}], 4 {bypassL1} : memref<?xf32> to memref<520xf32, #gpu.address_space<workgroup>>
 // CHECK:   nvgpu.device_async_create_group
-// CHECK: scf.for %[[IT:[a-z0-9_]+]] = 
-// CHECK:   nvgpu.device_async_copy %arg4[{{.*}}], %{{.*}}[{{.*}}], 4 {bypassL1} : memref<?xf32> to memref<272xf32, #gpu.address_space<workgroup>>
-// CHECK:   arith.andi %[[IT]], %c3{{.*}} : index
-// CHECK:   memref.load {{.*}} : memref<272xf32, #gpu.address_space<workgroup>>
-// CHECK:   vector.load {{.*}} : memref<272xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: scf.for
+// CHECK:   arith.cmpi slt, %{{.*}}, %c65
+// CHECK:   nvgpu.device_async_copy %arg4[{{.*}}], %{{.*}}[{{.*}}], 4 {bypassL1} : memref<?xf32> to memref<520xf32, #gpu.address_space<workgroup>>
+// CHECK:   nvgpu.device_async_create_group
 // CHECK:   nvgpu.device_async_wait
 // CHECK:   gpu.barrier
+// CHECK:   memref.load {{.*}} : memref<520xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT: vector.load {{.*}} : memref<520xf32
 // CHECK:   "wgmma.fence.sync.aligned;"
-// CHECK-NOT: wgmma.mma_async
+// The bias step: fresh accumulators (scale-d operand 34), A and B from
+// shared memory, bf16; then Q K^T accumulates (scale-d operand 66).
+// CHECK:   setp.ne.b32 p, $34, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, $32, $33, p, 1, 1, 0, 0;
 // CHECK:   setp.ne.b32 p, $66, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, $64, $65, p, 1, 1, 0, 0;
 // CHECK:   "wgmma.wait_group.sync.aligned 0;"
 
@@ -66,7 +72,9 @@
 // OVL: gpu.func @attention
 // OVL-NOT: nvvm.minctasm
 
-// mma.sync (sm_80) starts its accumulators from the same initial scores.
+// mma.sync (sm_80) starts its accumulators from the same initial scores,
+// read from records of G'_j0, padding and u_j in key order (four slots of
+// 68 floats), two 8-byte loads per pair of columns.
 // MMA: gpu.func @attention
 // MMA: scf.for
 // MMA:   vector.load {{.*}} : memref<272xf32, #gpu.address_space<workgroup>>, vector<2xf32>

@@ -12,18 +12,19 @@
 // CHECK: gpu.module @main_gpu [#nvvm.target<O = 3, chip = "sm_90a">] attributes {attn.plan = {
 // CHECK-SAME: block_m = 128 : i64, block_n = 128 : i64
 // CHECK-SAME: overlap = 1 : i64
-// The tiles (2 * (128 * 128 + 2 * 128 * 256)), FoX's four record slots
-// (4 * 4 * (4 + 128)) and 1024 bytes to align the tiles on the swizzle
-// pattern.
-// CHECK-SAME: smem_bytes = 166976 : i64
+// The tiles (2 * (128 * 128 + 2 * 128 * 256)), FoX's record slot per stage
+// (2 * 4 * (4 * 128 + 4)), its A tile (256) and 1024 bytes to align the
+// tiles on the swizzle pattern.
+// CHECK-SAME: smem_bytes = 169248 : i64
 // CHECK-SAME: threads = 256 : i64
 // CHECK-SAME: wgmma = 1 : i64
-// The gate kernel writes G and each key's initial score u_j.
+// The gate kernel writes G and each key's initial score u_j (a 16-byte
+// record row).
 // CHECK: gpu.func @gate
 // CHECK:   gpu.barrier
 // CHECK:   scf.if
 // CHECK:     memref.store {{.*}} : memref<?xf32>
-// CHECK:     memref.store {{.*}} : memref<?xf32>
+// CHECK:     vector.store {{.*}} : memref<?xf32>, vector<4xf32>
 // RoPE on q happens in the kernel (its Q tile, in shared memory): the
 // cos/sin tables and the first query's table row are arguments.
 // CHECK: gpu.func @attention({{.*}}, %{{.*}}: index, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index) kernel
@@ -32,26 +33,25 @@
 // CHECK:   nvgpu.device_async_copy
 // V's second stage starts as zeros (the first step multiplies it by P = 0).
 // CHECK:   vector.store {{.*}} : memref<{{.*}}xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
-// Q's group (with u of the first two tiles: each step reads its u first)
-// lands before the loop; RoPE rotates the Q tile.
+// Q's group lands before the loop; RoPE rotates the Q tile.
 // CHECK:   nvgpu.device_async_wait {{.*}} {numGroups = 2 : i32}
 // CHECK:   vector.load {{.*}} : memref<?xf32>, vector<8xf32>
 // CHECK:   arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
 // CHECK:   scf.for
-// Records two tiles ahead: 16 bytes per copy.
-// CHECK:     nvgpu.device_async_copy %arg4[{{.*}}], %{{.*}}[{{.*}}], 4 {bypassL1} : memref<?xf32> to memref<528xf32, #gpu.address_space<workgroup>>
-// This tile's record, before the step's wait: G'_j0, then a key pair per
-// 8-byte load (for both rows of the accumulator layout).
-// CHECK:     memref.load {{.*}} : memref<528xf32, #gpu.address_space<workgroup>>
-// CHECK:     vector.load {{.*}} : memref<528xf32, #gpu.address_space<workgroup>>, vector<2xf32>
-// K_{j+1} in flight; K_j and V_{j-1} landed (two newest groups pending).
+// The next tile's record travels with its K tile: 16 bytes per copy.
+// CHECK:     nvgpu.device_async_copy %arg4[{{.*}}], %{{.*}}[{{.*}}], 4 {bypassL1} : memref<?xf32> to memref<1032xf32, #gpu.address_space<workgroup>>
+// K_{j+1} in flight; K_j (and its record) and V_{j-1} landed (two newest
+// groups pending).
 // CHECK:     nvgpu.device_async_wait {{.*}} {numGroups = 2 : i32}
 // CHECK:     "fence.proxy.async.shared::cta;"
+// G'_j0 from the record's tail.
+// CHECK:     memref.load {{.*}} : memref<1032xf32, #gpu.address_space<workgroup>>
 // CHECK:     "wgmma.fence.sync.aligned;"
-// S = u + Q K^T: every k16 step accumulates (the first one onto u: the
-// tied form, scale-d is operand 130, not 66), both operands from shared
+// S = u + Q K^T: the bias step from zero (scale-d operand 66), then every
+// k16 step of Q K^T accumulates (operand 130), both operands from shared
 // memory (descriptors), K-major.
 // CHECK-NOT: wgmma.mma_async
+// CHECK:     setp.ne.b32 p, $66, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0, {{.*}}, $63}, $64, $65, p, 1, 1, 0, 0;
 // CHECK:     setp.ne.b32 p, $130, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0, {{.*}}, $63}, $128, $129, p, 1, 1, 0, 0;
 // CHECK:     "wgmma.commit_group.sync.aligned;"
 // O += P_{j-1} V_{j-1}: P from registers, V N-major (transposed B), issued

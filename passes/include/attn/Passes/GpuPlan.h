@@ -93,33 +93,53 @@ struct GpuPlan {
   /// a positive scale (max and masks work on raw scores); else the bias is
   /// added per score.
   ///
-  /// The gate kernel writes one record per key tile: G'_j0, 3 floats of
-  /// padding (16-byte copies), then u_j in key order (a lane's columns c,
-  /// c+1 are one 8-byte load, moved into the accumulators of rows r and
-  /// r+8). Rows hold two spare records, so the kernel copies records two
-  /// tiles ahead without bounds checks, into gateTiles() = 4 shared slots,
-  /// and reads a tile's record after issuing its step's copies, before the
-  /// step's wait and barrier.
+  /// The gate kernel writes one record per key tile; rows hold two spare
+  /// records, so the kernel copies records two tiles ahead without bounds
+  /// checks, into gateTiles() = 4 shared slots. See gateInMma() for the
+  /// wgmma record; with mma.sync a record is G'_j0, 3 floats of padding
+  /// (16-byte copies), then u_j in key order (a lane's columns c, c+1 are
+  /// one 8-byte load, moved into the accumulators of rows r and r+8), read
+  /// after the step's copies, before its wait and barrier.
   bool gateInAcc() const { return gate && scale > 0; }
+  /// gateInAcc with wgmma: u enters S through the tensor cores, as one more
+  /// k16 step ahead of Q K^T (zero-initialised accumulators): A is a
+  /// constant 256-byte shared tile after the record slots, ones in columns
+  /// 0-2 of every row, and B the
+  /// record: 16 bytes per key in key order, u_j split into three bf16
+  /// pieces (hi + mid + lo, 24 bits like f32) in columns 0-2, zeros in 3-7,
+  /// read by wgmma without swizzle as 8-key x 8-column core matrices 128
+  /// bytes apart; columns 8-15 read the same bytes again (LBO 0), finite
+  /// values against A's zeros. A step spends one wgmma on its bias instead
+  /// of shared loads and moves into 32 accumulators per thread. G'_j0
+  /// follows the keys (16 bytes, G'_j0 and padding). Records travel with
+  /// their K tile (same cp.async group, `stages` slots: 5 blocks per SM
+  /// still fit at D = 64).
+  bool gateInMma() const { return gateInAcc() && wgmma; }
   /// Floats of a key tile's record (gateInAcc).
-  int64_t uTileFloats() const { return 4 + blockN; }
+  int64_t uTileFloats() const {
+    return gateInMma() ? 4 * blockN + 4 : 4 + blockN;
+  }
   /// Records per row (gateInAcc): the key tiles and two spare.
   int64_t uTiles(int64_t keys) const {
     return (keys + blockN - 1) / blockN + 2;
   }
   /// Shared tiles of records (gateInAcc) or of G (blockN floats).
-  int64_t gateTiles() const { return !gate ? 0 : gateInAcc() ? 4 : stages; }
+  int64_t gateTiles() const {
+    return !gate ? 0 : gateInAcc() && !gateInMma() ? 4 : stages;
+  }
   /// Floats per (batch, query head) row of the gate kernel's output.
   int64_t gateRowFloats(int64_t keys) const {
     return gateInAcc() ? uTiles(keys) * uTileFloats() + (keys + 3) / 4 * 4
                        : keys;
   }
   /// Dynamic shared memory of the attention kernel, bytes: Q, the K/V
-  /// stages, the record or G tiles (f32), alignment slack.
+  /// stages, the record or G tiles (f32), gateInMma's A tile, alignment
+  /// slack.
   int64_t smemBytes() const {
     int64_t gateFloats = gateInAcc() ? uTileFloats() : blockN;
     return 2 * (blockM() * headDim + stages * blockN * (headDim + valueDim)) +
-           4 * gateTiles() * gateFloats + (wgmma ? kWgmmaAlign : 0);
+           4 * gateTiles() * gateFloats + (gateInMma() ? 256 : 0) +
+           (wgmma ? kWgmmaAlign : 0);
   }
 
   DictionaryAttr toAttr(MLIRContext *ctx) const;
