@@ -15,11 +15,22 @@
 // The tiles (2 * (64 * 64 + 2 * 64 * 128)), two record slots
 // (2 * 4 * (4 * 64 + 4)), the A tile (256), 1024 bytes of alignment slack.
 // CHECK: smem_bytes = 44320 : i64
-// The gate kernel stores G, the key's record row, and G again after its
+// The gate kernel scans a round by warp shuffles (f64 as two i32), then
+// warp 0 scans the warp totals: two barriers between the thread sums and
+// the round's values. It stores G, the key's record row, and G again after its
 // tile's record for a tile's first key; zero rows for the last tile's keys
 // past S.
 // CHECK: gpu.func @gate
 // CHECK:   scf.for
+// CHECK:     gpu.barrier
+// CHECK:     gpu.shuffle up %{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK:     gpu.barrier
+// CHECK:     scf.if
+// CHECK:       gpu.shuffle up
+// CHECK:     gpu.barrier
+// CHECK:     memref.load %{{.*}} : memref<1024xf64, #gpu.address_space<workgroup>>
+// CHECK:     vector.store %{{.*}} : memref<4096xf64, #gpu.address_space<workgroup>>, vector<4xf64>
+// CHECK-NEXT: gpu.barrier
 // CHECK:     scf.if
 // CHECK:       memref.store %{{.*}} : memref<?xf32>
 // CHECK:       vector.store %{{.*}} : memref<?xf32>, vector<4xf32>
