@@ -547,8 +547,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                             ValueRange{k.mul(tid, k.ci(4))});
   }
 
-  // Q (with the first two FoX records: a step reads its record before its
-  // own wait) and the first K/V tile in flight.
+  // Q (with the first two FoX records of the mma.sync form: a step reads
+  // its record before its own wait) and the first K/V tile in flight.
   {
     SmallVector<Value> qTok = copyTile(k, tid, threads, q, qBase, m0, T, smem,
                                        k.ci(0), BM, D, wgMode);
@@ -724,10 +724,10 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     }
     Value next =
         tileCopy(k.add(n0, k.ci(BN)), nextStage, true, !overlap, uTile, uSlot);
-    // FoX (gateInAcc): this tile's record. It landed a step ago, so it is
-    // read before this step's wait and barrier, which hide the loads; after
-    // the copies, whose address registers then free up sooner. Records
-    // rotate over four slots (copied two tiles ahead).
+    // FoX (gateInAcc, not gateInMma): this tile's record. It landed a step
+    // ago, so it is read before this step's wait and barrier, which hide
+    // the loads; after the copies, whose address registers then free up
+    // sooner. Records rotate over four slots (copied two tiles ahead).
     std::vector<std::array<Value, 4>> u(nS, {zero, zero, zero, zero});
     Value gFirst; // G'_j0
     if (gateInAcc && !gateInMma) {
@@ -788,8 +788,9 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
         regs.assign(carried.begin(), carried.begin() + nO * 4);
         regs.append(carried.begin() + pBase, carried.begin() + pBase + nP);
       }
-      // FoX (gateInAcc): S accumulates onto u, which goes through the
-      // fence with the other registers written since the last wgmma.
+      // FoX (gateInAcc, not gateInMma): S accumulates onto u, which goes
+      // through the fence with the other registers written since the last
+      // wgmma.
       const size_t nRegs = regs.size();
       if (gateInAcc && !gateInMma)
         for (int64_t jn = 0; jn < nS; ++jn)
@@ -1295,9 +1296,10 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     p[e] = e ? k.fadd(p[e - 1], x) : x;
   }
   // Inclusive scan of the thread sums: within each warp by shuffles, then
-  // of the warp totals by warp 0, two barriers in all (a block-wide
-  // Hillis-Steele scan took 20, a third of FoX's cost over plain attention
-  // at T = 2K). f64 values cross lanes as two 32-bit halves.
+  // of the warp totals by warp 0, two barriers in all (the block-wide
+  // Hillis-Steele scan before took 20, and this kernel was a third of
+  // FoX's cost over plain attention at T = 2K). f64 values cross lanes as
+  // two 32-bit halves.
   static_assert(GpuPlan::kGateThreads == 32 * 32, "one warp scans the warps");
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   auto shuffleUp = [&](Value x, int32_t off) {

@@ -94,26 +94,26 @@ struct GpuPlan {
   /// added per score.
   ///
   /// The gate kernel writes one record per key tile; rows hold two spare
-  /// records, so the kernel copies records two tiles ahead without bounds
-  /// checks, into gateTiles() = 4 shared slots. See gateInMma() for the
-  /// wgmma record; with mma.sync a record is G'_j0, 3 floats of padding
-  /// (16-byte copies), then u_j in key order (a lane's columns c, c+1 are
-  /// one 8-byte load, moved into the accumulators of rows r and r+8), read
-  /// after the step's copies, before its wait and barrier.
+  /// records, so the kernel copies records ahead without bounds checks.
+  /// See gateInMma() for the wgmma record; with mma.sync a record is
+  /// G'_j0, 3 floats of padding (16-byte copies), then u_j in key order (a
+  /// lane's columns c, c+1 are one 8-byte load, moved into the
+  /// accumulators of rows r and r+8), copied two tiles ahead into
+  /// gateTiles() = 4 shared slots and read after the step's copies, before
+  /// its wait and barrier.
   bool gateInAcc() const { return gate && scale > 0; }
   /// gateInAcc with wgmma: u enters S through the tensor cores, as one more
   /// k16 step ahead of Q K^T (zero-initialised accumulators): A is a
   /// constant 256-byte shared tile after the record slots, ones in columns
-  /// 0-2 of every row, and B the
-  /// record: 16 bytes per key in key order, u_j split into three bf16
-  /// pieces (hi + mid + lo, 24 bits like f32) in columns 0-2, zeros in 3-7,
-  /// read by wgmma without swizzle as 8-key x 8-column core matrices 128
-  /// bytes apart; columns 8-15 read the same bytes again (LBO 0), finite
-  /// values against A's zeros. A step spends one wgmma on its bias instead
-  /// of shared loads and moves into 32 accumulators per thread. G'_j0
-  /// follows the keys (16 bytes, G'_j0 and padding). Records travel with
-  /// their K tile (same cp.async group, `stages` slots: 5 blocks per SM
-  /// still fit at D = 64).
+  /// 0-2 of every row, and B the record: 16 bytes per key in key order, u_j
+  /// split into three bf16 pieces (hi + mid + lo, 24 bits like f32) in
+  /// columns 0-2, zeros in 3-7, read by wgmma without swizzle as 8-key x
+  /// 8-column core matrices 128 bytes apart; columns 8-15 read the same
+  /// bytes again (LBO 0), finite values against A's zeros. A step spends
+  /// one wgmma on its bias instead of shared loads and moves into 32
+  /// accumulators per thread. G'_j0 follows the keys (16 bytes, G'_j0 and
+  /// padding). Records travel with their K tile (same cp.async group,
+  /// `stages` slots: 5 blocks per SM still fit at D = 64).
   bool gateInMma() const { return gateInAcc() && wgmma; }
   /// Floats of a key tile's record (gateInAcc).
   int64_t uTileFloats() const {
@@ -123,7 +123,8 @@ struct GpuPlan {
   int64_t uTiles(int64_t keys) const {
     return (keys + blockN - 1) / blockN + 2;
   }
-  /// Shared tiles of records (gateInAcc) or of G (blockN floats).
+  /// Shared slots of records (gateInAcc; one per stage with gateInMma) or
+  /// tiles of G (blockN floats).
   int64_t gateTiles() const {
     return !gate ? 0 : gateInAcc() && !gateInMma() ? 4 : stages;
   }
