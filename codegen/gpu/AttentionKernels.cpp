@@ -1222,9 +1222,9 @@ void buildRopeKernel(OpBuilder &mb, gpu::GPUModuleOp module,
 /// (thread t takes keys t, t + NT, ...) through a shared f64 copy of the
 /// round; the scan runs on the shared copy: each thread sums 4 consecutive
 /// keys, the block scans the thread sums (warp shuffles, then warp 0 over
-/// the warp totals), and the round's total carries into the next. No thread
-/// walks a row serially. With gateInAcc the round also writes its keys' initial
-/// scores.
+/// the warp totals), and the round's total carries into the next. No
+/// thread walks a row serially. With gateInAcc the round also writes its
+/// keys' initial scores.
 void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                      const GpuPlan &plan) {
   MLIRContext *ctx = mb.getContext();
@@ -1380,11 +1380,12 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       g0 = arith::TruncFOp::create(b, loc, f32, g0);
       g0 = arith::ExtFOp::create(b, loc, f64, g0);
       Value ud = arith::MulFOp::create(b, loc, k.fsub(gd, g0), inv);
-      u = arith::TruncFOp::create(b, loc, f32, ud);
-      if (mmaRec) {
+      if (!mmaRec) {
+        u = arith::TruncFOp::create(b, loc, f32, ud);
+      } else {
         // Three bf16 pieces, each the rounded rest of the ones before
         // (exact in f64), packed as columns 0, 1 | 2, zeros after.
-        Type bf16 = b.getBF16Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
+        Type bf16 = b.getBF16Type(), i16 = b.getI16Type();
         Value rest = ud;
         std::array<Value, 3> bits;
         for (int i = 0; i < 3; ++i) {
