@@ -215,10 +215,11 @@ std::vector<Case> cases() {
     v.push_back({"plain", 1, 8, 2, 600, 128, DType::F16,
                  "mask sliding_window window 256"});
   }
-  // FoX with the key term in the product (sm_90a, D = 128): strong gates
-  // (the bias spans hundreds of log2 units within a tile: u_j needs all
-  // three bf16 terms), a sliding window with f16 operands (the extension
-  // step stays bf16); a negative scale takes the per-score bias path.
+  // FoX with the key term in the product (sm_90a: GpuPlan::gateInMma, the
+  // form every FoX head dim takes there): strong gates (the bias spans
+  // hundreds of log2 units within a tile: u_j needs all three bf16 terms),
+  // a sliding window with f16 operands (the bias step stays bf16); a
+  // negative scale takes the per-score bias path.
   {
     Case c{"fox", 1, 2, 2, 2000, 128, DType::BF16};
     c.fLo = 0.01;
