@@ -1218,13 +1218,14 @@ void buildRopeKernel(OpBuilder &mb, gpu::GPUModuleOp module,
 
 /// G = -gamma * log2(e) * inclusive cumsum of g along each row of S (f64
 /// sums, f32 out), one block of kGateThreads per row, in rounds of
-/// 4 * kGateThreads keys. Global memory is read and written coalesced
-/// (thread t takes keys t, t + NT, ...) through a shared f64 copy of the
-/// round; the scan runs on the shared copy: each thread sums 4 consecutive
-/// keys, the block scans the thread sums (warp shuffles, then warp 0 over
-/// the warp totals), and the round's total carries into the next. No
-/// thread walks a row serially. With gateInAcc the round also writes its
-/// keys' initial scores.
+/// kGateThreads * kGateKeysPerThread keys. Global memory is read and
+/// written coalesced (thread t takes keys t, t + NT, ...) through a shared
+/// f64 copy of the round; the scan runs on the shared copy: each thread
+/// sums its consecutive keys, the block scans the thread sums (warp
+/// shuffles, then every thread adds the totals of the warps before its
+/// own), and the round's total carries into the next. No thread walks a
+/// row serially. With gateInAcc the round also writes its keys' initial
+/// scores.
 void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                      const GpuPlan &plan) {
   MLIRContext *ctx = mb.getContext();
@@ -1232,8 +1233,10 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Type idx = mb.getIndexType(), f64 = mb.getF64Type(), f32 = mb.getF32Type();
   auto fbuf = MemRefType::get({ShapedType::kDynamic}, f32);
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  const int64_t NT = GpuPlan::kGateThreads, R = 4 * NT;
-  auto sumsTy = MemRefType::get({NT}, f64, MemRefLayoutAttrInterface{}, wg);
+  const int64_t NT = GpuPlan::kGateThreads, E = GpuPlan::kGateKeysPerThread,
+                R = E * NT, NW = NT / 32;
+  static_assert(GpuPlan::kGateKeysPerThread % 4 == 0, "16-byte shared reads");
+  auto sumsTy = MemRefType::get({NW}, f64, MemRefLayoutAttrInterface{}, wg);
   auto roundTy = MemRefType::get({R}, f64, MemRefLayoutAttrInterface{}, wg);
   const bool ext = plan.gateInAcc();
   auto fn = newKernel(mb, module, "gate", {fbuf, fbuf, idx}, {sumsTy, roundTy});
@@ -1275,8 +1278,8 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   b.setInsertionPointToStart(rounds.getBody());
   Value r0 = rounds.getInductionVar(), carry = rounds.getRegionIterArgs()[0];
   // Coalesced keys of this thread: local index t + NT e.
-  std::array<Value, 4> local, j, in;
-  for (int e = 0; e < 4; ++e) {
+  std::array<Value, E> local, j, in;
+  for (int e = 0; e < E; ++e) {
     local[e] = k.add(tid, k.ci(NT * e));
     j[e] = k.add(r0, local[e]);
     in[e] = k.cmp(P::slt, j[e], S);
@@ -1286,21 +1289,23 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     memref::StoreOp::create(b, loc, x, round, ValueRange{local[e]});
   }
   gpu::BarrierOp::create(b, loc);
-  // This thread's 4 consecutive keys, their running sum.
+  // This thread's E consecutive keys, their running sum.
   auto v4 = VectorType::get({4}, f64);
-  Value mine = k.mul(tid, k.ci(4));
-  Value quad = vector::LoadOp::create(b, loc, v4, round, ValueRange{mine});
-  std::array<Value, 4> p;
-  for (int e = 0; e < 4; ++e) {
-    Value x = vector::ExtractOp::create(b, loc, quad, e);
-    p[e] = e ? k.fadd(p[e - 1], x) : x;
+  Value mine = k.mul(tid, k.ci(E));
+  std::array<Value, E> p;
+  for (int e = 0; e < E; e += 4) {
+    Value quad = vector::LoadOp::create(b, loc, v4, round,
+                                        ValueRange{k.add(mine, k.ci(e))});
+    for (int i = 0; i < 4; ++i) {
+      Value x = vector::ExtractOp::create(b, loc, quad, i);
+      p[e + i] = e + i ? k.fadd(p[e + i - 1], x) : x;
+    }
   }
   // Inclusive scan of the thread sums: within each warp by shuffles, then
-  // of the warp totals by warp 0, two barriers in all (the block-wide
-  // Hillis-Steele scan before took 20, and this kernel was a third of
-  // FoX's cost over plain attention at T = 2K). f64 values cross lanes as
-  // two 32-bit halves.
-  static_assert(GpuPlan::kGateThreads == 32 * 32, "one warp scans the warps");
+  // every thread adds the totals of the warps before its own (one barrier;
+  // the block-wide Hillis-Steele scan before took 20, and this kernel was a
+  // third of FoX's cost over plain attention at T = 2K). f64 values cross
+  // lanes as two 32-bit halves.
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   auto shuffleUp = [&](Value x, int32_t off) {
     Value bits = arith::BitcastOp::create(b, loc, i64, x);
@@ -1322,15 +1327,11 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     return arith::BitcastOp::create(b, loc, f64, joined).getResult();
   };
   Value lane = k.rem(tid, k.ci(32)), warp = k.div(tid, k.ci(32));
-  // Inclusive scan of `x` over the lanes of a warp, and the exclusive one.
-  auto warpScan = [&](Value x) -> std::pair<Value, Value> {
-    for (int32_t off = 1; off < 32; off *= 2)
-      x = k.sel(k.cmp(P::sge, lane, k.ci(off)), k.fadd(x, shuffleUp(x, off)),
-                x);
-    Value excl = k.sel(k.cmp(P::sgt, lane, k.ci(0)), shuffleUp(x, 1), zero);
-    return {x, excl};
-  };
-  auto [incl, inWarp] = warpScan(p[3]);
+  Value incl = p[E - 1];
+  for (int32_t off = 1; off < 32; off *= 2)
+    incl = k.sel(k.cmp(P::sge, lane, k.ci(off)),
+                 k.fadd(incl, shuffleUp(incl, off)), incl);
+  Value inWarp = k.sel(k.cmp(P::sgt, lane, k.ci(0)), shuffleUp(incl, 1), zero);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(scf::IfOp::create(b, loc, TypeRange{},
@@ -1340,33 +1341,35 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     memref::StoreOp::create(b, loc, incl, sums, ValueRange{warp});
   }
   gpu::BarrierOp::create(b, loc);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(scf::IfOp::create(b, loc, TypeRange{},
-                                                 k.cmp(P::eq, warp, k.ci(0)),
-                                                 false)
-                                   .thenBlock());
-    Value w = memref::LoadOp::create(b, loc, sums, ValueRange{lane});
-    memref::StoreOp::create(b, loc, warpScan(w).first, sums, ValueRange{lane});
+  // The warps before this one, and the round's total (NW broadcast reads).
+  Value before = zero, total = zero;
+  for (int64_t w = 0; w < NW; ++w) {
+    total = k.fadd(total,
+                   memref::LoadOp::create(b, loc, sums, ValueRange{k.ci(w)}));
+    if (w + 1 < NW)
+      before = k.sel(k.cmp(P::eq, warp, k.ci(w + 1)), total, before);
   }
-  gpu::BarrierOp::create(b, loc);
-  Value notFirst = k.cmp(P::sgt, warp, k.ci(0));
-  Value before = memref::LoadOp::create(
-      b, loc, sums, ValueRange{k.sel(notFirst, k.sub(warp, k.ci(1)), warp)});
-  Value offset = k.fadd(carry, k.fadd(k.sel(notFirst, before, zero), inWarp));
-  Value total = memref::LoadOp::create(b, loc, sums, ValueRange{k.ci(31)});
+  Value offset = k.fadd(carry, k.fadd(before, inWarp));
   // The stored values back into the round (own keys: no barrier needed
   // before), then out coalesced.
-  SmallVector<Value> outs;
-  for (int e = 0; e < 4; ++e)
-    outs.push_back(arith::MulFOp::create(b, loc, k.fadd(offset, p[e]), toG));
-  vector::StoreOp::create(b, loc,
-                          vector::FromElementsOp::create(b, loc, v4, outs),
-                          round, ValueRange{mine});
+  for (int e = 0; e < E; e += 4) {
+    SmallVector<Value> outs;
+    for (int i = 0; i < 4; ++i)
+      outs.push_back(
+          arith::MulFOp::create(b, loc, k.fadd(offset, p[e + i]), toG));
+    vector::StoreOp::create(b, loc,
+                            vector::FromElementsOp::create(b, loc, v4, outs),
+                            round, ValueRange{k.add(mine, k.ci(e))});
+  }
   gpu::BarrierOp::create(b, loc);
   Value inv = arith::ConstantOp::create(
       b, loc, b.getF64FloatAttr(1.0 / (plan.scale * 1.4426950408889634)));
-  for (int e = 0; e < 4; ++e) {
+  Type bf16 = b.getBF16Type(), i16 = b.getI16Type();
+  auto bits32 = [&](Value piece) -> Value {
+    return arith::ExtUIOp::create(b, loc, i32,
+                                  arith::BitcastOp::create(b, loc, i16, piece));
+  };
+  for (int e = 0; e < E; ++e) {
     Value gd = memref::LoadOp::create(b, loc, round, ValueRange{local[e]});
     Value gf = arith::TruncFOp::create(b, loc, f32, gd);
     Value u;
@@ -1379,21 +1382,20 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       Value g0 = memref::LoadOp::create(b, loc, round, ValueRange{j0});
       g0 = arith::TruncFOp::create(b, loc, f32, g0);
       g0 = arith::ExtFOp::create(b, loc, f64, g0);
-      Value ud = arith::MulFOp::create(b, loc, k.fsub(gd, g0), inv);
-      if (!mmaRec) {
-        u = arith::TruncFOp::create(b, loc, f32, ud);
-      } else {
-        // Three bf16 pieces, each the rounded rest of the ones before
-        // (exact in f64), packed as columns 0, 1 | 2, zeros after.
-        Type bf16 = b.getBF16Type(), i16 = b.getI16Type();
-        Value rest = ud;
+      u = arith::TruncFOp::create(
+          b, loc, f32, arith::MulFOp::create(b, loc, k.fsub(gd, g0), inv));
+      if (mmaRec) {
+        // Three bf16 pieces of the f32 u, each the rounded rest of the
+        // ones before (the rests are exact in f32), packed as columns
+        // 0, 1 | 2, zeros after. In f32, not f64: conversions from and to
+        // f64 run at a quarter of the f32 ones' rate.
+        Value rest = u;
         std::array<Value, 3> bits;
         for (int i = 0; i < 3; ++i) {
-          Value p = arith::TruncFOp::create(
-              b, loc, bf16, arith::TruncFOp::create(b, loc, f32, rest));
-          rest = k.fsub(rest, arith::ExtFOp::create(b, loc, f64, p));
-          bits[i] = arith::ExtUIOp::create(
-              b, loc, i32, arith::BitcastOp::create(b, loc, i16, p));
+          Value piece = arith::TruncFOp::create(b, loc, bf16, rest);
+          if (i < 2)
+            rest = k.fsub(rest, arith::ExtFOp::create(b, loc, f32, piece));
+          bits[i] = bits32(piece);
         }
         Value w0 = arith::OrIOp::create(
             b, loc, bits[0],
@@ -1434,6 +1436,7 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   b.setInsertionPointAfter(rounds);
   if (ext) {
     // The last tile's keys past S read zeros (they are masked, but loaded).
+    static_assert(GpuPlan::kGateThreads >= 128, "a thread per padded key");
     Value pad = k.add(S, tid);
     Value tileEnd = k.mul(k.div(k.add(S, k.ci(BN - 1)), k.ci(BN)), k.ci(BN));
     b.setInsertionPointToStart(scf::IfOp::create(b, loc, TypeRange{},

@@ -35,7 +35,7 @@ namespace attn::detail {
 namespace {
 
 /// Bumped whenever generated code changes meaning, to invalidate caches.
-constexpr const char *kCodegenVersion = "attn-gpu-10";
+constexpr const char *kCodegenVersion = "attn-gpu-11";
 
 /// Device memory freed when the owner goes away.
 struct DeviceBuffer {

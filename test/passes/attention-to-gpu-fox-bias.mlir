@@ -15,22 +15,31 @@
 // The tiles (2 * (64 * 64 + 2 * 64 * 128)), two record slots
 // (2 * 4 * (4 * 64 + 4)), the A tile (256), 1024 bytes of alignment slack.
 // CHECK: smem_bytes = 44320 : i64
-// The gate kernel scans a round by warp shuffles (f64 as two i32), then
-// warp 0 scans the warp totals: two barriers between the thread sums and
-// the round's values. It stores G, the key's record row, and G again after its
-// tile's record for a tile's first key; zero rows for the last tile's keys
-// past S.
-// CHECK: gpu.func @gate
-// CHECK:   scf.for
+// The gate kernel: 256 threads scan a round of 2048 keys (8
+// consecutive keys each): warp shuffles (f64 as two i32), then each thread
+// adds the totals of the warps before its own, one barrier between the
+// thread sums and the round's values. It stores G, the key's record row,
+// and G again after its tile's record for a tile's first key; zero rows for
+// the last tile's keys past S.
+// CHECK: gpu.func @gate({{.*}}) workgroup(%{{.*}} : memref<8xf64, #gpu.address_space<workgroup>>, %{{.*}} : memref<2048xf64, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2048
 // CHECK:     gpu.barrier
 // CHECK:     gpu.shuffle up %{{.*}}, %{{.*}}, %{{.*}} : i32
-// CHECK:     gpu.barrier
 // CHECK:     scf.if
-// CHECK:       gpu.shuffle up
+// CHECK:       memref.store %{{.*}} : memref<8xf64, #gpu.address_space<workgroup>>
 // CHECK:     gpu.barrier
-// CHECK:     memref.load %{{.*}} : memref<1024xf64, #gpu.address_space<workgroup>>
-// CHECK:     vector.store %{{.*}} : memref<4096xf64, #gpu.address_space<workgroup>>, vector<4xf64>
+// CHECK-COUNT-8: memref.load %{{.*}} : memref<8xf64, #gpu.address_space<workgroup>>
+// CHECK-NOT: gpu.barrier
+// CHECK:     vector.store %{{.*}} : memref<2048xf64, #gpu.address_space<workgroup>>, vector<4xf64>
+// CHECK:     vector.store %{{.*}} : memref<2048xf64, #gpu.address_space<workgroup>>, vector<4xf64>
 // CHECK-NEXT: gpu.barrier
+// u's three bf16 pieces come from the f32 u.
+// CHECK:     arith.truncf %{{.*}} : f64 to f32
+// CHECK:     arith.truncf %{{.*}} : f32 to bf16
+// CHECK:     arith.extf %{{.*}} : bf16 to f32
+// CHECK:     arith.truncf %{{.*}} : f32 to bf16
+// CHECK:     arith.extf %{{.*}} : bf16 to f32
+// CHECK:     arith.truncf %{{.*}} : f32 to bf16
 // CHECK:     scf.if
 // CHECK:       memref.store %{{.*}} : memref<?xf32>
 // CHECK:       vector.store %{{.*}} : memref<?xf32>, vector<4xf32>

@@ -20,10 +20,10 @@
 // CHECK: gpu.func @rope_table(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index) kernel
 // CHECK:   math.cos %{{.*}} : f64
 // CHECK: gpu.func @rope(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel
-// The gate kernel scans each row in rounds of 4096 keys: 1024 threads, a
-// shared f64 sum per thread and a shared f64 copy of the round.
-// CHECK: gpu.func @gate(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index) workgroup(%{{.*}} : memref<1024xf64, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xf64, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 1024, 1, 1>}
-// CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c4096
+// The gate kernel scans each row in rounds of 2048 keys: 256 threads, a
+// shared f64 sum per warp and a shared f64 copy of the round.
+// CHECK: gpu.func @gate(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index) workgroup(%{{.*}} : memref<8xf64, #gpu.address_space<workgroup>>, %{{.*}} : memref<2048xf64, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2048
 // CHECK:     gpu.barrier
 // CHECK-NOT: nvvm.minctasm
 // CHECK: gpu.func @attention(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>}

@@ -74,8 +74,12 @@ struct GpuPlan {
   /// wgmma's swizzled tiles start on 1024-byte bounds: the kernel rounds
   /// the dynamic shared memory base up, within this much slack.
   static constexpr int64_t kWgmmaAlign = 1024;
-  /// Threads of a gate kernel block (one block per row).
-  static constexpr int64_t kGateThreads = 1024;
+  /// Threads of a gate kernel block (one block per row) and keys per
+  /// thread and round. 256 x 8: at T = 2K every block has one full round,
+  /// and blocks of 1024 threads (61 registers) fit once per SM, which made
+  /// the 256 rows of B*H at T = 2K, D = 64 run in two waves.
+  static constexpr int64_t kGateThreads = 256;
+  static constexpr int64_t kGateKeysPerThread = 8;
 
   int64_t blockM() const { return 16 * mTiles * warps; }
   /// Rotated pairs per thread of the rope kernel: 8 (16-byte loads and
