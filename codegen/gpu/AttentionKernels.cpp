@@ -417,6 +417,18 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       k.div(k.add(k.sub(k.maxs(nEnd, nStart), nStart), k.ci(BN - 1)), k.ci(BN));
   Value tile0 = k.div(nStart, k.ci(BN)); // its key tile record
 
+  // GpuPlan::dependentLaunch: the rope and gate kernels may still run.
+  // The prologue and the copies of inputs (q and k unless the rope kernel
+  // rotated them, v) overlap them; the first read of their results
+  // (rotated q or k, the cos/sin tables, G and the records) comes after
+  // the wait, emitted once, in the straight-line prologue.
+  bool waited = !(plan.dependentLaunch && (plan.rope || plan.gate));
+  auto waitOnce = [&]() {
+    if (!waited)
+      NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
+    waited = true;
+  };
+
   // FoX (gateInAcc): the record of key tile `tile` (index into the row's
   // records) into slot `slot`, 16 bytes per thread (the copies join the
   // current group without tokens, as the G copies below). Rows end with
@@ -447,6 +459,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   auto tileCopy = [&](Value n0, Value stage, bool withK, bool withV,
                       Value uTile = Value(), Value uSlot = Value()) {
     SmallVector<Value> t;
+    if (withK && plan.rope)
+      waitOnce(); // k rotated by the rope kernel
     if (withK)
       t = copyTile(k, tid, threads, kk, kBase, n0, S, smem,
                    k.add(k.ci(sK0), k.mul(stage, k.ci(BN * D))), BN, D, wgMode);
@@ -456,6 +470,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
           k.add(k.ci(sV0), k.mul(stage, k.ci(BN * Dv))), BN, Dv, wgMode);
       t.append(t2.begin(), t2.end());
     }
+    if (withK && plan.gate)
+      waitOnce();
     if (withK && gateInMma) {
       // The record of this K tile into its stage (GpuPlan::gateInMma).
       uCopy(k.div(n0, k.ci(BN)), stage);
@@ -547,12 +563,16 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
                             ValueRange{k.mul(tid, k.ci(4))});
   }
 
+  const bool qFromRope = plan.rope && !plan.ropeQInKernel();
+  if (qFromRope)
+    waitOnce();
   // Q (with the first two FoX records of the mma.sync form: a step reads
   // its record before its own wait) and the first K/V tile in flight.
   {
     SmallVector<Value> qTok = copyTile(k, tid, threads, q, qBase, m0, T, smem,
                                        k.ci(0), BM, D, wgMode);
     if (gateInAcc && !gateInMma) {
+      waitOnce();
       uCopy(tile0, k.ci(0));
       uCopy(k.add(tile0, k.ci(1)), k.ci(1));
     }
@@ -596,6 +616,8 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
       gpu::BarrierOp::create(b, loc);
     }
   }
+
+  waitOnce(); // emitted above wherever a copy needed it
 
   // Warp w owns rows [w * 16 MR, (w + 1) * 16 MR): MR m16 tiles that share
   // every K and V fragment it loads. Q fragments stay in registers when they
@@ -1168,6 +1190,11 @@ void buildRopeKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Block &entry = fn.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   KB k{b, loc};
+  // Without FoX the rope pass over k is the kernel before attention: let it
+  // start early (GpuPlan::dependentLaunch).
+  if (plan.dependentLaunch)
+    NVVM::GriddepcontrolOp::create(b, loc,
+                                   NVVM::GridDepActionKind::launch_dependents);
   Value x = entry.getArgument(0), y = entry.getArgument(1),
         cosT = entry.getArgument(2), sinT = entry.getArgument(3),
         rows = entry.getArgument(4), len = entry.getArgument(5),
@@ -1245,6 +1272,12 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   Block &entry = fn.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   KB k{b, loc};
+  // The attention kernel may start (programmatic dependent launch) once
+  // every gate block runs: it sets up and then waits for this grid's
+  // results (GpuPlan::dependentLaunch).
+  if (plan.dependentLaunch)
+    NVVM::GriddepcontrolOp::create(b, loc,
+                                   NVVM::GridDepActionKind::launch_dependents);
   Value g = entry.getArgument(0), G = entry.getArgument(1),
         S = entry.getArgument(2);
   Value sums = fn.getWorkgroupAttributions()[0];

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -61,6 +62,7 @@ DictionaryAttr GpuPlan::toAttr(MLIRContext *ctx) const {
   i("mask", mask);
   i("window", window);
   f("scale", scale);
+  i("dependent_launch", dependentLaunch);
   return b.getDictionaryAttr(a);
 }
 
@@ -100,6 +102,7 @@ FailureOr<GpuPlan> GpuPlan::fromAttr(DictionaryAttr attr) {
   p.mask = i("mask");
   p.window = i("window");
   p.scale = f("scale");
+  p.dependentLaunch = i("dependent_launch");
   if (!ok)
     return failure();
   return p;
@@ -161,6 +164,11 @@ FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, StringRef chip,
            << vt.getElementType();
   GpuPlan p;
   p.wgmma = wgmma;
+  // griddepcontrol exists from sm_90 on ("sm_90", "sm_90a", "sm_100", ...).
+  unsigned smVersion = 0;
+  if (chip.starts_with("sm_"))
+    chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, smVersion);
+  p.dependentLaunch = smVersion >= 90;
   p.overlap = overlap;
   p.warps = warps;
   p.mTiles = mTiles;

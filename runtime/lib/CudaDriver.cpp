@@ -23,12 +23,34 @@ using CUstream = void *;
 using CUevent = void *;
 using CUdeviceptr = unsigned long long;
 
+// cuLaunchKernelEx's configuration (cuda.h's CUlaunchConfig and
+// CUlaunchAttribute, with the attribute value union cut to the int attn
+// sets; the union is 64 bytes).
+struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int value;
+  } value;
+};
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "cuda.h's layout");
+
 enum : int {
   kAttrMultiprocessors = 16,
   kAttrComputeMajor = 75,
   kAttrComputeMinor = 76,
   kAttrMaxSharedPerBlockOptin = 97,
   kFuncAttrMaxDynamicShared = 8,
+  kLaunchAttrProgrammaticStreamSerialization = 6,
 };
 
 struct Device::Api {
@@ -55,6 +77,10 @@ struct Device::Api {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void **,
                              void **);
+  // Optional (CUDA 12 drivers have it): null launches without
+  // programmatic stream serialization.
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **,
+                               void **) = nullptr;
   CUresult (*cuEventCreate)(CUevent *, unsigned);
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
@@ -132,6 +158,8 @@ static Expected<std::shared_ptr<Device::Api>> loadApi() {
     failure = "libcuda.so.1 lacks " + missingName + " (driver too old?)";
     return createStringError(failure);
   }
+  api->cuLaunchKernelEx = reinterpret_cast<decltype(api->cuLaunchKernelEx)>(
+      dlsym(api->lib, "cuLaunchKernelEx"));
   if (Error e = api->check(api->cuInit(0), "cuInit")) {
     failure = llvm::toString(std::move(e));
     return createStringError(failure);
@@ -229,33 +257,54 @@ Expected<std::unique_ptr<Module>> Device::load(llvm::ArrayRef<char> image) {
 Error Device::launch(Module &module, llvm::StringRef kernel,
                      std::array<unsigned, 3> grid,
                      std::array<unsigned, 3> block, unsigned sharedBytes,
-                     llvm::ArrayRef<void *> args, bool wait) {
-  CUfunction fn = nullptr;
+                     llvm::ArrayRef<void *> args, bool wait,
+                     bool afterPrevious) {
   std::string name = kernel.str();
-  if (Error e =
-          api->check(api->cuModuleGetFunction(&fn, module.handle, name.c_str()),
-                     "cuModuleGetFunction(" + name + ")"))
-    return e;
-  // The opt-in limit covers dynamic plus static shared memory: set it for
-  // every dynamic size (a kernel with 48 KB dynamic and 1 byte static fails
-  // to launch without it).
-  if (sharedBytes > 0) {
-    if (static_cast<int>(sharedBytes) > dev.maxSharedPerBlockOptin)
-      return createStringError("kernel " + name + " needs " +
-                               std::to_string(sharedBytes) +
-                               " bytes of shared memory; the device allows " +
-                               std::to_string(dev.maxSharedPerBlockOptin));
-    if (Error e = api->check(
-            api->cuFuncSetAttribute(fn, kFuncAttrMaxDynamicShared, sharedBytes),
-            "cuFuncSetAttribute"))
-      return e;
+  CUfunction fn = nullptr;
+  {
+    // Looked up and given its shared memory limit once per module and
+    // size: both are driver calls on the launch path, and a benchmark's
+    // first kernel waits for them.
+    std::lock_guard<std::mutex> lock(module.mutex);
+    Module::Function &f = module.functions[name];
+    if (!f.handle)
+      if (Error e = api->check(
+              api->cuModuleGetFunction(&f.handle, module.handle, name.c_str()),
+              "cuModuleGetFunction(" + name + ")"))
+        return e;
+    fn = f.handle;
+    // The opt-in limit covers dynamic plus static shared memory: set it
+    // for every dynamic size up to the largest so far (a kernel with 48 KB
+    // dynamic and 1 byte static fails to launch without it).
+    if (sharedBytes > f.sharedBytes) {
+      if (static_cast<int>(sharedBytes) > dev.maxSharedPerBlockOptin)
+        return createStringError("kernel " + name + " needs " +
+                                 std::to_string(sharedBytes) +
+                                 " bytes of shared memory; the device "
+                                 "allows " +
+                                 std::to_string(dev.maxSharedPerBlockOptin));
+      if (Error e = api->check(api->cuFuncSetAttribute(
+                                   fn, kFuncAttrMaxDynamicShared, sharedBytes),
+                               "cuFuncSetAttribute"))
+        return e;
+      f.sharedBytes = sharedBytes;
+    }
   }
   std::vector<void *> params(args.begin(), args.end());
-  if (Error e = api->check(api->cuLaunchKernel(fn, grid[0], grid[1], grid[2],
-                                               block[0], block[1], block[2],
-                                               sharedBytes, nullptr,
-                                               params.data(), nullptr),
-                           "cuLaunchKernel(" + name + ")"))
+  CUresult r;
+  if (afterPrevious && api->cuLaunchKernelEx) {
+    CUlaunchAttribute attr{};
+    attr.id = kLaunchAttrProgrammaticStreamSerialization;
+    attr.value.value = 1;
+    CUlaunchConfig config{grid[0],  grid[1],     grid[2], block[0], block[1],
+                          block[2], sharedBytes, nullptr, &attr,    1};
+    r = api->cuLaunchKernelEx(&config, fn, params.data(), nullptr);
+  } else {
+    r = api->cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1],
+                            block[2], sharedBytes, nullptr, params.data(),
+                            nullptr);
+  }
+  if (Error e = api->check(r, "cuLaunchKernel(" + name + ")"))
     return e;
   if (!wait)
     return Error::success();

@@ -387,11 +387,20 @@ Error CudaKernel::enqueue(Launch &l, bool wait) {
     msin.push(a);
     a.push_back(&qPos0);
   }
+  // The attention kernel's prologue overlaps the rope or gate kernel
+  // before it (GpuPlan::dependentLaunch); ATTN_GPU_PDL=0 launches it
+  // after that kernel's end, as any other.
+  static const bool pdl = [] {
+    const char *v = std::getenv("ATTN_GPU_PDL");
+    return !(v && std::string(v) == "0");
+  }();
+  const bool afterPrevious =
+      pdl && plan.dependentLaunch && (plan.rope || plan.gate);
   return dev->launch(
       *module, "attention",
       {blocksFor(l.T, plan.blockM()), static_cast<unsigned>(l.B * l.Hq), 1},
       {static_cast<unsigned>(plan.threads()), 1, 1},
-      static_cast<unsigned>(plan.smemBytes()), a, wait);
+      static_cast<unsigned>(plan.smemBytes()), a, wait, afterPrevious);
 }
 
 Expected<HostArray> CudaKernel::run(llvm::ArrayRef<HostArray> inputs) {

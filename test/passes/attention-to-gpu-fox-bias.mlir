@@ -15,13 +15,15 @@
 // The tiles (2 * (64 * 64 + 2 * 64 * 128)), two record slots
 // (2 * 4 * (4 * 64 + 4)), the A tile (256), 1024 bytes of alignment slack.
 // CHECK: smem_bytes = 44320 : i64
-// The gate kernel: 256 threads scan a round of 2048 keys (8
+// The gate kernel lets the attention kernel launch early (programmatic
+// dependent launch, sm_90+). 256 threads scan a round of 2048 keys (8
 // consecutive keys each): warp shuffles (f64 as two i32), then each thread
 // adds the totals of the warps before its own, one barrier between the
 // thread sums and the round's values. It stores G, the key's record row,
 // and G again after its tile's record for a tile's first key; zero rows for
 // the last tile's keys past S.
 // CHECK: gpu.func @gate({{.*}}) workgroup(%{{.*}} : memref<8xf64, #gpu.address_space<workgroup>>, %{{.*}} : memref<2048xf64, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2048
 // CHECK:     gpu.barrier
 // CHECK:     gpu.shuffle up %{{.*}}, %{{.*}}, %{{.*}} : i32
@@ -57,7 +59,15 @@
 // The A tile: ones in columns 0-2 (bf16 0x3F80 = 16256) for 8 rows, zeros.
 // CHECK:   arith.constant dense<[1065369472, 16256, 0, 0]> : vector<4xi32>
 // CHECK:   vector.store %{{.*}} : memref<64xi32, #gpu.address_space<workgroup>>, vector<4xi32>
-// The first record joins the first K tile's group.
+// Q and the first K and V tiles are inputs: copied before the kernel waits
+// for the gate kernel's results; the first record joins the first K tile's
+// group after the wait.
+// CHECK:   nvgpu.device_async_create_group
+// CHECK:   nvgpu.device_async_copy %arg1
+// CHECK:   nvgpu.device_async_copy %arg2
+// CHECK-NOT: memref<520xf32
+// CHECK:   nvvm.griddepcontrol wait
+// CHECK:   arith.cmpi slt, %{{.*}}, %c65
 // CHECK:   nvgpu.device_async_copy %arg4[{{.*}}], %{{.*}}[{{.*}}], 4 {bypassL1} : memref<?xf32> to memref<520xf32, #gpu.address_space<workgroup>>
 // CHECK:   nvgpu.device_async_create_group
 // CHECK: scf.for

@@ -10,6 +10,8 @@
 // CHECK:   attn.attention
 // CHECK: gpu.module @main_gpu [#nvvm.target<O = 3, chip = "sm_80">] attributes {attn.plan = {
 // CHECK-SAME: block_m = 64 : i64, block_n = 64 : i64
+// griddepcontrol needs sm_90: no dependent launch on sm_80.
+// CHECK-SAME: dependent_launch = 0 : i64
 // CHECK-SAME: gate = 1 : i64
 // CHECK-SAME: head_dim = 128 : i64
 // CHECK-SAME: rope = 1 : i64
@@ -26,6 +28,7 @@
 // CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2048
 // CHECK:     gpu.barrier
 // CHECK-NOT: nvvm.minctasm
+// CHECK-NOT: nvvm.griddepcontrol
 // CHECK: gpu.func @attention(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK:   gpu.dynamic_shared_memory
 // Tile copies: the rows a thread has left, once, as i32; each 16-byte chunk
@@ -44,8 +47,25 @@
 // CHECK:     nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 
 // OPTS: block_m = 128 : i64, block_n = 128 : i64
+// OPTS-SAME: dependent_launch = 1 : i64
 // OPTS: threads = 256 : i64
-// OPTS: known_block_size = array<i32: 256, 1, 1>
+// sm_90 (the default chip): the rope pass over k and the gate kernel let
+// the attention kernel start early; it copies Q (rotated in the kernel)
+// first and waits for them before it copies the first FoX records (mma.sync
+// copies two with Q).
+// OPTS: gpu.func @rope(
+// OPTS-NEXT: nvvm.griddepcontrol launch_dependents
+// OPTS: gpu.func @gate(
+// OPTS-NEXT: nvvm.griddepcontrol launch_dependents
+// OPTS: gpu.func @attention(
+// OPTS-SAME: known_block_size = array<i32: 256, 1, 1>
+// OPTS-NOT: nvvm.griddepcontrol
+// OPTS: nvgpu.device_async_copy %arg0
+// OPTS-NOT: nvgpu.device_async_create_group
+// OPTS: nvvm.griddepcontrol wait
+// OPTS-NOT: nvvm.griddepcontrol
+// OPTS: nvgpu.device_async_copy %arg4
+// OPTS-NOT: nvvm.griddepcontrol
 
 // Two m16 row tiles per warp: 128 rows with 4 warps.
 // MT2: block_m = 128 : i64

@@ -17,7 +17,9 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace attn::cuda {
@@ -58,10 +60,16 @@ public:
 
   /// Launches `kernel` of `module`; `args` point at each argument's value.
   /// With `wait`, synchronizes so that faults in the kernel surface here.
+  /// With `afterPrevious` the launch uses programmatic stream serialization
+  /// (sm_90+, where the driver has cuLaunchKernelEx): the kernel may start
+  /// once the previous kernel in the stream executes
+  /// griddepcontrol.launch_dependents, and must itself execute
+  /// griddepcontrol.wait before it reads what that kernel wrote.
   llvm::Error launch(Module &module, llvm::StringRef kernel,
                      std::array<unsigned, 3> grid,
                      std::array<unsigned, 3> block, unsigned sharedBytes,
-                     llvm::ArrayRef<void *> args, bool wait = true);
+                     llvm::ArrayRef<void *> args, bool wait = true,
+                     bool afterPrevious = false);
 
   /// Device time of what `work` enqueues, in ms (CUDA events around it).
   llvm::Expected<float> timeMs(llvm::function_ref<llvm::Error()> work);
@@ -84,6 +92,15 @@ private:
   friend class Device;
   std::shared_ptr<Device::Api> api;
   void *handle = nullptr;
+  /// Kernels looked up so far, with the dynamic shared memory limit last
+  /// set on each (Device::launch; kernels of one module may launch from
+  /// several threads).
+  struct Function {
+    void *handle = nullptr;
+    unsigned sharedBytes = 0;
+  };
+  std::mutex mutex;
+  std::map<std::string, Function> functions;
 };
 
 } // namespace attn::cuda

@@ -70,6 +70,14 @@ struct GpuPlan {
   int64_t mask = 0;             // 0 causal, 1 none, 2 sliding window
   int64_t window = 0;
   double scale = 1.0; // softmax scale
+  /// Programmatic dependent launch (sm_90 and later): the kernel before
+  /// attention (gate, or rope on k) lets it start early
+  /// (griddepcontrol.launch_dependents), and attention waits for that
+  /// kernel's results (griddepcontrol.wait) only after its prologue, right
+  /// before it first reads memory the earlier kernels wrote. The runtime
+  /// launches attention with programmatic stream serialization; without
+  /// it the wait returns at once.
+  bool dependentLaunch = false;
 
   /// wgmma's swizzled tiles start on 1024-byte bounds: the kernel rounds
   /// the dynamic shared memory base up, within this much slack.
