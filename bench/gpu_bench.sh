@@ -10,8 +10,9 @@
 # Usage (on the GPU machine, from the repository root):
 #   bench/gpu_bench.sh [BIN_DIR]     (default .device, as gpu-package.sh made)
 # Env: TS, DS, REPS; VARIANTS (default "rope plain fox"); PEERS=0 skips the
-# peers; TAG is appended to attn's names; ATTN_GPU_CHIP, ATTN_GPU_WARPS and
-# ATTN_GPU_BLOCK_N pass kernel shapes to the runtime (README). Prints one line per measurement; FA-equivalent
+# peers; TAG is appended to attn's names; ATTN_GPU_CHIP, ATTN_GPU_WARPS,
+# ATTN_GPU_BLOCK_N, ATTN_GPU_OVERLAP and ATTN_GPU_PDL pass kernel shapes and
+# the launch mode to the runtime (README). Prints one line per measurement; FA-equivalent
 # TFLOP/s = 2*B*H*T^2*D / time (causal forward: half of 4*B*H*T^2*D).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

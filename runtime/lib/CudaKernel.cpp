@@ -88,6 +88,9 @@ private:
   Error enqueue(Launch &l, bool wait);
 
   mlir::attn::GpuPlan plan;
+  /// Attention launches with programmatic stream serialization after the
+  /// rope or gate kernel (GpuPlan::dependentLaunch).
+  bool dependentLaunch = false;
   std::shared_ptr<cuda::Device> dev;
   std::unique_ptr<cuda::Module> module;
   int argQ = 0, argK = 1, argV = 2, argG = -1;
@@ -101,6 +104,7 @@ struct KernelShape {
   std::string chip;
   int warps, mTiles, blockN;
   bool overlap;
+  bool dependentLaunch;
 };
 
 KernelShape resolveShape(const GpuKernelOptions &o, int major, int minor) {
@@ -120,6 +124,8 @@ KernelShape resolveShape(const GpuKernelOptions &o, int major, int minor) {
   s.mTiles = o.mTiles ? o.mTiles : env("ATTN_GPU_M_TILES", 1);
   s.blockN = o.blockN ? o.blockN : env("ATTN_GPU_BLOCK_N", 64);
   s.overlap = (o.overlap >= 0 ? o.overlap : env("ATTN_GPU_OVERLAP", 0)) != 0;
+  s.dependentLaunch = (o.dependentLaunch >= 0 ? o.dependentLaunch
+                                              : env("ATTN_GPU_PDL", 1)) != 0;
   return s;
 }
 
@@ -176,12 +182,15 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
     return createStringError("internal error: no GPU plan for @" +
                              options.entry);
   kernel->plan = *plan;
+  kernel->dependentLaunch = shape.dependentLaunch && plan->dependentLaunch &&
+                            (plan->rope || plan->gate);
   kernel->notes.push_back(
       "GPU kernel: " + chip +
       (plan->wgmma ? (plan->overlap ? " wgmma overlapped" : " wgmma")
                    : " mma.sync") +
       ", " + std::to_string(plan->warps) + " warps, block " +
-      std::to_string(plan->blockM()) + " x " + std::to_string(plan->blockN));
+      std::to_string(plan->blockM()) + " x " + std::to_string(plan->blockN) +
+      (kernel->dependentLaunch ? ", dependent launch" : ""));
 
   // Serialize (or take from the disk cache).
   std::string toolkit = mlir::attn::cudaToolkitPath();
@@ -388,19 +397,13 @@ Error CudaKernel::enqueue(Launch &l, bool wait) {
     a.push_back(&qPos0);
   }
   // The attention kernel's prologue overlaps the rope or gate kernel
-  // before it (GpuPlan::dependentLaunch); ATTN_GPU_PDL=0 launches it
-  // after that kernel's end, as any other.
-  static const bool pdl = [] {
-    const char *v = std::getenv("ATTN_GPU_PDL");
-    return !(v && std::string(v) == "0");
-  }();
-  const bool afterPrevious =
-      pdl && plan.dependentLaunch && (plan.rope || plan.gate);
+  // before it (GpuPlan::dependentLaunch; GpuKernelOptions::dependentLaunch
+  // = 0 launches it after that kernel's end, as any other).
   return dev->launch(
       *module, "attention",
       {blocksFor(l.T, plan.blockM()), static_cast<unsigned>(l.B * l.Hq), 1},
       {static_cast<unsigned>(plan.threads()), 1, 1},
-      static_cast<unsigned>(plan.smemBytes()), a, wait, afterPrevious);
+      static_cast<unsigned>(plan.smemBytes()), a, wait, dependentLaunch);
 }
 
 Expected<HostArray> CudaKernel::run(llvm::ArrayRef<HostArray> inputs) {

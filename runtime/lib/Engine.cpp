@@ -97,7 +97,9 @@ Expected<std::shared_ptr<Kernel>> Engine::compile(llvm::StringRef source,
                     std::to_string(options.gpu.warps) + '\0' +
                     std::to_string(options.gpu.mTiles) + '\0' +
                     std::to_string(options.gpu.blockN) + '\0' +
-                    std::to_string(options.gpu.overlap) + '\0' + source.str();
+                    std::to_string(options.gpu.overlap) + '\0' +
+                    std::to_string(options.gpu.dependentLaunch) + '\0' +
+                    source.str();
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);

@@ -111,6 +111,34 @@ struct Parsed {
   }
 };
 
+/// Fresh random inputs for `c` (reproducible from `seed`): `host` as the
+/// kernels take them (bf16/f16 tensors, f32 gates), `rounded` the same
+/// values for the oracle.
+void randomCaseInputs(const Case &c, Parsed &p, uint64_t seed,
+                      std::vector<HostArray> &host,
+                      std::vector<Tensor> &rounded) {
+  attn::ref::RandomSpec spec;
+  spec.batch = c.B;
+  spec.heads = c.H;
+  spec.seqLen = c.T;
+  spec.fLo = c.fLo;
+  spec.seed = seed;
+  auto ins = attn::ref::randomInputs(p.main(), spec);
+  ASSERT_TRUE(static_cast<bool>(ins)) << llvm::toString(ins.takeError());
+  for (auto [i, t] : llvm::enumerate(*ins)) {
+    DType dt = t.shape.size() == 4 ? c.dtype : DType::F32;
+    host.push_back(attn::ref::toHost(t, dt));
+    auto r = attn::ref::fromHost(host.back());
+    ASSERT_TRUE(static_cast<bool>(r));
+    rounded.push_back(std::move(*r));
+  }
+}
+
+uint64_t freshSeed() {
+  return static_cast<uint64_t>(
+      std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
 class GpuAttention : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GpuAttention, MatchesOracle) {
@@ -123,25 +151,11 @@ TEST_P(GpuAttention, MatchesOracle) {
   attn::Engine *engine = gpuEngine(why);
   if (!engine)
     GTEST_SKIP() << "no GPU: " << why;
-  attn::ref::RandomSpec spec;
-  spec.batch = c.B;
-  spec.heads = c.H;
-  spec.seqLen = c.T;
-  spec.fLo = c.fLo;
   // Fresh inputs per run, reproducible from the printed seed.
-  spec.seed = static_cast<uint64_t>(
-      std::chrono::steady_clock::now().time_since_epoch().count());
-  auto ins = attn::ref::randomInputs(p.main(), spec);
-  ASSERT_TRUE(static_cast<bool>(ins)) << llvm::toString(ins.takeError());
+  const uint64_t seed = freshSeed();
   std::vector<HostArray> host;
   std::vector<Tensor> rounded;
-  for (auto [i, t] : llvm::enumerate(*ins)) {
-    DType dt = t.shape.size() == 4 ? c.dtype : DType::F32;
-    host.push_back(attn::ref::toHost(t, dt));
-    auto r = attn::ref::fromHost(host.back());
-    ASSERT_TRUE(static_cast<bool>(r));
-    rounded.push_back(std::move(*r));
-  }
+  ASSERT_NO_FATAL_FAILURE(randomCaseInputs(c, p, seed, host, rounded));
   auto ref = attn::ref::evaluate(p.main(), rounded);
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
   // Every kernel shape the device has: on sm_90 the wgmma kernel (one and
@@ -174,7 +188,7 @@ TEST_P(GpuAttention, MatchesOracle) {
       bad += !std::isfinite(x);
     EXPECT_EQ(bad, 0u) << what << ": non-finite outputs (unwritten rows?)";
     double err = attn::ref::relRmsError(*got, *ref);
-    EXPECT_LE(err, 5e-3) << what << ", seed " << spec.seed << "\n" << src;
+    EXPECT_LE(err, 5e-3) << what << ", seed " << seed << "\n" << src;
     std::printf("[ gpu ] %s T=%lld D=%lld (%s): relative RMS error %.3e\n",
                 c.variant.c_str(), static_cast<long long>(c.T),
                 static_cast<long long>(c.D), what.c_str(), err);
@@ -279,6 +293,63 @@ TEST(GpuAttentionCompile, Latency) {
               std::chrono::duration<double, std::milli>(t2 - t1).count());
   for (const std::string &r : (*k1)->remarks())
     std::printf("[ gpu ]   remark: %s\n", r.c_str());
+}
+
+/// Programmatic dependent launch changes when the attention kernel starts,
+/// never what it computes: with and without it (GpuKernelOptions::
+/// dependentLaunch) the output is the same bits, run after run, and
+/// matches the oracle. Each prologue kernel in turn is the one right before
+/// attention: gate, the rope pass over k (Q rotated in the kernel), the
+/// rope pass over q and k (8 rotated dims). On sm_90 the default kernel
+/// must say it uses the dependent launch.
+TEST(GpuAttentionLaunch, DependentLaunchIsExact) {
+  std::string why;
+  attn::Engine *engine = gpuEngine(why);
+  if (!engine)
+    GTEST_SKIP() << "no GPU: " << why;
+  std::vector<Case> cases = {
+      {"fox", 2, 4, 2, 1000, 64, DType::BF16},
+      {"rope", 2, 4, 2, 1000, 64, DType::BF16},
+      {"rope", 2, 4, 2, 1000, 64, DType::BF16, "", "rope_dim 8"},
+      {"rope_fox", 2, 4, 2, 1000, 128, DType::F16}};
+  for (const Case &c : cases) {
+    std::string src = programFor(c);
+    Parsed p(src);
+    ASSERT_TRUE(p.module) << src;
+    const uint64_t seed = freshSeed();
+    std::vector<HostArray> host;
+    std::vector<Tensor> rounded;
+    ASSERT_NO_FATAL_FAILURE(randomCaseInputs(c, p, seed, host, rounded));
+    auto ref = attn::ref::evaluate(p.main(), rounded);
+    ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+    std::vector<decltype(HostArray::bytes)> outs;
+    for (int dependent : {1, 0}) {
+      attn::CompileOptions opts;
+      opts.gpu.dependentLaunch = dependent;
+      auto kernel = engine->compile(src, opts);
+      ASSERT_TRUE(static_cast<bool>(kernel))
+          << llvm::toString(kernel.takeError());
+      bool says = false;
+      for (const std::string &r : (*kernel)->remarks())
+        says |= llvm::StringRef(r).contains("dependent launch");
+      EXPECT_EQ(says, dependent && engine->gpuArch() == "sm_90") << src;
+      for (int run = 0; run < 3; ++run) {
+        auto out = (*kernel)->run(host);
+        ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+        outs.push_back(out->bytes);
+        if (outs.size() == 1) {
+          auto got = attn::ref::fromHost(*out);
+          ASSERT_TRUE(static_cast<bool>(got));
+          double err = attn::ref::relRmsError(*got, *ref);
+          EXPECT_LE(err, 5e-3) << "seed " << seed << "\n" << src;
+        }
+      }
+    }
+    for (size_t i = 1; i < outs.size(); ++i)
+      EXPECT_TRUE(outs[i] == outs[0])
+          << "run " << i << " differs from the first (seed " << seed << ")\n"
+          << src;
+  }
 }
 
 /// Programs the GPU backend cannot run: a clear error with device cuda.

@@ -62,6 +62,10 @@ struct GpuKernelOptions {
   int mTiles = 0;   // 16-row tiles per warp (mma.sync only)
   int blockN = 0;   // keys per step
   int overlap = -1; // wgmma: 1 = softmax while P V runs, 0 = not, -1 unset
+  /// sm_90+: 1 = the attention kernel starts while the rope or gate kernel
+  /// before it runs (programmatic dependent launch), 0 = after it ends;
+  /// -1 = $ATTN_GPU_PDL, else 1.
+  int dependentLaunch = -1;
 };
 
 struct CompileOptions {
