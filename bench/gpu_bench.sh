@@ -12,7 +12,12 @@
 # Env: TS, DS, REPS; VARIANTS (default "rope plain fox"); PEERS=0 skips the
 # peers; TAG is appended to attn's names; ATTN_GPU_CHIP, ATTN_GPU_WARPS,
 # ATTN_GPU_BLOCK_N, ATTN_GPU_OVERLAP and ATTN_GPU_PDL pass kernel shapes and
-# the launch mode to the runtime (README). Prints one line per measurement; FA-equivalent
+# the launch mode to the runtime (README). PASSES=N (default 1) runs the
+# variants of each shape N times in turn (plain, fox, plain, fox, ...),
+# each line tagged pass=k, and ends with bench/pass_ratios.py's summary:
+# per shape the median time of each variant and the median over passes of
+# each variant's time over plain's in the same pass, so that drift of the
+# GPU's speed between runs cancels out of the ratios. Prints one line per measurement; FA-equivalent
 # TFLOP/s = 2*B*H*T^2*D / time (causal forward: half of 4*B*H*T^2*D).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,21 +50,28 @@ for d in $DS; do
   h=$((2048 / d))
   for t in $TS; do
     b=$((16384 / t))
-    for v in ${VARIANTS:-rope plain fox}; do
-      line=$("$bin/attn-run" "$(program $v "$d")" --device=cuda \
-        --random="${b}x${h}x${t}" --seed=1 --time --repeat="$REPS" 2>&1 |
-        grep "run .* ms" || true)
-      ms=$(sed -n 's/.*run \([0-9.]*\) ms.*/\1/p' <<<"$line")
-      if [ -n "$ms" ]; then
-        tf=$(awk -v b="$b" -v h="$h" -v t="$t" -v d="$d" -v ms="$ms" \
-          'BEGIN { printf "%.1f", 2*b*h*t*t*d / (ms*1e-3) / 1e12 }')
-        echo "ATTN name=attn_$v${TAG:-} B=$b H=$h T=$t D=$d ms=$ms tflops=$tf"
-      else
-        echo "ATTN name=attn_$v${TAG:-} B=$b H=$h T=$t D=$d status=error: $line"
-      fi
+    for pass in $(seq "${PASSES:-1}"); do
+      passTag=""
+      [ "${PASSES:-1}" -gt 1 ] && passTag=" pass=$pass"
+      for v in ${VARIANTS:-rope plain fox}; do
+        line=$("$bin/attn-run" "$(program $v "$d")" --device=cuda \
+          --random="${b}x${h}x${t}" --seed=1 --time --repeat="$REPS" 2>&1 |
+          grep "run .* ms" || true)
+        ms=$(sed -n 's/.*run \([0-9.]*\) ms.*/\1/p' <<<"$line")
+        if [ -n "$ms" ]; then
+          tf=$(awk -v b="$b" -v h="$h" -v t="$t" -v d="$d" -v ms="$ms" \
+            'BEGIN { printf "%.1f", 2*b*h*t*t*d / (ms*1e-3) / 1e12 }')
+          echo "ATTN name=attn_$v${TAG:-} B=$b H=$h T=$t D=$d ms=$ms tflops=$tf$passTag"
+        else
+          echo "ATTN name=attn_$v${TAG:-} B=$b H=$h T=$t D=$d status=error: $line"
+        fi
+      done
     done
   done
-done
+done | tee "$tmp/attn.txt"
+if [ "${PASSES:-1}" -gt 1 ]; then
+  python3 "$root/bench/pass_ratios.py" <"$tmp/attn.txt"
+fi
 if [ "${PEERS:-1}" = 1 ]; then
   # shellcheck disable=SC2086
   python3 "$root/bench/gpu_peers.py" --T $TS --D $DS --reps "$REPS"
