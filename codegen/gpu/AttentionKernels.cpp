@@ -617,7 +617,10 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     }
   }
 
-  waitOnce(); // emitted above wherever a copy needed it
+  // A no-op today (every plan with a prologue kernel waited before its
+  // first K tile copy); keeps the loads of G below behind the wait whatever
+  // the copies above come to do.
+  waitOnce();
 
   // Warp w owns rows [w * 16 MR, (w + 1) * 16 MR): MR m16 tiles that share
   // every K and V fragment it loads. Q fragments stay in registers when they
