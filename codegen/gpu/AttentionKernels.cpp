@@ -422,7 +422,7 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   // rotated them, v) overlap them; the first read of their results
   // (rotated q or k, the cos/sin tables, G and the records) comes after
   // the wait, emitted once, in the straight-line prologue.
-  bool waited = !(plan.dependentLaunch && (plan.rope || plan.gate));
+  bool waited = !plan.attentionOverlapsPrologue();
   auto waitOnce = [&]() {
     if (!waited)
       NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);

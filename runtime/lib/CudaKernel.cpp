@@ -182,8 +182,8 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
     return createStringError("internal error: no GPU plan for @" +
                              options.entry);
   kernel->plan = *plan;
-  kernel->dependentLaunch = shape.dependentLaunch && plan->dependentLaunch &&
-                            (plan->rope || plan->gate);
+  kernel->dependentLaunch =
+      shape.dependentLaunch && plan->attentionOverlapsPrologue();
   kernel->notes.push_back(
       "GPU kernel: " + chip +
       (plan->wgmma ? (plan->overlap ? " wgmma overlapped" : " wgmma")

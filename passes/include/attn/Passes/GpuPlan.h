@@ -97,6 +97,13 @@ struct GpuPlan {
   /// block) instead of a rope pass over q; needs 8-pair chunks.
   bool ropeQInKernel() const { return rope && ropePairsPerThread() == 8; }
   int64_t threads() const { return 32 * warps; }
+  /// The attention kernel starts while a rope or gate kernel before it
+  /// still runs, and waits for it (dependentLaunch, and such a kernel
+  /// exists). The kernel's wait and the runtime's launch mode both follow
+  /// this.
+  bool attentionOverlapsPrologue() const {
+    return dependentLaunch && (rope || gate);
+  }
   /// FoX with the key term of its bias as the scores' initial value: S =
   /// Q K^T accumulates onto u_j = (G'_j - G'_j0) / (scale log2(e)) instead
   /// of zero (G' the stored -gamma log2(e) G, j0 the first key of j's
