@@ -1,0 +1,36 @@
+//===- AttentionToBlock.h - per-algorithm block lowerings -------*- C++ -*-===//
+//
+// attn-to-block hands each fusable attn.attention to the lowering of its
+// algorithm; each lowering emits its kernels (private func.func with the
+// attn_block.kernel attribute) and the host-side launches (attn_block.launch,
+// scratch as memref.alloc) that replace the op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PASSES_ATTENTIONTOBLOCK_H
+#define ATTN_PASSES_ATTENTIONTOBLOCK_H
+
+#include "attn/Dialect/AttnDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::attn {
+
+/// Tile shape of the kernels, from the pass options.
+struct BlockLoweringConfig {
+  int64_t blockM, blockN;
+};
+
+/// A new private kernel `<enclosing func>_<suffix>` taking `argTypes`, with
+/// an empty entry block, inserted into `symbols`.
+func::FuncOp createBlockKernel(AttentionOp op, SymbolTable &symbols,
+                               StringRef suffix, TypeRange argTypes);
+
+/// Plain/RoPE/FoX attention (no PaTH, no MTA): FlashToBlock.cpp.
+void lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
+                         const BlockLoweringConfig &cfg);
+
+} // namespace mlir::attn
+
+#endif // ATTN_PASSES_ATTENTIONTOBLOCK_H

@@ -1,0 +1,108 @@
+//===- TileBuilder.h - tile-level IR builder for block kernels --*- C++ -*-===//
+//
+// Thin wrappers over the attn_block, arith, math, linalg and tensor builders
+// that keep the kernels of every attn.attention lowering (flash, PaTH, MTA)
+// readable. Shared by the per-algorithm lowerings of attn-to-block.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PASSES_TILEBUILDER_H
+#define ATTN_PASSES_TILEBUILDER_H
+
+#include "attn/Dialect/AttnBlockDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::attn {
+
+namespace blk = mlir::attn_block;
+
+/// Builds tile-level IR: thin wrappers that keep the kernel readable.
+class TileBuilder {
+public:
+  TileBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  /// A tile of `shape` filled with the scalar `v`.
+  Value fill(ArrayRef<int64_t> shape, Value v) {
+    Value empty = tensor::EmptyOp::create(b, loc, shape, v.getType());
+    return linalg::FillOp::create(b, loc, ValueRange{v}, ValueRange{empty})
+        .getResult(0);
+  }
+  Value splat(ArrayRef<int64_t> shape, Type elt, double v) {
+    return fill(shape,
+                arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, v)));
+  }
+  Value splatI64(ArrayRef<int64_t> shape, Value scalarIndex) {
+    return fill(
+        shape, arith::IndexCastOp::create(b, loc, b.getI64Type(), scalarIndex));
+  }
+  Value load(Value mem, ValueRange indices, ArrayRef<int64_t> dims,
+             ArrayRef<int64_t> shape) {
+    Type elt = cast<MemRefType>(mem.getType()).getElementType();
+    return blk::LoadOp::create(b, loc, RankedTensorType::get(shape, elt), mem,
+                               indices, b.getDenseI64ArrayAttr(dims),
+                               b.getF64FloatAttr(0.0));
+  }
+  Value toF32(Value t) { return convert(t, b.getF32Type()); }
+  Value convert(Value t, Type elt) {
+    auto type = cast<RankedTensorType>(t.getType());
+    if (type.getElementType() == elt)
+      return t;
+    auto to = type.clone(elt);
+    if (elt.getIntOrFloatBitWidth() > type.getElementTypeBitWidth())
+      return arith::ExtFOp::create(b, loc, to, t);
+    return arith::TruncFOp::create(b, loc, to, t);
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value maxf(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+  Value exp2(Value x) { return math::Exp2Op::create(b, loc, x); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value cmpf(arith::CmpFPredicate p, Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, p, x, y);
+  }
+  Value cmpi(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value andi(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value reduce(blk::ReduceKind kind, Value t) {
+    auto type = cast<RankedTensorType>(t.getType());
+    auto out =
+        RankedTensorType::get({type.getDimSize(0)}, type.getElementType());
+    return blk::ReduceOp::create(b, loc, out, kind, t, 1);
+  }
+  /// A [n] tile spread over a [rows, cols] tile: axis 1 repeats it along
+  /// columns (a per-row value), axis 0 along rows (a per-column value).
+  Value bcast(Value t, int64_t axis, int64_t rows, int64_t cols) {
+    Type elt = cast<RankedTensorType>(t.getType()).getElementType();
+    return blk::BroadcastOp::create(
+        b, loc, RankedTensorType::get({rows, cols}, elt), t, axis);
+  }
+  Value iota(Value start, int64_t n) {
+    return blk::IotaOp::create(
+        b, loc, RankedTensorType::get({n}, b.getI64Type()), start);
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+/// The identity-layout memref type of a ranked tensor value.
+inline MemRefType bufferTypeOf(Value tensor) {
+  auto t = cast<RankedTensorType>(tensor.getType());
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+} // namespace mlir::attn
+
+#endif // ATTN_PASSES_TILEBUILDER_H
