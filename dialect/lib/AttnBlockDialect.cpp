@@ -13,17 +13,37 @@ using namespace mlir::attn_block;
 #include "attn/Dialect/AttnBlockEnums.cpp.inc"
 
 void AttnBlockDialect::initialize() {
+  registerAttributes();
+  registerTypes();
   addOperations<
 #define GET_OP_LIST
 #include "attn/Dialect/AttnBlockOps.cpp.inc"
       >();
 }
 
-/// Shared by load and store: `dims` picks distinct memref dims, one per tile
-/// dim, and there is one index per memref dim.
-static LogicalResult verifyTileAccess(Operation *op, MemRefType mem,
-                                      size_t numIndices, ArrayRef<int64_t> dims,
-                                      RankedTensorType tile) {
+LogicalResult AttnBlockDialect::verifyOperationAttribute(Operation *op,
+                                                         NamedAttribute attr) {
+  if (attr.getName() == kKernelAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << kKernelAttrName << "' must be a unit attribute";
+    return success();
+  }
+  if (attr.getName() == kNumWarpsAttrName) {
+    auto n = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!n || n.getInt() < 1 || n.getInt() > 32)
+      return op->emitError()
+             << "'" << kNumWarpsAttrName << "' must be an integer in [1, 32]";
+    return success();
+  }
+  return op->emitError() << "unknown attn_block attribute '"
+                         << attr.getName().getValue() << "'";
+}
+
+LogicalResult mlir::attn_block::verifyTileAccess(Operation *op, MemRefType mem,
+                                                 size_t numIndices,
+                                                 ArrayRef<int64_t> dims,
+                                                 RankedTensorType tile) {
   if (numIndices != static_cast<size_t>(mem.getRank()))
     return op->emitOpError() << "needs " << mem.getRank() << " indices for "
                              << mem << ", got " << numIndices;
@@ -40,7 +60,7 @@ static LogicalResult verifyTileAccess(Operation *op, MemRefType mem,
     return op->emitOpError()
            << "tile element type " << tile.getElementType()
            << " must match the memref's " << mem.getElementType();
-  return success();
+  return verifyTileLayout([&] { return op->emitOpError(); }, tile);
 }
 
 LogicalResult LoadOp::verify() {
@@ -66,6 +86,42 @@ LogicalResult DotOp::verify() {
                          << ", b " << getB().getType()
                          << (getTransposeB() ? " (transposed)" : "") << ", acc "
                          << getAcc().getType();
+  return verifyDotLayouts();
+}
+
+/// With an mma accumulator the operands are that mma's dot_operand layouts;
+/// wgmma (version 3) reads B, and may read A, from shared memory: such an
+/// operand is a tile in an nvmma_shared layout (a local_load the backend
+/// turns into a matrix descriptor, not into register loads).
+LogicalResult DotOp::verifyDotLayouts() {
+  for (Value v : {getA(), getB(), getAcc()})
+    if (failed(verifyTileLayout([&] { return emitOpError(); },
+                                cast<RankedTensorType>(v.getType()))))
+      return failure();
+  auto mma = dyn_cast_or_null<MmaLayoutAttr>(getAcc().getType().getEncoding());
+  if (!mma)
+    return success();
+  if (getResult().getType().getEncoding() != mma)
+    return emitOpError("result must have the accumulator's layout");
+  bool wgmma = mma.getVersion() == 3;
+  for (auto [idx, v] : llvm::enumerate(ValueRange{getA(), getB()})) {
+    Attribute enc = cast<RankedTensorType>(v.getType()).getEncoding();
+    if (wgmma && isa_and_nonnull<NvmmaSharedLayoutAttr>(enc))
+      continue;
+    auto op = dyn_cast_or_null<DotOperandLayoutAttr>(enc);
+    if (op && op.getParent() == Attribute(mma) &&
+        op.getOpIdx() == static_cast<int64_t>(idx))
+      continue;
+    if (wgmma && idx == 1)
+      return emitOpError()
+             << "operand b of a wgmma accumulator must be a "
+                "tile in shared memory (#attn_block.nvmma_shared)";
+    return emitOpError() << "operand " << (idx ? "b" : "a")
+                         << " of an mma accumulator must have layout "
+                            "#attn_block.dot_operand<opIdx = "
+                         << idx << ", parent = " << mma << ", ...>"
+                         << (wgmma ? " or #attn_block.nvmma_shared" : "");
+  }
   return success();
 }
 

@@ -4,10 +4,11 @@
 // once per *program instance* of a grid; it reads tiles out of memory with
 // bounds masks, computes on whole tiles (ranked static tensors: dots, row
 // reductions, scans, elementwise arith/math such as exp2) and writes tiles
-// back. Loops carry tiles (online-softmax state). Tiles have no layout here:
-// a layout (how a tile's elements map to threads, warps, registers) is what
-// a backend assigns when it lowers a tile op - the CPU backend maps each tile
-// to a dense buffer walked by loops, the GPU backend to warp fragments.
+// back. Loops carry tiles (online-softmax state). A tile's layout (how its
+// elements map to threads, warps, registers) is the encoding of its tensor
+// type (AttnBlockAttrs.td); a kernel for a GPU target states every layout,
+// shared buffer, copy and wait (AttnBlockGpuOps.td), while the CPU backend
+// ignores layouts (attn-block-strip-layouts).
 // docs/block-program.md describes the design and how PaTH and MTA map.
 //
 //===----------------------------------------------------------------------===//
@@ -22,12 +23,8 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "attn/Dialect/AttnBase.td"
 include "attn/Dialect/AttnBlockEnums.td"
+include "attn/Dialect/AttnBlockBase.td"
 
-def AttnBlock_Dialect : Dialect {
-  let name = "attn_block";
-  let summary = "Block-level (tile) programs: attn's fused-kernel IR";
-  let cppNamespace = "::mlir::attn_block";
-}
 
 class AttnBlock_Op<string mnemonic, list<Trait> traits = []>
     : Op<AttnBlock_Dialect, mnemonic, traits>;
@@ -35,6 +32,9 @@ class AttnBlock_Op<string mnemonic, list<Trait> traits = []>
 def AttnBlock_Tile : RankedTensorOf<[AnyFloat, AnySignlessInteger, Index]>;
 // Tiles that memory, dots, reductions and scans handle: floats only.
 def AttnBlock_FloatTile : RankedTensorOf<[AnyFloat]>;
+
+// GPU-side ops: shared buffers, async copies, barriers, layout conversion.
+include "attn/Dialect/AttnBlockGpuOps.td"
 
 
 def AttnBlock_ProgramIdOp : AttnBlock_Op<"program_id", [Pure]> {
@@ -96,6 +96,9 @@ def AttnBlock_DotOp : AttnBlock_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]
     type($a) `,` type($b) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    LogicalResult verifyDotLayouts();
+  }];
 }
 
 def AttnBlock_ReduceOp : AttnBlock_Op<"reduce", [Pure]> {

@@ -1,0 +1,224 @@
+//===- AttnBlockGpuOps.td - shared memory, async copies, barriers -*- tablegen -*-===//
+//
+// The ops a GPU kernel of the block program states explicitly, in the
+// spirit of Triton's Gluon dialect: shared buffers and their stages, copies
+// from global into shared memory (cp.async today; TMA with mbarriers on
+// sm_90a), the waits and barriers that order them, layout conversions, and
+// producer/consumer warp roles. The GPU backend lowers each op as written;
+// attn-block-strip-layouts turns them into their sequential meaning for the
+// CPU backend (copies become plain copies, waits and barriers vanish).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_BLOCK_GPU_OPS_TD
+#define ATTN_BLOCK_GPU_OPS_TD
+
+include "attn/Dialect/AttnBlockAttrs.td"
+include "mlir/IR/RegionKindInterface.td"
+
+def AttnBlock_LocalAllocOp : AttnBlock_Op<"local_alloc",
+                                          [MemoryEffects<[MemAlloc]>]> {
+  let summary = "a buffer in shared memory, live for the whole kernel";
+  let results = (outs AttnBlock_SharedBufferType:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+}
+
+def AttnBlock_LocalIndexOp : AttnBlock_Op<"local_index", [Pure]> {
+  let summary = "one stage of a multi-stage shared buffer";
+  let description = [{
+    The sub-buffer `buffer[index]` along the leading (stage) dimension.
+  }];
+  let arguments = (ins AttnBlock_SharedBufferType:$buffer, Index:$index);
+  let results = (outs AttnBlock_SharedBufferType:$result);
+  let assemblyFormat = [{
+    $buffer `[` $index `]` attr-dict `:` qualified(type($buffer)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnBlock_LocalLoadOp : AttnBlock_Op<"local_load",
+                                         [MemoryEffects<[MemRead]>]> {
+  let summary = "a tile read from a shared buffer into its register layout";
+  let arguments = (ins AttnBlock_SharedBufferType:$buffer);
+  let results = (outs AttnBlock_FloatTile:$result);
+  let assemblyFormat = [{
+    $buffer attr-dict `:` qualified(type($buffer)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnBlock_LocalStoreOp : AttnBlock_Op<"local_store",
+                                          [MemoryEffects<[MemWrite]>]> {
+  let summary = "a tile written into a shared buffer";
+  let arguments = (ins AttnBlock_FloatTile:$value,
+                       AttnBlock_SharedBufferType:$buffer);
+  let assemblyFormat = [{
+    $value `,` $buffer attr-dict `:` type($value) `->` qualified(type($buffer))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnBlock_AsyncCopyOp : AttnBlock_Op<"async_copy",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "asynchronous bounds-masked copy of a tile into shared memory";
+  let description = [{
+    Starts copying the tile that `attn_block.load` with the same `indices`
+    and `dims` would read into `buffer` (cp.async, 16 bytes per thread and
+    instruction); elements outside the memref are written as `padding`.
+    The copy is complete once a wait covers the group it was committed in
+    (`async_commit_group`, `async_wait`); reading the buffer before that is
+    a race.
+
+    ```mlir
+    %t = attn_block.async_copy %k[%b, %h, %j0, %c0] dims [2, 3] padding 0.0
+        into %stage : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #s>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$base, Variadic<Index>:$indices,
+                       DenseI64ArrayAttr:$dims, F64Attr:$padding,
+                       AttnBlock_SharedBufferType:$buffer);
+  let results = (outs AttnBlock_AsyncTokenType:$token);
+  let assemblyFormat = [{
+    $base `[` $indices `]` `dims` $dims `padding` $padding `into` $buffer
+    attr-dict `:` type($base) `->` qualified(type($buffer))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnBlock_AsyncCommitGroupOp : AttnBlock_Op<"async_commit_group", []> {
+  let summary = "closes the group of the copies issued since the last one";
+  let arguments = (ins Variadic<AttnBlock_AsyncTokenType>:$tokens);
+  let results = (outs AttnBlock_AsyncTokenType:$group);
+  let assemblyFormat = "($tokens^)? attr-dict";
+}
+
+def AttnBlock_AsyncWaitOp : AttnBlock_Op<"async_wait", []> {
+  let summary = "waits until at most `pending` committed groups are in flight";
+  let description = [{
+    cp.async.wait_group `pending`: every group committed before the last
+    `pending` ones has landed in shared memory (for this thread; a barrier
+    makes it visible to the others). The tokens name the groups the wait is
+    for, so that a pipeliner or a reader of the IR can check the count.
+  }];
+  let arguments = (ins Variadic<AttnBlock_AsyncTokenType>:$tokens,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$pending);
+  let assemblyFormat = "($tokens^)? `pending` $pending attr-dict";
+}
+
+def AttnBlock_BarrierOp : AttnBlock_Op<"barrier", []> {
+  let summary = "every thread of the block reaches this point (bar.sync 0)";
+  let assemblyFormat = "attr-dict";
+}
+
+def AttnBlock_ConvertLayoutOp : AttnBlock_Op<"convert_layout", [Pure]> {
+  let summary = "the same tile in another register layout";
+  let description = [{
+    Moves a tile's elements between threads (through shared memory or warp
+    shuffles, the backend's choice); the values do not change.
+  }];
+  let arguments = (ins AttnBlock_Tile:$input);
+  let results = (outs AttnBlock_Tile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// TMA and mbarriers (sm_90a)
+//===----------------------------------------------------------------------===//
+
+class AttnBlock_MbarrierOp<string mnemonic, dag extra, string format>
+    : AttnBlock_Op<mnemonic, [MemoryEffects<[MemRead, MemWrite]>]> {
+  let arguments = !con((ins AttnBlock_SharedBufferType:$barriers, Index:$index),
+                       extra);
+  let assemblyFormat = "$barriers `[` $index `]` " # format #
+                       " attr-dict `:` qualified(type($barriers))";
+  let hasVerifier = 1;
+}
+
+def AttnBlock_MbarrierInitOp : AttnBlock_MbarrierOp<"mbarrier_init",
+    (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$count), "`count` $count"> {
+  let summary = "initialises mbarrier `index` of a [n] x i64 buffer";
+  let description = [{
+    The barrier completes a phase once `count` arrivals and every expected
+    transaction byte have arrived.
+  }];
+}
+
+def AttnBlock_MbarrierExpectOp : AttnBlock_MbarrierOp<"mbarrier_expect",
+    (ins ConfinedAttr<I64Attr, [IntMinValue<0>]>:$bytes), "`bytes` $bytes"> {
+  let summary = "arrives and expects `bytes` of asynchronous transactions";
+}
+
+def AttnBlock_MbarrierArriveOp
+    : AttnBlock_MbarrierOp<"mbarrier_arrive", (ins), ""> {
+  let summary = "arrives on an mbarrier (a consumer releasing a stage)";
+}
+
+def AttnBlock_MbarrierWaitOp : AttnBlock_MbarrierOp<"mbarrier_wait",
+    (ins I1:$phase), "`phase` $phase"> {
+  let summary = "waits until the mbarrier has completed phase `phase`";
+}
+
+def AttnBlock_TmaLoadOp : AttnBlock_Op<"tma_load",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a bulk tensor copy (TMA) of a tile into shared memory";
+  let description = [{
+    Copies the tile `attn_block.load` would read (out-of-bounds elements
+    read as zero) into `buffer`, completing `bytes` of transactions on
+    mbarrier `index` of `barriers`. The host builds the tensor map of
+    `base` once per launch; the buffer's layout is an `nvmma_shared` one.
+  }];
+  let arguments = (ins AnyMemRef:$base, Variadic<Index>:$indices,
+                       DenseI64ArrayAttr:$dims,
+                       AttnBlock_SharedBufferType:$buffer,
+                       AttnBlock_SharedBufferType:$barriers, Index:$index);
+  let assemblyFormat = [{
+    $base `[` $indices `]` `dims` $dims `into` $buffer `,` $barriers `[`
+    $index `]` attr-dict `:` type($base) `->` qualified(type($buffer)) `,`
+    qualified(type($barriers))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Warp roles
+//===----------------------------------------------------------------------===//
+
+def AttnBlock_WarpYieldOp : AttnBlock_Op<"warp_yield",
+    [Pure, Terminator, ParentOneOf<["WarpSpecializeOp"]>]> {
+  let summary = "ends a region of warp_specialize";
+  let assemblyFormat = "attr-dict";
+}
+
+def AttnBlock_WarpSpecializeOp : AttnBlock_Op<"warp_specialize",
+    [RecursiveMemoryEffects,
+     SingleBlockImplicitTerminator<"WarpYieldOp">]> {
+  let summary = "producer/consumer warp roles";
+  let description = [{
+    The kernel's warps (`attn_block.num_warps` on the kernel) run
+    `default`; `partitionNumWarps[i]` further warps run partition region i
+    (a TMA producer, typically one warp with few registers). The roles
+    communicate only through shared buffers and mbarriers. The regions
+    have no sequential meaning, so the CPU backend refuses this op.
+
+    ```mlir
+    attn_block.warp_specialize num_warps [1] {
+      ... // consumers: wait on "full", compute, arrive on "empty"
+    } partitions {
+      ... // producer: wait on "empty", tma_load into the stage
+    }
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$partitionNumWarps);
+  let regions = (region SizedRegion<1>:$defaultRegion,
+                        VariadicRegion<SizedRegion<1>>:$partitionRegions);
+  let assemblyFormat = [{
+    `num_warps` $partitionNumWarps $defaultRegion `partitions`
+    $partitionRegions attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_BLOCK_GPU_OPS_TD

@@ -1,0 +1,130 @@
+//===- AttnBlockGpuOps.cpp - shared memory, async copies, barriers --------===//
+//
+// Verifiers of the GPU-side block-program ops (AttnBlockGpuOps.td).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnBlockDialect.h"
+
+using namespace mlir;
+using namespace mlir::attn_block;
+
+/// The tile type a shared buffer holds: its shape and element type.
+static RankedTensorType tileOf(SharedBufferType buffer) {
+  return RankedTensorType::get(buffer.getShape(), buffer.getElementType());
+}
+
+/// A tile and a shared buffer that exchange it: same shape and elements.
+static LogicalResult verifyTileMatchesBuffer(Operation *op,
+                                             RankedTensorType tile,
+                                             SharedBufferType buffer) {
+  if (tile.getShape() != buffer.getShape() ||
+      tile.getElementType() != buffer.getElementType())
+    return op->emitOpError()
+           << "tile " << tile << " does not match buffer " << buffer;
+  return verifyTileLayout([&] { return op->emitOpError(); }, tile);
+}
+
+LogicalResult LocalIndexOp::verify() {
+  SharedBufferType in = getBuffer().getType(), out = getType();
+  if (in.getRank() < 2 || out.getShape() != in.getShape().drop_front() ||
+      out.getElementType() != in.getElementType() ||
+      out.getEncoding() != in.getEncoding())
+    return emitOpError() << "a stage of " << in << " is "
+                         << "the buffer without its leading dim, not " << out;
+  return success();
+}
+
+LogicalResult LocalLoadOp::verify() {
+  return verifyTileMatchesBuffer(*this, getType(), getBuffer().getType());
+}
+
+LogicalResult LocalStoreOp::verify() {
+  return verifyTileMatchesBuffer(*this, getValue().getType(),
+                                 getBuffer().getType());
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  SharedBufferType buffer = getBuffer().getType();
+  // cp.async moves 4, 8 or 16 bytes per instruction: the rows must hold a
+  // whole number of 4-byte pieces.
+  int64_t rowBytes = buffer.getShape().back() *
+                     buffer.getElementType().getIntOrFloatBitWidth() / 8;
+  if (rowBytes % 4 != 0)
+    return emitOpError() << "rows of " << buffer
+                         << " are not a multiple of 4 bytes (cp.async)";
+  return verifyTileAccess(*this, getBase().getType(), getIndices().size(),
+                          getDims(), tileOf(buffer));
+}
+
+LogicalResult ConvertLayoutOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getType());
+  if (in.getShape() != out.getShape() ||
+      in.getElementType() != out.getElementType())
+    return emitOpError() << "converts the layout only: " << in << " and " << out
+                         << " differ in shape or elements";
+  if (failed(verifyTileLayout([&] { return emitOpError(); }, in)) ||
+      failed(verifyTileLayout([&] { return emitOpError(); }, out)))
+    return failure();
+  return success();
+}
+
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // convert(convert(x)) is one conversion from x's layout.
+  if (auto inner = getInput().getDefiningOp<ConvertLayoutOp>()) {
+    if (inner.getInput().getType() == getType())
+      return inner.getInput();
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
+  return {};
+}
+
+/// mbarriers live in a rank-1 shared buffer of i64, one per stage.
+static LogicalResult verifyBarriers(Operation *op, SharedBufferType barriers) {
+  if (barriers.getRank() != 1 || !barriers.getElementType().isInteger(64))
+    return op->emitOpError()
+           << "mbarriers must be a rank-1 buffer of i64, got " << barriers;
+  return success();
+}
+
+LogicalResult MbarrierInitOp::verify() {
+  return verifyBarriers(*this, getBarriers().getType());
+}
+LogicalResult MbarrierExpectOp::verify() {
+  return verifyBarriers(*this, getBarriers().getType());
+}
+LogicalResult MbarrierArriveOp::verify() {
+  return verifyBarriers(*this, getBarriers().getType());
+}
+LogicalResult MbarrierWaitOp::verify() {
+  return verifyBarriers(*this, getBarriers().getType());
+}
+
+LogicalResult TmaLoadOp::verify() {
+  SharedBufferType buffer = getBuffer().getType();
+  if (!isa<NvmmaSharedLayoutAttr>(buffer.getEncoding()))
+    return emitOpError() << "TMA writes an #attn_block.nvmma_shared buffer, "
+                            "not "
+                         << buffer;
+  if (failed(verifyBarriers(*this, getBarriers().getType())))
+    return failure();
+  return verifyTileAccess(*this, getBase().getType(), getIndices().size(),
+                          getDims(), tileOf(buffer));
+}
+
+LogicalResult WarpSpecializeOp::verify() {
+  ArrayRef<int64_t> warps = getPartitionNumWarps();
+  if (warps.size() != getPartitionRegions().size())
+    return emitOpError() << "names the warps of " << warps.size()
+                         << " partitions but has "
+                         << getPartitionRegions().size()
+                         << " partition regions";
+  for (int64_t w : warps)
+    if (w < 1)
+      return emitOpError("each partition needs at least one warp");
+  return success();
+}

@@ -1,0 +1,154 @@
+// Verifier errors of the block program's layouts, shared buffers and GPU
+// ops (dialect/lib/AttnBlockLayouts.cpp, AttnBlockGpuOps.cpp).
+//
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{threadsPerWarp must multiply to the 32 threads of a warp, got 16}}
+func.func private @f() -> tensor<4x4xf32, #attn_block.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 4], warpsPerCTA = [1, 1], order = [1, 0]>>
+
+// -----
+
+// expected-error @+1 {{'order' must be a permutation of the dims 0..1}}
+func.func private @f() -> tensor<4x4xf32, #attn_block.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 1]>>
+
+// -----
+
+// expected-error @+1 {{mma layout version 2 (mma.sync m16n8k16) needs instrShape = [16, 8]}}
+func.func private @f() -> tensor<4x4xf32, #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 16]>>
+
+// -----
+
+// expected-error @+1 {{warpsPerCTA[0] must be a multiple of the 4 warps of a warpgroup}}
+func.func private @f() -> tensor<4x4xf32, #attn_block.mma<version = 3, warpsPerCTA = [2, 1], instrShape = [64, 64, 16]>>
+
+// -----
+
+// expected-error @+1 {{version must be 2 (mma.sync) or 3 (wgmma), got 1}}
+func.func private @f() -> tensor<4x4xf32, #attn_block.mma<version = 1, warpsPerCTA = [4, 1], instrShape = [16, 8]>>
+
+// -----
+
+// expected-error @+1 {{wgmma reads its B operand from shared memory, not registers}}
+func.func private @f() -> tensor<4x4xf32, #attn_block.dot_operand<opIdx = 1, parent = #attn_block.mma<version = 3, warpsPerCTA = [4, 1], instrShape = [64, 64, 16]>, kWidth = 2>>
+
+// -----
+
+// expected-error @+1 {{parent must be an #attn_block.mma layout}}
+func.func private @f() -> tensor<4x4xf32, #attn_block.dot_operand<opIdx = 0, parent = #attn_block.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>, kWidth = 2>>
+
+// -----
+
+// expected-error @+1 {{swizzleBytes must be 0, 32, 64 or 128, got 48}}
+func.func private @f() -> !attn_block.smem<64x64xbf16, #attn_block.nvmma_shared<swizzleBytes = 48, transposed = false>>
+
+// -----
+
+// expected-error @+1 {{shared buffer encoding must be #attn_block.shared or #attn_block.nvmma_shared}}
+func.func private @f() -> !attn_block.smem<64x64xbf16, #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>>
+
+// -----
+
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+#blocked = #attn_block.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+func.func @dot_operand_layouts(%a: tensor<64x64xbf16, #blocked>, %b: tensor<64x64xbf16, #blocked>, %c: tensor<64x64xf32, #mma>) {
+  // expected-error @+1 {{operand a of an mma accumulator must have layout #attn_block.dot_operand<opIdx = 0}}
+  %d = attn_block.dot %a, %b, %c : tensor<64x64xbf16, #blocked>, tensor<64x64xbf16, #blocked> -> tensor<64x64xf32, #mma>
+  return
+}
+
+// -----
+
+#wg = #attn_block.mma<version = 3, warpsPerCTA = [4, 1], instrShape = [64, 64, 16]>
+#wgA = #attn_block.dot_operand<opIdx = 0, parent = #wg, kWidth = 2>
+#blocked = #attn_block.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+func.func @wgmma_b_in_registers(%a: tensor<64x64xbf16, #wgA>, %b: tensor<64x64xbf16, #blocked>, %c: tensor<64x64xf32, #wg>) {
+  // expected-error @+1 {{operand b of a wgmma accumulator must be a tile in shared memory}}
+  %d = attn_block.dot %a, %b, %c : tensor<64x64xbf16, #wgA>, tensor<64x64xbf16, #blocked> -> tensor<64x64xf32, #wg>
+  return
+}
+
+// -----
+
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+func.func @slice_rank(%t: tensor<64x64xf32, #mma>) {
+  // expected-error @+1 {{layout #attn_block.slice<dim = 1, parent = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>> describes rank-1 tiles}}
+  %u = attn_block.convert_layout %t : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #attn_block.slice<dim = 1, parent = #mma>>
+  return
+}
+
+// -----
+
+#swz = #attn_block.shared<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]>
+func.func @local_index(%buf: !attn_block.smem<2x64x64xbf16, #swz>, %i: index) {
+  // expected-error @+1 {{the buffer without its leading dim}}
+  %s = attn_block.local_index %buf[%i] : !attn_block.smem<2x64x64xbf16, #swz> -> !attn_block.smem<64x32xbf16, #swz>
+  return
+}
+
+// -----
+
+#swz = #attn_block.shared<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]>
+func.func @local_load_shape(%buf: !attn_block.smem<64x64xbf16, #swz>) {
+  // expected-error @+1 {{does not match buffer}}
+  %t = attn_block.local_load %buf : !attn_block.smem<64x64xbf16, #swz> -> tensor<64x32xbf16>
+  return
+}
+
+// -----
+
+#swz = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]>
+func.func @async_copy_row_bytes(%m: memref<?x?xbf16>, %buf: !attn_block.smem<64x1xbf16, #swz>, %i: index) {
+  // expected-error @+1 {{are not a multiple of 4 bytes (cp.async)}}
+  %t = attn_block.async_copy %m[%i, %i] dims [0, 1] padding 0.0 into %buf : memref<?x?xbf16> -> !attn_block.smem<64x1xbf16, #swz>
+  return
+}
+
+// -----
+
+#swz = #attn_block.shared<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]>
+func.func @async_copy_indices(%m: memref<?x?x?x64xbf16>, %buf: !attn_block.smem<64x64xbf16, #swz>, %i: index) {
+  // expected-error @+1 {{needs 4 indices}}
+  %t = attn_block.async_copy %m[%i, %i] dims [2, 3] padding 0.0 into %buf : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #swz>
+  return
+}
+
+// -----
+
+#swz = #attn_block.shared<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]>
+#bar = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [0]>
+func.func @tma_needs_nvmma(%m: memref<?x?x?x64xbf16>, %buf: !attn_block.smem<64x64xbf16, #swz>, %bars: !attn_block.smem<2xi64, #bar>, %i: index) {
+  // expected-error @+1 {{TMA writes an #attn_block.nvmma_shared buffer}}
+  attn_block.tma_load %m[%i, %i, %i, %i] dims [2, 3] into %buf, %bars[%i] : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #swz>, !attn_block.smem<2xi64, #bar>
+  return
+}
+
+// -----
+
+#bar = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [0]>
+func.func @mbarrier_type(%bars: !attn_block.smem<2xi32, #bar>, %i: index) {
+  // expected-error @+1 {{mbarriers must be a rank-1 buffer of i64}}
+  attn_block.mbarrier_init %bars[%i] count 1 : !attn_block.smem<2xi32, #bar>
+  return
+}
+
+// -----
+
+func.func @warp_roles() {
+  // expected-error @+1 {{names the warps of 2 partitions but has 1 partition regions}}
+  attn_block.warp_specialize num_warps [1, 1] {
+    attn_block.warp_yield
+  } partitions {
+    attn_block.warp_yield
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'attn_block.num_warps' must be an integer in [1, 32]}}
+func.func private @k() attributes {attn_block.num_warps = 0 : i64}
+
+// -----
+
+// expected-error @+1 {{unknown attn_block attribute 'attn_block.warps'}}
+func.func private @k() attributes {attn_block.warps = 4 : i64}

@@ -1,0 +1,104 @@
+// Round trip of the GPU side of the block program: layouts as tile
+// encodings, shared buffers, cp.async copies with their groups and waits,
+// barriers, layout conversions, TMA with mbarriers and warp roles. Custom
+// form -> custom form, and through the generic form.
+//
+// RUN: attn-opt %s | attn-opt | FileCheck %s
+// RUN: attn-opt %s --mlir-print-op-generic | attn-opt | FileCheck %s
+
+#blocked = #attn_block.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+#opA = #attn_block.dot_operand<opIdx = 0, parent = #mma, kWidth = 2>
+#opB = #attn_block.dot_operand<opIdx = 1, parent = #mma, kWidth = 2>
+#row = #attn_block.slice<dim = 1, parent = #mma>
+#swz = #attn_block.shared<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]>
+
+// CHECK-DAG: #[[BLOCKED:.*]] = #attn_block.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-DAG: #[[MMA:.*]] = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+// CHECK-DAG: #[[A:.*]] = #attn_block.dot_operand<opIdx = 0, parent = #[[MMA]], kWidth = 2>
+// CHECK-DAG: #[[B:.*]] = #attn_block.dot_operand<opIdx = 1, parent = #[[MMA]], kWidth = 2>
+// CHECK-DAG: #[[ROW:.*]] = #attn_block.slice<dim = 1, parent = #[[MMA]]>
+// CHECK-DAG: #[[NV:.*]] = #attn_block.nvmma_shared<swizzleBytes = 128, transposed = false>
+// CHECK-DAG: #[[BAR:.*]] = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [0]>
+// CHECK-DAG: #[[SWZ:.*]] = #attn_block.shared<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]>
+
+// CHECK-LABEL: func.func @mma_sync_step
+// CHECK-SAME: attn_block.kernel, attn_block.num_warps = 4 : i64
+func.func @mma_sync_step(%k: memref<?x?x?x64xbf16>, %q: tensor<64x64xbf16, #opA>,
+                         %acc: tensor<64x64xf32, #mma>, %j0: index, %j1: index)
+    -> (tensor<64x64xf32, #mma>, tensor<64xf32, #row>)
+    attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: %[[BUF:.*]] = attn_block.local_alloc : !attn_block.smem<2x64x64xbf16, #[[SWZ]]>
+  %buf = attn_block.local_alloc : !attn_block.smem<2x64x64xbf16, #swz>
+  // CHECK: %[[S0:.*]] = attn_block.local_index %[[BUF]][%{{.*}}] : !attn_block.smem<2x64x64xbf16, #[[SWZ]]> -> !attn_block.smem<64x64xbf16, #[[SWZ]]>
+  %s0 = attn_block.local_index %buf[%c0] : !attn_block.smem<2x64x64xbf16, #swz> -> !attn_block.smem<64x64xbf16, #swz>
+  // CHECK: %[[S1:.*]] = attn_block.local_index %[[BUF]][%{{.*}}]
+  %s1 = attn_block.local_index %buf[%c1] : !attn_block.smem<2x64x64xbf16, #swz> -> !attn_block.smem<64x64xbf16, #swz>
+  // CHECK: %[[T0:.*]] = attn_block.async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] dims [2, 3] padding 0.000000e+00 into %[[S0]] : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #[[SWZ]]>
+  %t0 = attn_block.async_copy %k[%c0, %c0, %j0, %c0] dims [2, 3] padding 0.0 into %s0 : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #swz>
+  // CHECK: %[[G0:.*]] = attn_block.async_commit_group %[[T0]]
+  %g0 = attn_block.async_commit_group %t0
+  %t1 = attn_block.async_copy %k[%c0, %c0, %j1, %c0] dims [2, 3] padding 0.0 into %s1 : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #swz>
+  %g1 = attn_block.async_commit_group %t1
+  // CHECK: attn_block.async_wait %[[G0]] pending 1
+  attn_block.async_wait %g0 pending 1
+  // CHECK: attn_block.barrier
+  attn_block.barrier
+  // CHECK: attn_block.local_load %[[S0]] : !attn_block.smem<64x64xbf16, #[[SWZ]]> -> tensor<64x64xbf16, #[[B]]>
+  %kt = attn_block.local_load %s0 : !attn_block.smem<64x64xbf16, #swz> -> tensor<64x64xbf16, #opB>
+  // CHECK: attn_block.dot %{{.*}}, %{{.*}}, %{{.*}} transpose_b : tensor<64x64xbf16, #[[A]]>, tensor<64x64xbf16, #[[B]]> -> tensor<64x64xf32, #[[MMA]]>
+  %s = attn_block.dot %q, %kt, %acc transpose_b : tensor<64x64xbf16, #opA>, tensor<64x64xbf16, #opB> -> tensor<64x64xf32, #mma>
+  // CHECK: attn_block.reduce max %{{.*}} axis 1 : tensor<64x64xf32, #[[MMA]]> -> tensor<64xf32, #[[ROW]]>
+  %m = attn_block.reduce max %s axis 1 : tensor<64x64xf32, #mma> -> tensor<64xf32, #row>
+  // CHECK: attn_block.convert_layout %{{.*}} : tensor<64x64xf32, #[[MMA]]> -> tensor<64x64xf32, #[[BLOCKED]]>
+  %sb = attn_block.convert_layout %s : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #blocked>
+  // CHECK: attn_block.local_store %{{.*}}, %[[S1]] : tensor<64x64xbf16, #[[BLOCKED]]> -> !attn_block.smem<64x64xbf16, #[[SWZ]]>
+  %sh = arith.truncf %sb : tensor<64x64xf32, #blocked> to tensor<64x64xbf16, #blocked>
+  attn_block.local_store %sh, %s1 : tensor<64x64xbf16, #blocked> -> !attn_block.smem<64x64xbf16, #swz>
+  // CHECK: attn_block.async_wait pending 0
+  attn_block.async_wait pending 0
+  return %s, %m : tensor<64x64xf32, #mma>, tensor<64xf32, #row>
+}
+
+#wg = #attn_block.mma<version = 3, warpsPerCTA = [4, 1], instrShape = [64, 64, 16]>
+#wgA = #attn_block.dot_operand<opIdx = 0, parent = #wg, kWidth = 2>
+#nv = #attn_block.nvmma_shared<swizzleBytes = 128, transposed = false>
+#bar = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [0]>
+
+// CHECK-LABEL: func.func @tma_producer_consumer
+// CHECK: %[[KB:.*]] = attn_block.local_alloc : !attn_block.smem<2x64x64xbf16, #[[NV]]>
+// CHECK: %[[FULL:.*]] = attn_block.local_alloc : !attn_block.smem<2xi64, #[[BAR]]>
+// CHECK: attn_block.mbarrier_init %[[FULL]][%{{.*}}] count 1
+// CHECK: attn_block.warp_specialize num_warps [1] {
+// CHECK: attn_block.mbarrier_wait %[[FULL]][%{{.*}}] phase %{{.*}}
+// CHECK: attn_block.dot {{.*}} : tensor<64x64xbf16, #{{.*}}>, tensor<64x64xbf16, #[[NV]]> -> tensor<64x64xf32, #{{.*}}>
+// CHECK: attn_block.mbarrier_arrive %{{.*}}[%{{.*}}]
+// CHECK: } partitions {
+// CHECK: attn_block.mbarrier_expect %[[FULL]][%{{.*}}] bytes 8192
+// CHECK: attn_block.tma_load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] dims [2, 3] into %{{.*}}, %[[FULL]][%{{.*}}]
+func.func @tma_producer_consumer(%k: memref<?x?x?x64xbf16>, %q: tensor<64x64xbf16, #wgA>,
+                                 %acc: tensor<64x64xf32, #wg>, %phase: i1)
+    attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %kb = attn_block.local_alloc : !attn_block.smem<2x64x64xbf16, #nv>
+  %full = attn_block.local_alloc : !attn_block.smem<2xi64, #bar>
+  %empty = attn_block.local_alloc : !attn_block.smem<2xi64, #bar>
+  attn_block.mbarrier_init %full[%c0] count 1 : !attn_block.smem<2xi64, #bar>
+  attn_block.mbarrier_init %empty[%c0] count 4 : !attn_block.smem<2xi64, #bar>
+  %stage = attn_block.local_index %kb[%c0] : !attn_block.smem<2x64x64xbf16, #nv> -> !attn_block.smem<64x64xbf16, #nv>
+  attn_block.warp_specialize num_warps [1] {
+    attn_block.mbarrier_wait %full[%c0] phase %phase : !attn_block.smem<2xi64, #bar>
+    %kt = attn_block.local_load %stage : !attn_block.smem<64x64xbf16, #nv> -> tensor<64x64xbf16, #nv>
+    %s = attn_block.dot %q, %kt, %acc transpose_b : tensor<64x64xbf16, #wgA>, tensor<64x64xbf16, #nv> -> tensor<64x64xf32, #wg>
+    attn_block.mbarrier_arrive %empty[%c0] : !attn_block.smem<2xi64, #bar>
+    attn_block.warp_yield
+  } partitions {
+    attn_block.mbarrier_wait %empty[%c0] phase %phase : !attn_block.smem<2xi64, #bar>
+    attn_block.mbarrier_expect %full[%c0] bytes 8192 : !attn_block.smem<2xi64, #bar>
+    attn_block.tma_load %k[%c0, %c0, %c0, %c0] dims [2, 3] into %stage, %full[%c0] : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #nv>, !attn_block.smem<2xi64, #bar>
+    attn_block.warp_yield
+  }
+  return
+}
