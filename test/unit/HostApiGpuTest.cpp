@@ -92,6 +92,9 @@ public:
   }
   void fill(void *dst, unsigned char byte, size_t bytes) override {
     ok(dev.fill(reinterpret_cast<uint64_t>(dst), byte, bytes));
+    // cuMemsetD8 may still run on the legacy stream, which a non-blocking
+    // stream does not wait for: finish it before a kernel writes there.
+    ok(dev.synchronize());
   }
   void *stream() override { return own; }
   void wait(void *stream) override { ok(dev.synchronize(stream)); }
