@@ -13,6 +13,7 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
+#include <cstring>
 
 using llvm::createStringError;
 using llvm::Error;
@@ -175,6 +176,13 @@ CpuKernel::invoke(llvm::ArrayRef<TensorView> inputs) {
   // The program allocated its result with malloc (finalize-memref-to-llvm).
   Result out;
   out.allocated = reinterpret_cast<void *>(result.words[0]);
+  // A program that returns (a view of) an argument hands back the caller's
+  // buffer or a packed copy: never free it, and copy it out (below).
+  bool aliased = llvm::any_of(descs, [&](const Descriptor &d) {
+    return d.words[0] == result.words[0];
+  });
+  if (aliased)
+    out.allocated = nullptr;
   size_t rank = res.shape.size();
   out.view.dtype = res.dtype;
   for (size_t d = 0; d < rank; ++d)
@@ -190,6 +198,14 @@ CpuKernel::invoke(llvm::ArrayRef<TensorView> inputs) {
   }
   out.view.data = reinterpret_cast<uint8_t *>(result.words[1]) +
                   result.words[2] * dtypeSize(res.dtype);
+  if (aliased) {
+    size_t bytes = out.view.numel() * dtypeSize(res.dtype);
+    out.allocated = std::malloc(std::max<size_t>(bytes, 1));
+    if (!out.allocated)
+      return createStringError("out of memory for the result of @" + entry);
+    std::memcpy(out.allocated, out.view.data, bytes);
+    out.view.data = out.allocated;
+  }
   return std::move(out);
 }
 

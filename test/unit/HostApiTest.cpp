@@ -114,6 +114,35 @@ TEST(HostApiCpu, BadViewsNameTheArgument) {
     ASSERT_FLOAT_EQ(o[i], 1.0f) << i;
 }
 
+TEST(HostApiCpu, ProgramReturningItsArgument) {
+  // Its result is the caller's own buffer: copied out, never freed.
+  const char *src = R"(
+    func.func @main(%x: tensor<?x?x?x8xf32>) -> tensor<?x?x?x8xf32> {
+      return %x : tensor<?x?x?x8xf32>
+    })";
+  auto kernel = cpuEngine().compile(src);
+  ASSERT_TRUE(static_cast<bool>(kernel)) << llvm::toString(kernel.takeError());
+  std::vector<float> x(2 * 3 * 4 * 8), o(x.size(), NAN);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(i) * 0.5f - 7;
+  std::vector<int64_t> s{2, 3, 4, 8};
+  // A BSHD output view: the copy goes through its strides.
+  std::vector<int64_t> bshd{4 * 3 * 8, 8, 3 * 8, 1};
+  TensorView out(o.data(), DType::F32, s, bshd);
+  ASSERT_EQ(launchError(**kernel, {TensorView(x.data(), DType::F32, s)}, out),
+            "");
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t h = 0; h < 3; ++h)
+      for (int64_t t = 0; t < 4; ++t)
+        for (int64_t d = 0; d < 8; ++d)
+          ASSERT_EQ(o[b * 96 + t * 24 + h * 8 + d],
+                    x[b * 96 + h * 32 + t * 8 + d]);
+  auto again = (*kernel)->run({ref::toHost(
+      ref::Tensor({1, 1, 2, 8}, std::vector<double>(16, 3)), DType::F32)});
+  ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+  EXPECT_EQ(again->get(15), 3);
+}
+
 TEST(HostApiCpu, ResultShapeFollowsTheInputs) {
   std::string src = attentionProgram("plain", 16, "f32");
   auto kernel = cpuEngine().compile(src);
