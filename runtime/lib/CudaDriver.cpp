@@ -67,6 +67,7 @@ enum : int {
   kAttrComputeMajor = 75,
   kAttrComputeMinor = 76,
   kAttrMaxSharedPerBlockOptin = 97,
+  kAttrMemoryPoolsSupported = 115,
   kFuncAttrMaxDynamicShared = 8,
   kLaunchAttrProgrammaticStreamSerialization = 6,
   kPointerAttrMemoryType = 2,
@@ -237,7 +238,8 @@ Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
   } attrs[] = {{kAttrComputeMajor, &d->dev.smMajor},
                {kAttrComputeMinor, &d->dev.smMinor},
                {kAttrMultiprocessors, &d->dev.multiprocessors},
-               {kAttrMaxSharedPerBlockOptin, &d->dev.maxSharedPerBlockOptin}};
+               {kAttrMaxSharedPerBlockOptin, &d->dev.maxSharedPerBlockOptin},
+               {kAttrMemoryPoolsSupported, &d->dev.memoryPools}};
   for (auto &at : attrs)
     if (Error e = a.check(a.cuDeviceGetAttribute(at.out, at.attr, dev),
                           "cuDeviceGetAttribute"))
@@ -325,7 +327,7 @@ Error Device::destroyStream(void *stream) {
 }
 
 Expected<uint64_t> Device::allocAsync(size_t bytes, void *stream) {
-  if (!api->cuMemAllocAsync)
+  if (!api->cuMemAllocAsync || !dev.memoryPools)
     return alloc(bytes);
   if (Error e = bind())
     return std::move(e);
@@ -338,7 +340,7 @@ Expected<uint64_t> Device::allocAsync(size_t bytes, void *stream) {
 }
 
 Error Device::freeAsync(uint64_t ptr, void *stream) {
-  if (!api->cuMemFreeAsync) {
+  if (!api->cuMemFreeAsync || !api->cuMemAllocAsync || !dev.memoryPools) {
     if (Error e = synchronize(stream))
       return e;
     return free(ptr);

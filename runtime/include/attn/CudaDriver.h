@@ -30,6 +30,7 @@ struct DeviceInfo {
   int smMajor = 0, smMinor = 0;
   int multiprocessors = 0;
   int maxSharedPerBlockOptin = 0; // bytes, the opt-in limit (> 48 KB)
+  int memoryPools = 0;            // cuMemAllocAsync supported
   std::string chip() const {      // "sm_90"
     return "sm_" + std::to_string(smMajor) + std::to_string(smMinor);
   }
@@ -64,8 +65,8 @@ public:
   llvm::Error destroyStream(void *stream);
 
   /// Stream-ordered allocation and free (cuMemAllocAsync/cuMemFreeAsync;
-  /// where the driver lacks them, cuMemAlloc, and a free after the stream
-  /// has drained).
+  /// where the driver or device lacks memory pools, cuMemAlloc, and a free
+  /// after the stream has drained).
   llvm::Expected<uint64_t> allocAsync(size_t bytes, void *stream);
   llvm::Error freeAsync(uint64_t ptr, void *stream);
   /// Copies `height` rows of `width` bytes between device buffers whose
