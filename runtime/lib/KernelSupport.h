@@ -75,7 +75,9 @@ public:
   llvm::Expected<std::vector<std::vector<int64_t>>>
   check(ModuleOp program, llvm::StringRef entry,
         const std::vector<TensorSig> &args, llvm::ArrayRef<HostArray> inputs);
-  /// The result shape for input `shapes` (already matching the signature).
+  /// The result shape for input `shapes` (already matching the signature);
+  /// empty when the result does not come from an attn op (then only the
+  /// compiled function knows it).
   llvm::Expected<std::vector<int64_t>>
   verify(ModuleOp program, llvm::StringRef entry,
          const std::vector<std::vector<int64_t>> &shapes);
