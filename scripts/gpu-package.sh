@@ -9,7 +9,9 @@
 # Then, on the GPU machine, from a copy of the repository with OUT_DIR:
 #   scripts/gpu-run.sh [OUT_DIR]
 # Env: ATTN_STATIC_BUILD_DIR (default build-static), ATTN_GPU_TARGETS (default
-# "attn-run attn-opt attn-gpu-tests"; all three xz-compressed are ~95 MB).
+# "attn-run attn-opt attn-gpu-tests"; all three xz-compressed are ~95 MB;
+# `attn` packs libattn.so for the Python check, attn-launch-bench the launch
+# overhead tool).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/.device}
@@ -23,7 +25,9 @@ read -r -a targets <<<"${ATTN_GPU_TARGETS:-attn-run attn-opt attn-gpu-tests}"
 ninja -C "$build" -j "${ATTN_JOBS:-$(nproc)}" "${targets[@]}"
 mkdir -p "$out"
 for t in "${targets[@]}"; do
-  strip -o "$out/$t" "$build/bin/$t"
-  xz -T0 -6 -f "$out/$t"
+  src=$build/bin/$t name=$t
+  if [ "$t" = attn ]; then src=$build/lib/libattn.so name=libattn.so; fi
+  strip -o "$out/$name" "$src"
+  xz -T0 -6 -f "$out/$name"
 done
 ls -la "$out"

@@ -24,3 +24,14 @@ if [ -e attn-run ]; then
     ./attn-run "$f" --random=1x4x256 --seed=1 --check --time
   done
 fi
+if [ -e attn-launch-bench ]; then
+  chmod +x attn-launch-bench
+  for v in plain rope fox; do
+    ./attn-launch-bench --device=cuda --variant=$v --shape=1x8x16
+  done
+fi
+# The Python module on PyTorch tensors (needs torch with CUDA).
+if [ -e libattn.so ] && python3 -c "import torch" 2>/dev/null; then
+  ATTN_LIBRARY=$PWD/libattn.so PYTHONPATH=$root/python \
+    python3 "$root/bench/python_gpu_check.py"
+fi

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what attn needs to build and test on Debian 12: LLVM/MLIR 22 from
-# Debian's packages, ninja, ccache, GoogleTest, Python 3 (for lit). Does
+# Debian's packages, ninja, ccache, GoogleTest, Python 3 (for lit), DLPack's
+# header (attn/attn.h) and NumPy (the Python module's test). Does
 # nothing when everything is present; uses sudo when not run as root.
 set -euo pipefail
 
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
           libomp-22-dev cmake ninja-build ccache g++ libgtest-dev python3 zlib1g-dev
-          libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev)
+          libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
+          libdlpack-dev python3-numpy)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -13,6 +13,7 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
+#include <cstring>
 
 using llvm::createStringError;
 using llvm::Error;
@@ -24,9 +25,9 @@ namespace {
 /// A memref descriptor of any rank as MLIR's C interface lays it out:
 /// {allocated, aligned, offset, sizes[rank], strides[rank]}, all 8 bytes.
 struct Descriptor {
-  std::vector<int64_t> words;
+  llvm::SmallVector<int64_t, 11> words;
   explicit Descriptor(size_t rank) : words(3 + 2 * rank, 0) {}
-  void set(void *data, const std::vector<int64_t> &shape) {
+  void set(void *data, llvm::ArrayRef<int64_t> shape) {
     words[0] = words[1] = reinterpret_cast<int64_t>(data);
     size_t rank = shape.size();
     int64_t stride = 1;
@@ -67,8 +68,26 @@ public:
                                                   const CompileOptions &options,
                                                   llvm::StringRef bufferName);
   Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) override;
+  Error launch(llvm::ArrayRef<TensorView> inputs, const TensorView &output,
+               void *stream) override;
 
 private:
+  /// The entry function's result: a buffer the program allocated (freed
+  /// with the Result), viewed contiguously.
+  struct Result {
+    TensorView view;
+    void *allocated = nullptr;
+    Result() = default;
+    Result(Result &&o) : view(o.view), allocated(o.allocated) {
+      o.allocated = nullptr;
+    }
+    ~Result() { std::free(allocated); }
+  };
+  /// Calls the entry function on checked host views. Contiguous views are
+  /// read in place; others are packed into a contiguous copy first (the
+  /// lowered functions take identity-layout memrefs).
+  Expected<Result> invoke(llvm::ArrayRef<TensorView> inputs);
+
   std::unique_ptr<ExecutionEngine> engine;
 };
 
@@ -88,9 +107,12 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
   DiagnosticCollector diags(ctx);
 
   OwningOpRef<ModuleOp> lowered = kernel->program->clone();
-  lowered->lookupSymbol<func::FuncOp>(options.entry)
-      ->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                UnitAttr::get(ctx));
+  auto fn = lowered->lookupSymbol<func::FuncOp>(options.entry);
+  fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), UnitAttr::get(ctx));
+  // Inputs are the caller's memory (launch reads them in place): the
+  // program must never write into them.
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    fn.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
   // Program instances run on OpenMP threads when libomp can be loaded.
   std::string omp = openMPLibrary();
   PassManager pm(ctx);
@@ -124,27 +146,25 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
   return std::shared_ptr<Kernel>(std::move(kernel));
 }
 
-Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
-  auto shapes = checkInputs(inputs);
-  if (!shapes)
-    return shapes.takeError();
-
-  std::vector<std::vector<uint8_t>> storage;
-  std::vector<Descriptor> descs;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    auto bytes = convertTo(inputs[i], args[i].dtype, i);
-    if (!bytes)
-      return bytes.takeError();
-    storage.push_back(std::move(*bytes));
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    descs.emplace_back((*shapes)[i].size());
-    descs.back().set(storage[i].data(), (*shapes)[i]);
+Expected<CpuKernel::Result>
+CpuKernel::invoke(llvm::ArrayRef<TensorView> inputs) {
+  std::vector<std::vector<uint8_t>> packedCopies;
+  llvm::SmallVector<Descriptor, 8> descs;
+  for (const TensorView &in : inputs) {
+    void *data = in.data;
+    if (!in.isContiguous()) {
+      packedCopies.emplace_back(in.numel() * dtypeSize(in.dtype));
+      TensorView dense(packedCopies.back().data(), in.dtype, in.shape);
+      copyStrided(in, dense);
+      data = dense.data;
+    }
+    descs.emplace_back(in.shape.size());
+    descs.back().set(data, in.shape);
   }
   Descriptor result(res.shape.size());
   void *resultPtr = result.words.data();
-  std::vector<void *> argPtrs(inputs.size());
-  std::vector<void *> packed;
+  llvm::SmallVector<void *, 8> argPtrs(inputs.size());
+  llvm::SmallVector<void *, 9> packed;
   packed.push_back(&resultPtr);
   for (size_t i = 0; i < inputs.size(); ++i) {
     argPtrs[i] = descs[i].words.data();
@@ -153,32 +173,77 @@ Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
   if (Error e = engine->invokePacked("_mlir_ciface_" + entry, packed))
     return std::move(e);
 
-  HostArray out;
-  out.dtype = res.dtype;
+  // The program allocated its result with malloc (finalize-memref-to-llvm).
+  Result out;
+  out.allocated = reinterpret_cast<void *>(result.words[0]);
+  // A program that returns (a view of) an argument hands back the caller's
+  // buffer or a packed copy: never free it, and copy it out (below).
+  bool aliased = llvm::any_of(descs, [&](const Descriptor &d) {
+    return d.words[0] == result.words[0];
+  });
+  if (aliased)
+    out.allocated = nullptr;
   size_t rank = res.shape.size();
-  size_t n = 1;
-  for (size_t d = 0; d < rank; ++d) {
-    out.shape.push_back(result.words[3 + d]);
-    n *= result.words[3 + d];
-  }
+  out.view.dtype = res.dtype;
+  for (size_t d = 0; d < rank; ++d)
+    out.view.shape.push_back(result.words[3 + d]);
   // Function results use the identity layout (one-shot-bufferize's
   // function-boundary option); refuse anything else rather than misread it.
   int64_t stride = 1;
   for (size_t d = rank; d-- > 0;) {
-    if (out.shape[d] > 1 && result.words[3 + rank + d] != stride) {
-      std::free(reinterpret_cast<void *>(result.words[0]));
+    if (out.view.shape[d] > 1 && result.words[3 + rank + d] != stride)
       return createStringError("the result of @" + entry +
                                " is not a contiguous row-major buffer");
-    }
-    stride *= out.shape[d];
+    stride *= out.view.shape[d];
   }
-  size_t esz = dtypeSize(res.dtype);
-  auto *base =
-      reinterpret_cast<uint8_t *>(result.words[1]) + result.words[2] * esz;
-  out.bytes.assign(base, base + n * esz);
-  // The program allocated its result with malloc (finalize-memref-to-llvm).
-  std::free(reinterpret_cast<void *>(result.words[0]));
+  out.view.data = reinterpret_cast<uint8_t *>(result.words[1]) +
+                  result.words[2] * dtypeSize(res.dtype);
+  if (aliased) {
+    size_t bytes = out.view.numel() * dtypeSize(res.dtype);
+    out.allocated = std::malloc(std::max<size_t>(bytes, 1));
+    if (!out.allocated)
+      return createStringError("out of memory for the result of @" + entry);
+    std::memcpy(out.allocated, out.view.data, bytes);
+    out.view.data = out.allocated;
+  }
+  return std::move(out);
+}
+
+Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
+  auto host = convertInputs(inputs);
+  if (!host)
+    return host.takeError();
+  auto result = invoke(host->views);
+  if (!result)
+    return result.takeError();
+  HostArray out;
+  out.dtype = res.dtype;
+  out.shape.assign(result->view.shape.begin(), result->view.shape.end());
+  auto *base = static_cast<uint8_t *>(result->view.data);
+  out.bytes.assign(base, base + result->view.numel() * dtypeSize(res.dtype));
   return out;
+}
+
+Error CpuKernel::launch(llvm::ArrayRef<TensorView> inputs,
+                        const TensorView &output, void *stream) {
+  if (stream)
+    return createStringError("a stream was given to a kernel that runs on "
+                             "the CPU (pass nullptr)");
+  if (auto shape = checkLaunch(inputs, output, /*alignment=*/0); !shape)
+    return shape.takeError();
+  auto result = invoke(inputs);
+  if (!result)
+    return result.takeError();
+  if (!llvm::equal(result->view.shape, output.shape)) {
+    TensorSig got{res.dtype, {}};
+    got.shape.assign(result->view.shape.begin(), result->view.shape.end());
+    return createStringError("the result of @" + entry + " is " + got.str() +
+                             ", which does not fit the output");
+  }
+  // The result lives in a buffer the program allocates: one copy into the
+  // caller's view (O(B*H*T*Dv), next to the O(T*S) attention itself).
+  copyStrided(result->view, output);
+  return Error::success();
 }
 
 } // namespace

@@ -44,13 +44,35 @@ struct CUlaunchConfig {
 };
 static_assert(sizeof(CUlaunchAttribute) == 72, "cuda.h's layout");
 
+// cuda.h's CUDA_MEMCPY2D (the _v2 layout).
+struct CUmemcpy2D {
+  size_t srcXInBytes, srcY;
+  int srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  void *srcArray;
+  size_t srcPitch;
+  size_t dstXInBytes, dstY;
+  int dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  void *dstArray;
+  size_t dstPitch;
+  size_t WidthInBytes, Height;
+};
+static_assert(sizeof(CUmemcpy2D) == 128, "cuda.h's layout");
+
 enum : int {
   kAttrMultiprocessors = 16,
   kAttrComputeMajor = 75,
   kAttrComputeMinor = 76,
   kAttrMaxSharedPerBlockOptin = 97,
+  kAttrMemoryPoolsSupported = 115,
   kFuncAttrMaxDynamicShared = 8,
   kLaunchAttrProgrammaticStreamSerialization = 6,
+  kPointerAttrMemoryType = 2,
+  kMemoryTypeDevice = 2,
+  kMemoryTypeUnified = 4,
 };
 
 struct Device::Api {
@@ -64,6 +86,15 @@ struct Device::Api {
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
   CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuMemcpy2DAsync)(const CUmemcpy2D *, CUstream);
+  CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
+  // Optional (CUDA 11.2+): null allocates with cuMemAlloc.
+  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream) = nullptr;
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream) = nullptr;
   CUresult (*cuCtxSynchronize)();
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
@@ -138,6 +169,12 @@ static Expected<std::shared_ptr<Device::Api>> loadApi() {
   bind(api->cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
   bind(api->cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
   bind(api->cuCtxSetCurrent, "cuCtxSetCurrent");
+  bind(api->cuCtxGetCurrent, "cuCtxGetCurrent");
+  bind(api->cuStreamSynchronize, "cuStreamSynchronize");
+  bind(api->cuStreamCreate, "cuStreamCreate");
+  bind(api->cuStreamDestroy, "cuStreamDestroy_v2");
+  bind(api->cuMemcpy2DAsync, "cuMemcpy2DAsync_v2");
+  bind(api->cuPointerGetAttribute, "cuPointerGetAttribute");
   bind(api->cuCtxSynchronize, "cuCtxSynchronize");
   bind(api->cuMemAlloc, "cuMemAlloc_v2");
   bind(api->cuMemFree, "cuMemFree_v2");
@@ -160,6 +197,10 @@ static Expected<std::shared_ptr<Device::Api>> loadApi() {
   }
   api->cuLaunchKernelEx = reinterpret_cast<decltype(api->cuLaunchKernelEx)>(
       dlsym(api->lib, "cuLaunchKernelEx"));
+  api->cuMemAllocAsync = reinterpret_cast<decltype(api->cuMemAllocAsync)>(
+      dlsym(api->lib, "cuMemAllocAsync"));
+  api->cuMemFreeAsync = reinterpret_cast<decltype(api->cuMemFreeAsync)>(
+      dlsym(api->lib, "cuMemFreeAsync"));
   if (Error e = api->check(api->cuInit(0), "cuInit")) {
     failure = llvm::toString(std::move(e));
     return createStringError(failure);
@@ -197,7 +238,8 @@ Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
   } attrs[] = {{kAttrComputeMajor, &d->dev.smMajor},
                {kAttrComputeMinor, &d->dev.smMinor},
                {kAttrMultiprocessors, &d->dev.multiprocessors},
-               {kAttrMaxSharedPerBlockOptin, &d->dev.maxSharedPerBlockOptin}};
+               {kAttrMaxSharedPerBlockOptin, &d->dev.maxSharedPerBlockOptin},
+               {kAttrMemoryPoolsSupported, &d->dev.memoryPools}};
   for (auto &at : attrs)
     if (Error e = a.check(a.cuDeviceGetAttribute(at.out, at.attr, dev),
                           "cuDeviceGetAttribute"))
@@ -215,7 +257,16 @@ Device::~Device() {
     api->cuDevicePrimaryCtxRelease(api->device);
 }
 
+Error Device::bind() {
+  CUcontext current = nullptr;
+  if (api->cuCtxGetCurrent(&current) == 0 && current == context)
+    return Error::success();
+  return api->check(api->cuCtxSetCurrent(context), "cuCtxSetCurrent");
+}
+
 Expected<uint64_t> Device::alloc(size_t bytes) {
+  if (Error e = bind())
+    return std::move(e);
   CUdeviceptr p = 0;
   if (Error e = api->check(api->cuMemAlloc(&p, bytes),
                            "cuMemAlloc(" + std::to_string(bytes) + " bytes)"))
@@ -224,26 +275,111 @@ Expected<uint64_t> Device::alloc(size_t bytes) {
 }
 
 Error Device::free(uint64_t ptr) {
+  if (Error e = bind())
+    return e;
   return api->check(api->cuMemFree(ptr), "cuMemFree");
 }
 
 Error Device::copyToDevice(uint64_t dst, const void *src, size_t bytes) {
+  if (Error e = bind())
+    return e;
   return api->check(api->cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
 }
 
 Error Device::copyToHost(void *dst, uint64_t src, size_t bytes) {
+  if (Error e = bind())
+    return e;
   return api->check(api->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
 }
 
 Error Device::fill(uint64_t dst, unsigned char byte, size_t bytes) {
+  if (Error e = bind())
+    return e;
   return api->check(api->cuMemsetD8(dst, byte, bytes), "cuMemsetD8");
 }
 
 Error Device::synchronize() {
+  if (Error e = bind())
+    return e;
   return api->check(api->cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
+Error Device::synchronize(void *stream) {
+  if (Error e = bind())
+    return e;
+  return api->check(api->cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+
+Expected<void *> Device::createStream() {
+  if (Error e = bind())
+    return std::move(e);
+  CUstream s = nullptr;
+  // 1 = CU_STREAM_NON_BLOCKING: no implicit sync with the legacy stream.
+  if (Error e = api->check(api->cuStreamCreate(&s, 1), "cuStreamCreate"))
+    return std::move(e);
+  return s;
+}
+
+Error Device::destroyStream(void *stream) {
+  if (Error e = bind())
+    return e;
+  return api->check(api->cuStreamDestroy(stream), "cuStreamDestroy");
+}
+
+Expected<uint64_t> Device::allocAsync(size_t bytes, void *stream) {
+  if (!api->cuMemAllocAsync || !dev.memoryPools)
+    return alloc(bytes);
+  if (Error e = bind())
+    return std::move(e);
+  CUdeviceptr p = 0;
+  if (Error e =
+          api->check(api->cuMemAllocAsync(&p, bytes, stream),
+                     "cuMemAllocAsync(" + std::to_string(bytes) + " bytes)"))
+    return std::move(e);
+  return p;
+}
+
+Error Device::freeAsync(uint64_t ptr, void *stream) {
+  if (!api->cuMemFreeAsync || !api->cuMemAllocAsync || !dev.memoryPools) {
+    if (Error e = synchronize(stream))
+      return e;
+    return free(ptr);
+  }
+  if (Error e = bind())
+    return e;
+  return api->check(api->cuMemFreeAsync(ptr, stream), "cuMemFreeAsync");
+}
+
+Error Device::copy2D(uint64_t dst, size_t dstPitch, uint64_t src,
+                     size_t srcPitch, size_t width, size_t height,
+                     void *stream) {
+  if (Error e = bind())
+    return e;
+  CUmemcpy2D c{};
+  c.srcMemoryType = c.dstMemoryType = kMemoryTypeDevice;
+  c.srcDevice = src;
+  c.srcPitch = srcPitch;
+  c.dstDevice = dst;
+  c.dstPitch = dstPitch;
+  c.WidthInBytes = width;
+  c.Height = height;
+  return api->check(api->cuMemcpy2DAsync(&c, stream), "cuMemcpy2DAsync");
+}
+
+bool Device::isDeviceMemory(uint64_t ptr) {
+  if (Error e = bind()) {
+    llvm::consumeError(std::move(e));
+    return false;
+  }
+  unsigned type = 0;
+  if (api->cuPointerGetAttribute(&type, kPointerAttrMemoryType, ptr) != 0)
+    return false;
+  return type == kMemoryTypeDevice || type == kMemoryTypeUnified;
+}
+
 Expected<std::unique_ptr<Module>> Device::load(llvm::ArrayRef<char> image) {
+  if (Error e = bind())
+    return std::move(e);
   // The driver reads PTX as a NUL-terminated string; cubins carry a size.
   std::string copy(image.begin(), image.end());
   std::unique_ptr<Module> m(new Module());
@@ -257,8 +393,10 @@ Expected<std::unique_ptr<Module>> Device::load(llvm::ArrayRef<char> image) {
 Error Device::launch(Module &module, llvm::StringRef kernel,
                      std::array<unsigned, 3> grid,
                      std::array<unsigned, 3> block, unsigned sharedBytes,
-                     llvm::ArrayRef<void *> args, bool wait,
-                     bool afterPrevious) {
+                     llvm::ArrayRef<void *> args, bool wait, bool afterPrevious,
+                     void *stream) {
+  if (Error e = bind())
+    return e;
   std::string name = kernel.str();
   CUfunction fn = nullptr;
   {
@@ -297,24 +435,26 @@ Error Device::launch(Module &module, llvm::StringRef kernel,
     attr.id = kLaunchAttrProgrammaticStreamSerialization;
     attr.value.value = 1;
     CUlaunchConfig config{grid[0],  grid[1],     grid[2], block[0], block[1],
-                          block[2], sharedBytes, nullptr, &attr,    1};
+                          block[2], sharedBytes, stream,  &attr,    1};
     r = api->cuLaunchKernelEx(&config, fn, params.data(), nullptr);
   } else {
     r = api->cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1],
-                            block[2], sharedBytes, nullptr, params.data(),
+                            block[2], sharedBytes, stream, params.data(),
                             nullptr);
   }
   if (Error e = api->check(r, "cuLaunchKernel(" + name + ")"))
     return e;
   if (!wait)
     return Error::success();
-  if (Error e = synchronize())
+  if (Error e = synchronize(stream))
     return createStringError("kernel " + name +
                              " failed: " + llvm::toString(std::move(e)));
   return Error::success();
 }
 
-Expected<float> Device::timeMs(llvm::function_ref<Error()> work) {
+Expected<float> Device::timeMs(llvm::function_ref<Error()> work, void *stream) {
+  if (Error e = bind())
+    return std::move(e);
   CUevent start = nullptr, stop = nullptr;
   if (Error e = api->check(api->cuEventCreate(&start, 0), "cuEventCreate"))
     return std::move(e);
@@ -327,11 +467,11 @@ Expected<float> Device::timeMs(llvm::function_ref<Error()> work) {
     api->cuEventDestroy(stop);
     return std::move(e);
   };
-  if (Error e = api->check(api->cuEventRecord(start, nullptr), "cuEventRecord"))
+  if (Error e = api->check(api->cuEventRecord(start, stream), "cuEventRecord"))
     return done(std::move(e));
   if (Error e = work())
     return done(std::move(e));
-  if (Error e = api->check(api->cuEventRecord(stop, nullptr), "cuEventRecord"))
+  if (Error e = api->check(api->cuEventRecord(stop, stream), "cuEventRecord"))
     return done(std::move(e));
   if (Error e = api->check(api->cuEventSynchronize(stop), "cuEventSynchronize"))
     return done(std::move(e));

@@ -26,6 +26,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cstdlib>
+#include <map>
 
 using llvm::createStringError;
 using llvm::Error;
@@ -72,20 +73,43 @@ public:
   static Expected<std::shared_ptr<Kernel>>
   create(llvm::StringRef source, const CompileOptions &options,
          llvm::StringRef bufferName, std::shared_ptr<cuda::Device> device);
+  ~CudaKernel() override;
   Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) override;
   Expected<std::vector<double>> benchmark(llvm::ArrayRef<HostArray> inputs,
                                           unsigned runs) override;
+  Error launch(llvm::ArrayRef<TensorView> inputs, const TensorView &output,
+               void *stream) override;
 
 private:
-  /// Everything one call needs on the device.
-  struct Launch {
+  /// Scratch of one stream: rope tables, rotated q/k, the gate's prefix
+  /// sums, contiguous copies of strided views. Grown stream-ordered, kept
+  /// across launches, freed with the kernel. The mutex is held while a
+  /// launch enqueues, so two threads on one stream never hand the same
+  /// scratch to interleaved kernels.
+  struct Scratch {
+    struct Buf {
+      uint64_t ptr = 0;
+      size_t bytes = 0;
+    };
+    std::mutex mutex;
+    Buf qr, kr, cosT, sinT, gsum, packed[5];
+  };
+  /// Device pointers and sizes of one launch.
+  struct Problem {
     int64_t B, Hq, Hk, T, S;
-    DeviceBuffer q, k, v, o, g, gsum, qr, kr, cosT, sinT;
+    uint64_t q = 0, k = 0, v = 0, o = 0, g = 0;
     int64_t qPos0 = 0, tableStart = 0, tableRows = 0; // RoPE positions
   };
-  Expected<std::unique_ptr<Launch>> upload(llvm::ArrayRef<HostArray> inputs);
-  /// Enqueues the plan's kernels; with `wait`, synchronizes after each.
-  Error enqueue(Launch &l, bool wait);
+  Scratch &scratchFor(void *stream);
+  Expected<uint64_t> reserve(Scratch::Buf &buf, size_t bytes, void *stream);
+  /// Copies `src` into `dst` (same shape, innermost stride 1) on `stream`.
+  Error copyView(const TensorView &src, const TensorView &dst, void *stream);
+  /// launch(); with `wait`, synchronizes after each kernel (faults then
+  /// name it).
+  Error launchOn(llvm::ArrayRef<TensorView> inputs, const TensorView &output,
+                 void *stream, bool wait);
+  /// Enqueues the plan's kernels.
+  Error enqueue(Problem &p, Scratch &s, void *stream, bool wait);
 
   mlir::attn::GpuPlan plan;
   /// Attention launches with programmatic stream serialization after the
@@ -94,6 +118,8 @@ private:
   std::shared_ptr<cuda::Device> dev;
   std::unique_ptr<cuda::Module> module;
   int argQ = 0, argK = 1, argV = 2, argG = -1;
+  std::mutex scratchMutex;
+  std::map<void *, std::unique_ptr<Scratch>> scratch;
 };
 
 namespace {
@@ -237,94 +263,195 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   return std::shared_ptr<Kernel>(std::move(kernel));
 }
 
-Expected<std::unique_ptr<CudaKernel::Launch>>
-CudaKernel::upload(llvm::ArrayRef<HostArray> inputs) {
-  auto shapes = checkInputs(inputs);
-  if (!shapes)
-    return shapes.takeError();
-  auto l = std::make_unique<Launch>();
-  const auto &qs = (*shapes)[argQ], &ks = (*shapes)[argK];
-  l->B = qs[0];
-  l->Hq = qs[1];
-  l->T = qs[2];
-  l->Hk = ks[1];
-  l->S = ks[2];
-  if (l->B * l->Hq > 65535)
-    return createStringError("B * H = " + std::to_string(l->B * l->Hq) +
-                             " exceeds the grid limit of 65535");
-  auto make = [&](DeviceBuffer &buf, size_t bytes) -> Error {
-    buf.dev = dev.get();
-    buf.bytes = bytes;
-    auto p = dev->alloc(std::max<size_t>(bytes, 16));
-    if (!p)
-      return p.takeError();
-    buf.ptr = *p;
-    return Error::success();
-  };
-  auto put = [&](DeviceBuffer &buf, size_t idx) -> Error {
-    auto bytes = convertTo(inputs[idx], args[idx].dtype, idx);
-    if (!bytes)
-      return bytes.takeError();
-    if (Error e = make(buf, bytes->size()))
-      return e;
-    return dev->copyToDevice(buf.ptr, bytes->data(), buf.bytes);
-  };
-  if (Error e = put(l->q, argQ))
-    return std::move(e);
-  if (Error e = put(l->k, argK))
-    return std::move(e);
-  if (Error e = put(l->v, argV))
-    return std::move(e);
-  if (Error e = make(l->o, l->B * l->Hq * l->T * plan.valueDim * 2))
-    return std::move(e);
-  // Poisoned (all-ones bytes: NaN in f16/bf16): a row the kernel fails to
-  // write cannot pass a comparison.
-  if (Error e = dev->fill(l->o.ptr, 0xFF, l->o.bytes))
-    return std::move(e);
-  if (plan.gate) {
-    if (Error e = put(l->g, argG))
-      return std::move(e);
-    if (Error e = make(l->gsum, l->B * l->Hq * plan.gateRowFloats(l->S) * 4))
-      return std::move(e);
-  }
-  if (plan.rope) {
-    if (!plan.ropeQInKernel())
-      if (Error e = make(l->qr, l->q.bytes))
-        return std::move(e);
-    if (Error e = make(l->kr, l->k.bytes))
-      return std::move(e);
-    // Tables cover every position a query or key takes; queries may sit
-    // below the keys' offset (rope_q_offset, or T > S without a mask).
-    l->qPos0 = plan.ropeQOffset ? plan.ropeQOffsetValue
-                                : plan.ropeOffset + l->S - l->T;
-    l->tableStart = std::min(plan.ropeOffset, l->qPos0);
-    l->tableRows =
-        std::max(plan.ropeOffset + l->S, l->qPos0 + l->T) - l->tableStart;
-    size_t tableBytes = l->tableRows * (plan.ropeDim / 2) * 4;
-    if (Error e = make(l->cosT, tableBytes))
-      return std::move(e);
-    if (Error e = make(l->sinT, tableBytes))
-      return std::move(e);
-  }
-  return std::move(l);
+CudaKernel::~CudaKernel() {
+  // Scratch may still be in use by enqueued work; the context must be
+  // current for the frees and the module's unload.
+  llvm::consumeError(dev->synchronize());
+  for (auto &[stream, s] : scratch)
+    for (Scratch::Buf *b :
+         {&s->qr, &s->kr, &s->cosT, &s->sinT, &s->gsum, &s->packed[0],
+          &s->packed[1], &s->packed[2], &s->packed[3], &s->packed[4]})
+      if (b->ptr)
+        llvm::consumeError(dev->free(b->ptr));
 }
 
-Error CudaKernel::enqueue(Launch &l, bool wait) {
-  if (l.T == 0 || l.B * l.Hq == 0)
-    return Error::success();
-  const int64_t D = plan.headDim;
-  auto elems = [](const DeviceBuffer &b) {
-    return static_cast<int64_t>(b.bytes / 2);
+CudaKernel::Scratch &CudaKernel::scratchFor(void *stream) {
+  std::lock_guard<std::mutex> lock(scratchMutex);
+  std::unique_ptr<Scratch> &s = scratch[stream];
+  if (!s)
+    s = std::make_unique<Scratch>();
+  return *s;
+}
+
+Expected<uint64_t> CudaKernel::reserve(Scratch::Buf &buf, size_t bytes,
+                                       void *stream) {
+  bytes = std::max<size_t>(bytes, 16);
+  if (buf.bytes >= bytes)
+    return buf.ptr;
+  // Stream-ordered: work enqueued before still reads the old buffer.
+  if (buf.ptr)
+    if (Error e = dev->freeAsync(buf.ptr, stream))
+      return std::move(e);
+  buf = {};
+  auto p = dev->allocAsync(bytes, stream);
+  if (!p)
+    return p.takeError();
+  buf = {*p, bytes};
+  return *p;
+}
+
+Error CudaKernel::copyView(const TensorView &src, const TensorView &dst,
+                           void *stream) {
+  // Rows of the innermost dim are contiguous; one 2-D copy covers the
+  // longest outer dim, a loop the two others.
+  size_t rank = src.shape.size(), esz = dtypeSize(src.dtype);
+  int64_t n[4] = {1, 1, 1, 1}, ss[4] = {0, 0, 0, 1}, ds[4] = {0, 0, 0, 1};
+  for (size_t d = 0; d < rank; ++d) {
+    n[4 - rank + d] = src.shape[d];
+    ss[4 - rank + d] = src.stride(d);
+    ds[4 - rank + d] = dst.stride(d);
+  }
+  int y = 0;
+  for (int d = 1; d < 3; ++d)
+    if (n[d] >= n[y])
+      y = d;
+  int a = y == 0 ? 1 : 0, b = y == 2 ? 1 : 2;
+  size_t width = n[3] * esz;
+  size_t spitch = n[y] > 1 ? ss[y] * esz : width,
+         dpitch = n[y] > 1 ? ds[y] * esz : width;
+  if (spitch < width || dpitch < width)
+    return createStringError("strided view with overlapping rows (stride " +
+                             std::to_string(ss[y]) + " < " +
+                             std::to_string(n[3]) + ")");
+  auto base = [](const TensorView &v) {
+    return reinterpret_cast<uint64_t>(v.data);
   };
+  for (int64_t i = 0; i < n[a]; ++i)
+    for (int64_t j = 0; j < n[b]; ++j)
+      if (Error e =
+              dev->copy2D(base(dst) + (i * ds[a] + j * ds[b]) * esz, dpitch,
+                          base(src) + (i * ss[a] + j * ss[b]) * esz, spitch,
+                          width, n[y], stream))
+        return e;
+  return Error::success();
+}
+
+Error CudaKernel::launch(llvm::ArrayRef<TensorView> inputs,
+                         const TensorView &output, void *stream) {
+  return launchOn(inputs, output, stream, /*wait=*/false);
+}
+
+Error CudaKernel::launchOn(llvm::ArrayRef<TensorView> inputs,
+                           const TensorView &output, void *stream, bool wait) {
+  // cp.async and vector accesses read 16-byte chunks.
+  auto shape = checkLaunch(inputs, output, /*alignment=*/16);
+  if (!shape)
+    return shape.takeError();
+  auto onDevice = [&](const TensorView &v, const std::string &what) -> Error {
+    size_t r = v.shape.size();
+    if (r && v.shape[r - 1] > 1 && v.stride(r - 1) != 1)
+      return createStringError(what +
+                               ": on the GPU the innermost stride "
+                               "must be 1, got " +
+                               std::to_string(v.stride(r - 1)));
+    if (v.numel() && !dev->isDeviceMemory(reinterpret_cast<uint64_t>(v.data)))
+      return createStringError(what + ": not device memory of " +
+                               dev->info().name);
+    return Error::success();
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (Error e = onDevice(inputs[i], "input " + std::to_string(i)))
+      return e;
+  if (Error e = onDevice(output, "the output"))
+    return e;
+
+  Problem p;
+  const TensorView &q = inputs[argQ], &k = inputs[argK];
+  p.B = q.shape[0];
+  p.Hq = q.shape[1];
+  p.T = q.shape[2];
+  p.Hk = k.shape[1];
+  p.S = k.shape[2];
+  if (p.B * p.Hq > 65535)
+    return createStringError("B * H = " + std::to_string(p.B * p.Hq) +
+                             " exceeds the grid limit of 65535");
+  if (p.T == 0 || p.B * p.Hq == 0)
+    return Error::success();
+
+  Scratch &s = scratchFor(stream);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  // Contiguous views are used in place, strided ones packed first.
+  auto dense = [&](const TensorView &v, Scratch::Buf &buf,
+                   uint64_t &ptr) -> Error {
+    if (v.isContiguous()) {
+      ptr = reinterpret_cast<uint64_t>(v.data);
+      return Error::success();
+    }
+    auto at = reserve(buf, v.numel() * dtypeSize(v.dtype), stream);
+    if (!at)
+      return at.takeError();
+    ptr = *at;
+    TensorView packedView(reinterpret_cast<void *>(*at), v.dtype, v.shape, {},
+                          Device::CUDA);
+    return copyView(v, packedView, stream);
+  };
+  if (Error e = dense(q, s.packed[0], p.q))
+    return e;
+  if (Error e = dense(k, s.packed[1], p.k))
+    return e;
+  if (Error e = dense(inputs[argV], s.packed[2], p.v))
+    return e;
+  if (plan.gate)
+    if (Error e = dense(inputs[argG], s.packed[3], p.g))
+      return e;
+  bool outDense = output.isContiguous();
+  if (outDense) {
+    p.o = reinterpret_cast<uint64_t>(output.data);
+  } else {
+    auto at =
+        reserve(s.packed[4], output.numel() * dtypeSize(output.dtype), stream);
+    if (!at)
+      return at.takeError();
+    p.o = *at;
+  }
+  if (Error e = enqueue(p, s, stream, wait))
+    return e;
+  if (outDense)
+    return Error::success();
+  TensorView packedOut(reinterpret_cast<void *>(p.o), output.dtype,
+                       output.shape, {}, Device::CUDA);
+  return copyView(packedOut, output, stream);
+}
+
+Error CudaKernel::enqueue(Problem &l, Scratch &s, void *stream, bool wait) {
+  const int64_t D = plan.headDim;
   auto blocksFor = [](int64_t n, int64_t per) {
     return static_cast<unsigned>((n + per - 1) / per);
   };
-  uint64_t q = l.q.ptr, k = l.k.ptr;
+  const int64_t qElems = l.B * l.Hq * l.T * D, kElems = l.B * l.Hk * l.S * D,
+                vElems = l.B * l.Hk * l.S * plan.valueDim,
+                oElems = l.B * l.Hq * l.T * plan.valueDim;
+  uint64_t q = l.q, k = l.k, cosPtr = 0, sinPtr = 0;
+  int64_t tableFloats = 0;
   if (plan.rope) {
-    MemRefArg cosT(l.cosT.ptr, l.cosT.bytes / 4),
-        sinT(l.sinT.ptr, l.sinT.bytes / 4);
+    // Tables cover every position a query or key takes; queries may sit
+    // below the keys' offset (rope_q_offset, or T > S without a mask).
+    l.qPos0 =
+        plan.ropeQOffset ? plan.ropeQOffsetValue : plan.ropeOffset + l.S - l.T;
+    l.tableStart = std::min(plan.ropeOffset, l.qPos0);
+    l.tableRows = std::max(plan.ropeOffset + l.S, l.qPos0 + l.T) - l.tableStart;
+    tableFloats = l.tableRows * (plan.ropeDim / 2);
+    auto c = reserve(s.cosT, tableFloats * 4, stream);
+    if (!c)
+      return c.takeError();
+    auto sn = reserve(s.sinT, tableFloats * 4, stream);
+    if (!sn)
+      return sn.takeError();
+    cosPtr = *c;
+    sinPtr = *sn;
+    MemRefArg cosT(cosPtr, tableFloats), sinT(sinPtr, tableFloats);
     {
-      int64_t count = l.tableRows * (plan.ropeDim / 2), start = l.tableStart;
+      int64_t count = tableFloats, start = l.tableStart;
       std::vector<void *> a;
       cosT.push(a);
       sinT.push(a);
@@ -332,20 +459,30 @@ Error CudaKernel::enqueue(Launch &l, bool wait) {
       a.push_back(&start);
       if (Error e =
               dev->launch(*module, "rope_table", {blocksFor(count, 256), 1, 1},
-                          {256, 1, 1}, 0, a, wait))
+                          {256, 1, 1}, 0, a, wait, false, stream))
         return e;
     }
+    // The attention kernel rotates q itself when it can.
+    if (!plan.ropeQInKernel()) {
+      auto qr = reserve(s.qr, qElems * 2, stream);
+      if (!qr)
+        return qr.takeError();
+      q = *qr;
+    }
+    auto kr = reserve(s.kr, kElems * 2, stream);
+    if (!kr)
+      return kr.takeError();
+    k = *kr;
     struct Job {
-      const DeviceBuffer &x, &y;
-      int64_t rows, len, pos0;
-    } jobs[] = {
-        {l.q, l.qr, l.B * l.Hq * l.T, l.T, l.qPos0 - l.tableStart},
-        {l.k, l.kr, l.B * l.Hk * l.S, l.S, plan.ropeOffset - l.tableStart}};
+      uint64_t x, y;
+      int64_t elems, rows, len, pos0;
+    } jobs[] = {{l.q, q, qElems, l.B * l.Hq * l.T, l.T, l.qPos0 - l.tableStart},
+                {l.k, k, kElems, l.B * l.Hk * l.S, l.S,
+                 plan.ropeOffset - l.tableStart}};
     for (Job &j : jobs) {
-      // The attention kernel rotates q itself when it can.
-      if (j.rows == 0 || (&j.x == &l.q && plan.ropeQInKernel()))
+      if (j.rows == 0 || j.x == j.y)
         continue;
-      MemRefArg x(j.x.ptr, elems(j.x)), y(j.y.ptr, elems(j.y));
+      MemRefArg x(j.x, j.elems), y(j.y, j.elems);
       int64_t rows = j.rows, len = j.len, pos0 = j.pos0;
       std::vector<void *> a;
       x.push(a);
@@ -358,30 +495,32 @@ Error CudaKernel::enqueue(Launch &l, bool wait) {
       if (Error e = dev->launch(
               *module, "rope",
               {blocksFor(rows * D / 2 / plan.ropePairsPerThread(), 256), 1, 1},
-              {256, 1, 1}, 0, a, wait))
+              {256, 1, 1}, 0, a, wait, false, stream))
         return e;
     }
-    if (!plan.ropeQInKernel())
-      q = l.qr.ptr;
-    k = l.kr.ptr;
   }
+  uint64_t gsum = 0;
+  int64_t gsumFloats = 0;
   if (plan.gate) {
-    MemRefArg g(l.g.ptr, l.g.bytes / 4), G(l.gsum.ptr, l.gsum.bytes / 4);
+    gsumFloats = l.B * l.Hq * plan.gateRowFloats(l.S);
+    auto G = reserve(s.gsum, gsumFloats * 4, stream);
+    if (!G)
+      return G.takeError();
+    gsum = *G;
+    MemRefArg g(l.g, l.B * l.Hq * l.S), Gm(gsum, gsumFloats);
     int64_t S = l.S;
     std::vector<void *> a;
     g.push(a);
-    G.push(a);
+    Gm.push(a);
     a.push_back(&S);
     if (Error e = dev->launch(
             *module, "gate", {static_cast<unsigned>(l.B * l.Hq), 1, 1},
             {static_cast<unsigned>(mlir::attn::GpuPlan::kGateThreads), 1, 1}, 0,
-            a, wait))
+            a, wait, false, stream))
       return e;
   }
-  MemRefArg mq(q, elems(l.q)), mk(k, elems(l.k)), mv(l.v.ptr, elems(l.v)),
-      mo(l.o.ptr, elems(l.o));
-  MemRefArg mg(plan.gate ? l.gsum.ptr : l.o.ptr,
-               plan.gate ? static_cast<int64_t>(l.gsum.bytes / 4) : 0);
+  MemRefArg mq(q, qElems), mk(k, kElems), mv(l.v, vElems), mo(l.o, oElems);
+  MemRefArg mg(plan.gate ? gsum : l.o, plan.gate ? gsumFloats : 0);
   int64_t Hq = l.Hq, Hk = l.Hk, T = l.T, S = l.S;
   int64_t qPos0 = l.qPos0 - l.tableStart;
   std::vector<void *> a;
@@ -389,8 +528,7 @@ Error CudaKernel::enqueue(Launch &l, bool wait) {
     m->push(a);
   for (int64_t *x : {&Hq, &Hk, &T, &S})
     a.push_back(x);
-  MemRefArg mcos(l.cosT.ptr, l.cosT.bytes / 4),
-      msin(l.sinT.ptr, l.sinT.bytes / 4);
+  MemRefArg mcos(cosPtr, tableFloats), msin(sinPtr, tableFloats);
   if (plan.ropeQInKernel()) {
     mcos.push(a);
     msin.push(a);
@@ -403,35 +541,96 @@ Error CudaKernel::enqueue(Launch &l, bool wait) {
       *module, "attention",
       {blocksFor(l.T, plan.blockM()), static_cast<unsigned>(l.B * l.Hq), 1},
       {static_cast<unsigned>(plan.threads()), 1, 1},
-      static_cast<unsigned>(plan.smemBytes()), a, wait, dependentLaunch);
+      static_cast<unsigned>(plan.smemBytes()), a, wait, dependentLaunch,
+      stream);
+}
+
+/// Host arrays on the device for run() and benchmark(): inputs uploaded,
+/// the output allocated and poisoned (all-ones bytes: NaN in f16/bf16, so
+/// a row the kernel fails to write cannot pass a comparison).
+struct DeviceArgs {
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  std::vector<TensorView> inputs;
+  TensorView output;
+};
+
+static Expected<DeviceArgs> uploadArgs(cuda::Device &dev,
+                                       llvm::ArrayRef<TensorView> host,
+                                       const TensorSig &res,
+                                       const std::vector<int64_t> &outShape) {
+  DeviceArgs d;
+  auto make = [&](const TensorView &like) -> Expected<TensorView> {
+    auto buf = std::make_unique<DeviceBuffer>();
+    buf->dev = &dev;
+    buf->bytes = like.numel() * dtypeSize(like.dtype);
+    auto p = dev.alloc(std::max<size_t>(buf->bytes, 16));
+    if (!p)
+      return p.takeError();
+    buf->ptr = *p;
+    TensorView v(reinterpret_cast<void *>(*p), like.dtype, like.shape, {},
+                 Device::CUDA);
+    d.buffers.push_back(std::move(buf));
+    return v;
+  };
+  for (const TensorView &h : host) {
+    auto v = make(h);
+    if (!v)
+      return v.takeError();
+    if (Error e = dev.copyToDevice(reinterpret_cast<uint64_t>(v->data), h.data,
+                                   d.buffers.back()->bytes))
+      return std::move(e);
+    d.inputs.push_back(*v);
+  }
+  auto out = make(TensorView(nullptr, res.dtype, outShape));
+  if (!out)
+    return out.takeError();
+  if (Error e = dev.fill(reinterpret_cast<uint64_t>(out->data), 0xFF,
+                         d.buffers.back()->bytes))
+    return std::move(e);
+  d.output = *out;
+  return std::move(d);
 }
 
 Expected<HostArray> CudaKernel::run(llvm::ArrayRef<HostArray> inputs) {
-  auto l = upload(inputs);
-  if (!l)
-    return l.takeError();
-  if (Error e = enqueue(**l, /*wait=*/true))
+  auto host = convertInputs(inputs);
+  if (!host)
+    return host.takeError();
+  auto shape = resultShape(host->views);
+  if (!shape)
+    return shape.takeError();
+  auto d = uploadArgs(*dev, host->views, res, *shape);
+  if (!d)
+    return d.takeError();
+  if (Error e = launchOn(d->inputs, d->output, nullptr, /*wait=*/true))
     return std::move(e);
   HostArray out;
   out.dtype = res.dtype;
-  out.shape = {(*l)->B, (*l)->Hq, (*l)->T, plan.valueDim};
-  out.bytes.resize((*l)->o.bytes);
-  if (Error e = dev->copyToHost(out.bytes.data(), (*l)->o.ptr, (*l)->o.bytes))
+  out.shape = *shape;
+  out.bytes.resize(d->buffers.back()->bytes);
+  if (Error e = dev->copyToHost(out.bytes.data(), d->buffers.back()->ptr,
+                                out.bytes.size()))
     return std::move(e);
   return out;
 }
 
 Expected<std::vector<double>>
 CudaKernel::benchmark(llvm::ArrayRef<HostArray> inputs, unsigned runs) {
-  auto l = upload(inputs);
-  if (!l)
-    return l.takeError();
+  auto host = convertInputs(inputs);
+  if (!host)
+    return host.takeError();
+  auto shape = resultShape(host->views);
+  if (!shape)
+    return shape.takeError();
+  auto d = uploadArgs(*dev, host->views, res, *shape);
+  if (!d)
+    return d.takeError();
   // One checked call first: faults surface with the kernel's name.
-  if (Error e = enqueue(**l, /*wait=*/true))
+  if (Error e = launchOn(d->inputs, d->output, nullptr, /*wait=*/true))
     return std::move(e);
   std::vector<double> ms;
   for (unsigned i = 0; i < runs; ++i) {
-    auto t = dev->timeMs([&] { return enqueue(**l, /*wait=*/false); });
+    auto t = dev->timeMs(
+        [&] { return launchOn(d->inputs, d->output, nullptr, false); });
     if (!t)
       return t.takeError();
     ms.push_back(*t);

@@ -39,6 +39,34 @@ std::string TensorSig::str() const {
   return s + dtypeName(dtype).str() + ">";
 }
 
+int64_t TensorView::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+int64_t TensorView::stride(size_t d) const {
+  if (!strides.empty())
+    return strides[d];
+  int64_t s = 1;
+  for (size_t i = d + 1; i < shape.size(); ++i)
+    s *= shape[i];
+  return s;
+}
+
+bool TensorView::isContiguous() const {
+  if (strides.empty())
+    return true;
+  int64_t want = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1 && strides[d] != want)
+      return false;
+    want *= shape[d];
+  }
+  return true;
+}
+
 Kernel::~Kernel() = default;
 
 Expected<std::vector<double>>

@@ -14,6 +14,8 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cstring>
+
 using llvm::createStringError;
 using llvm::Error;
 using llvm::Expected;
@@ -136,16 +138,172 @@ InputChecker::check(ModuleOp program, llvm::StringRef entry,
     }
     shapes.push_back(in.shape);
   }
-  // Verifying clones the function: once per distinct set of input shapes,
-  // not on every run.
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!verified.count(shapes)) {
-    auto func = program.lookupSymbol<func::FuncOp>(entry);
-    if (Error e = verifyAtShapes(func, shapes))
-      return std::move(e);
-    verified.insert(shapes);
-  }
+  if (auto r = verify(program, entry, shapes); !r)
+    return r.takeError();
   return shapes;
+}
+
+Expected<std::vector<int64_t>>
+InputChecker::verify(ModuleOp program, llvm::StringRef entry,
+                     const std::vector<std::vector<int64_t>> &shapes) {
+  // Verifying clones the function: once per distinct set of input shapes,
+  // not on every launch.
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = verified.find(shapes);
+  if (it != verified.end())
+    return it->second;
+  auto func = program.lookupSymbol<func::FuncOp>(entry);
+  std::vector<int64_t> result;
+  if (Error e = verifyAtShapes(func, shapes, &result))
+    return std::move(e);
+  verified.emplace(shapes, result);
+  return result;
+}
+
+Error checkView(const TensorView &view, const TensorSig &sig, Device device,
+                size_t alignment, llvm::StringRef what, bool memory) {
+  auto fail = [&](const std::string &why) {
+    return createStringError(what.str() + " (" + sig.str() + "): " + why);
+  };
+  TensorSig got{view.dtype,
+                std::vector<int64_t>(view.shape.begin(), view.shape.end())};
+  if (view.dtype != sig.dtype)
+    return fail("element type " + dtypeName(view.dtype).str() + ", expected " +
+                dtypeName(sig.dtype).str());
+  bool ok = view.shape.size() == sig.shape.size();
+  for (size_t d = 0; ok && d < sig.shape.size(); ++d)
+    ok = view.shape[d] >= 0 &&
+         (sig.shape[d] < 0 || sig.shape[d] == view.shape[d]);
+  if (!ok)
+    return fail("got shape " + got.str());
+  if (!memory)
+    return Error::success();
+  if (view.device != device)
+    return fail("memory on the " + deviceName(view.device).str() +
+                ", the kernel runs on the " + deviceName(device).str());
+  if (!view.strides.empty() && view.strides.size() != view.shape.size())
+    return fail(std::to_string(view.strides.size()) + " strides for rank " +
+                std::to_string(view.shape.size()));
+  for (int64_t s : view.strides)
+    if (s < 0)
+      return fail("negative stride " + std::to_string(s));
+  if (view.numel() == 0)
+    return Error::success();
+  if (!view.data)
+    return fail("null data pointer");
+  size_t align = alignment ? alignment : dtypeSize(view.dtype);
+  if (reinterpret_cast<uintptr_t>(view.data) % align != 0)
+    return fail("data pointer not aligned to " + std::to_string(align) +
+                " bytes");
+  return Error::success();
+}
+
+void copyStrided(const TensorView &src, const TensorView &dst) {
+  size_t rank = src.shape.size(), esz = dtypeSize(src.dtype);
+  int64_t n = src.numel();
+  if (n == 0)
+    return;
+  if (src.isContiguous() && dst.isContiguous()) {
+    std::memcpy(dst.data, src.data, n * esz);
+    return;
+  }
+  // An odometer over the index space; the innermost dim is one loop.
+  llvm::SmallVector<int64_t, 4> idx(rank, 0);
+  auto *s = static_cast<const uint8_t *>(src.data);
+  auto *d = static_cast<uint8_t *>(dst.data);
+  int64_t inner = rank ? src.shape[rank - 1] : 1;
+  int64_t ss = rank ? src.stride(rank - 1) : 1,
+          ds = rank ? dst.stride(rank - 1) : 1;
+  for (int64_t done = 0; done < n; done += inner) {
+    int64_t so = 0, dof = 0;
+    for (size_t k = 0; k + 1 < rank; ++k) {
+      so += idx[k] * src.stride(k);
+      dof += idx[k] * dst.stride(k);
+    }
+    for (int64_t i = 0; i < inner; ++i)
+      std::memcpy(d + (dof + i * ds) * esz, s + (so + i * ss) * esz, esz);
+    for (size_t k = rank - 1; k-- > 0;) {
+      if (++idx[k] < src.shape[k])
+        break;
+      idx[k] = 0;
+    }
+  }
+}
+
+Expected<std::vector<int64_t>>
+ProgramKernel::resultShape(llvm::ArrayRef<TensorView> inputs) {
+  if (inputs.size() != args.size())
+    return createStringError("@" + entry + " takes " +
+                             std::to_string(args.size()) + " inputs, got " +
+                             std::to_string(inputs.size()));
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // Only shapes and dtypes matter here.
+    if (Error e = checkView(inputs[i], args[i], dev, 0,
+                            "input " + std::to_string(i), /*memory=*/false))
+      return std::move(e);
+    shapes.emplace_back(inputs[i].shape.begin(), inputs[i].shape.end());
+  }
+  auto r = checker.verify(*program, entry, shapes);
+  if (r && r->empty())
+    return createStringError("cannot infer the result shape of @" + entry +
+                             " (its result does not come from an attn op)");
+  return r;
+}
+
+Expected<std::vector<int64_t>>
+ProgramKernel::checkLaunch(llvm::ArrayRef<TensorView> inputs,
+                           const TensorView &output, size_t alignment) {
+  if (inputs.size() != args.size())
+    return createStringError("@" + entry + " takes " +
+                             std::to_string(args.size()) + " inputs, got " +
+                             std::to_string(inputs.size()));
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (Error e = checkView(inputs[i], args[i], dev, alignment,
+                            "input " + std::to_string(i)))
+      return std::move(e);
+    shapes.emplace_back(inputs[i].shape.begin(), inputs[i].shape.end());
+  }
+  if (Error e = checkView(output, res, dev, alignment, "the output"))
+    return std::move(e);
+  auto result = checker.verify(*program, entry, shapes);
+  if (!result)
+    return result.takeError();
+  if (!result->empty() &&
+      !llvm::equal(*result, llvm::ArrayRef<int64_t>(output.shape))) {
+    TensorSig want{res.dtype, *result}, got{output.dtype, {}};
+    got.shape.assign(output.shape.begin(), output.shape.end());
+    return createStringError("the output must be " + want.str() +
+                             " for these inputs, got " + got.str());
+  }
+  // Written in place: two elements sharing an address would race.
+  llvm::SmallVector<std::pair<int64_t, int64_t>, 4> dims; // (stride, extent)
+  for (size_t d = 0; d < output.shape.size(); ++d)
+    if (output.shape[d] > 1)
+      dims.push_back({output.stride(d), output.shape[d]});
+  llvm::sort(dims);
+  for (size_t d = 1; d < dims.size(); ++d)
+    if (dims[d].first < dims[d - 1].first * dims[d - 1].second)
+      return createStringError("the output's strides make elements overlap");
+  return result;
+}
+
+Expected<ProgramKernel::HostInputs>
+ProgramKernel::convertInputs(llvm::ArrayRef<HostArray> inputs) {
+  auto shapes = checkInputs(inputs);
+  if (!shapes)
+    return shapes.takeError();
+  HostInputs h;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto bytes = convertTo(inputs[i], args[i].dtype, i);
+    if (!bytes)
+      return bytes.takeError();
+    h.storage.push_back(std::move(*bytes));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    h.views.emplace_back(h.storage[i].data(), args[i].dtype, (*shapes)[i]);
+  return std::move(h);
 }
 
 } // namespace attn::detail

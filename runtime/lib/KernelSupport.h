@@ -18,8 +18,8 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -66,23 +66,47 @@ llvm::Expected<TensorSig> sigOf(Type t, llvm::StringRef what);
 llvm::Expected<std::vector<uint8_t>> convertTo(const HostArray &in, DType want,
                                                size_t idx);
 
-/// Checks inputs against the entry signature and, once per distinct set of
-/// shapes, against the op verifiers at those shapes. Thread-safe.
+/// Checks input shapes against the entry signature and, once per distinct
+/// set of shapes, against the op verifiers at those shapes; remembers the
+/// result shape each set gives. Thread-safe.
 class InputChecker {
 public:
+  /// The inputs' shapes once they match the signature and the verifiers.
   llvm::Expected<std::vector<std::vector<int64_t>>>
   check(ModuleOp program, llvm::StringRef entry,
         const std::vector<TensorSig> &args, llvm::ArrayRef<HostArray> inputs);
+  /// The result shape for input `shapes` (already matching the signature);
+  /// empty when the result does not come from an attn op (then only the
+  /// compiled function knows it).
+  llvm::Expected<std::vector<int64_t>>
+  verify(ModuleOp program, llvm::StringRef entry,
+         const std::vector<std::vector<int64_t>> &shapes);
 
 private:
   std::mutex mutex;
-  std::set<std::vector<std::vector<int64_t>>> verified;
+  std::map<std::vector<std::vector<int64_t>>, std::vector<int64_t>> verified;
 };
+
+/// Checks one launch() view against its signature: dtype, device, rank and
+/// static dims, strides, a data pointer aligned to `alignment` bytes (0:
+/// the element size). `what` names it in the message ("input 2", "the
+/// output"). Without `memory`, only the dtype and shape are checked.
+llvm::Error checkView(const TensorView &view, const TensorSig &sig,
+                      Device device, size_t alignment, llvm::StringRef what,
+                      bool memory = true);
+
+/// Copies the elements of `src` into `dst` (same shape and dtype, any
+/// strides, host memory).
+void copyStrided(const TensorView &src, const TensorView &dst);
 
 /// What every compiled kernel keeps: its context, the program as given (it
 /// is re-verified at the input shapes), the entry function and its
 /// signature (Kernel's arguments() and result()).
 class ProgramKernel : public Kernel {
+public:
+  llvm::Expected<std::vector<int64_t>>
+  resultShape(llvm::ArrayRef<TensorView> inputs) override;
+
 protected:
   /// Creates the context, parses `source` and reads @entry's signature.
   llvm::Error load(llvm::StringRef source, llvm::StringRef entry,
@@ -92,6 +116,18 @@ protected:
   checkInputs(llvm::ArrayRef<HostArray> inputs) {
     return checker.check(*program, entry, args, inputs);
   }
+  /// Checks launch()'s views (count, each view, the shape relations, the
+  /// output's shape and that it does not overlap itself); returns the
+  /// result shape.
+  llvm::Expected<std::vector<int64_t>>
+  checkLaunch(llvm::ArrayRef<TensorView> inputs, const TensorView &output,
+              size_t alignment);
+  /// run()'s inputs converted to the signature's dtypes, as host views.
+  struct HostInputs {
+    std::vector<std::vector<uint8_t>> storage;
+    std::vector<TensorView> views;
+  };
+  llvm::Expected<HostInputs> convertInputs(llvm::ArrayRef<HostArray> inputs);
 
   std::unique_ptr<MLIRContext> ctx;
   OwningOpRef<ModuleOp> program;

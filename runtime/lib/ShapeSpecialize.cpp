@@ -36,7 +36,8 @@ static Type refinedResultType(Operation *op) {
 namespace attn {
 
 llvm::Error verifyAtShapes(func::FuncOp func,
-                           const std::vector<std::vector<int64_t>> &shapes) {
+                           const std::vector<std::vector<int64_t>> &shapes,
+                           std::vector<int64_t> *resultShape) {
   OpBuilder builder(func.getContext());
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
   builder.setInsertionPointToStart(scratch->getBody());
@@ -61,8 +62,16 @@ llvm::Error verifyAtShapes(func::FuncOp func,
     if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
       failedAny = true;
   });
-  if (!failedAny)
+  if (!failedAny) {
+    if (!resultShape)
+      return llvm::Error::success();
+    auto ret = cast<func::ReturnOp>(clone.getBody().front().getTerminator());
+    auto t = dyn_cast<RankedTensorType>(ret.getOperand(0).getType());
+    resultShape->clear();
+    if (t && t.hasStaticShape())
+      resultShape->assign(t.getShape().begin(), t.getShape().end());
     return llvm::Error::success();
+  }
   return llvm::createStringError("the inputs' shapes do not fit the program: " +
                                  llvm::StringRef(messages).rtrim().str());
 }

@@ -1,10 +1,13 @@
 //===- Runtime.h - attn JIT runtime: compile and run attn programs -*- C++
 //-*-===//
 //
-// A host program hands the Engine an attn program (MLIR text or a parsed
-// module) and gets back a Kernel compiled for the device it runs on; the
-// Kernel runs on host arrays. Errors are values (llvm::Expected) whose
-// messages name the argument and the expected shape; nothing aborts.
+// A host program hands the Engine an attn program (MLIR text) and gets back
+// a Kernel compiled for the device it runs on. The Kernel launches on
+// caller-owned memory (TensorView: pointer, dtype, shape, strides, device;
+// on the GPU device pointers on the caller's stream) or, as a convenience,
+// runs on host arrays. Errors are values (llvm::Expected) whose messages
+// name the argument and the expected shape; nothing aborts. The C API over
+// this one is attn/attn.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,7 @@
 #include "attn/Npy.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -82,12 +86,59 @@ struct TensorSig {
   std::string str() const; // "tensor<?x?x?x64xf32>"
 };
 
+/// A view of caller-owned memory: element (i0, ..., in-1) lives at
+/// `data + sum(ik * strides[k])` elements. `strides` empty means contiguous
+/// row-major. BHSD, BSHD (a BHSD-shaped view of a [B, S, H, D] buffer:
+/// strides {S*H*D, D, H*D, 1}) and any other strided view are accepted; on
+/// the GPU the innermost stride must be 1.
+struct TensorView {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  llvm::SmallVector<int64_t, 4> shape;
+  llvm::SmallVector<int64_t, 4> strides; // in elements; empty = contiguous
+  Device device = Device::CPU;
+
+  TensorView() = default;
+  TensorView(void *data, DType dtype, llvm::ArrayRef<int64_t> shape,
+             llvm::ArrayRef<int64_t> strides = {}, Device device = Device::CPU)
+      : data(data), dtype(dtype), shape(shape.begin(), shape.end()),
+        strides(strides.begin(), strides.end()), device(device) {}
+  /// A view of a host array (contiguous, on the CPU).
+  static TensorView of(HostArray &a) {
+    return TensorView(a.bytes.data(), a.dtype, a.shape);
+  }
+  int64_t numel() const;
+  /// The stride of dimension `d` in elements (row-major when `strides` is
+  /// empty).
+  int64_t stride(size_t d) const;
+  /// True when the view is dense row-major (dims of size 1 may have any
+  /// stride).
+  bool isContiguous() const;
+};
+
 class Kernel {
 public:
   virtual ~Kernel();
+  /// Launches the entry function on caller-owned `inputs` (argument order)
+  /// and writes its result into `output`, which must have the result's
+  /// dtype and shape (resultShape()). On the CPU the views are host memory
+  /// and the call returns when the result is written. On the GPU they are
+  /// device memory, `stream` is a CUstream (nullptr: the legacy default
+  /// stream), the work is enqueued on it and the call returns without
+  /// waiting; scratch memory is kept by the kernel per stream across
+  /// launches. Thread-safe: any number of threads may launch one kernel.
+  virtual llvm::Error launch(llvm::ArrayRef<TensorView> inputs,
+                             const TensorView &output,
+                             void *stream = nullptr) = 0;
+  /// The result's shape for inputs of these shapes (the inputs are checked
+  /// as launch checks them: count, dtype, static dims, shape relations).
+  virtual llvm::Expected<std::vector<int64_t>>
+  resultShape(llvm::ArrayRef<TensorView> inputs) = 0;
   /// Runs the entry function on `inputs` (in argument order) and returns its
-  /// single result. Inputs are checked against the signature and, with their
-  /// concrete shapes, against every op's verifier before anything runs.
+  /// single result: a convenience over launch() that converts element types,
+  /// copies to and from the device and waits. Inputs are checked against the
+  /// signature and, with their concrete shapes, against every op's verifier
+  /// before anything runs.
   virtual llvm::Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) = 0;
   /// Runs `runs` times on `inputs` and returns each run's time in ms: on a
   /// GPU, the device time of the kernels (inputs uploaded once, CUDA

@@ -1,0 +1,257 @@
+"""attn from Python: compile an attn program once, launch it on any array
+that exports DLPack (NumPy on the CPU; PyTorch, CuPy, JAX on the GPU).
+
+Pure ctypes over the C API (attn/attn.h in libattn.so); no compiled
+extension. The library is found through $ATTN_LIBRARY, else next to this
+package (an installed prefix: <prefix>/lib/python/attn -> <prefix>/lib), else
+a build tree (build/lib), else the loader's search path.
+
+    import numpy as np, attn
+    engine = attn.Engine("cpu")                 # "cpu", "cuda", "auto"/None
+    kernel = engine.compile(open("examples/fox.mlir").read())
+    o = kernel(q, k, v, g)                      # allocates the output
+    kernel(q, k, v, g, out=o)                   # or writes into yours
+
+Inputs and `out` may be any strided views (e.g. a [B, S, H, D] array
+transposed to [B, H, S, D]). On the GPU the call enqueues on `stream` (an
+integer CUstream handle; None: the legacy default stream) and returns
+without waiting. Failures raise attn.Error with the runtime's message.
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+__all__ = ["Engine", "Kernel", "Error"]
+
+kDLCPU, kDLCUDA, kDLCUDAManaged = 1, 2, 13
+kDLInt, kDLUInt, kDLFloat, kDLBfloat = 0, 1, 2, 4
+MAX_RANK = 8
+
+
+class Error(RuntimeError):
+    """A failed attn call: `status` is the attn_status code."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice),
+                ("ndim", ctypes.c_int), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p)]
+
+
+class _TensorInfo(ctypes.Structure):
+    _fields_ = [("dtype", _DLDataType), ("ndim", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * MAX_RANK)]
+
+
+def _find_library():
+    env = os.environ.get("ATTN_LIBRARY")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    for rel in ("../..", "../../build/lib", "../../lib"):
+        p = os.path.normpath(os.path.join(here, rel, "libattn.so"))
+        if os.path.exists(p):
+            return p
+    found = ctypes.util.find_library("attn")
+    if not found:
+        raise ImportError("libattn.so not found: set ATTN_LIBRARY")
+    return found
+
+
+def _load():
+    lib = ctypes.CDLL(_find_library())
+    P = ctypes.POINTER
+    vp = ctypes.c_void_p
+    sigs = {
+        "attn_last_error": (ctypes.c_char_p, []),
+        "attn_engine_create": (ctypes.c_int, [ctypes.c_char_p, P(vp)]),
+        "attn_engine_destroy": (None, [vp]),
+        "attn_engine_device": (ctypes.c_int, [vp, P(_DLDevice)]),
+        "attn_compile": (ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_size_t,
+                                        ctypes.c_char_p, P(vp)]),
+        "attn_kernel_destroy": (None, [vp]),
+        "attn_kernel_num_args": (ctypes.c_int, [vp, P(ctypes.c_size_t)]),
+        "attn_kernel_arg_info": (ctypes.c_int, [vp, ctypes.c_size_t,
+                                                P(_TensorInfo)]),
+        "attn_kernel_result_info": (ctypes.c_int, [vp, P(_TensorInfo)]),
+        "attn_kernel_device": (ctypes.c_int, [vp, P(_DLDevice)]),
+        "attn_kernel_result_shape": (ctypes.c_int, [vp, P(_DLTensor),
+                                                    ctypes.c_size_t,
+                                                    P(ctypes.c_int64)]),
+        "attn_kernel_remark": (ctypes.c_char_p, [vp, ctypes.c_size_t]),
+        "attn_launch": (ctypes.c_int, [vp, P(_DLTensor), ctypes.c_size_t,
+                                       P(_DLTensor), vp]),
+    }
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype = res
+        fn.argtypes = args
+    return lib
+
+
+_lib = _load()
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _check(status):
+    if status != 0:
+        raise Error(status, _lib.attn_last_error().decode(errors="replace"))
+
+
+_DTYPE_NAMES = {(kDLFloat, 32): "float32", (kDLFloat, 16): "float16",
+                (kDLBfloat, 16): "bfloat16", (kDLFloat, 64): "float64",
+                (kDLInt, 64): "int64", (kDLInt, 32): "int32"}
+
+
+def _info(i):
+    name = _DTYPE_NAMES.get((i.dtype.code, i.dtype.bits), "unknown")
+    return name, tuple(None if d < 0 else d for d in i.shape[:i.ndim])
+
+
+def _export(x, stream):
+    """(capsule, DLTensor) of a DLPack-exporting array. The capsule keeps
+    the producer's memory alive and, left unconsumed, frees the
+    DLManagedTensor when it is collected."""
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"{type(x).__name__} does not export DLPack")
+    dev_type, _ = x.__dlpack_device__()
+    if int(dev_type) in (kDLCUDA, kDLCUDAManaged):
+        # The producer orders its pending writes before work on `stream`
+        # (DLPack: 1 is CUDA's legacy default stream).
+        capsule = x.__dlpack__(stream=stream if stream else 1)
+    else:
+        capsule = x.__dlpack__()
+    managed = _DLManagedTensor.from_address(
+        _capsule_pointer(capsule, b"dltensor"))
+    return capsule, managed.dl_tensor
+
+
+def _device_name(d):
+    return "cpu" if d.device_type == kDLCPU else "cuda"
+
+
+class Engine:
+    """A device and its compiled-kernel cache (attn_engine)."""
+
+    def __init__(self, device=None):
+        self._handle = None
+        handle = ctypes.c_void_p()
+        _check(_lib.attn_engine_create(
+            device.encode() if device else None, ctypes.byref(handle)))
+        self._handle = handle
+        d = _DLDevice()
+        _check(_lib.attn_engine_device(handle, ctypes.byref(d)))
+        self.device = _device_name(d)
+
+    def compile(self, program, entry="main"):
+        """Compiles `program` (MLIR text) once; it then runs at any B, H, T,
+        S. The same text and entry come back from the engine's cache."""
+        text = program.encode() if isinstance(program, str) else program
+        handle = ctypes.c_void_p()
+        _check(_lib.attn_compile(self._handle, text, len(text),
+                                 entry.encode(), ctypes.byref(handle)))
+        return Kernel(handle)
+
+    def close(self):
+        if self._handle:
+            _lib.attn_engine_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+
+class Kernel:
+    """A compiled program (attn_kernel): call it on arrays."""
+
+    def __init__(self, handle):
+        self._handle = handle  # owned from here: __del__ destroys it
+        n = ctypes.c_size_t()
+        _check(_lib.attn_kernel_num_args(handle, ctypes.byref(n)))
+        info = _TensorInfo()
+        self.args = []
+        for i in range(n.value):
+            _check(_lib.attn_kernel_arg_info(handle, i, ctypes.byref(info)))
+            self.args.append(_info(info))
+        _check(_lib.attn_kernel_result_info(handle, ctypes.byref(info)))
+        self.result = _info(info)
+        d = _DLDevice()
+        _check(_lib.attn_kernel_device(handle, ctypes.byref(d)))
+        self.device = _device_name(d)
+        self.remarks = []
+        while True:
+            r = _lib.attn_kernel_remark(handle, len(self.remarks))
+            if r is None:
+                break
+            self.remarks.append(r.decode(errors="replace"))
+
+    def _tensors(self, arrays, stream):
+        exported = [_export(a, stream) for a in arrays]
+        array = (_DLTensor * max(len(exported), 1))(*[t for _, t in exported])
+        return exported, array
+
+    def result_shape(self, *inputs):
+        exported, array = self._tensors(inputs, None)
+        shape = (ctypes.c_int64 * MAX_RANK)()
+        _check(_lib.attn_kernel_result_shape(self._handle, array,
+                                             len(exported), shape))
+        return tuple(shape[:len(self.result[1])])
+
+    def _allocate(self, like, shape):
+        name = self.result[0]
+        module = type(like).__module__.split(".")[0]
+        if module == "torch":
+            import torch
+            return torch.empty(shape, dtype=getattr(torch, name),
+                               device=like.device)
+        if module == "cupy":
+            import cupy
+            return cupy.empty(shape, dtype=name)
+        import numpy
+        if name == "bfloat16":
+            raise Error(1, "NumPy has no bfloat16: pass out=")
+        return numpy.empty(shape, dtype=name)
+
+    def __call__(self, *inputs, out=None, stream=None):
+        """Runs on `inputs` (argument order) into `out` (allocated like the
+        first input when None) and returns `out`."""
+        if out is None:
+            out = self._allocate(inputs[0], self.result_shape(*inputs))
+        exported, array = self._tensors(inputs, stream)
+        out_capsule, out_tensor = _export(out, stream)
+        _check(_lib.attn_launch(self._handle, array, len(exported),
+                                ctypes.byref(out_tensor),
+                                ctypes.c_void_p(stream or 0)))
+        del exported, out_capsule
+        return out
+
+    def close(self):
+        if self._handle:
+            _lib.attn_kernel_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()

@@ -1,0 +1,232 @@
+/*===- CApiTest.c - attn/attn.h from a C program --------------------------===*
+ *
+ * Compiled as C and linked against libattn.so only. Checks the signature
+ * query, a launch on BSHD buffers (strided DLTensors) against a naive fp64
+ * loop, the same kernel at a second shape, and that every misuse returns a
+ * non-zero status with a message naming the problem. Inputs are fresh
+ * random numbers (the seed is printed); the output is poisoned with NaN.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "attn/attn.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fprintf(stderr, "\n");                                                   \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+/* Expects `status` to be the failure `code` with `needle` in the message. */
+static void expect_error(int status, int code, const char *needle) {
+  CHECK(status == code, "status %d, expected %d (%s)", status, code,
+        attn_last_error());
+  CHECK(strstr(attn_last_error(), needle) != NULL, "message '%s' lacks '%s'",
+        attn_last_error(), needle);
+}
+
+static const char *kProgram =
+    "func.func @main(%q: tensor<?x?x?x16xf32>, %k: tensor<?x?x?x16xf32>,\n"
+    "                %v: tensor<?x?x?x16xf32>) -> tensor<?x?x?x16xf32> {\n"
+    "  %o = attn.attention %q, %k, %v : (tensor<?x?x?x16xf32>,\n"
+    "       tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>) -> "
+    "tensor<?x?x?x16xf32>\n"
+    "  return %o : tensor<?x?x?x16xf32>\n"
+    "}\n";
+
+enum { D = 16 };
+
+static uint64_t rng;
+static double uniform(void) { /* splitmix64 */
+  uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
+}
+
+/* Element (b, h, t, d) of a [B, T, H, D] (BSHD) buffer. */
+static size_t bshd(int64_t H, int64_t T, int64_t b, int64_t h, int64_t t,
+                   int64_t d) {
+  return (size_t)(((b * T + t) * H + h) * D + d);
+}
+
+/* Causal softmax attention, scale 1/sqrt(D), in fp64; max |got - want| /
+ * max |want| over the output. */
+static double naive_error(const float *q, const float *k, const float *v,
+                          const float *o, int64_t B, int64_t H, int64_t T) {
+  double maxErr = 0, maxRef = 1e-30;
+  double *p = malloc(sizeof(double) * (size_t)T);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < T; ++i) {
+        double m = -INFINITY, sum = 0;
+        for (int64_t j = 0; j <= i; ++j) {
+          double s = 0;
+          for (int d = 0; d < D; ++d)
+            s += (double)q[bshd(H, T, b, h, i, d)] * k[bshd(H, T, b, h, j, d)];
+          p[j] = s / sqrt((double)D);
+          if (p[j] > m)
+            m = p[j];
+        }
+        for (int64_t j = 0; j <= i; ++j)
+          sum += (p[j] = exp(p[j] - m));
+        for (int d = 0; d < D; ++d) {
+          double want = 0;
+          for (int64_t j = 0; j <= i; ++j)
+            want += p[j] / sum * v[bshd(H, T, b, h, j, d)];
+          double got = o[bshd(H, T, b, h, i, d)];
+          double err = fabs(got - want);
+          if (!(err <= maxErr)) /* NaN counts */
+            maxErr = isnan(err) ? INFINITY : err;
+          if (fabs(want) > maxRef)
+            maxRef = fabs(want);
+        }
+      }
+  free(p);
+  return maxErr / maxRef;
+}
+
+/* A BHSD-shaped DLTensor over a BSHD buffer. */
+static DLTensor tensor(float *data, int64_t *shape, int64_t *strides, int64_t B,
+                       int64_t H, int64_t T) {
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  shape[0] = B, shape[1] = H, shape[2] = T, shape[3] = D;
+  strides[0] = T * H * D, strides[1] = D, strides[2] = H * D, strides[3] = 1;
+  t.data = data;
+  t.device.device_type = kDLCPU;
+  t.ndim = 4;
+  t.dtype.code = kDLFloat;
+  t.dtype.bits = 32;
+  t.dtype.lanes = 1;
+  t.shape = shape;
+  t.strides = strides;
+  return t;
+}
+
+static void run_shape(attn_kernel *kernel, int64_t B, int64_t H, int64_t T) {
+  size_t n = (size_t)(B * H * T * D);
+  float *q = malloc(n * sizeof(float)), *k = malloc(n * sizeof(float)),
+        *v = malloc(n * sizeof(float)), *o = malloc(n * sizeof(float));
+  for (size_t i = 0; i < n; ++i) {
+    q[i] = (float)(2 * uniform() - 1);
+    k[i] = (float)(2 * uniform() - 1);
+    v[i] = (float)(2 * uniform() - 1);
+    o[i] = NAN;
+  }
+  int64_t shapes[4][4], strides[4][4];
+  DLTensor in[3] = {tensor(q, shapes[0], strides[0], B, H, T),
+                    tensor(k, shapes[1], strides[1], B, H, T),
+                    tensor(v, shapes[2], strides[2], B, H, T)};
+  DLTensor out = tensor(o, shapes[3], strides[3], B, H, T);
+  int64_t rshape[4] = {0, 0, 0, 0};
+  int s = attn_kernel_result_shape(kernel, in, 3, rshape);
+  CHECK(s == 0, "%s", attn_last_error());
+  CHECK(rshape[0] == B && rshape[1] == H && rshape[2] == T && rshape[3] == D,
+        "result shape %lld x %lld x %lld x %lld", (long long)rshape[0],
+        (long long)rshape[1], (long long)rshape[2], (long long)rshape[3]);
+  s = attn_launch(kernel, in, 3, &out, NULL);
+  CHECK(s == 0, "attn_launch: %s", attn_last_error());
+  double err = naive_error(q, k, v, o, B, H, T);
+  printf("C API, BSHD B=%lld H=%lld T=%lld: max relative error %.3e\n",
+         (long long)B, (long long)H, (long long)T, err);
+  CHECK(err <= 1e-5, "relative error %.3e above 1e-5", err);
+
+  /* Misuse: each a status and a message naming the argument. */
+  in[1].dtype.bits = 16;
+  expect_error(attn_launch(kernel, in, 3, &out, NULL), ATTN_ERROR_LAUNCH,
+               "input 1 (tensor<?x?x?x16xf32>): element type f16");
+  in[1].dtype.bits = 32;
+  in[2].dtype.code = kDLComplex;
+  expect_error(attn_launch(kernel, in, 3, &out, NULL), ATTN_ERROR_LAUNCH,
+               "input 2: unsupported DLPack dtype");
+  in[2].dtype.code = kDLFloat;
+  expect_error(attn_launch(kernel, in, 2, &out, NULL), ATTN_ERROR_LAUNCH,
+               "takes 3 inputs, got 2");
+  in[0].device.device_type = kDLVulkan;
+  expect_error(attn_launch(kernel, in, 3, &out, NULL), ATTN_ERROR_LAUNCH,
+               "input 0: unsupported DLPack device type");
+  in[0].device.device_type = kDLCPU;
+  shapes[3][3] = 8;
+  expect_error(attn_launch(kernel, in, 3, &out, NULL), ATTN_ERROR_LAUNCH,
+               "the output (tensor<?x?x?x16xf32>): got shape");
+  shapes[3][3] = D;
+  free(q), free(k), free(v), free(o);
+}
+
+int main(void) {
+  rng = (uint64_t)time(NULL) ^ (uint64_t)clock();
+  printf("seed %llu\n", (unsigned long long)rng);
+
+  attn_engine *engine = NULL;
+  expect_error(attn_engine_create("tpu", &engine), ATTN_ERROR_INVALID_ARGUMENT,
+               "unknown device 'tpu'");
+  CHECK(engine == NULL, "engine set on failure");
+  int s = attn_engine_create("cpu", &engine);
+  CHECK(s == 0 && engine, "attn_engine_create: %s", attn_last_error());
+  if (!engine)
+    return 1;
+  DLDevice dev;
+  CHECK(attn_engine_device(engine, &dev) == 0 && dev.device_type == kDLCPU,
+        "engine device");
+
+  attn_kernel *kernel = NULL;
+  expect_error(attn_compile(engine, "func.func @main(", 16, NULL, &kernel),
+               ATTN_ERROR_COMPILE, "cannot parse");
+  expect_error(
+      attn_compile(engine, kProgram, strlen(kProgram), "nope", &kernel),
+      ATTN_ERROR_COMPILE, "no function @nope");
+  expect_error(attn_compile(NULL, kProgram, strlen(kProgram), NULL, &kernel),
+               ATTN_ERROR_INVALID_ARGUMENT, "null engine");
+  s = attn_compile(engine, kProgram, strlen(kProgram), "main", &kernel);
+  CHECK(s == 0 && kernel, "attn_compile: %s", attn_last_error());
+  if (!kernel)
+    return 1;
+  /* The kernel outlives its engine. */
+  attn_engine_destroy(engine);
+
+  size_t nargs = 0;
+  CHECK(attn_kernel_num_args(kernel, &nargs) == 0 && nargs == 3,
+        "%zu arguments", nargs);
+  attn_tensor_info info;
+  CHECK(attn_kernel_arg_info(kernel, 1, &info) == 0, "%s", attn_last_error());
+  CHECK(
+      info.ndim == 4 && info.dtype.code == kDLFloat && info.dtype.bits == 32 &&
+          info.shape[0] == -1 && info.shape[2] == -1 && info.shape[3] == D,
+      "argument 1: ndim %d shape[3] %lld", info.ndim, (long long)info.shape[3]);
+  expect_error(attn_kernel_arg_info(kernel, 3, &info),
+               ATTN_ERROR_INVALID_ARGUMENT, "argument 3 of 3");
+  CHECK(attn_kernel_result_info(kernel, &info) == 0 && info.ndim == 4 &&
+            info.shape[3] == D,
+        "result info");
+  CHECK(attn_kernel_device(kernel, &dev) == 0 && dev.device_type == kDLCPU,
+        "kernel device");
+  CHECK(attn_kernel_remark(kernel, 1000) == NULL, "remark past the end");
+
+  /* One compile, two shapes. */
+  run_shape(kernel, 2, 3, 37);
+  run_shape(kernel, 1, 2, 70);
+
+  expect_error(attn_launch(NULL, NULL, 0, NULL, NULL),
+               ATTN_ERROR_INVALID_ARGUMENT, "null kernel");
+  attn_kernel_destroy(kernel);
+  attn_kernel_destroy(NULL);
+  attn_engine_destroy(NULL);
+  if (failures)
+    fprintf(stderr, "%d checks failed\n", failures);
+  else
+    printf("all C API checks passed\n");
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,137 @@
+"""The Python module (python/attn, ctypes over libattn.so) on NumPy arrays.
+
+Plain and FoX attention, f32, on fresh random inputs (the seed is printed)
+in BHSD and BSHD layouts (transposed views: DLPack strides), the output
+poisoned with NaN or allocated by the module, one kernel at several shapes,
+compared with an fp64 NumPy loop; bad inputs raise attn.Error naming the
+argument. Exit status 1 on any failure.
+"""
+
+import os
+import sys
+import time
+
+import numpy as np
+
+import attn
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def program(variant, D):
+    t = f"tensor<?x?x?x{D}xf32>"
+    gate = variant == "fox"
+    g = "tensor<?x?x?xf32>"
+    args = f"%q: {t}, %k: {t}, %v: {t}" + (f", %g: {g}" if gate else "")
+    types = f"{t}, {t}, {t}" + (f", {g}" if gate else "")
+    return (f"func.func @main({args}) -> {t} {{\n"
+            f"  %o = attn.attention %q, %k, %v{' gate(%g)' if gate else ''}"
+            f" : ({types}) -> {t}\n  return %o : {t}\n}}\n")
+
+
+def reference(q, k, v, g=None):
+    """Causal softmax attention in fp64, scale 1/sqrt(D); FoX adds
+    G_i - G_j with G the inclusive cumsum of the log forget gate g."""
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    T, D = q.shape[2], q.shape[3]
+    s = np.einsum("bhid,bhjd->bhij", q, k) / np.sqrt(D)
+    if g is not None:
+        G = np.cumsum(np.asarray(g, dtype=np.float64), axis=2)
+        s = s + G[:, :, :, None] - G[:, :, None, :]
+    s = np.where(np.tril(np.ones((T, T), dtype=bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    return np.einsum("bhij,bhjd->bhid", p, v)
+
+
+def rel_error(got, want):
+    got = np.asarray(got, dtype=np.float64)
+    if not np.all(np.isfinite(got)):
+        return np.inf
+    return np.abs(got - want).max() / max(np.abs(want).max(), 1e-30)
+
+
+def inputs(rng, variant, B, H, T, D, layout):
+    def act():
+        if layout == "bshd":  # a [B, S, H, D] buffer seen as [B, H, S, D]
+            return rng.standard_normal((B, T, H, D), np.float32).transpose(
+                0, 2, 1, 3)
+        return rng.standard_normal((B, H, T, D), np.float32)
+    xs = [act(), act(), act()]
+    if variant == "fox":
+        xs.append(np.log(rng.uniform(0.9, 1.0, (B, H, T))).astype(np.float32))
+    return xs
+
+
+def main():
+    seed = int(os.environ.get("ATTN_SEED", time.time_ns() % 2**32))
+    print("seed", seed)
+    rng = np.random.default_rng(seed)
+    engine = attn.Engine("cpu")
+    check(engine.device == "cpu", "engine device")
+    D = 32
+    for variant in ("plain", "fox"):
+        kernel = engine.compile(program(variant, D))
+        n = 4 if variant == "fox" else 3
+        check(len(kernel.args) == n, f"{variant}: {len(kernel.args)} args")
+        check(kernel.args[0] == ("float32", (None, None, None, D)),
+              f"{variant}: argument 0 is {kernel.args[0]}")
+        check(kernel.result == ("float32", (None, None, None, D)),
+              f"{variant}: result {kernel.result}")
+        # One kernel at several shapes (the engine's cache returns it for
+        # the same text: no recompilation).
+        for (B, H, T) in ((1, 1, 1), (2, 3, 45), (1, 2, 130)):
+            for layout in ("bhsd", "bshd"):
+                xs = inputs(rng, variant, B, H, T, D, layout)
+                want = reference(*xs)
+                if layout == "bshd":
+                    out = np.full((B, T, H, D), np.nan,
+                                  np.float32).transpose(0, 2, 1, 3)
+                    got = kernel(*xs, out=out)
+                    check(got is out, "out= is returned")
+                else:
+                    got = kernel(*xs)
+                    check(got.shape == (B, H, T, D) and
+                          got.dtype == np.float32, f"allocated {got.shape}")
+                err = rel_error(got, want)
+                print(f"python {variant} {layout} B={B} H={H} T={T}: "
+                      f"max relative error {err:.3e}")
+                check(err <= 1e-5, f"{variant} {layout} B={B} H={H} T={T}: "
+                      f"error {err:.3e} > 1e-5 (seed {seed})")
+
+    kernel = engine.compile(program("plain", D))
+    q, k, v = inputs(rng, "plain", 1, 2, 8, D, "bhsd")
+
+    def raises(fn, needle):
+        try:
+            fn()
+        except attn.Error as e:
+            check(needle in str(e), f"'{needle}' not in '{e}'")
+            check(e.status != 0, "status 0 on failure")
+            return
+        check(False, f"no attn.Error for '{needle}'")
+
+    raises(lambda: kernel(q, k.astype(np.float64), v),
+           "input 1 (tensor<?x?x?x32xf32>): element type f64")
+    raises(lambda: kernel(q, k), "takes 3 inputs, got 2")
+    raises(lambda: kernel(q, k[:, :, :4], v[:, :, :4]), "T <= S")
+    raises(lambda: kernel(q, k, v, out=np.empty((1, 2, 8, 16), np.float32)),
+           "the output (tensor<?x?x?x32xf32>): got shape")
+    raises(lambda: engine.compile("func.func @main("), "cannot parse")
+    raises(lambda: attn.Engine("tpu"), "unknown device 'tpu'")
+
+    if failures:
+        print(f"{len(failures)} checks failed", file=sys.stderr)
+        return 1
+    print("all Python checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
