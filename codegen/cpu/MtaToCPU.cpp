@@ -79,7 +79,8 @@ struct LowerStencil : OpRewritePattern<blk::StencilOp> {
 };
 
 /// Walks every row of a tile of `shape` (all dims but the last), giving the
-/// row's tile indices and the memref indices of its first element.
+/// row's tile indices and the memref indices of its first element; `init`
+/// (the tile being filled, if any) is carried through the nest.
 template <typename Body>
 Value forEachRow(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                  ValueRange base, ArrayRef<int64_t> dims, Value init,
@@ -90,17 +91,29 @@ Value forEachRow(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
     ubs.push_back(cIdx(b, loc, s));
     steps.push_back(cIdx(b, loc, 1));
   }
-  auto nest = scf::buildLoopNest(
-      b, loc, lbs, ubs, steps, ValueRange{init},
-      [&](OpBuilder &nb, Location l, ValueRange ivs,
-          ValueRange iter) -> scf::ValueVector {
-        SmallVector<Value> tileIdx(ivs), memIdx(base);
-        for (auto [r, iv] : llvm::enumerate(ivs))
-          memIdx[dims[r]] = arith::AddIOp::create(nb, l, memIdx[dims[r]], iv);
-        tileIdx.push_back(cIdx(nb, l, 0));
-        return {body(nb, l, tileIdx, memIdx, iter[0])};
-      });
-  return nest.results.empty() ? Value() : nest.results[0];
+  auto indices = [&](OpBuilder &nb, Location l, ValueRange ivs) {
+    SmallVector<Value> tileIdx(ivs), memIdx(base);
+    for (auto [r, iv] : llvm::enumerate(ivs))
+      memIdx[dims[r]] = arith::AddIOp::create(nb, l, memIdx[dims[r]], iv);
+    tileIdx.push_back(cIdx(nb, l, 0));
+    return std::make_pair(tileIdx, memIdx);
+  };
+  if (!init) {
+    scf::buildLoopNest(b, loc, lbs, ubs, steps,
+                       [&](OpBuilder &nb, Location l, ValueRange ivs) {
+                         auto [tileIdx, memIdx] = indices(nb, l, ivs);
+                         body(nb, l, tileIdx, memIdx, Value());
+                       });
+    return Value();
+  }
+  auto nest =
+      scf::buildLoopNest(b, loc, lbs, ubs, steps, ValueRange{init},
+                         [&](OpBuilder &nb, Location l, ValueRange ivs,
+                             ValueRange iter) -> scf::ValueVector {
+                           auto [tileIdx, memIdx] = indices(nb, l, ivs);
+                           return {body(nb, l, tileIdx, memIdx, iter[0])};
+                         });
+  return nest.results[0];
 }
 
 /// The tile's last dim must be the memref's innermost (contiguous) one.
@@ -151,17 +164,15 @@ struct LowerInBoundsStore : OpRewritePattern<blk::StoreOp> {
         VectorType::get({type.getShape().back()}, type.getElementType());
     Value pad = arith::ConstantOp::create(
         rewriter, loc, rewriter.getZeroAttr(type.getElementType()));
-    // A dummy i1 carried through the nest (buildLoopNest wants one value).
-    Value token = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
     forEachRow(
-        rewriter, loc, type.getShape(), op.getIndices(), op.getDims(), token,
+        rewriter, loc, type.getShape(), op.getIndices(), op.getDims(), Value(),
         [&](OpBuilder &b, Location l, ValueRange tileIdx, ValueRange memIdx,
-            Value carried) -> Value {
+            Value) -> Value {
           Value row = vector::TransferReadOp::create(
               b, l, rowType, op.getValue(), tileIdx, pad, ArrayRef<bool>{true});
           vector::TransferWriteOp::create(b, l, row, op.getBase(), memIdx,
                                           ArrayRef<bool>{true});
-          return carried;
+          return Value();
         });
     rewriter.eraseOp(op);
     return success();

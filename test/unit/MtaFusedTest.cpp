@@ -69,10 +69,11 @@ Tensor runFused(const std::string &src, const std::vector<Tensor> &ins,
     ADD_FAILURE() << llvm::toString(kernel.takeError());
     return {};
   }
-  if (expectNoRemark)
+  if (expectNoRemark) {
     EXPECT_TRUE((*kernel)->remarks().empty())
         << (*kernel)->remarks().front() << "\n"
         << src;
+  }
   std::vector<attn::HostArray> host;
   for (const Tensor &t : ins)
     host.push_back(attn::ref::toHost(t, attn::DType::F32));
@@ -168,15 +169,14 @@ std::string mtaProgram(const Config &c) {
       attrs += " norm_gate(%gw, %gb)";
     }
   }
-  std::string sig, names, types;
+  std::string sig, types;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string sep = i ? ", " : "";
     sig += sep + args[i].first + ": " + args[i].second;
-    names += sep + args[i].first;
     types += sep + args[i].second;
   }
   return "func.func @main(" + sig + ") -> " + act +
-         " {\n  %o = attn.attention " + names + attrs + " : (" + types +
+         " {\n  %o = attn.attention %q, %k, %v" + attrs + " : (" + types +
          ") -> " + act + "\n  return %o : " + act + "\n}\n";
 }
 
