@@ -70,6 +70,7 @@ enum class Arg {
   GateW,
   GateB,
   Lse,
+  QBuf,
   CBuf,
   PBuf,
   MBuf,
@@ -184,7 +185,8 @@ private:
                                   arith::DivUIOp::create(ob, loc, hq, hk));
   }
   Value rope(OpBuilder &ob, Value tile, Value start);
-  Value convTile(OpBuilder &ob, Value h, Value rowStart, int64_t rows,
+  Value queryTile(OpBuilder &ob, Value h, Value sRow, int64_t rs);
+  Value convTile(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
                  Value colStart, int64_t cols);
   Value mixTile(OpBuilder &ob, Value weight, Value h, Value hl, Value buf,
                 ArrayRef<int64_t> shape);
@@ -262,23 +264,34 @@ Value MtaKernel::rope(OpBuilder &ob, Value tile, Value start) {
 /// The pre-conv output C of head `h` on query rows [rowStart, +rows) and
 /// keys [colStart, +cols), base-2 logit units; without a pre conv the
 /// (source-masked, if a mix follows) scores themselves.
-Value MtaKernel::convTile(OpBuilder &ob, Value h, Value rowStart, int64_t rows,
-                          Value colStart, int64_t cols) {
+/// The [rs, D] query tile of head `h` from row `sRow`, in f32, rotated,
+/// with scale * log2(e) folded in.
+Value MtaKernel::queryTile(OpBuilder &ob, Value h, Value sRow, int64_t rs) {
   TileBuilder n(ob, loc);
-  Type f32 = ob.getF32Type(), f64 = ob.getF64Type();
   AttentionOp op = plan.op;
-  int64_t rs = rows + plan.p(), ns = cols + 2 * plan.c();
-  Value sRow = subi(ob, rowStart, cst(ob, plan.p()));
-  Value sCol = subi(ob, colStart, cst(ob, plan.c()));
-  Value c0 = cst(ob, 0);
-  Value qt =
-      n.toF32(n.load(arg(Arg::Q), {bIdx, h, sRow, c0}, {2, 3}, {rs, plan.d}));
+  Value qt = n.toF32(
+      n.load(arg(Arg::Q), {bIdx, h, sRow, cst(ob, 0)}, {2, 3}, {rs, plan.d}));
   // Query rows rotate at rope_offset + S - T + i, or rope_q_offset + i.
   if (auto qOffset = op.getRopeQOffset())
     qt = rope(ob, qt, addi(ob, sRow, cst(ob, *qOffset - op.getRopeOffset())));
   else
     qt = rope(ob, qt, addi(ob, sRow, off));
-  qt = n.mul(qt, n.splat({rs, plan.d}, f32, op.getScaleOrDefault() * kLog2e));
+  return n.mul(qt, n.splat({rs, plan.d}, ob.getF32Type(),
+                           op.getScaleOrDefault() * kLog2e));
+}
+
+Value MtaKernel::convTile(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
+                          Value colStart, int64_t cols) {
+  TileBuilder n(ob, loc);
+  Type f32 = ob.getF32Type(), f64 = ob.getF64Type();
+  AttentionOp op = plan.op;
+  Value h = headOf(ob, hl);
+  int64_t rs = rows + plan.p(), ns = cols + 2 * plan.c();
+  Value sRow = subi(ob, rowStart, cst(ob, plan.p()));
+  Value sCol = subi(ob, colStart, cst(ob, plan.c()));
+  Value c0 = cst(ob, 0);
+  // The query tile was prepared once per program (queryTile).
+  Value qt = loadScratch(ob, arg(Arg::QBuf), hl, {rs, plan.d});
   Value kh = kvHeadOf(ob, h);
   Value kt =
       n.toF32(n.load(arg(Arg::K), {bIdx, kh, sCol, c0}, {2, 3}, {ns, plan.d}));
@@ -373,7 +386,7 @@ Value MtaKernel::logits(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
   Value h = headOf(ob, hl);
   Value l = plan.mixPre ? mixTile(ob, arg(Arg::WPre), h, hl, arg(Arg::CBuf),
                                   {rows, cols})
-                        : convTile(ob, h, rowStart, rows, colStart, cols);
+                        : convTile(ob, hl, rowStart, rows, colStart, cols);
   Value ok = visible(ob, rowStart, rows, colStart, cols);
   return n.select(ok, l, n.splat({rows, cols}, ob.getF32Type(), -kInf));
 }
@@ -418,8 +431,7 @@ void MtaKernel::outputStep(OpBuilder &ob, Value j0) {
   Type f32 = ob.getF32Type();
   if (plan.mixPre)
     forHeads(ob, [&](OpBuilder &nb, Value hl) {
-      storeScratch(nb,
-                   convTile(nb, headOf(nb, hl), rowStart, rows, colStart, cols),
+      storeScratch(nb, convTile(nb, hl, rowStart, rows, colStart, cols),
                    arg(Arg::CBuf), hl);
     });
   auto accumulate = [&](OpBuilder &nb, Value hl, Value p3) {
@@ -562,6 +574,10 @@ void MtaKernel::build() {
     }
     if (kind != Lse)
       storeScratch(nb, n.splat({bm, dv}, f32, 0.0), arg(Arg::AccBuf), hl);
+    int64_t rows = (kind == Output ? bm + plan.p2() : bm) + plan.p();
+    Value sRow = subi(nb, row0, cst(nb, rows - bm));
+    storeScratch(nb, queryTile(nb, headOf(nb, hl), sRow, rows), arg(Arg::QBuf),
+                 hl);
   });
 
   // Key range: causal tile skipping stops the walk after the diagonal
@@ -573,24 +589,22 @@ void MtaKernel::build() {
     kvStart = arith::MaxSIOp::create(
         b, loc, cst(b, 0),
         subi(b, qPos0, cst(b, op.getWindow().value_or(0) - 1)));
-  scf::ForOp::create(b, loc, kvStart, kvEnd, cst(b, plan.bn), ValueRange{},
-                     [&](OpBuilder &nb, Location, Value j0, ValueRange) {
-                       if (kind == Output) {
-                         outputStep(nb, j0);
-                       } else {
-                         if (plan.mixPre)
-                           forHeads(nb, [&](OpBuilder &hb, Value hl) {
-                             storeScratch(hb,
-                                          convTile(hb, headOf(hb, hl), row0,
-                                                   plan.bm, j0, plan.bn),
-                                          arg(Arg::CBuf), hl);
-                           });
-                         forHeads(nb, [&](OpBuilder &hb, Value hl) {
-                           onlineStep(hb, hl, j0);
-                         });
-                       }
-                       scf::YieldOp::create(nb, loc);
-                     });
+  scf::ForOp::create(
+      b, loc, kvStart, kvEnd, cst(b, plan.bn), ValueRange{},
+      [&](OpBuilder &nb, Location, Value j0, ValueRange) {
+        if (kind == Output) {
+          outputStep(nb, j0);
+        } else {
+          if (plan.mixPre)
+            forHeads(nb, [&](OpBuilder &hb, Value hl) {
+              storeScratch(hb, convTile(hb, hl, row0, plan.bm, j0, plan.bn),
+                           arg(Arg::CBuf), hl);
+            });
+          forHeads(nb,
+                   [&](OpBuilder &hb, Value hl) { onlineStep(hb, hl, j0); });
+        }
+        scf::YieldOp::create(nb, loc);
+      });
   epilogue(b);
   func::ReturnOp::create(b, loc);
 }
@@ -654,6 +668,10 @@ private:
   }
   void launch(MtaKernel::Kind kind, StringRef suffix,
               ArrayRef<std::pair<Arg, Value>> extra);
+  /// The prepared query tiles of a kernel whose logits have `rows` rows.
+  std::pair<Arg, Value> queryScratch(int64_t rows) {
+    return {Arg::QBuf, scratch({rows + plan.p(), plan.d})};
+  }
 
   const MtaPlan &plan;
   SymbolTable &symbols;
@@ -742,7 +760,7 @@ void MtaHost::lower() {
   Value out = memref::AllocOp::create(b, loc, outType, dyn);
 
   if (!plan.twoPass()) {
-    SmallVector<std::pair<Arg, Value>> extra;
+    SmallVector<std::pair<Arg, Value>> extra = {queryScratch(bm)};
     if (plan.mixPre)
       extra.push_back({Arg::CBuf, scratch({bm, bn})});
     extra.append({{Arg::MBuf, scratch({bm})},
@@ -756,14 +774,15 @@ void MtaHost::lower() {
         b.getF32Type());
     Value lse =
         memref::AllocOp::create(b, loc, lseType, ValueRange{bDim, hDim, tLen});
-    SmallVector<std::pair<Arg, Value>> pass1;
+    SmallVector<std::pair<Arg, Value>> pass1 = {queryScratch(bm)};
     if (plan.mixPre)
       pass1.push_back({Arg::CBuf, scratch({bm, bn})});
     pass1.append({{Arg::MBuf, scratch({bm})},
                   {Arg::LBuf, scratch({bm})},
                   {Arg::Lse, lse}});
     launch(MtaKernel::Lse, "mta_lse_kernel", pass1);
-    SmallVector<std::pair<Arg, Value>> pass2 = {{Arg::Lse, lse}};
+    SmallVector<std::pair<Arg, Value>> pass2 = {{Arg::Lse, lse},
+                                                queryScratch(bm + plan.p2())};
     if (plan.mixPre)
       pass2.push_back(
           {Arg::CBuf, scratch({bm + plan.p2(), bn + 2 * plan.c2()})});
