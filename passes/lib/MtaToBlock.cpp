@@ -186,15 +186,18 @@ private:
   }
   Value rope(OpBuilder &ob, Value tile, Value start);
   Value queryTile(OpBuilder &ob, Value h, Value sRow, int64_t rs);
+  Value sourceMask(OpBuilder &ob, Value rowStart, int64_t rows, Value colStart,
+                   int64_t cols);
   Value convTile(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
-                 Value colStart, int64_t cols);
+                 Value colStart, int64_t cols, Value srcMask);
   Value mixTile(OpBuilder &ob, Value weight, Value h, Value hl, Value buf,
                 ArrayRef<int64_t> shape);
   Value logits(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
-               Value colStart, int64_t cols);
+               Value colStart, int64_t cols, Value srcMask, Value outMask);
   Value visible(OpBuilder &ob, Value rowStart, int64_t rows, Value colStart,
                 int64_t cols);
-  void onlineStep(OpBuilder &ob, Value hl, Value j0);
+  void onlineStep(OpBuilder &ob, Value hl, Value j0, Value srcMask,
+                  Value outMask);
   void outputStep(OpBuilder &ob, Value j0);
   void epilogue(OpBuilder &ob);
   Value headNorm(OpBuilder &ob, Value o);
@@ -280,8 +283,33 @@ Value MtaKernel::queryTile(OpBuilder &ob, Value h, Value sRow, int64_t rs) {
                            op.getScaleOrDefault() * kLog2e));
 }
 
+/// Mask_0 on the source coordinates of the [rows + p, cols + 2c] score tile
+/// under output rows [rowStart, +rows), keys [colStart, +cols): 0 <= i' < T,
+/// 0 <= j' < S, j' <= i' + S - T. The same for every head, so it is built
+/// once per key tile; null when no linear map follows the scores.
+Value MtaKernel::sourceMask(OpBuilder &ob, Value rowStart, int64_t rows,
+                            Value colStart, int64_t cols) {
+  if (!plan.sourceMask())
+    return Value();
+  TileBuilder n(ob, loc);
+  int64_t rs = rows + plan.p(), ns = cols + 2 * plan.c();
+  Value sRow = subi(ob, rowStart, cst(ob, plan.p()));
+  Value sCol = subi(ob, colStart, cst(ob, plan.c()));
+  Value rowsT = n.bcast(n.iota(sRow, rs), 1, rs, ns);
+  Value colsT = n.bcast(n.iota(sCol, ns), 0, rs, ns);
+  Value zeroI = n.splatI64({rs, ns}, cst(ob, 0));
+  Value ok = n.cmpi(CmpIPredicate::sge, rowsT, zeroI);
+  ok =
+      n.andi(ok, n.cmpi(CmpIPredicate::slt, rowsT, n.splatI64({rs, ns}, tLen)));
+  ok = n.andi(ok, n.cmpi(CmpIPredicate::sge, colsT, zeroI));
+  ok =
+      n.andi(ok, n.cmpi(CmpIPredicate::slt, colsT, n.splatI64({rs, ns}, sLen)));
+  Value diag = arith::AddIOp::create(ob, loc, rowsT, n.splatI64({rs, ns}, off));
+  return n.andi(ok, n.cmpi(CmpIPredicate::sle, colsT, diag));
+}
+
 Value MtaKernel::convTile(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
-                          Value colStart, int64_t cols) {
+                          Value colStart, int64_t cols, Value srcMask) {
   TileBuilder n(ob, loc);
   Type f32 = ob.getF32Type(), f64 = ob.getF64Type();
   AttentionOp op = plan.op;
@@ -299,8 +327,6 @@ Value MtaKernel::convTile(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
   Value zero = n.splat({rs, ns}, f32, 0.0);
   Value s = blk::DotOp::create(ob, loc, zero.getType(), qt, kt, zero,
                                ob.getUnitAttr());
-  Value rowsT = n.bcast(n.iota(sRow, rs), 1, rs, ns);
-  Value colsT = n.bcast(n.iota(sCol, ns), 0, rs, ns);
   if (plan.fox) {
     double gs = (op.getGateScaled() ? op.getScaleOrDefault() : 1.0) * kLog2e;
     Value gq = n.load(arg(Arg::G), {bIdx, h, addi(ob, sRow, off)}, {2}, {rs});
@@ -312,17 +338,7 @@ Value MtaKernel::convTile(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
   }
   if (!plan.sourceMask())
     return s;
-  // Mask_0 on the source: 0 <= i' < T, 0 <= j' < S, j' <= i' + S - T.
-  Value zeroI = n.splatI64({rs, ns}, cst(ob, 0));
-  Value ok = n.cmpi(CmpIPredicate::sge, rowsT, zeroI);
-  ok =
-      n.andi(ok, n.cmpi(CmpIPredicate::slt, rowsT, n.splatI64({rs, ns}, tLen)));
-  ok = n.andi(ok, n.cmpi(CmpIPredicate::sge, colsT, zeroI));
-  ok =
-      n.andi(ok, n.cmpi(CmpIPredicate::slt, colsT, n.splatI64({rs, ns}, sLen)));
-  Value diag = arith::AddIOp::create(ob, loc, rowsT, n.splatI64({rs, ns}, off));
-  ok = n.andi(ok, n.cmpi(CmpIPredicate::sle, colsT, diag));
-  s = n.select(ok, s, zero);
+  s = n.select(srcMask, s, zero);
   if (!plan.convPre)
     return s;
   Value theta =
@@ -381,23 +397,25 @@ Value MtaKernel::visible(OpBuilder &ob, Value rowStart, int64_t rows,
 /// Final pre-softmax logits L of local head `hl` (-inf where not visible).
 /// With a pre mix the group's C tiles must already be in CBuf.
 Value MtaKernel::logits(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
-                        Value colStart, int64_t cols) {
+                        Value colStart, int64_t cols, Value srcMask,
+                        Value outMask) {
   TileBuilder n(ob, loc);
   Value h = headOf(ob, hl);
-  Value l = plan.mixPre ? mixTile(ob, arg(Arg::WPre), h, hl, arg(Arg::CBuf),
-                                  {rows, cols})
-                        : convTile(ob, hl, rowStart, rows, colStart, cols);
-  Value ok = visible(ob, rowStart, rows, colStart, cols);
-  return n.select(ok, l, n.splat({rows, cols}, ob.getF32Type(), -kInf));
+  Value l =
+      plan.mixPre
+          ? mixTile(ob, arg(Arg::WPre), h, hl, arg(Arg::CBuf), {rows, cols})
+          : convTile(ob, hl, rowStart, rows, colStart, cols, srcMask);
+  return n.select(outMask, l, n.splat({rows, cols}, ob.getF32Type(), -kInf));
 }
 
 /// One online-softmax step of local head `hl` on keys [j0, j0 + BN): the
 /// Single kernel (with V) and the Lse kernel (without).
-void MtaKernel::onlineStep(OpBuilder &ob, Value hl, Value j0) {
+void MtaKernel::onlineStep(OpBuilder &ob, Value hl, Value j0, Value srcMask,
+                           Value outMask) {
   TileBuilder n(ob, loc);
   int64_t bm = plan.bm, bn = plan.bn, dv = plan.dv;
   Type f32 = ob.getF32Type();
-  Value s = logits(ob, hl, row0, bm, j0, bn);
+  Value s = logits(ob, hl, row0, bm, j0, bn, srcMask, outMask);
   Value m = loadScratch(ob, arg(Arg::MBuf), hl, {bm});
   Value l = loadScratch(ob, arg(Arg::LBuf), hl, {bm});
   // A row with no visible key yet keeps m = -inf and uses 0 as its
@@ -429,9 +447,14 @@ void MtaKernel::outputStep(OpBuilder &ob, Value j0) {
   Value rowStart = subi(ob, row0, cst(ob, plan.p2()));
   Value colStart = subi(ob, j0, cst(ob, plan.c2()));
   Type f32 = ob.getF32Type();
+  // Masks are per key tile, shared by the heads.
+  Value srcMask = sourceMask(ob, rowStart, rows, colStart, cols);
+  Value outMask = visible(ob, rowStart, rows, colStart, cols);
+  Value postMask = visible(ob, row0, bm, j0, bn);
   if (plan.mixPre)
     forHeads(ob, [&](OpBuilder &nb, Value hl) {
-      storeScratch(nb, convTile(nb, hl, rowStart, rows, colStart, cols),
+      storeScratch(nb,
+                   convTile(nb, hl, rowStart, rows, colStart, cols, srcMask),
                    arg(Arg::CBuf), hl);
     });
   auto accumulate = [&](OpBuilder &nb, Value hl, Value p3) {
@@ -447,7 +470,7 @@ void MtaKernel::outputStep(OpBuilder &ob, Value j0) {
   forHeads(ob, [&](OpBuilder &nb, Value hl) {
     TileBuilder n(nb, loc);
     Value h = headOf(nb, hl);
-    Value l = logits(nb, hl, rowStart, rows, colStart, cols);
+    Value l = logits(nb, hl, rowStart, rows, colStart, cols, srcMask, outMask);
     // Exact probabilities; rows above the sequence read LSE 0 and have
     // L = -inf, so they are the post conv's zero padding.
     Value lse = n.load(arg(Arg::Lse), {bIdx, h, rowStart}, {2}, {rows});
@@ -459,7 +482,7 @@ void MtaKernel::outputStep(OpBuilder &ob, Value j0) {
                                  p, theta);
     }
     // The post conv spills right of the diagonal: Mask_0 on the output.
-    p = n.select(visible(nb, row0, bm, j0, bn), p, n.splat({bm, bn}, f32, 0.0));
+    p = n.select(postMask, p, n.splat({bm, bn}, f32, 0.0));
     if (plan.mixPost)
       storeScratch(nb, p, arg(Arg::PBuf), hl);
     else
@@ -595,13 +618,18 @@ void MtaKernel::build() {
         if (kind == Output) {
           outputStep(nb, j0);
         } else {
+          // Masks are per key tile, shared by the heads.
+          Value srcMask = sourceMask(nb, row0, plan.bm, j0, plan.bn);
+          Value outMask = visible(nb, row0, plan.bm, j0, plan.bn);
           if (plan.mixPre)
             forHeads(nb, [&](OpBuilder &hb, Value hl) {
-              storeScratch(hb, convTile(hb, hl, row0, plan.bm, j0, plan.bn),
-                           arg(Arg::CBuf), hl);
+              storeScratch(
+                  hb, convTile(hb, hl, row0, plan.bm, j0, plan.bn, srcMask),
+                  arg(Arg::CBuf), hl);
             });
-          forHeads(nb,
-                   [&](OpBuilder &hb, Value hl) { onlineStep(hb, hl, j0); });
+          forHeads(nb, [&](OpBuilder &hb, Value hl) {
+            onlineStep(hb, hl, j0, srcMask, outMask);
+          });
         }
         scf::YieldOp::create(nb, loc);
       });
