@@ -16,21 +16,26 @@
 // EXPRE: attn_block.launch @main_mta_kernel
 
 // Pre-softmax only (2x3 conv, mixing in groups of 2): one kernel, one pass.
-// The score tile of a 16x8 output tile carries 1 row above and 1 column
-// each side: S is 17x10, Mask_0 on the source (select to 0), the stencil
-// gives the 16x8 C tile, stored to the group's scratch; the mix reads c_h
-// tiles back, then -inf on the output coordinates and the online softmax
-// with m, l, acc per head in scratch.
+// Each head's query tile (17 rows: 1 halo row above) is loaded, rotated and
+// scaled once per program into scratch. Per key tile the score tile of a
+// 16x8 output tile carries 1 row above and 1 column each side: S is 17x10;
+// the Mask_0 source mask (built once per key tile, for all heads) zeroes it,
+// the stencil gives the 16x8 C tile, stored to the group's scratch; the mix
+// reads c_h tiles back, then -inf on the output coordinates and the online
+// softmax with m, l, acc per head in scratch.
 // CHECK-LABEL: func.func private @pre_mta_kernel
-// CHECK-SAME: %[[THETA:[^:]*]]: memref<?x2x3xf32>, %[[W:[^:]*]]: memref<?x2xf32>, %[[C:[^:]*]]: memref<?x?x?x16x8xf32>, %[[M:[^:]*]]: memref<?x?x?x16xf32>, %[[L:[^:]*]]: memref<?x?x?x16xf32>, %[[ACC:[^:]*]]: memref<?x?x?x16x16xf32>, %[[OUT:[^:]*]]: memref<?x?x?x16xf32>)
+// CHECK-SAME: %[[Q:[^:]*]]: memref<?x?x?x16xf32>, %{{[^:]*}}: memref<?x?x?x16xf32>, %{{[^:]*}}: memref<?x?x?x16xf32>, %[[THETA:[^:]*]]: memref<?x2x3xf32>, %[[W:[^:]*]]: memref<?x2xf32>, %[[QS:[^:]*]]: memref<?x?x?x17x16xf32>, %[[C:[^:]*]]: memref<?x?x?x16x8xf32>, %[[M:[^:]*]]: memref<?x?x?x16xf32>, %[[L:[^:]*]]: memref<?x?x?x16xf32>, %[[ACC:[^:]*]]: memref<?x?x?x16x16xf32>, %[[OUT:[^:]*]]: memref<?x?x?x16xf32>)
 // CHECK: %[[CH:.*]] = memref.dim %[[W]], %c1
 // CHECK: %[[GROUPS:.*]] = arith.divui %{{.*}}, %[[CH]]
+// CHECK: scf.for %[[HL0:.*]] = %{{.*}} to %[[CH]]
+// CHECK: attn_block.load %[[Q]][{{.*}}] dims [2, 3] padding 0.000000e+00 : memref<?x?x?x16xf32> -> tensor<17x16xf32>
+// CHECK: attn_block.store %{{.*}}, %[[QS]][%{{.*}}, %{{.*}}, %[[HL0]], %{{.*}}, %{{.*}}] dims [3, 4] in_bounds
 // CHECK: scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %c8
-// CHECK: scf.for %[[HL:.*]] = %{{.*}} to %[[CH]]
-// CHECK: attn_block.load %{{.*}} dims [2, 3] padding 0.000000e+00 : memref<?x?x?x16xf32> -> tensor<17x16xf32>
-// CHECK: attn_block.load %{{.*}} dims [2, 3] padding 0.000000e+00 : memref<?x?x?x16xf32> -> tensor<10x16xf32>
-// CHECK: attn_block.dot %{{.*}} transpose_b : tensor<17x16xf32>, tensor<10x16xf32> -> tensor<17x10xf32>
 // CHECK: arith.cmpi sle, %{{.*}} : tensor<17x10xi64>
+// CHECK: scf.for %[[HL:.*]] = %{{.*}} to %[[CH]]
+// CHECK: %[[QT:.*]] = attn_block.load %[[QS]]{{.*}} in_bounds : memref<?x?x?x17x16xf32> -> tensor<17x16xf32>
+// CHECK: attn_block.load %{{.*}} dims [2, 3] padding 0.000000e+00 : memref<?x?x?x16xf32> -> tensor<10x16xf32>
+// CHECK: attn_block.dot %[[QT]], %{{.*}} transpose_b : tensor<17x16xf32>, tensor<10x16xf32> -> tensor<17x10xf32>
 // CHECK: %[[S0:.*]] = arith.select %{{.*}} : tensor<17x10xi1>, tensor<17x10xf32>
 // CHECK: %[[K:.*]] = attn_block.load %[[THETA]][%{{.*}}] dims [1, 2] padding 0.000000e+00 : memref<?x2x3xf32> -> tensor<2x3xf32>
 // CHECK: %[[CT:.*]] = attn_block.stencil %[[S0]], %[[K]] : tensor<17x10xf32>, tensor<2x3xf32> -> tensor<16x8xf32>
