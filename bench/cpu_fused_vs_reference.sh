@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # CPU benchmark: the fused path (attn-fuse -> block program -> CPU backend)
-# vs the reference lowering, on examples/rope.mlir and examples/fox.mlir,
-# B=1, H=4, D=64, f32, causal. Prints time (attn-run --time, median) and the
-# peak resident memory of the whole process (/usr/bin/time -v).
+# vs the reference lowering, on examples/rope.mlir and examples/fox.mlir
+# (EXAMPLES overrides, e.g. "mta mta_pre"), B=1, H=4 (SHAPE=BxH overrides),
+# D=64, f32, causal. Prints time (attn-run --time, median) and the peak
+# resident memory of the whole process (/usr/bin/time -v).
 # Usage: bench/cpu_fused_vs_reference.sh [T ...]   (default 1024 2048 4096 8192)
 # Env: ATTN_BUILD_DIR (default build), REPEAT (default 3), SKIP_REFERENCE_ABOVE
-#      (default 8192: the reference materialises 3 H x T x T f32 maps).
+#      (default 8192: the reference materialises 3 H x T x T f32 maps),
+#      EXAMPLES (default "rope fox"), SHAPE (default 1x4).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ATTN_BUILD_DIR:-$root/build}
@@ -13,6 +15,8 @@ run="$build/bin/attn-run"
 repeat=${REPEAT:-3}
 limit=${SKIP_REFERENCE_ABOVE:-8192}
 lens=("$@")
+read -r -a examples <<<"${EXAMPLES:-rope fox}"
+shape=${SHAPE:-1x4}
 [ ${#lens[@]} -eq 0 ] && lens=(1024 2048 4096 8192)
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt install time)"; exit 1; }
 
@@ -26,17 +30,17 @@ measure() { # file pipeline shape -> "ms peakMiB"
   echo "$ms $((mib / 1024))"
 }
 
-printf '| example | T | reference ms | reference peak MiB | fused ms | fused peak MiB | speed-up |\n'
-printf '| --- | --- | --- | --- | --- | --- | --- |\n'
-for ex in rope fox; do
+printf '| example | BxH | T | reference ms | reference peak MiB | fused ms | fused peak MiB | speed-up |\n'
+printf '| --- | --- | --- | --- | --- | --- | --- | --- |\n'
+for ex in "${examples[@]}"; do
   for t in "${lens[@]}"; do
-    read -r fms fmib < <(measure "$root/examples/$ex.mlir" fused "1x4x$t")
+    read -r fms fmib < <(measure "$root/examples/$ex.mlir" fused "${shape}x$t")
     if [ "$t" -le "$limit" ]; then
-      read -r rms rmib < <(measure "$root/examples/$ex.mlir" reference "1x4x$t")
+      read -r rms rmib < <(measure "$root/examples/$ex.mlir" reference "${shape}x$t")
       speed=$(awk -v a="$rms" -v b="$fms" 'BEGIN{printf "%.1fx", a/b}')
     else
       rms="-"; rmib="-"; speed="-"
     fi
-    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$ex" "$t" "$rms" "$rmib" "$fms" "$fmib" "$speed"
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$ex" "$shape" "$t" "$rms" "$rmib" "$fms" "$fmib" "$speed"
   done
 done

@@ -161,5 +161,18 @@ LogicalResult RopeOp::verify() {
   return success();
 }
 
+LogicalResult StencilOp::verify() {
+  auto in = getInput().getType(), kernel = getKernel().getType(),
+       out = getType();
+  if (!in.hasStaticShape() || !kernel.hasStaticShape() || !out.hasStaticShape())
+    return emitOpError("tiles must have a static shape");
+  if (in.getDimSize(0) != out.getDimSize(0) + kernel.getDimSize(0) - 1 ||
+      in.getDimSize(1) != out.getDimSize(1) + kernel.getDimSize(1) - 1)
+    return emitOpError() << "input " << in << " must be the result " << out
+                         << " plus the kernel " << kernel
+                         << " minus one in each dim";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/AttnBlockOps.cpp.inc"

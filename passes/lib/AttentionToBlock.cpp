@@ -1,11 +1,13 @@
 //===- AttentionToBlock.cpp - attn.attention -> block program -------------===//
 //
 // The pass driver: each fusable attn.attention goes to the lowering of its
-// algorithm (FlashToBlock.cpp for plain/RoPE/FoX), which emits the kernels
+// algorithm (FlashToBlock.cpp for plain/RoPE/FoX, MtaToBlock.cpp for MTA
+// and the MTA output norm, with RoPE/FoX), which emits the kernels
 // (attn_block functions) and their launches.
 //
-// PaTH and MTA are not fused yet: such ops stay attn.attention and the CPU
-// pipeline runs them through the reference lowering, with a remark.
+// PaTH (alone or with MTA pieces) is not fused yet: such ops stay
+// attn.attention and the CPU pipeline runs them through the reference
+// lowering, with a remark.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,14 +43,11 @@ func::FuncOp mlir::attn::createBlockKernel(AttentionOp op, SymbolTable &symbols,
 
 namespace {
 
-/// Why `op` cannot become one fused kernel yet, or "" if it can.
+/// Why `op` cannot become fused kernels yet, or "" if it can. PaTH with MTA
+/// pieces is PaTH here too: the MTA kernels have no transported keys.
 std::string unfusableReason(AttentionOp op) {
   if (op.getW())
     return "PaTH";
-  if (op.hasMTA())
-    return "MTA convolutions/head mixing";
-  if (op.getNorm())
-    return "the MTA output norm";
   return "";
 }
 
@@ -73,7 +72,10 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                         << "): runs through the reference lowering";
         continue;
       }
-      lowerFlashAttention(op, symbols, {blockM, blockN});
+      if (op.hasMTA() || op.getNorm())
+        lowerMtaAttention(op, symbols, {blockM, blockN});
+      else
+        lowerFlashAttention(op, symbols, {blockM, blockN});
     }
   }
 };

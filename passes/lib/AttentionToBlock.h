@@ -31,6 +31,17 @@ func::FuncOp createBlockKernel(AttentionOp op, SymbolTable &symbols,
 void lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
                          const BlockLoweringConfig &cfg);
 
+/// cos/sin(p * theta^(-2i/R)) for every position p a query or key of `op`
+/// takes, [P, R/2] f32 tensors built on the host in f64 (positions reach
+/// 1e5, where f32 angles lose the phase); row 0 is position
+/// min(rope_offset, the first query's position). FlashToBlock.cpp.
+std::pair<Value, Value> buildRopeTables(AttentionOp op, OpBuilder &b);
+
+/// MTA attention (key-query convolutions, head mixing) and the MTA output
+/// norm, alone or with RoPE/FoX: MtaToBlock.cpp.
+void lowerMtaAttention(AttentionOp op, SymbolTable &symbols,
+                       const BlockLoweringConfig &cfg);
+
 } // namespace mlir::attn
 
 #endif // ATTN_PASSES_ATTENTIONTOBLOCK_H

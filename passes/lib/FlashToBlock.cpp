@@ -219,10 +219,10 @@ void buildKernel(AttentionOp op, func::FuncOp kernel,
   func::ReturnOp::create(b, loc);
 }
 
-/// cos/sin(p * theta^(-2i/R)) for every position p a query or key of `op`
-/// takes, [P, R/2] f32, computed once per launch in f64 (positions reach
-/// 1e5, where f32 angles lose the phase).
-std::pair<Value, Value> buildRopeTables(AttentionOp op, OpBuilder &b) {
+} // namespace
+
+std::pair<Value, Value> mlir::attn::buildRopeTables(AttentionOp op,
+                                                    OpBuilder &b) {
   Location loc = op.getLoc();
   int64_t d = cast<ShapedType>(op.getQ().getType()).getDimSize(3);
   int64_t rot = op.getRopeDim().value_or(d), half = rot / 2;
@@ -272,8 +272,6 @@ std::pair<Value, Value> buildRopeTables(AttentionOp op, OpBuilder &b) {
   };
   return {table(true), table(false)};
 }
-
-} // namespace
 
 void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
                                      const BlockLoweringConfig &cfg) {

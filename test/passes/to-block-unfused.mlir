@@ -1,14 +1,11 @@
-// attn-to-block leaves PaTH and MTA attention (and the MTA output norm)
-// as attn.attention, with a remark: the CPU pipeline runs them through the
-// reference lowering. No kernel or launch is created for them.
+// attn-to-block leaves PaTH attention (also with MTA pieces) as
+// attn.attention, with a remark: the CPU pipeline runs it through the
+// reference lowering. No kernel or launch is created for it. (MTA and the
+// MTA output norm are fused: to-block-mta.mlir.)
 // RUN: attn-opt %S/../../examples/path.mlir --attn-fuse --attn-to-block 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=PATH --implicit-check-not=attn_block.
 // RUN: attn-opt %S/../../examples/path_fox.mlir --attn-fuse --attn-to-block 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=PATH --implicit-check-not=attn_block.
-// RUN: attn-opt %S/../../examples/mta.mlir --attn-fuse --attn-to-block 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=MTA --implicit-check-not=attn_block.
-// RUN: attn-opt %S/../../examples/mta_pre.mlir --attn-fuse --attn-to-block 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=MTA --implicit-check-not=attn_block.
 // The same remarks, located at the op, on this file; the fusable op next to
 // them still gets its kernel.
 // RUN: attn-opt %s --attn-to-block -verify-diagnostics | FileCheck %s
@@ -18,17 +15,10 @@
 // PATH-NEXT: attn.attention %{{.*}} path(
 // PATH-NEXT: return
 
-// MTA: remark: not fused yet (MTA convolutions/head mixing): runs through the reference lowering
-// MTA: func.func @main(
-// MTA-NEXT: attn.attention %{{.*}} kq_conv_pre(
-// MTA-NEXT: return
-
 // CHECK-LABEL: func.func @path
 // CHECK-NEXT: attn.attention %{{.*}} path(
-// CHECK-LABEL: func.func @norm_only
-// CHECK-NEXT: attn.attention %{{.*}} norm(
-// CHECK-LABEL: func.func @head_mix_post
-// CHECK-NEXT: attn.attention %{{.*}} head_mix_post(
+// CHECK-LABEL: func.func @path_mta
+// CHECK-NEXT: attn.attention %{{.*}} path({{.*}} head_mix_post(
 // CHECK: func.func private @fused_attention_kernel
 // CHECK-SAME: attributes {attn_block.kernel}
 // CHECK-LABEL: func.func @fused
@@ -42,15 +32,9 @@ func.func @path(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1
   return %o : tensor<1x2x8x16xf32>
 }
 
-func.func @norm_only(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %gamma: tensor<16xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-remark @below {{not fused yet (the MTA output norm): runs through the reference lowering}}
-  %o = attn.attention %q, %k, %v norm(%gamma) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<16xf32>) -> tensor<1x2x8x16xf32>
-  return %o : tensor<1x2x8x16xf32>
-}
-
-func.func @head_mix_post(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %w: tensor<2x2xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-remark @below {{not fused yet (MTA convolutions/head mixing): runs through the reference lowering}}
-  %o = attn.attention %q, %k, %v head_mix_post(%w) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<2x2xf32>) -> tensor<1x2x8x16xf32>
+func.func @path_mta(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %w: tensor<1x2x8x16xf32>, %beta: tensor<1x2x8xf32>, %m: tensor<2x2xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-remark @below {{not fused yet (PaTH): runs through the reference lowering}}
+  %o = attn.attention %q, %k, %v path(%w, %beta) head_mix_post(%m) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<2x2xf32>) -> tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>
 }
 

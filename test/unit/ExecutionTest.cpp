@@ -697,10 +697,10 @@ TEST(Fused, LowPrecisionActivations) {
 }
 
 TEST(Fused, UnfusableVariantsStillRunCorrectly) {
-  // PaTH and MTA are not fused yet: the fused pipeline must fall back to the
-  // reference lowering for them, never produce wrong numbers.
-  for (const char *name :
-       {"path.mlir", "path_fox.mlir", "mta_pre.mlir", "mta.mlir"}) {
+  // PaTH is not fused yet: the fused pipeline must fall back to the
+  // reference lowering for it, never produce wrong numbers. (Fused MTA:
+  // MtaFusedTest.cpp.)
+  for (const char *name : {"path.mlir", "path_fox.mlir"}) {
     std::string src = readExample(name);
     expectMatchesOracle(src, randomFor(src, 1, 2, 37, 809, 1.5, 2.0), 1e-5,
                         attn::Pipeline::Fused);
@@ -717,8 +717,7 @@ TEST(Fused, UnfusedPiecesAreReportedAsRemarks) {
             std::string::npos);
   auto mta = engine().compile(readExample("mta.mlir"), options);
   ASSERT_TRUE(static_cast<bool>(mta));
-  ASSERT_EQ((*mta)->remarks().size(), 1u);
-  EXPECT_NE((*mta)->remarks()[0].find("MTA"), std::string::npos);
+  EXPECT_TRUE((*mta)->remarks().empty());
   auto rope = engine().compile(readExample("rope.mlir"), options);
   ASSERT_TRUE(static_cast<bool>(rope));
   EXPECT_TRUE((*rope)->remarks().empty());

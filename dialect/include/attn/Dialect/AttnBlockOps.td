@@ -50,7 +50,9 @@ def AttnBlock_LoadOp : AttnBlock_Op<"load", [MemoryEffects<[MemRead]>]> {
     Reads a tile whose dim `r` walks memref dim `tile_dims[r]` from
     `indices[tile_dims[r]]`; the other memref dims stay at their index.
     Elements outside the memref read as `padding` (the bounds mask), so a
-    tile may hang over the end of a sequence.
+    tile may hang over the end of a sequence. `in_bounds` promises that the
+    whole tile lies inside the memref (scratch buffers the lowering sized
+    itself): no mask is needed, a backend may copy whole rows.
 
     ```mlir
     %q = attn_block.load %qm[%b, %h, %row0, %c0] dims [2, 3] padding 0.0
@@ -58,11 +60,12 @@ def AttnBlock_LoadOp : AttnBlock_Op<"load", [MemoryEffects<[MemRead]>]> {
     ```
   }];
   let arguments = (ins AnyMemRef:$base, Variadic<Index>:$indices,
-                       DenseI64ArrayAttr:$dims, F64Attr:$padding);
+                       DenseI64ArrayAttr:$dims, F64Attr:$padding,
+                       UnitAttr:$in_bounds);
   let results = (outs AttnBlock_FloatTile:$result);
   let assemblyFormat = [{
-    $base `[` $indices `]` `dims` $dims `padding` $padding attr-dict `:`
-    type($base) `->` type($result)
+    $base `[` $indices `]` `dims` $dims `padding` $padding
+    (`in_bounds` $in_bounds^)? attr-dict `:` type($base) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -71,13 +74,14 @@ def AttnBlock_StoreOp : AttnBlock_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let summary = "masked tile store";
   let description = [{
     Writes `value` like `load` reads; elements outside the memref are
-    dropped (the bounds mask).
+    dropped (the bounds mask). `in_bounds` as on `load`.
   }];
   let arguments = (ins AttnBlock_FloatTile:$value, AnyMemRef:$base,
-                       Variadic<Index>:$indices, DenseI64ArrayAttr:$dims);
+                       Variadic<Index>:$indices, DenseI64ArrayAttr:$dims,
+                       UnitAttr:$in_bounds);
   let assemblyFormat = [{
-    $value `,` $base `[` $indices `]` `dims` $dims attr-dict `:`
-    type($value) `->` type($base)
+    $value `,` $base `[` $indices `]` `dims` $dims (`in_bounds` $in_bounds^)?
+    attr-dict `:` type($value) `->` type($base)
   }];
   let hasVerifier = 1;
 }
@@ -172,6 +176,35 @@ def AttnBlock_LaunchOp : AttnBlock_Op<"launch", []> {
     $kernel `grid` `(` $grid_x `,` $grid_y `)` `args` `(` $args `)` attr-dict
     `:` type($args)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Ops added for MTA
+//===----------------------------------------------------------------------===//
+
+def AttnBlock_StencilOp : AttnBlock_Op<"stencil", [Pure]> {
+  let summary = "valid 2-D cross-correlation of a haloed tile with a small kernel";
+  let description = [{
+    `result[r, c] = sum_{a < A, b < B} kernel[a, b] * input[r + a, c + b]`
+    for `input: [R + A - 1, C + B - 1]`, `kernel: [A, B]`,
+    `result: [R, C]`, all f32. The input carries the halo: `A - 1` rows
+    above and `(B - 1) / 2` columns each side of the output when it is MTA's
+    key-query convolution (spec/mta.md §1.2); masking the source (Mask_0,
+    zero padding) is the producer's job, with `arith.select` on the input.
+
+    ```mlir
+    %c = attn_block.stencil %s0, %theta
+        : tensor<69x74xf32>, tensor<6x11xf32> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins TensorRankOf<[F32], [2]>:$input,
+                       TensorRankOf<[F32], [2]>:$kernel);
+  let results = (outs TensorRankOf<[F32], [2]>:$result);
+  let assemblyFormat = [{
+    $input `,` $kernel attr-dict `:` type($input) `,` type($kernel) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // ATTN_BLOCK_OPS_TD

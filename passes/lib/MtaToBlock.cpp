@@ -1,0 +1,834 @@
+//===- MtaToBlock.cpp - attn.attention with MTA -> block kernels ----------===//
+//
+// Lowers Multi-Token Attention (spec/mta.md §6) and the MTA output norm to
+// block kernels plus their launches. One program instance owns query tile
+// pid0 (BM rows) of every head of one head group (pid1 = batch x group), so
+// head mixing sees all the heads it mixes. The group size G is c_h of the
+// mixing weights (both mixes: c_h if they agree, else all H heads; no mix:
+// 1); it is a runtime value (weights are often [?, ?]), so the heads of a
+// group exchange their tiles through per-program scratch buffers
+// ([grid x, grid y, G, rows, cols], in_bounds tile accesses) rather than a
+// static group dimension: a GPU backend maps the same buffers onto shared
+// memory (or a cluster's distributed shared memory, spec §6.6).
+//
+// Per key tile and head the score tile carries the halo of the key-query
+// convolution: c_q - 1 rows above and (c_k - 1)/2 columns each side. In
+// exactly the order of spec/mta.md §1.2 / §6.4: S = q k^T (scale and log2 e
+// folded into q, FoX's G_i - G_j added), Mask_0 on each *source* (row,
+// column) (0 right of that row's diagonal and outside the sequence), the
+// pre stencil, the pre head mix (from the group's scratch), then -inf on
+// the *output* coordinates.
+//
+// Only pre-softmax pieces: one kernel, online softmax per head (m, l, acc
+// in scratch). Any post-softmax piece: two kernels over the same grid.
+// Pass 1 writes each row's log-sum-exp (base 2) into an [B, H, T] buffer;
+// pass 2 recomputes the logits on the rows [i0 - p', i0 + BM) and columns
+// [j0 - c', j0 + BN + c'), forms exact probabilities from the LSE of those
+// rows (written by neighbouring programs in pass 1), applies the post
+// stencil, re-zeroes j > i, the post head mix, and accumulates P V as a
+// plain sum. The head norm (with its gate) is the epilogue. FoX's prefix
+// sums come from a preparation kernel (f64, one program per (batch, head)).
+// Memory stays O(B H T (D + BN)).
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionToBlock.h"
+#include "TileBuilder.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::attn;
+using arith::CmpFPredicate;
+using arith::CmpIPredicate;
+
+namespace {
+
+const double kLog2e = 1.4426950408889634;
+const double kInf = std::numeric_limits<double>::infinity();
+
+/// The kernels' memref arguments, by role.
+enum class Arg {
+  Q,
+  K,
+  V,
+  G,
+  Cos,
+  Sin,
+  ThetaPre,
+  WPre,
+  ThetaPost,
+  WPost,
+  Gamma,
+  GateW,
+  GateB,
+  Lse,
+  QBuf,
+  CBuf,
+  PBuf,
+  MBuf,
+  LBuf,
+  AccBuf,
+  Out
+};
+
+/// What the lowering of one op fuses, and the sizes it derives from it.
+struct MtaPlan {
+  mutable AttentionOp op;
+  int64_t bm, bn, d, dv;
+  int64_t cqPre = 1, ckPre = 1, cqPost = 1, ckPost = 1;
+  bool convPre, convPost, mixPre, mixPost, norm, gate, fox, rope;
+  MaskKind mask;
+
+  explicit MtaPlan(AttentionOp op, const BlockLoweringConfig &cfg)
+      : op(op), bm(cfg.blockM), bn(cfg.blockN) {
+    d = cast<ShapedType>(op.getQ().getType()).getDimSize(3);
+    dv = cast<ShapedType>(op.getV().getType()).getDimSize(3);
+    convPre = static_cast<bool>(op.getKqConvPre());
+    convPost = static_cast<bool>(op.getKqConvPost());
+    mixPre = static_cast<bool>(op.getHeadMixPre());
+    mixPost = static_cast<bool>(op.getHeadMixPost());
+    norm = static_cast<bool>(op.getNorm());
+    gate = static_cast<bool>(op.getNormGateW());
+    fox = static_cast<bool>(op.getG());
+    rope = static_cast<bool>(op.getRopeTheta());
+    mask = op.getMask();
+    if (convPre) {
+      auto t = cast<ShapedType>(op.getKqConvPre().getType());
+      cqPre = t.getDimSize(1);
+      ckPre = t.getDimSize(2);
+    }
+    if (convPost) {
+      auto t = cast<ShapedType>(op.getKqConvPost().getType());
+      cqPost = t.getDimSize(1);
+      ckPost = t.getDimSize(2);
+    }
+  }
+  bool twoPass() const { return convPost || mixPost; }
+  /// Pre-conv halo: rows above, columns each side.
+  int64_t p() const { return cqPre - 1; }
+  int64_t c() const { return (ckPre - 1) / 2; }
+  /// Post-conv halo.
+  int64_t p2() const { return cqPost - 1; }
+  int64_t c2() const { return (ckPost - 1) / 2; }
+  /// Scores are zeroed at masked sources only where a linear map follows.
+  bool sourceMask() const { return convPre || mixPre; }
+};
+
+/// Heads per program: c_h of the mixing weights (H when the pre and post
+/// mixes disagree, since both divide H), 1 without mixing. `c1`/`c2` are the
+/// weights' c_h (null when absent).
+Value groupSize(OpBuilder &b, Location loc, Value c1, Value c2, Value heads) {
+  if (c1 && c2) {
+    Value same = arith::CmpIOp::create(b, loc, CmpIPredicate::eq, c1, c2);
+    return arith::SelectOp::create(b, loc, same, c1, heads);
+  }
+  if (c1)
+    return c1;
+  if (c2)
+    return c2;
+  return arith::ConstantIndexOp::create(b, loc, 1);
+}
+
+/// Builds one kernel body. Which of the three kernels it is decides the key
+/// walk's work: Single (pre-only, online softmax with V), Lse (pass 1) or
+/// Output (pass 2).
+class MtaKernel {
+public:
+  enum Kind { Single, Lse, Output };
+
+  MtaKernel(const MtaPlan &plan, Kind kind, func::FuncOp kernel,
+            const std::map<Arg, unsigned> &argIndex)
+      : plan(plan), kind(kind), loc(plan.op.getLoc()),
+        b(OpBuilder::atBlockBegin(&kernel.getBody().front())) {
+    Block &body = kernel.getBody().front();
+    for (auto [role, i] : argIndex)
+      args[role] = body.getArgument(i);
+  }
+
+  void build();
+
+private:
+  Value arg(Arg a) const { return args.lookup(a); }
+  Value addi(OpBuilder &ob, Value x, Value y) {
+    return arith::AddIOp::create(ob, loc, x, y);
+  }
+  Value subi(OpBuilder &ob, Value x, Value y) {
+    return arith::SubIOp::create(ob, loc, x, y);
+  }
+  Value muli(OpBuilder &ob, Value x, Value y) {
+    return arith::MulIOp::create(ob, loc, x, y);
+  }
+  Value cst(OpBuilder &ob, int64_t v) {
+    return arith::ConstantIndexOp::create(ob, loc, v);
+  }
+  Value dim(OpBuilder &ob, Value m, int64_t i) {
+    return memref::DimOp::create(ob, loc, m, i);
+  }
+  /// Scratch tile of program (px, py), local head `hl`.
+  Value loadScratch(OpBuilder &ob, Value buf, Value hl,
+                    ArrayRef<int64_t> shape);
+  void storeScratch(OpBuilder &ob, Value tile, Value buf, Value hl);
+  /// Head index and its KV head for local head `hl`.
+  Value headOf(OpBuilder &ob, Value hl) {
+    return addi(ob, muli(ob, grp, groupSz), hl);
+  }
+  Value kvHeadOf(OpBuilder &ob, Value h) {
+    return arith::DivUIOp::create(ob, loc, h,
+                                  arith::DivUIOp::create(ob, loc, hq, hk));
+  }
+  Value rope(OpBuilder &ob, Value tile, Value start);
+  Value queryTile(OpBuilder &ob, Value h, Value sRow, int64_t rs);
+  Value sourceMask(OpBuilder &ob, Value rowStart, int64_t rows, Value colStart,
+                   int64_t cols);
+  Value convTile(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
+                 Value colStart, int64_t cols, Value srcMask);
+  Value mixTile(OpBuilder &ob, Value weight, Value h, Value hl, Value buf,
+                ArrayRef<int64_t> shape);
+  Value logits(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
+               Value colStart, int64_t cols, Value srcMask, Value outMask);
+  Value visible(OpBuilder &ob, Value rowStart, int64_t rows, Value colStart,
+                int64_t cols);
+  void onlineStep(OpBuilder &ob, Value hl, Value j0, Value srcMask,
+                  Value outMask);
+  void outputStep(OpBuilder &ob, Value j0);
+  void epilogue(OpBuilder &ob);
+  Value headNorm(OpBuilder &ob, Value o);
+  /// for hl in [0, G): body(builder, hl).
+  template <typename F> void forHeads(OpBuilder &ob, F body) {
+    scf::ForOp::create(ob, loc, cst(ob, 0), groupSz, cst(ob, 1), ValueRange{},
+                       [&](OpBuilder &nb, Location, Value hl, ValueRange) {
+                         body(nb, hl);
+                         scf::YieldOp::create(nb, loc);
+                       });
+  }
+
+  const MtaPlan &plan;
+  Kind kind;
+  Location loc;
+  OpBuilder b;
+  llvm::SmallDenseMap<Arg, Value> args;
+  Value px, py, bIdx, grp, groupSz, hq, hk, tLen, sLen, off, row0, qPos0;
+  Value tableStart;
+};
+
+Value MtaKernel::loadScratch(OpBuilder &ob, Value buf, Value hl,
+                             ArrayRef<int64_t> shape) {
+  SmallVector<Value> idx = {px, py, hl};
+  SmallVector<int64_t> dims;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    idx.push_back(cst(ob, 0));
+    dims.push_back(3 + i);
+  }
+  auto load = blk::LoadOp::create(
+      ob, loc, RankedTensorType::get(shape, ob.getF32Type()), buf, idx,
+      ob.getDenseI64ArrayAttr(dims), ob.getF64FloatAttr(0.0));
+  load.setInBoundsAttr(ob.getUnitAttr());
+  return load;
+}
+
+void MtaKernel::storeScratch(OpBuilder &ob, Value tile, Value buf, Value hl) {
+  int64_t rank = cast<RankedTensorType>(tile.getType()).getRank();
+  SmallVector<Value> idx = {px, py, hl};
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < rank; ++i) {
+    idx.push_back(cst(ob, 0));
+    dims.push_back(3 + i);
+  }
+  auto store = blk::StoreOp::create(ob, loc, tile, buf, idx,
+                                    ob.getDenseI64ArrayAttr(dims));
+  store.setInBoundsAttr(ob.getUnitAttr());
+}
+
+/// Rotates a [rows, D] tile whose row r is query/key position `start` + r
+/// (in the key numbering: rope_offset is added here).
+Value MtaKernel::rope(OpBuilder &ob, Value tile, Value start) {
+  if (!plan.rope)
+    return tile;
+  TileBuilder n(ob, loc);
+  Value cosTable = arg(Arg::Cos), sinTable = arg(Arg::Sin);
+  int64_t rows = cast<RankedTensorType>(tile.getType()).getDimSize(0);
+  int64_t half = cast<MemRefType>(cosTable.getType()).getDimSize(1);
+  Value pos =
+      subi(ob, addi(ob, start, cst(ob, plan.op.getRopeOffset())), tableStart);
+  Value cs = n.load(cosTable, {pos, cst(ob, 0)}, {0, 1}, {rows, half});
+  Value sn = n.load(sinTable, {pos, cst(ob, 0)}, {0, 1}, {rows, half});
+  return blk::RopeOp::create(ob, loc, tile.getType(), tile, cs, sn,
+                             plan.op.getRopeStyleAttr());
+}
+
+/// The pre-conv output C of head `h` on query rows [rowStart, +rows) and
+/// keys [colStart, +cols), base-2 logit units; without a pre conv the
+/// (source-masked, if a mix follows) scores themselves.
+/// The [rs, D] query tile of head `h` from row `sRow`, in f32, rotated,
+/// with scale * log2(e) folded in.
+Value MtaKernel::queryTile(OpBuilder &ob, Value h, Value sRow, int64_t rs) {
+  TileBuilder n(ob, loc);
+  AttentionOp op = plan.op;
+  Value qt = n.toF32(
+      n.load(arg(Arg::Q), {bIdx, h, sRow, cst(ob, 0)}, {2, 3}, {rs, plan.d}));
+  // Query rows rotate at rope_offset + S - T + i, or rope_q_offset + i.
+  if (auto qOffset = op.getRopeQOffset())
+    qt = rope(ob, qt, addi(ob, sRow, cst(ob, *qOffset - op.getRopeOffset())));
+  else
+    qt = rope(ob, qt, addi(ob, sRow, off));
+  return n.mul(qt, n.splat({rs, plan.d}, ob.getF32Type(),
+                           op.getScaleOrDefault() * kLog2e));
+}
+
+/// Mask_0 on the source coordinates of the [rows + p, cols + 2c] score tile
+/// under output rows [rowStart, +rows), keys [colStart, +cols): 0 <= i' < T,
+/// 0 <= j' < S, j' <= i' + S - T. The same for every head, so it is built
+/// once per key tile; null when no linear map follows the scores.
+Value MtaKernel::sourceMask(OpBuilder &ob, Value rowStart, int64_t rows,
+                            Value colStart, int64_t cols) {
+  if (!plan.sourceMask())
+    return Value();
+  TileBuilder n(ob, loc);
+  int64_t rs = rows + plan.p(), ns = cols + 2 * plan.c();
+  Value sRow = subi(ob, rowStart, cst(ob, plan.p()));
+  Value sCol = subi(ob, colStart, cst(ob, plan.c()));
+  Value rowsT = n.bcast(n.iota(sRow, rs), 1, rs, ns);
+  Value colsT = n.bcast(n.iota(sCol, ns), 0, rs, ns);
+  Value zeroI = n.splatI64({rs, ns}, cst(ob, 0));
+  Value ok = n.cmpi(CmpIPredicate::sge, rowsT, zeroI);
+  ok =
+      n.andi(ok, n.cmpi(CmpIPredicate::slt, rowsT, n.splatI64({rs, ns}, tLen)));
+  ok = n.andi(ok, n.cmpi(CmpIPredicate::sge, colsT, zeroI));
+  ok =
+      n.andi(ok, n.cmpi(CmpIPredicate::slt, colsT, n.splatI64({rs, ns}, sLen)));
+  Value diag = arith::AddIOp::create(ob, loc, rowsT, n.splatI64({rs, ns}, off));
+  return n.andi(ok, n.cmpi(CmpIPredicate::sle, colsT, diag));
+}
+
+Value MtaKernel::convTile(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
+                          Value colStart, int64_t cols, Value srcMask) {
+  TileBuilder n(ob, loc);
+  Type f32 = ob.getF32Type(), f64 = ob.getF64Type();
+  AttentionOp op = plan.op;
+  Value h = headOf(ob, hl);
+  int64_t rs = rows + plan.p(), ns = cols + 2 * plan.c();
+  Value sRow = subi(ob, rowStart, cst(ob, plan.p()));
+  Value sCol = subi(ob, colStart, cst(ob, plan.c()));
+  Value c0 = cst(ob, 0);
+  // The query tile was prepared once per program (queryTile).
+  Value qt = loadScratch(ob, arg(Arg::QBuf), hl, {rs, plan.d});
+  Value kh = kvHeadOf(ob, h);
+  Value kt =
+      n.toF32(n.load(arg(Arg::K), {bIdx, kh, sCol, c0}, {2, 3}, {ns, plan.d}));
+  kt = rope(ob, kt, sCol);
+  Value zero = n.splat({rs, ns}, f32, 0.0);
+  Value s = blk::DotOp::create(ob, loc, zero.getType(), qt, kt, zero,
+                               ob.getUnitAttr());
+  if (plan.fox) {
+    double gs = (op.getGateScaled() ? op.getScaleOrDefault() : 1.0) * kLog2e;
+    Value gq = n.load(arg(Arg::G), {bIdx, h, addi(ob, sRow, off)}, {2}, {rs});
+    Value gk = n.load(arg(Arg::G), {bIdx, h, sCol}, {2}, {ns});
+    Value bias = n.sub(n.bcast(gq, 1, rs, ns), n.bcast(gk, 0, rs, ns));
+    bias = n.mul(n.convert(bias, f32), n.splat({rs, ns}, f32, gs));
+    s = n.add(s, bias);
+    (void)f64;
+  }
+  if (!plan.sourceMask())
+    return s;
+  s = n.select(srcMask, s, zero);
+  if (!plan.convPre)
+    return s;
+  Value theta =
+      n.load(arg(Arg::ThetaPre), {h, c0, c0}, {1, 2}, {plan.cqPre, plan.ckPre});
+  return blk::StencilOp::create(
+      ob, loc, RankedTensorType::get({rows, cols}, f32), s, theta);
+}
+
+/// out[h] = sum_{m < c_h} weight[h, m] * tile[g0 + m] over the group's
+/// scratch tiles of `buf`, g0 the first local head of h's mixing group.
+Value MtaKernel::mixTile(OpBuilder &ob, Value weight, Value h, Value hl,
+                         Value buf, ArrayRef<int64_t> shape) {
+  TileBuilder n(ob, loc);
+  Value ch = dim(ob, weight, 1);
+  Value g0 = muli(ob, arith::DivUIOp::create(ob, loc, hl, ch), ch);
+  Value init = n.splat(shape, ob.getF32Type(), 0.0);
+  auto loop = scf::ForOp::create(
+      ob, loc, cst(ob, 0), ch, cst(ob, 1), ValueRange{init},
+      [&](OpBuilder &nb, Location, Value m, ValueRange acc) {
+        TileBuilder t(nb, loc);
+        Value w = memref::LoadOp::create(nb, loc, weight, ValueRange{h, m});
+        Value src = loadScratch(nb, buf, addi(nb, g0, m), shape);
+        Value next = t.add(acc[0], t.mul(t.fill(shape, w), src));
+        scf::YieldOp::create(nb, loc, next);
+      });
+  return loop.getResult(0);
+}
+
+/// Whether output (i, j) of a [rows, cols] tile at (rowStart, colStart) is
+/// a visible logit: 0 <= i < T, 0 <= j < S and the mask's bounds.
+Value MtaKernel::visible(OpBuilder &ob, Value rowStart, int64_t rows,
+                         Value colStart, int64_t cols) {
+  TileBuilder n(ob, loc);
+  Value rowsT = n.bcast(n.iota(rowStart, rows), 1, rows, cols);
+  Value colsT = n.bcast(n.iota(colStart, cols), 0, rows, cols);
+  Value zeroI = n.splatI64({rows, cols}, cst(ob, 0));
+  Value ok = n.cmpi(CmpIPredicate::sge, rowsT, zeroI);
+  ok = n.andi(
+      ok, n.cmpi(CmpIPredicate::slt, rowsT, n.splatI64({rows, cols}, tLen)));
+  ok = n.andi(ok, n.cmpi(CmpIPredicate::sge, colsT, zeroI));
+  ok = n.andi(
+      ok, n.cmpi(CmpIPredicate::slt, colsT, n.splatI64({rows, cols}, sLen)));
+  Value pos =
+      arith::AddIOp::create(ob, loc, rowsT, n.splatI64({rows, cols}, off));
+  if (plan.mask != MaskKind::none)
+    ok = n.andi(ok, n.cmpi(CmpIPredicate::sle, colsT, pos));
+  if (plan.mask == MaskKind::sliding_window) {
+    Value lo = arith::SubIOp::create(
+        ob, loc, pos,
+        n.splatI64({rows, cols}, cst(ob, plan.op.getWindow().value_or(0))));
+    ok = n.andi(ok, n.cmpi(CmpIPredicate::sgt, colsT, lo));
+  }
+  return ok;
+}
+
+/// Final pre-softmax logits L of local head `hl` (-inf where not visible).
+/// With a pre mix the group's C tiles must already be in CBuf.
+Value MtaKernel::logits(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
+                        Value colStart, int64_t cols, Value srcMask,
+                        Value outMask) {
+  TileBuilder n(ob, loc);
+  Value h = headOf(ob, hl);
+  Value l =
+      plan.mixPre
+          ? mixTile(ob, arg(Arg::WPre), h, hl, arg(Arg::CBuf), {rows, cols})
+          : convTile(ob, hl, rowStart, rows, colStart, cols, srcMask);
+  return n.select(outMask, l, n.splat({rows, cols}, ob.getF32Type(), -kInf));
+}
+
+/// One online-softmax step of local head `hl` on keys [j0, j0 + BN): the
+/// Single kernel (with V) and the Lse kernel (without).
+void MtaKernel::onlineStep(OpBuilder &ob, Value hl, Value j0, Value srcMask,
+                           Value outMask) {
+  TileBuilder n(ob, loc);
+  int64_t bm = plan.bm, bn = plan.bn, dv = plan.dv;
+  Type f32 = ob.getF32Type();
+  Value s = logits(ob, hl, row0, bm, j0, bn, srcMask, outMask);
+  Value m = loadScratch(ob, arg(Arg::MBuf), hl, {bm});
+  Value l = loadScratch(ob, arg(Arg::LBuf), hl, {bm});
+  // A row with no visible key yet keeps m = -inf and uses 0 as its
+  // reference so no inf - inf appears.
+  Value mNew = n.maxf(m, n.reduce(blk::ReduceKind::max, s));
+  Value dead = n.cmpf(CmpFPredicate::OEQ, mNew, n.splat({bm}, f32, -kInf));
+  Value mSafe = n.select(dead, n.splat({bm}, f32, 0.0), mNew);
+  Value alpha = n.exp2(n.sub(m, mSafe));
+  Value p = n.exp2(n.sub(s, n.bcast(mSafe, 1, bm, bn)));
+  Value lNew = n.add(n.mul(l, alpha), n.reduce(blk::ReduceKind::sum, p));
+  storeScratch(ob, mNew, arg(Arg::MBuf), hl);
+  storeScratch(ob, lNew, arg(Arg::LBuf), hl);
+  if (kind != Single)
+    return;
+  Value h = headOf(ob, hl);
+  Value vt = n.toF32(n.load(
+      arg(Arg::V), {bIdx, kvHeadOf(ob, h), j0, cst(ob, 0)}, {2, 3}, {bn, dv}));
+  Value acc = loadScratch(ob, arg(Arg::AccBuf), hl, {bm, dv});
+  Value scaled = n.mul(acc, n.bcast(alpha, 1, bm, dv));
+  Value accNew =
+      blk::DotOp::create(ob, loc, scaled.getType(), p, vt, scaled, UnitAttr());
+  storeScratch(ob, accNew, arg(Arg::AccBuf), hl);
+}
+
+/// Pass 2 on output keys [j0, j0 + BN) for every head of the group.
+void MtaKernel::outputStep(OpBuilder &ob, Value j0) {
+  int64_t bm = plan.bm, bn = plan.bn, dv = plan.dv;
+  int64_t rows = bm + plan.p2(), cols = bn + 2 * plan.c2();
+  Value rowStart = subi(ob, row0, cst(ob, plan.p2()));
+  Value colStart = subi(ob, j0, cst(ob, plan.c2()));
+  Type f32 = ob.getF32Type();
+  // Masks are per key tile, shared by the heads.
+  Value srcMask = sourceMask(ob, rowStart, rows, colStart, cols);
+  Value outMask = visible(ob, rowStart, rows, colStart, cols);
+  Value postMask = visible(ob, row0, bm, j0, bn);
+  if (plan.mixPre)
+    forHeads(ob, [&](OpBuilder &nb, Value hl) {
+      storeScratch(nb,
+                   convTile(nb, hl, rowStart, rows, colStart, cols, srcMask),
+                   arg(Arg::CBuf), hl);
+    });
+  auto accumulate = [&](OpBuilder &nb, Value hl, Value p3) {
+    TileBuilder n(nb, loc);
+    Value h = headOf(nb, hl);
+    Value vt =
+        n.toF32(n.load(arg(Arg::V), {bIdx, kvHeadOf(nb, h), j0, cst(nb, 0)},
+                       {2, 3}, {bn, dv}));
+    Value acc = loadScratch(nb, arg(Arg::AccBuf), hl, {bm, dv});
+    acc = blk::DotOp::create(nb, loc, acc.getType(), p3, vt, acc, UnitAttr());
+    storeScratch(nb, acc, arg(Arg::AccBuf), hl);
+  };
+  forHeads(ob, [&](OpBuilder &nb, Value hl) {
+    TileBuilder n(nb, loc);
+    Value h = headOf(nb, hl);
+    Value l = logits(nb, hl, rowStart, rows, colStart, cols, srcMask, outMask);
+    // Exact probabilities; rows above the sequence read LSE 0 and have
+    // L = -inf, so they are the post conv's zero padding.
+    Value lse = n.load(arg(Arg::Lse), {bIdx, h, rowStart}, {2}, {rows});
+    Value p = n.exp2(n.sub(l, n.bcast(lse, 1, rows, cols)));
+    if (plan.convPost) {
+      Value theta = n.load(arg(Arg::ThetaPost), {h, cst(nb, 0), cst(nb, 0)},
+                           {1, 2}, {plan.cqPost, plan.ckPost});
+      p = blk::StencilOp::create(nb, loc, RankedTensorType::get({bm, bn}, f32),
+                                 p, theta);
+    }
+    // The post conv spills right of the diagonal: Mask_0 on the output.
+    p = n.select(postMask, p, n.splat({bm, bn}, f32, 0.0));
+    if (plan.mixPost)
+      storeScratch(nb, p, arg(Arg::PBuf), hl);
+    else
+      accumulate(nb, hl, p);
+  });
+  if (plan.mixPost)
+    forHeads(ob, [&](OpBuilder &nb, Value hl) {
+      Value p3 = mixTile(nb, arg(Arg::WPost), headOf(nb, hl), hl,
+                         arg(Arg::PBuf), {bm, bn});
+      accumulate(nb, hl, p3);
+    });
+}
+
+/// RMSNorm over Dv (gamma shared by heads), then the scalar gate
+/// sigmoid(w . y + b), in f32 (spec/mta.md §3).
+Value MtaKernel::headNorm(OpBuilder &ob, Value o) {
+  TileBuilder n(ob, loc);
+  int64_t bm = plan.bm, dv = plan.dv;
+  Type f32 = ob.getF32Type();
+  Value c0 = cst(ob, 0);
+  Value ms = n.mul(n.reduce(blk::ReduceKind::sum, n.mul(o, o)),
+                   n.splat({bm}, f32, 1.0 / static_cast<double>(dv)));
+  double eps = plan.op.getNormEps().convertToDouble();
+  Value rms = math::SqrtOp::create(ob, loc, n.add(ms, n.splat({bm}, f32, eps)));
+  Value gamma = n.load(arg(Arg::Gamma), {c0}, {0}, {dv});
+  Value y = n.mul(n.div(o, n.bcast(rms, 1, bm, dv)), n.bcast(gamma, 0, bm, dv));
+  if (!plan.gate)
+    return y;
+  Value w = n.load(arg(Arg::GateW), {c0}, {0}, {dv});
+  Value bias = memref::LoadOp::create(ob, loc, arg(Arg::GateB), ValueRange{c0});
+  Value z =
+      n.add(n.reduce(blk::ReduceKind::sum, n.mul(y, n.bcast(w, 0, bm, dv))),
+            n.fill({bm}, bias));
+  Value one = n.splat({bm}, f32, 1.0);
+  Value sig =
+      n.div(one, n.add(one, math::ExpOp::create(
+                                ob, loc, arith::NegFOp::create(ob, loc, z))));
+  return n.mul(y, n.bcast(sig, 1, bm, dv));
+}
+
+/// Per head: the LSE (pass 1) or the normalised, normed output.
+void MtaKernel::epilogue(OpBuilder &ob) {
+  int64_t bm = plan.bm, dv = plan.dv;
+  Type f32 = ob.getF32Type();
+  forHeads(ob, [&](OpBuilder &nb, Value hl) {
+    TileBuilder n(nb, loc);
+    Value h = headOf(nb, hl);
+    Value c0 = cst(nb, 0);
+    if (kind == Lse) {
+      // A row without a visible key (l = 0) gets LSE 0: its P stays 0.
+      Value m = loadScratch(nb, arg(Arg::MBuf), hl, {bm});
+      Value l = loadScratch(nb, arg(Arg::LBuf), hl, {bm});
+      Value empty = n.cmpf(CmpFPredicate::OEQ, l, n.splat({bm}, f32, 0.0));
+      Value lse = n.add(m, math::Log2Op::create(nb, loc, l));
+      lse = n.select(empty, n.splat({bm}, f32, 0.0), lse);
+      blk::StoreOp::create(nb, loc, lse, arg(Arg::Lse),
+                           ValueRange{bIdx, h, row0},
+                           nb.getDenseI64ArrayAttr({2}));
+      return;
+    }
+    Value o = loadScratch(nb, arg(Arg::AccBuf), hl, {bm, dv});
+    if (kind == Single) {
+      Value l = loadScratch(nb, arg(Arg::LBuf), hl, {bm});
+      Value empty = n.cmpf(CmpFPredicate::OEQ, l, n.splat({bm}, f32, 0.0));
+      Value inv = n.select(empty, n.splat({bm}, f32, 0.0),
+                           n.div(n.splat({bm}, f32, 1.0), l));
+      o = n.mul(o, n.bcast(inv, 1, bm, dv));
+    }
+    if (plan.norm)
+      o = headNorm(nb, o);
+    Value out = arg(Arg::Out);
+    o = n.convert(o, cast<MemRefType>(out.getType()).getElementType());
+    blk::StoreOp::create(nb, loc, o, out, ValueRange{bIdx, h, row0, c0},
+                         nb.getDenseI64ArrayAttr({2, 3}));
+  });
+}
+
+void MtaKernel::build() {
+  TileBuilder t(b, loc);
+  AttentionOp op = plan.op;
+  int64_t bm = plan.bm, dv = plan.dv;
+  Type f32 = b.getF32Type();
+  Value q = arg(Arg::Q);
+  px = blk::ProgramIdOp::create(b, loc, 0);
+  py = blk::ProgramIdOp::create(b, loc, 1);
+  hq = dim(b, q, 1);
+  hk = dim(b, arg(Arg::K), 1);
+  tLen = dim(b, q, 2);
+  sLen = dim(b, arg(Arg::K), 2);
+  groupSz = groupSize(b, loc, plan.mixPre ? dim(b, arg(Arg::WPre), 1) : Value(),
+                      plan.mixPost ? dim(b, arg(Arg::WPost), 1) : Value(), hq);
+  Value groups = arith::DivUIOp::create(b, loc, hq, groupSz);
+  bIdx = arith::DivUIOp::create(b, loc, py, groups);
+  grp = arith::RemUIOp::create(b, loc, py, groups);
+  off = subi(b, sLen, tLen);
+  row0 = muli(b, px, cst(b, bm));
+  qPos0 = addi(b, off, row0);
+  if (plan.rope) {
+    Value qBase = op.getRopeQOffset()
+                      ? cst(b, *op.getRopeQOffset())
+                      : addi(b, off, cst(b, op.getRopeOffset()));
+    tableStart =
+        arith::MinSIOp::create(b, loc, cst(b, op.getRopeOffset()), qBase);
+  }
+
+  // Fresh state for every head of the group.
+  forHeads(b, [&](OpBuilder &nb, Value hl) {
+    TileBuilder n(nb, loc);
+    if (kind != Output) {
+      storeScratch(nb, n.splat({bm}, f32, -kInf), arg(Arg::MBuf), hl);
+      storeScratch(nb, n.splat({bm}, f32, 0.0), arg(Arg::LBuf), hl);
+    }
+    if (kind != Lse)
+      storeScratch(nb, n.splat({bm, dv}, f32, 0.0), arg(Arg::AccBuf), hl);
+    int64_t rows = (kind == Output ? bm + plan.p2() : bm) + plan.p();
+    Value sRow = subi(nb, row0, cst(nb, rows - bm));
+    storeScratch(nb, queryTile(nb, headOf(nb, hl), sRow, rows), arg(Arg::QBuf),
+                 hl);
+  });
+
+  // Key range: causal tile skipping stops the walk after the diagonal
+  // (pass 2's halo rows lie above the tile, so the same bound holds).
+  Value kvEnd = sLen, kvStart = cst(b, 0);
+  if (plan.mask != MaskKind::none)
+    kvEnd = arith::MinSIOp::create(b, loc, sLen, addi(b, qPos0, cst(b, bm)));
+  if (plan.mask == MaskKind::sliding_window)
+    kvStart = arith::MaxSIOp::create(
+        b, loc, cst(b, 0),
+        subi(b, qPos0, cst(b, op.getWindow().value_or(0) - 1)));
+  scf::ForOp::create(
+      b, loc, kvStart, kvEnd, cst(b, plan.bn), ValueRange{},
+      [&](OpBuilder &nb, Location, Value j0, ValueRange) {
+        if (kind == Output) {
+          outputStep(nb, j0);
+        } else {
+          // Masks are per key tile, shared by the heads.
+          Value srcMask = sourceMask(nb, row0, plan.bm, j0, plan.bn);
+          Value outMask = visible(nb, row0, plan.bm, j0, plan.bn);
+          if (plan.mixPre)
+            forHeads(nb, [&](OpBuilder &hb, Value hl) {
+              storeScratch(
+                  hb, convTile(hb, hl, row0, plan.bm, j0, plan.bn, srcMask),
+                  arg(Arg::CBuf), hl);
+            });
+          forHeads(nb, [&](OpBuilder &hb, Value hl) {
+            onlineStep(hb, hl, j0, srcMask, outMask);
+          });
+        }
+        scf::YieldOp::create(nb, loc);
+      });
+  epilogue(b);
+  func::ReturnOp::create(b, loc);
+}
+
+/// FoX: G = inclusive prefix sums of g per (batch, head), in f64, one
+/// program per (batch, head) walking the sequence.
+void buildPrefixKernel(const MtaPlan &plan, func::FuncOp kernel) {
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  Location loc = plan.op.getLoc();
+  TileBuilder t(b, loc);
+  Block &body = kernel.getBody().front();
+  Value g = body.getArgument(0), prefix = body.getArgument(1);
+  int64_t bn = plan.bn;
+  Type f64 = b.getF64Type();
+  Value py = blk::ProgramIdOp::create(b, loc, 1);
+  Value heads = memref::DimOp::create(b, loc, g, 1);
+  Value sLen = memref::DimOp::create(b, loc, g, 2);
+  Value bIdx = arith::DivUIOp::create(b, loc, py, heads);
+  Value h = arith::RemUIOp::create(b, loc, py, heads);
+  scf::ForOp::create(
+      b, loc, t.idx(0), sLen, t.idx(bn),
+      ValueRange{arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0))},
+      [&](OpBuilder &nb, Location, Value j0, ValueRange carry) {
+        TileBuilder n(nb, loc);
+        Value gt = n.convert(n.load(g, {bIdx, h, j0}, {2}, {bn}), f64);
+        Value cum =
+            n.add(blk::ScanOp::create(nb, loc, gt), n.fill({bn}, carry[0]));
+        blk::StoreOp::create(nb, loc, cum, prefix, ValueRange{bIdx, h, j0},
+                             nb.getDenseI64ArrayAttr({2}));
+        Value total = n.reduce(blk::ReduceKind::sum, n.bcast(gt, 0, 1, bn));
+        Value next = n.add(carry[0],
+                           tensor::ExtractOp::create(nb, loc, total, n.idx(0)));
+        scf::YieldOp::create(nb, loc, ValueRange{next});
+      });
+  func::ReturnOp::create(b, loc);
+}
+
+/// Host side: buffers, kernels and launches replacing `op`.
+class MtaHost {
+public:
+  MtaHost(const MtaPlan &plan, SymbolTable &symbols)
+      : plan(plan), symbols(symbols), loc(plan.op.getLoc()), b(plan.op) {}
+
+  void lower();
+
+private:
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value tdim(Value t, int64_t i) { return tensor::DimOp::create(b, loc, t, i); }
+  Value toBuffer(Value t) {
+    return bufferization::ToBufferOp::create(b, loc, bufferTypeOf(t), t,
+                                             /*read_only=*/true);
+  }
+  /// A scratch buffer [gx, gy, G, shape...] of f32.
+  Value scratch(ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> dims = {ShapedType::kDynamic, ShapedType::kDynamic,
+                                 ShapedType::kDynamic};
+    dims.append(shape.begin(), shape.end());
+    return memref::AllocOp::create(b, loc,
+                                   MemRefType::get(dims, b.getF32Type()),
+                                   ValueRange{gridX, gridY, groupSz});
+  }
+  void launch(MtaKernel::Kind kind, StringRef suffix,
+              ArrayRef<std::pair<Arg, Value>> extra);
+  /// The prepared query tiles of a kernel whose logits have `rows` rows.
+  std::pair<Arg, Value> queryScratch(int64_t rows) {
+    return {Arg::QBuf, scratch({rows + plan.p(), plan.d})};
+  }
+
+  const MtaPlan &plan;
+  SymbolTable &symbols;
+  Location loc;
+  OpBuilder b;
+  SmallVector<std::pair<Arg, Value>> common;
+  Value gridX, gridY, groupSz;
+};
+
+void MtaHost::launch(MtaKernel::Kind kind, StringRef suffix,
+                     ArrayRef<std::pair<Arg, Value>> extra) {
+  SmallVector<std::pair<Arg, Value>> all(common);
+  all.append(extra.begin(), extra.end());
+  SmallVector<Type> types;
+  SmallVector<Value> values;
+  std::map<Arg, unsigned> index;
+  for (auto [role, v] : all) {
+    index[role] = values.size();
+    values.push_back(v);
+    types.push_back(v.getType());
+  }
+  func::FuncOp kernel = createBlockKernel(plan.op, symbols, suffix, types);
+  MtaKernel(plan, kind, kernel, index).build();
+  blk::LaunchOp::create(b, loc, kernel.getName(), gridX, gridY, values);
+}
+
+void MtaHost::lower() {
+  AttentionOp op = plan.op;
+  int64_t bm = plan.bm, bn = plan.bn, dv = plan.dv;
+  Value bDim = tdim(op.getQ(), 0), hDim = tdim(op.getQ(), 1),
+        tLen = tdim(op.getQ(), 2);
+  common = {{Arg::Q, toBuffer(op.getQ())},
+            {Arg::K, toBuffer(op.getK())},
+            {Arg::V, toBuffer(op.getV())}};
+  if (plan.fox) {
+    // G = cumsum(g) in f64 by its own kernel, read by the main kernels.
+    Value g = toBuffer(op.getG());
+    auto gType = cast<MemRefType>(g.getType());
+    auto prefixType = MemRefType::get(gType.getShape(), b.getF64Type());
+    SmallVector<Value> dyn;
+    for (int64_t i = 0; i < 3; ++i)
+      if (prefixType.isDynamicDim(i))
+        dyn.push_back(tdim(op.getG(), i));
+    Value prefix = memref::AllocOp::create(b, loc, prefixType, dyn);
+    func::FuncOp kernel =
+        createBlockKernel(op, symbols, "mta_fox_prefix", {gType, prefixType});
+    buildPrefixKernel(plan, kernel);
+    blk::LaunchOp::create(b, loc, kernel.getName(), cst(1),
+                          arith::MulIOp::create(b, loc, bDim, hDim),
+                          ValueRange{g, prefix});
+    common.push_back({Arg::G, prefix});
+  }
+  if (plan.rope) {
+    auto [cosTable, sinTable] = buildRopeTables(op, b);
+    common.push_back({Arg::Cos, toBuffer(cosTable)});
+    common.push_back({Arg::Sin, toBuffer(sinTable)});
+  }
+  if (plan.convPre)
+    common.push_back({Arg::ThetaPre, toBuffer(op.getKqConvPre())});
+  if (plan.mixPre)
+    common.push_back({Arg::WPre, toBuffer(op.getHeadMixPre())});
+  if (plan.convPost)
+    common.push_back({Arg::ThetaPost, toBuffer(op.getKqConvPost())});
+  if (plan.mixPost)
+    common.push_back({Arg::WPost, toBuffer(op.getHeadMixPost())});
+  if (plan.norm)
+    common.push_back({Arg::Gamma, toBuffer(op.getNorm())});
+  if (plan.gate) {
+    common.push_back({Arg::GateW, toBuffer(op.getNormGateW())});
+    common.push_back({Arg::GateB, toBuffer(op.getNormGateB())});
+  }
+
+  groupSz =
+      groupSize(b, loc, plan.mixPre ? tdim(op.getHeadMixPre(), 1) : Value(),
+                plan.mixPost ? tdim(op.getHeadMixPost(), 1) : Value(), hDim);
+  gridX = arith::CeilDivUIOp::create(b, loc, tLen, cst(bm));
+  gridY = arith::MulIOp::create(b, loc, bDim,
+                                arith::DivUIOp::create(b, loc, hDim, groupSz));
+
+  auto outType = bufferTypeOf(op.getResult());
+  SmallVector<Value> dyn;
+  Value sizes[3] = {bDim, hDim, tLen};
+  for (int64_t i = 0; i < 3; ++i)
+    if (outType.isDynamicDim(i))
+      dyn.push_back(sizes[i]);
+  Value out = memref::AllocOp::create(b, loc, outType, dyn);
+
+  if (!plan.twoPass()) {
+    SmallVector<std::pair<Arg, Value>> extra = {queryScratch(bm)};
+    if (plan.mixPre)
+      extra.push_back({Arg::CBuf, scratch({bm, bn})});
+    extra.append({{Arg::MBuf, scratch({bm})},
+                  {Arg::LBuf, scratch({bm})},
+                  {Arg::AccBuf, scratch({bm, dv})},
+                  {Arg::Out, out}});
+    launch(MtaKernel::Single, "mta_kernel", extra);
+  } else {
+    auto lseType = MemRefType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+        b.getF32Type());
+    Value lse =
+        memref::AllocOp::create(b, loc, lseType, ValueRange{bDim, hDim, tLen});
+    SmallVector<std::pair<Arg, Value>> pass1 = {queryScratch(bm)};
+    if (plan.mixPre)
+      pass1.push_back({Arg::CBuf, scratch({bm, bn})});
+    pass1.append({{Arg::MBuf, scratch({bm})},
+                  {Arg::LBuf, scratch({bm})},
+                  {Arg::Lse, lse}});
+    launch(MtaKernel::Lse, "mta_lse_kernel", pass1);
+    SmallVector<std::pair<Arg, Value>> pass2 = {{Arg::Lse, lse},
+                                                queryScratch(bm + plan.p2())};
+    if (plan.mixPre)
+      pass2.push_back(
+          {Arg::CBuf, scratch({bm + plan.p2(), bn + 2 * plan.c2()})});
+    if (plan.mixPost)
+      pass2.push_back({Arg::PBuf, scratch({bm, bn})});
+    pass2.append({{Arg::AccBuf, scratch({bm, dv})}, {Arg::Out, out}});
+    launch(MtaKernel::Output, "mta_output_kernel", pass2);
+  }
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, op.getType(), out, /*restrict=*/true, /*writable=*/true);
+  op.replaceAllUsesWith(result);
+  op.erase();
+}
+
+} // namespace
+
+void mlir::attn::lowerMtaAttention(AttentionOp op, SymbolTable &symbols,
+                                   const BlockLoweringConfig &cfg) {
+  MtaPlan plan(op, cfg);
+  MtaHost(plan, symbols).lower();
+}
