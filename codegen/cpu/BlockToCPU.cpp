@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RowOpsToCPU.h"
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Passes/Passes.h"
 
@@ -402,6 +403,7 @@ struct AttnBlockToCPUPass : attn::impl::AttnBlockToCPUBase<AttnBlockToCPUPass> {
     RewritePatternSet patterns(&getContext());
     patterns.add<LowerLoad, LowerStore, LowerDot, LowerReduce, LowerBroadcast,
                  LowerScan, LowerIota, LowerRope>(&getContext());
+    attn::populateRowOpsToCPUPatterns(patterns);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
   }

@@ -1,11 +1,13 @@
 //===- AttentionToBlock.cpp - attn.attention -> block program -------------===//
 //
 // The pass driver: each fusable attn.attention goes to the lowering of its
-// algorithm (FlashToBlock.cpp for plain/RoPE/FoX), which emits the kernels
-// (attn_block functions) and their launches.
+// algorithm (FlashToBlock.cpp for plain/RoPE/FoX, PathToBlock.cpp for
+// PaTH/PaTH-FoX), which emits the kernels (attn_block functions) and their
+// launches.
 //
-// PaTH and MTA are not fused yet: such ops stay attn.attention and the CPU
-// pipeline runs them through the reference lowering, with a remark.
+// MTA (and PaTH with RoPE) is not fused yet: such ops stay attn.attention
+// and the CPU pipeline runs them through the reference lowering, with a
+// remark.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,8 +45,8 @@ namespace {
 
 /// Why `op` cannot become one fused kernel yet, or "" if it can.
 std::string unfusableReason(AttentionOp op) {
-  if (op.getW())
-    return "PaTH";
+  if (op.getW() && op.getRopeTheta())
+    return "PaTH with RoPE";
   if (op.hasMTA())
     return "MTA convolutions/head mixing";
   if (op.getNorm())
@@ -63,6 +65,11 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                          << static_cast<int64_t>(blockN);
       return signalPassFailure();
     }
+    if (pathChunk < 1) {
+      module.emitError() << "attn-to-block: path-chunk must be >= 1, got "
+                         << static_cast<int64_t>(pathChunk);
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
     SmallVector<AttentionOp> ops;
     module.walk([&](AttentionOp op) { ops.push_back(op); });
@@ -73,7 +80,11 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                         << "): runs through the reference lowering";
         continue;
       }
-      lowerFlashAttention(op, symbols, {blockM, blockN});
+      BlockLoweringConfig cfg{blockM, blockN, pathChunk};
+      if (op.getW())
+        lowerPathAttention(op, symbols, cfg);
+      else
+        lowerFlashAttention(op, symbols, cfg);
     }
   }
 };

@@ -20,6 +20,8 @@ namespace mlir::attn {
 /// Tile shape of the kernels, from the pass options.
 struct BlockLoweringConfig {
   int64_t blockM, blockN;
+  /// PaTH's chunk size C (the `path-chunk` option).
+  int64_t pathChunk;
 };
 
 /// A new private kernel `<enclosing func>_<suffix>` taking `argTypes`, with
@@ -30,6 +32,10 @@ func::FuncOp createBlockKernel(AttentionOp op, SymbolTable &symbols,
 /// Plain/RoPE/FoX attention (no PaTH, no MTA): FlashToBlock.cpp.
 void lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
                          const BlockLoweringConfig &cfg);
+
+/// PaTH / PaTH-FoX attention (no RoPE, no MTA): PathToBlock.cpp.
+void lowerPathAttention(AttentionOp op, SymbolTable &symbols,
+                        const BlockLoweringConfig &cfg);
 
 } // namespace mlir::attn
 
