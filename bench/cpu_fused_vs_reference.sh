@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # CPU benchmark: the fused path (attn-fuse -> block program -> CPU backend)
-# vs the reference lowering, on examples/rope.mlir and examples/fox.mlir,
-# B=1, H=4, D=64, f32, causal. Prints time (attn-run --time, median) and the
-# peak resident memory of the whole process (/usr/bin/time -v).
+# vs the reference lowering, on examples/rope.mlir, fox.mlir, path.mlir and
+# path_fox.mlir, B=1, H=4, D=64, f32, causal (PaTH betas U(0, 2)). Prints time
+# (attn-run --time, median) and the peak resident memory of the whole process
+# (/usr/bin/time -v).
 # Usage: bench/cpu_fused_vs_reference.sh [T ...]   (default 1024 2048 4096 8192)
 # Env: ATTN_BUILD_DIR (default build), REPEAT (default 3), SKIP_REFERENCE_ABOVE
-#      (default 8192: the reference materialises 3 H x T x T f32 maps).
+#      (default 8192: the reference materialises 3 H x T x T f32 maps),
+#      EXAMPLES (default "rope fox path path_fox").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ATTN_BUILD_DIR:-$root/build}
@@ -28,7 +30,7 @@ measure() { # file pipeline shape -> "ms peakMiB"
 
 printf '| example | T | reference ms | reference peak MiB | fused ms | fused peak MiB | speed-up |\n'
 printf '| --- | --- | --- | --- | --- | --- | --- |\n'
-for ex in rope fox; do
+for ex in ${EXAMPLES:-rope fox path path_fox}; do
   for t in "${lens[@]}"; do
     read -r fms fmib < <(measure "$root/examples/$ex.mlir" fused "1x4x$t")
     if [ "$t" -le "$limit" ]; then

@@ -117,9 +117,12 @@ static LogicalResult verifyRowAccess(Operation *op, RankedTensorType tile,
   if (tile.getRank() != 2 || row.getRank() != 1 ||
       tile.getDimSize(1) != row.getDimSize(0) ||
       tile.getElementType() != row.getElementType())
-    return op->emitOpError() << "a row of " << tile << " must be "
-                             << "tensor<" << tile.getDimSize(1) << "x"
-                             << tile.getElementType() << ">, got " << row;
+    return op->emitOpError()
+           << "a row of " << tile << " must be "
+           << RankedTensorType::get({tile.getRank() == 2 ? tile.getDimSize(1)
+                                                         : tile.getDimSize(0)},
+                                    tile.getElementType())
+           << ", got " << row;
   APInt c;
   if (matchPattern(index, m_ConstantInt(&c)) &&
       (c.isNegative() || c.getSExtValue() >= tile.getDimSize(0)))

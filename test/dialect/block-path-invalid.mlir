@@ -4,7 +4,7 @@
 // RUN: attn-opt %s -split-input-file -verify-diagnostics
 
 func.func @extract_row_length(%a: tensor<64x32xf32>, %i: index) {
-  // expected-error @+1 {{'attn_block.extract_row' op a row of 'tensor<64x32xf32>' must be tensor<32xf32>, got 'tensor<64xf32>'}}
+  // expected-error @+1 {{'attn_block.extract_row' op a row of 'tensor<64x32xf32>' must be 'tensor<32xf32>', got 'tensor<64xf32>'}}
   %x = attn_block.extract_row %a[%i] : tensor<64x32xf32> -> tensor<64xf32>
   return
 }
@@ -12,7 +12,7 @@ func.func @extract_row_length(%a: tensor<64x32xf32>, %i: index) {
 // -----
 
 func.func @extract_row_element_type(%a: tensor<64x32xf32>, %i: index) {
-  // expected-error @+1 {{'attn_block.extract_row' op a row of 'tensor<64x32xf32>' must be tensor<32xf32>, got 'tensor<32xf64>'}}
+  // expected-error @+1 {{'attn_block.extract_row' op a row of 'tensor<64x32xf32>' must be 'tensor<32xf32>', got 'tensor<32xf64>'}}
   %x = attn_block.extract_row %a[%i] : tensor<64x32xf32> -> tensor<32xf64>
   return
 }
@@ -46,7 +46,7 @@ func.func @insert_row_negative(%a: tensor<64x32xf32>, %r: tensor<32xf32>) {
 // -----
 
 func.func @insert_row_length(%a: tensor<64x32xf32>, %r: tensor<16xf32>, %i: index) {
-  // expected-error @+1 {{'attn_block.insert_row' op a row of 'tensor<64x32xf32>' must be tensor<32xf32>, got 'tensor<16xf32>'}}
+  // expected-error @+1 {{'attn_block.insert_row' op a row of 'tensor<64x32xf32>' must be 'tensor<32xf32>', got 'tensor<16xf32>'}}
   %b = attn_block.insert_row %r, %a[%i] : tensor<16xf32> -> tensor<64x32xf32>
   return
 }
