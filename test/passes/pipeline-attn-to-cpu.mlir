@@ -1,12 +1,7 @@
-// --attn-to-cpu (today the reference lowering) on examples/mta.mlir and
-// examples/path_fox.mlir: LLVM dialect only.
+// --attn-to-cpu (today the reference lowering) on examples/mta.mlir: LLVM
+// dialect only. (PaTH is fused: pipeline-attn-to-cpu-path.mlir.)
 // RUN: attn-opt %S/../../examples/mta.mlir --attn-to-cpu \
 // RUN:   | FileCheck %s --check-prefix=MTA --implicit-check-not=attn. \
-// RUN:       --implicit-check-not=scf. --implicit-check-not=memref. \
-// RUN:       --implicit-check-not=bufferization. --implicit-check-not=arith. \
-// RUN:       --implicit-check-not=math. --implicit-check-not=unrealized_conversion_cast
-// RUN: attn-opt %S/../../examples/path_fox.mlir --attn-to-cpu \
-// RUN:   | FileCheck %s --check-prefix=PATHFOX --implicit-check-not=attn. \
 // RUN:       --implicit-check-not=scf. --implicit-check-not=memref. \
 // RUN:       --implicit-check-not=bufferization. --implicit-check-not=arith. \
 // RUN:       --implicit-check-not=math. --implicit-check-not=unrealized_conversion_cast
@@ -17,7 +12,3 @@
 // MTA: llvm.intr.cos
 // MTA: llvm.intr.sqrt
 // MTA: llvm.return
-
-// PATHFOX: llvm.func @main(
-// PATHFOX: llvm.intr.exp
-// PATHFOX: llvm.return
