@@ -16,15 +16,15 @@
 //  3. attention kernel, same grid: starts from kernel 2's state and walks
 //     the key chunks right to left from the diagonal, carrying the f32
 //     transported query q~ (init Qhat): scores q~ Khat^T, online softmax,
-//     then q~ <- q~ - (q~ W^T) U (= q~ P_c, the whole chunk's product).
+//     then q~ <- q~ P_c, the whole chunk's product I - W^T U.
 //
 // Query tiles are whole chunks at absolute positions (queries are the last
 // T of S positions), so the first tile may start before query row 0: its
 // loads read padding there and its stores drop those rows (negative row
 // indices are outside the memref like any other). Scores are in base 2
-// (scale * log2(e) folded into q). The transport is kept low-rank (two dots
-// per step) rather than a dense D x D chunk matrix: docs/block-program.md
-// gives the measurement behind that choice.
+// (scale * log2(e) folded into q). The transport is one dot by the dense
+// D x D chunk matrix -W^T U when D < 2C, else the two low-rank dots
+// (PathShape::dense; docs/block-program.md has the measurement).
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +55,10 @@ struct PathShape {
   double gateScale; ///< factor of G_i - G_j in the base-2 logits
   MaskKind mask;
   int64_t window;
+  /// The walk moves q~ through a chunk with one dot by the dense D x D
+  /// matrix -W^T U (C D^2 MACs) when that is cheaper than the two low-rank
+  /// dots by W^T and U (2 C^2 D MACs), i.e. when D < 2C.
+  bool dense() const { return d < 2 * c; }
 };
 
 /// PaTH's tile idioms on top of TileBuilder.
@@ -73,6 +77,11 @@ struct PathTiles : TileBuilder {
   Value f32Load(Value mem, ValueRange indices, ArrayRef<int64_t> dims,
                 ArrayRef<int64_t> shape) {
     return toF32(load(mem, indices, dims, shape));
+  }
+  /// The [n, n] identity.
+  Value identity(int64_t n) {
+    return select(localMask(CmpIPredicate::eq, n),
+                  splat({n, n}, b.getF32Type(), 1.0), zeros({n, n}));
   }
   /// The [n, n] i1 tile `col pred row` over local indices.
   Value localMask(CmpIPredicate pred, int64_t n) {
@@ -161,7 +170,8 @@ Value keyCorrection(PathTiles &t, Value kt, Value wt, Value tt, int64_t c) {
   return t.dot(kw, tt, t.zeros({c, c}), /*transposeB=*/true);
 }
 
-/// Kernel 1: args (k, w, beta, T, U, Khat).
+/// Kernel 1: args (k, w, beta, T, U, Khat, [N]); N = -W^T U, the dense
+/// transport of the chunk, rows [chunk * D, chunk * D + D) of [B, Hk, *, D].
 void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Location loc) {
   Block &body = kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
@@ -187,6 +197,16 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Location loc) {
   Value khat = t.dot(t.neg(keyCorrection(t, kt, wt, tt, c)), wt, kt);
   blk::StoreOp::create(b, loc, khat, khatMem, at,
                        b.getDenseI64ArrayAttr({2, 3}));
+  if (ps.dense()) {
+    // W^T as dot(I, W^T): the block program has no transpose of an operand
+    // other than dot's transpose_b; this runs once per chunk.
+    Value wtT = t.dot(t.identity(d), wt, t.zeros({d, c}), /*transposeB=*/true);
+    Value n = t.dot(t.neg(wtT), ut, t.zeros({d, d}));
+    Value row = arith::MulIOp::create(b, loc, p.chunk, t.idx(d));
+    blk::StoreOp::create(b, loc, n, body.getArgument(6),
+                         ValueRange{p.b, p.kvHead, row, c0},
+                         b.getDenseI64ArrayAttr({2, 3}));
+  }
   func::ReturnOp::create(b, loc);
 }
 
@@ -278,7 +298,8 @@ void buildDiagonalKernel(func::FuncOp kernel, const PathShape &ps, bool gate,
   func::ReturnOp::create(b, loc);
 }
 
-/// Kernel 3: args (v, w, [g], U, Khat, Qhat, M, L, O, out).
+/// Kernel 3: args (v, w, [g], U, Khat, Qhat, M, L, O, out), with N (kernel
+/// 1's dense transports) in place of w and U when ps.dense().
 void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, bool gate,
                           Location loc) {
   Block &body = kernel.getBody().front();
@@ -287,10 +308,10 @@ void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, bool gate,
   unsigned i = 0;
   Value v = body.getArgument(i++), w = body.getArgument(i++);
   Value g = gate ? body.getArgument(i++) : Value();
-  Value uMem = body.getArgument(i++), khatMem = body.getArgument(i++),
-        qhatMem = body.getArgument(i++), mMem = body.getArgument(i++),
-        lMem = body.getArgument(i++), oMem = body.getArgument(i++),
-        out = body.getArgument(i++);
+  Value uMem = ps.dense() ? Value() : body.getArgument(i++);
+  Value khatMem = body.getArgument(i++), qhatMem = body.getArgument(i++),
+        mMem = body.getArgument(i++), lMem = body.getArgument(i++),
+        oMem = body.getArgument(i++), out = body.getArgument(i++);
   int64_t c = ps.c, d = ps.d, dv = ps.dv;
   Type f32 = b.getF32Type(), f64 = b.getF64Type();
   // Qhat is [B, Hq, T, D] and Khat [B, Hk, S, D]: the query and key shapes.
@@ -360,10 +381,18 @@ void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, bool gate,
         Value vt = x.f32Load(v, kvAt, {2, 3}, {c, dv});
         Value accNew = x.dot(pr, vt, x.mul(acc, x.bcast(alpha, 1, c, dv)));
         // q~ <- q~ (I - W^T U): through this chunk's product, for the next.
-        Value wt = x.load(w, kvAt, {2, 3}, {c, d});
-        Value ut = x.load(uMem, kvAt, {2, 3}, {c, d});
-        Value r = x.dot(qt, wt, x.zeros({c, c}), /*transposeB=*/true);
-        Value qNew = x.dot(x.neg(r), ut, qt);
+        Value qNew;
+        if (ps.dense()) {
+          Value row = arith::MulIOp::create(
+              nb, loc, arith::DivUIOp::create(nb, loc, j0, x.idx(c)), x.idx(d));
+          Value nt = x.load(w, {p.b, p.kvHead, row, c0}, {2, 3}, {d, d});
+          qNew = x.dot(qt, nt, qt);
+        } else {
+          Value wt = x.load(w, kvAt, {2, 3}, {c, d});
+          Value ut = x.load(uMem, kvAt, {2, 3}, {c, d});
+          Value r = x.dot(qt, wt, x.zeros({c, c}), /*transposeB=*/true);
+          qNew = x.dot(x.neg(r), ut, qt);
+        }
         SmallVector<Value> next = {qNew, mNew, lNew, accNew};
         if (g)
           next.push_back(carry);
@@ -445,11 +474,20 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
     head.append(tail.begin(), tail.end());
     return head;
   };
+  Value cIdx = arith::ConstantIndexOp::create(b, loc, c);
+  Value chunks = arith::CeilDivUIOp::create(b, loc, sLen, cIdx);
   SmallVector<Value> chunkArgs = {k, w, beta, tMem, uMem, khat};
   SmallVector<Value> diagArgs =
       withGate({q, k, v, w}, {tMem, uMem, qhat, mMem, lMem, oPart});
   SmallVector<Value> mainArgs =
       withGate({v, w}, {uMem, khat, qhat, mMem, lMem, oPart, out});
+  if (ps.dense()) {
+    Value rows = arith::MulIOp::create(
+        b, loc, chunks, arith::ConstantIndexOp::create(b, loc, ps.d));
+    Value nMem = scratch(hk, rows, ps.d);
+    chunkArgs.push_back(nMem);
+    mainArgs = withGate({v, nMem}, {khat, qhat, mMem, lMem, oPart, out});
+  }
 
   func::FuncOp chunkKernel =
       createBlockKernel(op, symbols, "path_chunk_kernel", types(chunkArgs));
@@ -461,8 +499,6 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
       createBlockKernel(op, symbols, "path_attention_kernel", types(mainArgs));
   buildAttentionKernel(mainKernel, ps, gate, loc);
 
-  Value cIdx = arith::ConstantIndexOp::create(b, loc, c);
-  Value chunks = arith::CeilDivUIOp::create(b, loc, sLen, cIdx);
   Value firstChunk = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, sLen, tLen), cIdx);
   Value queryChunks = arith::SubIOp::create(b, loc, chunks, firstChunk);

@@ -1,7 +1,7 @@
 // --attn-to-cpu on examples/path.mlir and path_fox.mlir: PaTH goes through
 // the block program (three kernels), not the reference lowering. The result
 // is LLVM dialect plus OpenMP for the three grids, launched in order; the
-// host function allocates the seven scratch buffers and the output, and
+// host function allocates the eight scratch buffers (with the dense transports) and the output, and
 // frees the scratch after the last launch (the output is returned).
 // RUN: attn-opt %S/../../examples/path.mlir --attn-to-cpu \
 // RUN:   | FileCheck %s --implicit-check-not=attn. \
@@ -22,7 +22,7 @@
 // CHECK-DAG: llvm.func @main_path_diagonal_kernel(
 // CHECK-DAG: llvm.func @main_path_attention_kernel(
 // CHECK-LABEL: llvm.func @main(
-// CHECK-COUNT-8: llvm.call @malloc
+// CHECK-COUNT-9: llvm.call @malloc
 // CHECK: omp.parallel {
 // CHECK: llvm.call @main_path_chunk_kernel(
 // CHECK: omp.terminator
@@ -32,6 +32,6 @@
 // CHECK: omp.parallel {
 // CHECK: llvm.call @main_path_attention_kernel(
 // CHECK: omp.terminator
-// CHECK-COUNT-7: llvm.call @free
+// CHECK-COUNT-8: llvm.call @free
 // CHECK-NOT: llvm.call @free
 // CHECK: llvm.return

@@ -11,12 +11,16 @@
 // and a sliding window): it sets every tile, the loop steps and the grids.
 // RUN: attn-opt %s --attn-to-block="path-chunk=32" \
 // RUN:   | FileCheck %s --check-prefix=OPT --implicit-check-not='tensor<64x'
+// With D >= 2C (D = 16, path-chunk=8) the walk's transport is low-rank: two
+// dots by W^T and U per step instead of one by the dense -W^T U.
+// RUN: attn-opt %s --attn-to-block="path-chunk=8" \
+// RUN:   | FileCheck %s --check-prefix=LOWRANK
 // RUN: not attn-opt %s --attn-to-block="path-chunk=0" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
 // BAD: attn-to-block: path-chunk must be >= 1, got 0
 
 // CHECK-LABEL: func.func private @main_path_chunk_kernel
-// CHECK-SAME: (%[[K:[^:]*]]: memref<?x?x?x64xf32>, %[[W:[^:]*]]: memref<?x?x?x64xf32>, %[[BETA:[^:]*]]: memref<?x?x?xf32>, %[[T:[^:]*]]: memref<?x?x?x64xf32>, %[[U:[^:]*]]: memref<?x?x?x64xf32>, %[[KHAT:[^:]*]]: memref<?x?x?x64xf32>) attributes {attn_block.kernel}
+// CHECK-SAME: (%[[K:[^:]*]]: memref<?x?x?x64xf32>, %[[W:[^:]*]]: memref<?x?x?x64xf32>, %[[BETA:[^:]*]]: memref<?x?x?xf32>, %[[T:[^:]*]]: memref<?x?x?x64xf32>, %[[U:[^:]*]]: memref<?x?x?x64xf32>, %[[KHAT:[^:]*]]: memref<?x?x?x64xf32>, %[[N:[^:]*]]: memref<?x?x?x64xf32>) attributes {attn_block.kernel}
 // CHECK: %[[WT:.*]] = attn_block.load %[[W]]{{.*}} -> tensor<64x64xf32>
 // CHECK: %[[BT:.*]] = attn_block.load %[[BETA]]{{.*}} dims [2] {{.*}} -> tensor<64xf32>
 // CHECK: %[[KT:.*]] = attn_block.load %[[K]]{{.*}} -> tensor<64x64xf32>
@@ -43,6 +47,11 @@
 // CHECK: %[[NKWT:.*]] = arith.negf %[[KWT]]
 // CHECK: %[[KH:.*]] = attn_block.dot %[[NKWT]], %[[WT]], %[[KT]] :
 // CHECK: attn_block.store %[[KH]], %[[KHAT]]
+// D = 64 < 2C: the dense transport -W^T U, W^T as dot(I, W^T).
+// CHECK: %[[WTT:.*]] = attn_block.dot %{{.*}}, %[[WT]], %{{.*}} transpose_b
+// CHECK: %[[NWTT:.*]] = arith.negf %[[WTT]]
+// CHECK: %[[NT:.*]] = attn_block.dot %[[NWTT]], %[[UT]], %{{.*}} :
+// CHECK: attn_block.store %[[NT]], %[[N]]
 
 // CHECK-LABEL: func.func private @main_path_diagonal_kernel
 // CHECK: %[[Q:.*]] = arith.mulf %{{.*}}, %{{.*}} : tensor<64x64xf32>
@@ -63,26 +72,35 @@
 // CHECK-COUNT-3: attn_block.store
 
 // CHECK-LABEL: func.func private @main_path_attention_kernel
-// CHECK-SAME: (%[[V:[^:]*]]: memref<?x?x?x64xf32>, %[[W3:[^:]*]]: memref<?x?x?x64xf32>, %[[G3:[^:]*]]: memref<?x?x?xf32>, %[[U3:[^:]*]]: memref<?x?x?x64xf32>, %[[KHAT3:[^:]*]]: memref<?x?x?x64xf32>,
+// CHECK-SAME: (%[[V:[^:]*]]: memref<?x?x?x64xf32>, %[[N3:[^:]*]]: memref<?x?x?x64xf32>, %[[G3:[^:]*]]: memref<?x?x?xf32>, %[[KHAT3:[^:]*]]: memref<?x?x?x64xf32>,
 // The walk: chunk c-1 down to 0, carrying q~, m, l, acc and the gate sum.
-// CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[QT:[^ ]*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>, f64) {
-// CHECK: %[[N1:.*]] = arith.addi %[[N]], %{{.*}}
-// CHECK: %[[OFF:.*]] = arith.muli %[[N1]], %{{.*}}
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[QT:[^ ]*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>, f64) {
+// CHECK: %[[I1:.*]] = arith.addi %[[I]], %{{.*}}
+// CHECK: %[[OFF:.*]] = arith.muli %[[I1]], %{{.*}}
 // CHECK: %[[J0:.*]] = arith.subi %{{.*}}, %[[OFF]]
 // CHECK: %[[KC:.*]] = attn_block.load %[[KHAT3]][%{{.*}}, %{{.*}}, %[[J0]], %{{.*}}] dims [2, 3]
 // CHECK: attn_block.dot %[[QT]], %[[KC]], %{{.*}} transpose_b
 // CHECK: math.exp2
 // CHECK: attn_block.load %[[V]][%{{.*}}, %{{.*}}, %[[J0]], %{{.*}}]
-// CHECK: %[[WC:.*]] = attn_block.load %[[W3]][%{{.*}}, %{{.*}}, %[[J0]], %{{.*}}]
-// CHECK: %[[UC:.*]] = attn_block.load %[[U3]][%{{.*}}, %{{.*}}, %[[J0]], %{{.*}}]
-// CHECK: %[[R:.*]] = attn_block.dot %[[QT]], %[[WC]], %{{.*}} transpose_b
-// CHECK: %[[NR:.*]] = arith.negf %[[R]]
-// CHECK: %[[QN:.*]] = attn_block.dot %[[NR]], %[[UC]], %[[QT]] :
+// CHECK: %[[CH:.*]] = arith.divui %[[J0]], %{{.*}}
+// CHECK: %[[ROW:.*]] = arith.muli %[[CH]], %{{.*}}
+// CHECK: %[[NC:.*]] = attn_block.load %[[N3]][%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}] dims [2, 3] {{.*}} -> tensor<64x64xf32>
+// CHECK: %[[QN:.*]] = attn_block.dot %[[QT]], %[[NC]], %[[QT]] :
 // CHECK: scf.yield %[[QN]],
 // CHECK: attn_block.store
 
+// LOWRANK-LABEL: func.func private @gqa_window_path_attention_kernel
+// LOWRANK-SAME: (%[[V:[^:]*]]: memref<?x2x?x24xf32>, %[[W:[^:]*]]: memref<?x2x?x16xf32>, %[[U:[^:]*]]: memref<?x?x?x16xf32>,
+// LOWRANK: scf.for
+// LOWRANK: %[[WC:.*]] = attn_block.load %[[W]]{{.*}} -> tensor<8x16xf32>
+// LOWRANK: %[[UC:.*]] = attn_block.load %[[U]]{{.*}} -> tensor<8x16xf32>
+// LOWRANK: %[[R:.*]] = attn_block.dot %[[QT:.*]], %[[WC]], %{{.*}} transpose_b : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x8xf32>
+// LOWRANK: %[[NR:.*]] = arith.negf %[[R]]
+// LOWRANK: %[[QN:.*]] = attn_block.dot %[[NR]], %[[UC]], %[[QT]] :
+// LOWRANK: scf.yield %[[QN]],
+
 // CHECK-LABEL: func.func @main
-// CHECK-COUNT-8: memref.alloc
+// CHECK-COUNT-9: memref.alloc
 // CHECK: attn_block.launch @main_path_chunk_kernel
 // CHECK-NEXT: attn_block.launch @main_path_diagonal_kernel
 // CHECK-NEXT: attn_block.launch @main_path_attention_kernel
