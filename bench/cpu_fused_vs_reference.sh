@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # CPU benchmark: the fused path (attn-fuse -> block program -> CPU backend)
-# vs the reference lowering, on examples/rope.mlir and examples/fox.mlir
-# (EXAMPLES overrides, e.g. "mta mta_pre"), B=1, H=4 (SHAPE=BxH overrides),
-# D=64, f32, causal. Prints time (attn-run --time, median) and the peak
-# resident memory of the whole process (/usr/bin/time -v).
+# vs the reference lowering, on examples/rope.mlir, fox.mlir, path.mlir and
+# path_fox.mlir (EXAMPLES overrides, e.g. "mta mta_pre"), B=1, H=4 (SHAPE=BxH
+# overrides), D=64, f32, causal (PaTH betas U(0, 2)). Prints time (attn-run
+# --time, median) and the peak resident memory of the whole process
+# (/usr/bin/time -v).
 # Usage: bench/cpu_fused_vs_reference.sh [T ...]   (default 1024 2048 4096 8192)
 # Env: ATTN_BUILD_DIR (default build), REPEAT (default 3), SKIP_REFERENCE_ABOVE
 #      (default 8192: the reference materialises 3 H x T x T f32 maps),
-#      EXAMPLES (default "rope fox"), SHAPE (default 1x4).
+#      EXAMPLES (default "rope fox path path_fox"), SHAPE (default 1x4).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ATTN_BUILD_DIR:-$root/build}
@@ -15,7 +16,7 @@ run="$build/bin/attn-run"
 repeat=${REPEAT:-3}
 limit=${SKIP_REFERENCE_ABOVE:-8192}
 lens=("$@")
-read -r -a examples <<<"${EXAMPLES:-rope fox}"
+read -r -a examples <<<"${EXAMPLES:-rope fox path path_fox}"
 shape=${SHAPE:-1x4}
 [ ${#lens[@]} -eq 0 ] && lens=(1024 2048 4096 8192)
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt install time)"; exit 1; }

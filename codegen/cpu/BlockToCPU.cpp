@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MtaToCPU.h"
+#include "RowOpsToCPU.h"
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Passes/Passes.h"
 
@@ -404,6 +405,7 @@ struct AttnBlockToCPUPass : attn::impl::AttnBlockToCPUBase<AttnBlockToCPUPass> {
     patterns.add<LowerLoad, LowerStore, LowerDot, LowerReduce, LowerBroadcast,
                  LowerScan, LowerIota, LowerRope>(&getContext());
     attn::populateMtaToCPUPatterns(patterns);
+    attn::populateRowOpsToCPUPatterns(patterns);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
   }

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
@@ -172,6 +173,41 @@ LogicalResult StencilOp::verify() {
                          << " plus the kernel " << kernel
                          << " minus one in each dim";
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Ops added for PaTH
+//===----------------------------------------------------------------------===//
+
+/// Shared by extract_row and insert_row: `row` is one row of `tile`, and a
+/// constant `index` lies inside it.
+static LogicalResult verifyRowAccess(Operation *op, RankedTensorType tile,
+                                     RankedTensorType row, Value index) {
+  if (tile.getRank() != 2 || row.getRank() != 1 ||
+      tile.getDimSize(1) != row.getDimSize(0) ||
+      tile.getElementType() != row.getElementType())
+    return op->emitOpError()
+           << "a row of " << tile << " must be "
+           << RankedTensorType::get({tile.getRank() == 2 ? tile.getDimSize(1)
+                                                         : tile.getDimSize(0)},
+                                    tile.getElementType())
+           << ", got " << row;
+  APInt c;
+  if (matchPattern(index, m_ConstantInt(&c)) &&
+      (c.isNegative() || c.getSExtValue() >= tile.getDimSize(0)))
+    return op->emitOpError()
+           << "row index " << c.getSExtValue() << " is outside the "
+           << tile.getDimSize(0) << " rows of " << tile;
+  return success();
+}
+
+LogicalResult ExtractRowOp::verify() {
+  return verifyRowAccess(*this, getTile().getType(), getType(), getIndex());
+}
+
+LogicalResult InsertRowOp::verify() {
+  return verifyRowAccess(*this, getDest().getType(), getRow().getType(),
+                         getIndex());
 }
 
 #define GET_OP_CLASSES

@@ -1,12 +1,13 @@
 //===- AttentionToBlock.cpp - attn.attention -> block program -------------===//
 //
 // The pass driver: each fusable attn.attention goes to the lowering of its
-// algorithm (FlashToBlock.cpp for plain/RoPE/FoX, MtaToBlock.cpp for MTA
-// and the MTA output norm, with RoPE/FoX), which emits the kernels
-// (attn_block functions) and their launches.
+// algorithm (FlashToBlock.cpp for plain/RoPE/FoX, PathToBlock.cpp for
+// PaTH/PaTH-FoX, MtaToBlock.cpp for MTA and the MTA output norm, with
+// RoPE/FoX), which emits the kernels (attn_block functions) and their
+// launches.
 //
-// PaTH (alone or with MTA pieces) is not fused yet: such ops stay
-// attn.attention and the CPU pipeline runs them through the reference
+// PaTH with RoPE, and PaTH with MTA pieces, are not fused yet: such ops
+// stay attn.attention and the CPU pipeline runs them through the reference
 // lowering, with a remark.
 //
 //===----------------------------------------------------------------------===//
@@ -46,7 +47,9 @@ namespace {
 /// Why `op` cannot become fused kernels yet, or "" if it can. PaTH with MTA
 /// pieces is PaTH here too: the MTA kernels have no transported keys.
 std::string unfusableReason(AttentionOp op) {
-  if (op.getW())
+  if (op.getW() && op.getRopeTheta())
+    return "PaTH with RoPE";
+  if (op.getW() && (op.hasMTA() || op.getNorm()))
     return "PaTH";
   return "";
 }
@@ -62,6 +65,11 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                          << static_cast<int64_t>(blockN);
       return signalPassFailure();
     }
+    if (pathChunk < 1) {
+      module.emitError() << "attn-to-block: path-chunk must be >= 1, got "
+                         << static_cast<int64_t>(pathChunk);
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
     SmallVector<AttentionOp> ops;
     module.walk([&](AttentionOp op) { ops.push_back(op); });
@@ -72,10 +80,13 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                         << "): runs through the reference lowering";
         continue;
       }
-      if (op.hasMTA() || op.getNorm())
-        lowerMtaAttention(op, symbols, {blockM, blockN});
+      BlockLoweringConfig cfg{blockM, blockN, pathChunk};
+      if (op.getW())
+        lowerPathAttention(op, symbols, cfg);
+      else if (op.hasMTA() || op.getNorm())
+        lowerMtaAttention(op, symbols, cfg);
       else
-        lowerFlashAttention(op, symbols, {blockM, blockN});
+        lowerFlashAttention(op, symbols, cfg);
     }
   }
 };

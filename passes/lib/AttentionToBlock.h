@@ -20,6 +20,8 @@ namespace mlir::attn {
 /// Tile shape of the kernels, from the pass options.
 struct BlockLoweringConfig {
   int64_t blockM, blockN;
+  /// PaTH's chunk size C (the `path-chunk` option).
+  int64_t pathChunk;
 };
 
 /// A new private kernel `<enclosing func>_<suffix>` taking `argTypes`, with
@@ -41,6 +43,10 @@ std::pair<Value, Value> buildRopeTables(AttentionOp op, OpBuilder &b);
 /// norm, alone or with RoPE/FoX: MtaToBlock.cpp.
 void lowerMtaAttention(AttentionOp op, SymbolTable &symbols,
                        const BlockLoweringConfig &cfg);
+
+/// PaTH / PaTH-FoX attention (no RoPE, no MTA): PathToBlock.cpp.
+void lowerPathAttention(AttentionOp op, SymbolTable &symbols,
+                        const BlockLoweringConfig &cfg);
 
 } // namespace mlir::attn
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ExecutionHelpers.h"
 #include "ProgramOracle.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Runtime.h"
@@ -26,155 +27,9 @@
 
 using attn::HostArray;
 using attn::ref::Tensor;
+using namespace attn::exec_test;
 
 namespace {
-
-/// One engine for the whole test binary. It is deliberately never destroyed:
-/// its JIT-compiled kernels must not outlive LLVM's own static state, which
-/// static destruction at exit does not order.
-attn::Engine &engine() {
-  static attn::Engine *e = [] {
-    auto created = attn::Engine::create("cpu");
-    if (!created) {
-      ADD_FAILURE() << llvm::toString(created.takeError());
-      std::abort();
-    }
-    return created->release();
-  }();
-  return *e;
-}
-
-/// Replaces every "$NAME" in `text` by its value.
-std::string subst(std::string text,
-                  const std::vector<std::pair<std::string, std::string>> &kv) {
-  for (auto &[k, v] : kv) {
-    size_t pos;
-    while ((pos = text.find(k)) != std::string::npos)
-      text.replace(pos, k.size(), v);
-  }
-  return text;
-}
-
-struct Program {
-  std::string source;
-  mlir::MLIRContext ctx;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-
-  explicit Program(std::string src) : source(std::move(src)) {
-    mlir::DialectRegistry registry;
-    registry.insert<mlir::attn::AttnDialect>();
-    mlir::registerAllDialects(registry);
-    ctx.appendDialectRegistry(registry);
-    module = mlir::parseSourceString<mlir::ModuleOp>(source, &ctx);
-  }
-  mlir::func::FuncOp main() {
-    return module->lookupSymbol<mlir::func::FuncOp>("main");
-  }
-};
-
-std::vector<HostArray> toHost(const std::vector<Tensor> &ins,
-                              attn::DType dtype = attn::DType::F32) {
-  std::vector<HostArray> out;
-  for (const Tensor &t : ins)
-    out.push_back(attn::ref::toHost(t, dtype));
-  return out;
-}
-
-/// Runs `source` on `ins` through `pipeline`, or fails the test.
-Tensor run(const std::string &source, const std::vector<Tensor> &ins,
-           attn::Pipeline pipeline = attn::Pipeline::Auto) {
-  attn::CompileOptions options;
-  options.pipeline = pipeline;
-  auto kernel = engine().compile(source, options);
-  if (!kernel) {
-    ADD_FAILURE() << llvm::toString(kernel.takeError());
-    return {};
-  }
-  auto out = (*kernel)->run(toHost(ins));
-  if (!out) {
-    ADD_FAILURE() << llvm::toString(out.takeError());
-    return {};
-  }
-  auto t = attn::ref::fromHost(*out);
-  EXPECT_TRUE(static_cast<bool>(t));
-  return t ? *t : Tensor();
-}
-
-/// Compiled result vs the oracle's, relative error <= tol (DESIGN §6: f32
-/// on the CPU, 1e-5).
-void expectMatchesOracle(const std::string &source,
-                         const std::vector<Tensor> &ins, double tol = 1e-5,
-                         attn::Pipeline pipeline = attn::Pipeline::Reference) {
-  Program p(source);
-  ASSERT_TRUE(p.module) << source;
-  auto ref = attn::ref::evaluate(p.main(), ins);
-  ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-  Tensor got = run(source, ins, pipeline);
-  ASSERT_EQ(got.shape, ref->shape);
-  double err = attn::ref::relError(got, *ref);
-  EXPECT_LE(err, tol) << "source:\n" << source;
-}
-
-/// Random inputs for the program's arguments by role (B, H, T).
-std::vector<Tensor> randomFor(const std::string &source, int64_t b, int64_t h,
-                              int64_t t, uint64_t seed, double betaLo = 0,
-                              double betaHi = 2) {
-  Program p(source);
-  EXPECT_TRUE(p.module) << source;
-  attn::ref::RandomSpec spec;
-  spec.batch = b;
-  spec.heads = h;
-  spec.seqLen = t;
-  spec.seed = seed;
-  spec.betaLo = betaLo;
-  spec.betaHi = betaHi;
-  auto ins = attn::ref::randomInputs(p.main(), spec);
-  EXPECT_TRUE(static_cast<bool>(ins));
-  return ins ? *ins : std::vector<Tensor>{};
-}
-
-std::string readExample(const std::string &name) {
-  std::ifstream f(std::string(ATTN_SOURCE_DIR) + "/examples/" + name);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-Tensor unitRows(std::vector<int64_t> shape, uint64_t seed) {
-  Tensor t = attn::ref::randn(shape, seed);
-  int64_t d = shape.back();
-  for (size_t r = 0; r * d < t.data.size(); ++r) {
-    double ss = 0;
-    for (int64_t e = 0; e < d; ++e)
-      ss += t.data[r * d + e] * t.data[r * d + e];
-    for (int64_t e = 0; e < d; ++e)
-      t.data[r * d + e] /= std::sqrt(ss);
-  }
-  return t;
-}
-
-const char *kScores = R"(
-func.func @main(%q: tensor<?x?x?x$Dx$E>, %k: tensor<?x?x?x$Dx$E>, %v: tensor<?x?x?x$Vx$E>) -> tensor<?x?x?x$Vx$E> {
-  %s = attn.scores %q, %k $ATTRS : (tensor<?x?x?x$Dx$E>, tensor<?x?x?x$Dx$E>) -> tensor<?x?x?x?xf32>
-  %p = attn.softmax %s : tensor<?x?x?x?xf32>
-  %o = attn.weighted_sum %p, %v : (tensor<?x?x?x?xf32>, tensor<?x?x?x$Vx$E>) -> tensor<?x?x?x$Vx$E>
-  return %o : tensor<?x?x?x$Vx$E>
-})";
-
-std::string scoresProgram(const std::string &attrs, int d = 16, int dv = 16,
-                          const std::string &elt = "f32") {
-  return subst(kScores, {{"$ATTRS", attrs},
-                         {"$D", std::to_string(d)},
-                         {"$V", std::to_string(dv)},
-                         {"$E", elt}});
-}
-
-std::vector<Tensor> qkv(int64_t b, int64_t hq, int64_t hk, int64_t t, int64_t s,
-                        int64_t d, int64_t dv, uint64_t seed) {
-  return {attn::ref::randn({b, hq, t, d}, seed),
-          attn::ref::randn({b, hk, s, d}, seed + 1),
-          attn::ref::randn({b, hk, s, dv}, seed + 2)};
-}
 
 //===----------------------------------------------------------------------===//
 // Single ops
@@ -697,11 +552,29 @@ TEST(Fused, LowPrecisionActivations) {
 }
 
 TEST(Fused, UnfusableVariantsStillRunCorrectly) {
-  // PaTH is not fused yet: the fused pipeline must fall back to the
-  // reference lowering for it, never produce wrong numbers. (Fused MTA:
-  // MtaFusedTest.cpp.)
-  for (const char *name : {"path.mlir", "path_fox.mlir"}) {
-    std::string src = readExample(name);
+  // PaTH with RoPE is not fused yet: the fused pipeline must fall back to
+  // the reference lowering for it (with a remark), never produce wrong
+  // numbers. (Fused PaTH: PathFusedTest.cpp; fused MTA: MtaFusedTest.cpp.)
+  const char *pathRope = R"(
+func.func @main(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                %v: tensor<?x?x?x64xf32>, %w: tensor<?x?x?x64xf32>,
+                %beta: tensor<?x?x?xf32>) -> tensor<?x?x?x64xf32> {
+  %o = attn.attention %q, %k, %v rope(1.000000e+04) path(%w, %beta)
+      : (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>,
+         tensor<?x?x?x64xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+})";
+  {
+    attn::CompileOptions options;
+    options.pipeline = attn::Pipeline::Fused;
+    auto kernel = engine().compile(pathRope, options);
+    ASSERT_TRUE(static_cast<bool>(kernel))
+        << llvm::toString(kernel.takeError());
+    ASSERT_FALSE((*kernel)->remarks().empty());
+    EXPECT_NE((*kernel)->remarks()[0].find("PaTH with RoPE"),
+              std::string::npos);
+  }
+  for (const char *src : {pathRope}) {
     expectMatchesOracle(src, randomFor(src, 1, 2, 37, 809, 1.5, 2.0), 1e-5,
                         attn::Pipeline::Fused);
   }
@@ -710,11 +583,6 @@ TEST(Fused, UnfusableVariantsStillRunCorrectly) {
 TEST(Fused, UnfusedPiecesAreReportedAsRemarks) {
   attn::CompileOptions options;
   options.pipeline = attn::Pipeline::Fused;
-  auto path = engine().compile(readExample("path.mlir"), options);
-  ASSERT_TRUE(static_cast<bool>(path)) << llvm::toString(path.takeError());
-  ASSERT_EQ((*path)->remarks().size(), 1u);
-  EXPECT_NE((*path)->remarks()[0].find("not fused yet (PaTH)"),
-            std::string::npos);
   auto mta = engine().compile(readExample("mta.mlir"), options);
   ASSERT_TRUE(static_cast<bool>(mta));
   EXPECT_TRUE((*mta)->remarks().empty());

@@ -207,4 +207,48 @@ def AttnBlock_StencilOp : AttnBlock_Op<"stencil", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Ops added for PaTH
+//===----------------------------------------------------------------------===//
+
+def AttnBlock_ExtractRowOp : AttnBlock_Op<"extract_row", [Pure]> {
+  let summary = "row `index` of a 2-D tile, as a 1-D tile";
+  let description = [{
+    `result[j] = tile[index, j]`. `index` is dynamic (a loop index); it must
+    lie in `[0, rows)`. PaTH's forward substitution reads row `r` of the
+    chunk's `A = stril(beta W W^T)` at step `r`.
+
+    ```mlir
+    %a = attn_block.extract_row %A[%r] : tensor<64x64xf32> -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins AttnBlock_FloatTile:$tile, Index:$index);
+  let results = (outs AttnBlock_FloatTile:$result);
+  let assemblyFormat = [{
+    $tile `[` $index `]` attr-dict `:` type($tile) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnBlock_InsertRowOp : AttnBlock_Op<"insert_row",
+    [Pure, AllTypesMatch<["dest", "result"]>]> {
+  let summary = "a 2-D tile with row `index` replaced by a 1-D tile";
+  let description = [{
+    `result = dest` except `result[index, j] = row[j]`. `index` is dynamic
+    and must lie in `[0, rows)`. PaTH's forward substitution writes row `r`
+    of `T = (I + A)^-1 diag(beta)` at step `r` into the loop-carried tile.
+
+    ```mlir
+    %T1 = attn_block.insert_row %t, %T0[%r] : tensor<64xf32> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AttnBlock_FloatTile:$row, AttnBlock_FloatTile:$dest,
+                       Index:$index);
+  let results = (outs AttnBlock_FloatTile:$result);
+  let assemblyFormat = [{
+    $row `,` $dest `[` $index `]` attr-dict `:` type($row) `->` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ATTN_BLOCK_OPS_TD

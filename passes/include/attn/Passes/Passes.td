@@ -83,15 +83,22 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
     one program per query tile and (batch, query head), online softmax over
     key tiles, RoPE on loaded tiles, FoX bias on score tiles, causal tile
     skipping, GQA, dynamic B/H/T/S, T < S) and an `attn_block.launch`
-    writing a fresh output buffer. Other attention ops are left in place
-    with a remark naming what is not fused yet. docs/block-program.md
-    describes the kernel.
+    writing a fresh output buffer. PaTH / PaTH-FoX attention becomes three
+    kernels launched in sequence over scratch buffers (a per-chunk UT
+    transform, the boundary-adjusted queries with the diagonal block's
+    partial softmax, and a right-to-left key walk carrying the transported
+    query). Other attention ops (MTA, the output norm, PaTH with RoPE) are
+    left in place with a remark naming what is not fused yet.
+    docs/block-program.md describes the kernels.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
            "query rows per program instance">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",
            "keys per step of the key walk">,
+    Option<"pathChunk", "path-chunk", "int64_t", /*default=*/"64",
+           "PaTH: tokens per chunk of the UT transform (also the query "
+           "rows per program and the keys per step of its walk)">,
   ];
   let dependentDialects = [
     "::mlir::attn_block::AttnBlockDialect", "::mlir::arith::ArithDialect",
