@@ -90,12 +90,22 @@ protected:
   /// The inputs' shapes once they match the signature and the verifiers.
   llvm::Expected<std::vector<std::vector<int64_t>>>
   checkInputs(llvm::ArrayRef<HostArray> inputs) {
-    return checker.check(*program, entry, args, inputs);
+    auto shapes = checker.check(*program, entry, args, inputs);
+    if (shapes)
+      if (llvm::Error e = checkGateValues(inputs))
+        return std::move(e);
+    return shapes;
   }
+  /// Fails when a log forget gate argument holds +-inf: the kernels compute
+  /// the bias as a difference of prefix sums, G_i - G_j, which is NaN
+  /// (-inf - -inf) where the exact sum over (j, i] is finite.
+  llvm::Error checkGateValues(llvm::ArrayRef<HostArray> inputs) const;
 
   std::unique_ptr<MLIRContext> ctx;
   OwningOpRef<ModuleOp> program;
   std::string entry;
+  /// Entry arguments used as a log forget gate (`g` of scores/attention).
+  std::vector<size_t> gateArgs;
 
 private:
   InputChecker checker;
