@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 using namespace llvm;
 namespace cl = llvm::cl;
@@ -157,8 +158,9 @@ int main(int argc, char **argv) {
     spec.seed = seed;
     std::pair<StringRef, StringRef> range = StringRef(betaRange).split(',');
     if (range.first.getAsDouble(spec.betaLo) ||
-        range.second.getAsDouble(spec.betaHi) || spec.betaLo > spec.betaHi)
-      return fail("--beta-range must be lo,hi with lo <= hi, got '" +
+        range.second.getAsDouble(spec.betaHi) || !std::isfinite(spec.betaLo) ||
+        !std::isfinite(spec.betaHi) || spec.betaLo > spec.betaHi)
+      return fail("--beta-range must be lo,hi (finite) with lo <= hi, got '" +
                   betaRange + "'");
     // Sizes first: a product that wraps must not become an empty array,
     // and inputs that cannot fit must not be drawn (the oracle draws them
