@@ -151,7 +151,7 @@ Error ProgramKernel::checkGateValues(llvm::ArrayRef<HostArray> inputs) const {
           (x < 0 ? "-inf" : "+inf") + " at element " + std::to_string(i) +
           (x < 0 ? " (a forget gate of exactly 0)" : "") +
           ": not supported, the gate bias is computed from prefix sums and "
-          "would be NaN; clamp the log gate to a finite value (e.g. -1e4)");
+          "would be NaN (-inf - -inf)");
     }
   }
   return Error::success();
