@@ -3,9 +3,33 @@
 # dialect, verifier, pass and pipeline tests) and the GoogleTest suites
 # (fp64 oracle, .npy I/O, programs executed on the CPU vs the oracle).
 # GPU tests (ctest label gpu) skip with a message where no GPU exists.
+#
+# --sanitize: then also configures a second build directory
+# ($ATTN_SANITIZE_BUILD_DIR, default build-sanitize) with -DATTN_SANITIZE=ON
+# (ASan + UBSan) and runs the CPU tests there (ctest -LE gpu).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+sanitize=0
+for arg in "$@"; do
+  case "$arg" in
+    --sanitize) sanitize=1 ;;
+    *) echo "test.sh: unknown argument '$arg' (expected --sanitize)" >&2; exit 2 ;;
+  esac
+done
 "$root/scripts/build.sh"
 build=${ATTN_BUILD_DIR:-$root/build}
-cd "$build"
-ctest --output-on-failure -j "${ATTN_JOBS:-$(nproc)}"
+(cd "$build" && ctest --output-on-failure -j "${ATTN_JOBS:-$(nproc)}")
+if [ "$sanitize" = 1 ]; then
+  sbuild=${ATTN_SANITIZE_BUILD_DIR:-$root/build-sanitize}
+  ATTN_BUILD_DIR="$sbuild" \
+    ATTN_CMAKE_ARGS="${ATTN_CMAKE_ARGS:-} -DATTN_SANITIZE=ON -DATTN_FUZZ_SECONDS=20" \
+    "$root/scripts/build.sh"
+  # detect_leaks=0: LLVM's and MLIR's uninstrumented shared libraries keep
+  # process-lifetime allocations (cl::opt registries, ManagedStatics,
+  # JIT memory managers) that LeakSanitizer would report at exit; leaks of
+  # attn's own code are not what this run looks for (ASan still reports
+  # use-after-free, overflows and double frees).
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  (cd "$sbuild" && ctest --output-on-failure -LE gpu -j "${ATTN_JOBS:-$(nproc)}")
+fi

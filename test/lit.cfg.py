@@ -107,6 +107,11 @@ config.substitutions.append(
 
 lit_config.note("using attn-opt: %s" % attn_opt)
 
+# Built with -DATTN_SANITIZE=ON: ASan reserves terabytes of address space,
+# so tests that bound it with `ulimit -v` mark themselves UNSUPPORTED: asan.
+if str(getattr(config, "attn_sanitize", "OFF")).upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("asan")
+
 # Compiling GPU kernels to cubins needs ptxas ($CUDA_HOME, /usr/local/cuda).
 cuda_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
 if os.access(os.path.join(cuda_home, "bin", "ptxas"), os.X_OK):

@@ -1,6 +1,7 @@
 //===- AttnDialect.cpp - attn dialect registration ------------------------===//
 
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/Dialect/AttnAsm.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"

@@ -11,6 +11,7 @@
 #include "attn/Dialect/ShapeCheck.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -25,6 +26,16 @@ static LogicalResult verifyFiniteAttr(Operation *op, StringRef name,
     return op->emitOpError()
            << "attribute '" << name << "' must be "
            << (positive ? "positive and " : "") << "finite, got " << value;
+  // The ops compute in f32 (score maps, norms, RoPE angles): a value that
+  // rounds to inf there, or lies below the smallest normal f32 (where it
+  // rounds to 0 or loses its precision), would silently change the result.
+  double mag = std::fabs(value);
+  if (mag > std::numeric_limits<float>::max() ||
+      (mag != 0.0 && mag < std::numeric_limits<float>::min()))
+    return op->emitOpError()
+           << "attribute '" << name << "' = " << value
+           << " is not representable in f32, the type the op computes in "
+              "(normal f32 magnitudes are 1.17549435e-38 .. 3.40282347e+38)";
   return success();
 }
 

@@ -44,6 +44,9 @@ func::FuncOp mlir::attn::createBlockKernel(AttentionOp op, SymbolTable &symbols,
 
 namespace {
 
+/// The widest head dim (D and Dv) the fused CPU kernel takes.
+constexpr int64_t kMaxFusedHeadDim = 1024;
+
 /// Why `op` cannot become fused kernels yet, or "" if it can. PaTH with MTA
 /// pieces is PaTH here too: the MTA kernels have no transported keys.
 std::string unfusableReason(AttentionOp op) {
@@ -51,6 +54,14 @@ std::string unfusableReason(AttentionOp op) {
     return "PaTH with RoPE";
   if (op.getW() && (op.hasMTA() || op.getNorm()))
     return "PaTH";
+  // Wider rows make the CPU backend's tiles vectors that LLVM's x86
+  // instruction selection cannot lower (D = 65536 aborts there, D = 10^6
+  // does not finish); the reference lowering computes any D.
+  for (Value v : {op.getQ(), op.getV()})
+    if (int64_t d = cast<ShapedType>(v.getType()).getDimSize(3);
+        d > kMaxFusedHeadDim)
+      return "head dim " + std::to_string(d) + " > " +
+             std::to_string(kMaxFusedHeadDim);
   return "";
 }
 
@@ -59,8 +70,11 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (blockM < 1 || blockN < 1) {
-      module.emitError() << "attn-to-block: block-m and block-n must be >= 1, "
+    // Tiles are blockM x D and blockN x D vectors: beyond 1024 rows they
+    // grow past what the backend lowers in reasonable time.
+    if (blockM < 1 || blockN < 1 || blockM > 1024 || blockN > 1024) {
+      module.emitError() << "attn-to-block: block-m and block-n must be in "
+                            "[1, 1024], "
                          << "got " << static_cast<int64_t>(blockM) << " and "
                          << static_cast<int64_t>(blockN);
       return signalPassFailure();

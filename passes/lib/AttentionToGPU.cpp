@@ -7,6 +7,7 @@
 
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Passes/GpuPlan.h"
+#include "attn/Passes/GpuTarget.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
@@ -126,30 +127,13 @@ FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, StringRef chip,
     return unsupported("Multi-Token Attention (kq_conv / head_mix)");
   if (op.getNorm())
     return unsupported("head_norm");
-  if (warps != 1 && warps != 2 && warps != 4 && warps != 8)
-    return op.emitError("GPU option warps must be 1, 2, 4 or 8, got ") << warps;
-  if (mTiles != 1 && mTiles != 2)
-    return op.emitError("GPU option m-tiles must be 1 or 2, got ") << mTiles;
-  if (blockN != 32 && blockN != 64 && blockN != 128)
-    return op.emitError("GPU option block-n must be 32, 64 or 128, got ")
-           << blockN;
-  // wgmma (warpgroup MMA) exists only on sm_90a; its kernel runs one or two
-  // warpgroups of 64 query rows each and takes key tiles of 64 or 128.
+  if (std::string bad = checkGpuChip(chip); !bad.empty())
+    return op.emitError(bad);
+  if (std::string bad =
+          checkGpuKernelOptions(chip, overlap, warps, mTiles, blockN);
+      !bad.empty())
+    return op.emitError(bad);
   const bool wgmma = chip == "sm_90a";
-  if (wgmma && warps != 4 && warps != 8)
-    return op.emitError("GPU option warps must be 4 or 8 (one or two "
-                        "warpgroups) for the sm_90a wgmma kernel, got ")
-           << warps;
-  if (wgmma && mTiles != 1)
-    return op.emitError("GPU option m-tiles must be 1 for the sm_90a wgmma "
-                        "kernel (a warpgroup owns 64 rows), got ")
-           << mTiles;
-  if (overlap && !wgmma)
-    return op.emitError("GPU option overlap needs the sm_90a wgmma kernel "
-                        "(chip=sm_90a)");
-  if (wgmma && blockN == 32)
-    return op.emitError(
-        "GPU option block-n must be 64 or 128 for the sm_90a wgmma kernel");
   auto qt = cast<ShapedType>(op.getQ().getType());
   auto kt = cast<ShapedType>(op.getK().getType());
   auto vt = cast<ShapedType>(op.getV().getType());
@@ -165,10 +149,7 @@ FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, StringRef chip,
   GpuPlan p;
   p.wgmma = wgmma;
   // griddepcontrol exists from sm_90 on ("sm_90", "sm_90a", "sm_100", ...).
-  unsigned smVersion = 0;
-  if (chip.starts_with("sm_"))
-    chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, smVersion);
-  p.dependentLaunch = smVersion >= 90;
+  p.dependentLaunch = gpuSmVersion(chip) >= 90;
   p.overlap = overlap;
   p.warps = warps;
   p.mTiles = mTiles;
@@ -249,6 +230,17 @@ FailureOr<AttentionOp> soleAttention(func::FuncOp fn) {
 struct AttnAttentionToGPUPass
     : attn::impl::AttnAttentionToGPUBase<AttnAttentionToGPUPass> {
   using AttnAttentionToGPUBase::AttnAttentionToGPUBase;
+
+  /// The options are checked before any function is looked at, so that a
+  /// bad chip fails even on a module without attention.
+  LogicalResult initialize(MLIRContext *ctx) override {
+    std::string bad = checkGpuChip(chip);
+    if (bad.empty())
+      bad = checkGpuKernelOptions(chip, overlap, warps, mTiles, blockN);
+    if (bad.empty())
+      return success();
+    return emitError(UnknownLoc::get(ctx), "attn-attention-to-gpu: ") << bad;
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();

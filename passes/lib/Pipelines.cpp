@@ -1,5 +1,6 @@
 //===- Pipelines.cpp - named attn pipelines -------------------------------===//
 
+#include "attn/Passes/GpuTarget.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -90,6 +91,17 @@ void mlir::attn::setDefaultPtxDumpPath(llvm::StringRef path) {
   defaultPtxDumpPath() = path.str();
 }
 
+std::string
+mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
+  std::string bad = checkGpuChip(options.chip);
+  if (bad.empty())
+    bad = checkGpuKernelOptions(options.chip, options.overlap, options.warps,
+                                options.mTiles, options.blockN);
+  if (bad.empty())
+    bad = checkGpuFormat(options.format);
+  return bad;
+}
+
 void mlir::attn::buildGPUPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
   pm.addPass(createAttnFuse());
@@ -162,12 +174,19 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
 } // namespace
 
 void mlir::attn::registerAttnPipelines() {
-  PassPipelineRegistration<GPUPipelineCLOptions>(
+  // registerPassPipeline rather than PassPipelineRegistration: the builder
+  // can then refuse bad options (an error and a non-zero exit) instead of
+  // building a pipeline that aborts in LLVM or succeeds with a bad format.
+  registerPassPipeline(
       "attn-to-gpu",
       "Compile attn programs for NVIDIA GPUs: attn-fuse, tensor-core kernels "
       "for the fused attn.attention (attn-attention-to-gpu), NVVM, then a "
       "gpu.binary (cubin through ptxas, or PTX)",
-      [](OpPassManager &pm, const GPUPipelineCLOptions &o) {
+      [](OpPassManager &pm, StringRef optionsStr,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        GPUPipelineCLOptions o;
+        if (failed(o.parseFromString(optionsStr)))
+          return failure();
         GPUPipelineOptions opts;
         opts.chip = o.chip;
         opts.warps = o.warps;
@@ -177,7 +196,13 @@ void mlir::attn::registerAttnPipelines() {
         opts.toolkit = o.toolkit;
         opts.format = o.format;
         opts.dumpPtx = o.dumpPtx;
+        if (std::string bad = checkGPUPipelineOptions(opts); !bad.empty())
+          return errorHandler("attn-to-gpu: " + bad);
         buildGPUPipeline(pm, opts);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(GPUPipelineCLOptions());
       });
   PassPipelineRegistration<>(
       "attn-reference-to-llvm",

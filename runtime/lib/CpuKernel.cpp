@@ -2,6 +2,8 @@
 
 #include "KernelSupport.h"
 
+#include "attn/Memory.h"
+
 #include "attn/Passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -14,6 +16,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 using llvm::createStringError;
 using llvm::Error;
@@ -41,9 +45,14 @@ struct Descriptor {
 
 /// libomp for multi-threaded kernels: $ATTN_LIBOMP, else the one found at
 /// configure time; "" when neither exists (kernels then run on one thread).
-std::string openMPLibrary() {
-  if (const char *env = std::getenv("ATTN_LIBOMP"))
-    return llvm::sys::fs::exists(env) ? env : "";
+/// An ATTN_LIBOMP naming no file is an error, not a silent single thread.
+Expected<std::string> openMPLibrary() {
+  if (const char *env = std::getenv("ATTN_LIBOMP"); env && *env) {
+    if (!llvm::sys::fs::exists(env))
+      return createStringError(std::string("ATTN_LIBOMP='") + env +
+                               "' does not exist");
+    return std::string(env);
+  }
 #ifdef ATTN_LIBOMP_PATH
   if (llvm::sys::fs::exists(ATTN_LIBOMP_PATH))
     return ATTN_LIBOMP_PATH;
@@ -70,6 +79,7 @@ public:
   Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) override;
   Error launch(llvm::ArrayRef<TensorView> inputs, const TensorView &output,
                void *stream) override;
+  Error probeReferencePart(Pipeline pipeline);
 
 private:
   /// The entry function's result: a buffer the program allocated (freed
@@ -87,8 +97,15 @@ private:
   /// read in place; others are packed into a contiguous copy first (the
   /// lowered functions take identity-layout memrefs).
   Expected<Result> invoke(llvm::ArrayRef<TensorView> inputs);
+  /// Fails when a run on `inputs` needs more memory than can be allocated.
+  Error checkMemory(llvm::ArrayRef<TensorView> inputs);
 
   std::unique_ptr<ExecutionEngine> engine;
+  /// The program after attn-fuse and attn-to-block: the attn ops left in
+  /// it are those the reference lowering materializes (score maps).
+  OwningOpRef<ModuleOp> referencePart;
+  std::mutex memoryMutex;
+  std::map<std::vector<std::vector<int64_t>>, uint64_t> workBytes;
 };
 
 Expected<std::shared_ptr<Kernel>>
@@ -114,7 +131,12 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
     fn.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
   // Program instances run on OpenMP threads when libomp can be loaded.
-  std::string omp = openMPLibrary();
+  auto ompLib = openMPLibrary();
+  if (!ompLib)
+    return ompLib.takeError();
+  std::string omp = *ompLib;
+  if (Error e = kernel->probeReferencePart(options.pipeline))
+    return std::move(e);
   PassManager pm(ctx);
   if (options.pipeline == Pipeline::Reference)
     mlir::attn::buildReferenceToLLVMPipeline(pm);
@@ -146,8 +168,56 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
   return std::shared_ptr<Kernel>(std::move(kernel));
 }
 
+/// Which attn ops the pipeline leaves to the reference lowering: those
+/// still present after attn-fuse and attn-to-block (all of them on the
+/// reference pipeline).
+Error CpuKernel::probeReferencePart(Pipeline pipeline) {
+  referencePart = program->clone();
+  if (pipeline == Pipeline::Reference)
+    return Error::success();
+  // Its remarks are the real compile's too: drop them here.
+  ScopedDiagnosticHandler quiet(ctx.get(), [](Diagnostic &d) {
+    return success(d.getSeverity() == DiagnosticSeverity::Remark);
+  });
+  PassManager pm(ctx.get());
+  pm.addPass(mlir::attn::createAttnFuse());
+  pm.addPass(mlir::attn::createAttnToBlock());
+  if (failed(pm.run(*referencePart)))
+    return createStringError("attn-fuse/attn-to-block failed on @" + entry);
+  return Error::success();
+}
+
+Error CpuKernel::checkMemory(llvm::ArrayRef<TensorView> inputs) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const TensorView &in : inputs)
+    shapes.emplace_back(in.shape.begin(), in.shape.end());
+  uint64_t work;
+  {
+    std::lock_guard<std::mutex> lock(memoryMutex);
+    auto it = workBytes.find(shapes);
+    if (it == workBytes.end()) {
+      auto fn = referencePart->lookupSymbol<func::FuncOp>(entry);
+      it = workBytes.emplace(shapes, materializedBytes(fn, shapes, 0)).first;
+    }
+    work = it->second;
+  }
+  // Inputs converted to the argument types, the reference part's tensors,
+  // and the largest input again for a fused kernel's output ([B, Hq, T, Dv]
+  // is at most that of q or v).
+  uint64_t inBytes = 0, largest = 0;
+  for (auto [i, in] : llvm::enumerate(inputs)) {
+    uint64_t b = checkedBytes(in.shape, dtypeSize(args[i].dtype)).value_or(0);
+    inBytes = addBytes(inBytes, b);
+    largest = std::max(largest, b);
+  }
+  return checkAllocatable(addBytes(addBytes(inBytes, work), largest),
+                          "running @" + entry + " on the CPU");
+}
+
 Expected<CpuKernel::Result>
 CpuKernel::invoke(llvm::ArrayRef<TensorView> inputs) {
+  if (Error e = checkMemory(inputs))
+    return std::move(e);
   std::vector<std::vector<uint8_t>> packedCopies;
   llvm::SmallVector<Descriptor, 8> descs;
   for (const TensorView &in : inputs) {

@@ -5,6 +5,7 @@
 #include "ShapeSpecialize.h"
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/Memory.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/InitAllDialects.h"
@@ -15,6 +16,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <cstring>
+#include <cmath>
 
 using llvm::createStringError;
 using llvm::Error;
@@ -77,8 +79,19 @@ Expected<std::vector<uint8_t>> convertTo(const HostArray &in, DType want,
                              " to " + dtypeName(want).str());
   HostArray out{want, in.shape,
                 std::vector<uint8_t>(in.numel() * dtypeSize(want))};
-  for (size_t i = 0, n = in.numel(); i < n; ++i)
-    out.set(i, in.get(i));
+  const bool narrowing = dtypeSize(want) < dtypeSize(in.dtype);
+  for (size_t i = 0, n = in.numel(); i < n; ++i) {
+    double x = in.get(i);
+    out.set(i, x);
+    // A finite value that becomes inf in the narrower type is refused, not
+    // silently turned into inf (an f64 1e300 read for an f32 argument).
+    if (narrowing && std::isfinite(x) && !isInt(want) &&
+        !std::isfinite(out.get(i)))
+      return createStringError(
+          "argument " + std::to_string(idx) + ": element " + std::to_string(i) +
+          " = " + std::to_string(x) + " of the " + dtypeName(in.dtype).str() +
+          " input overflows " + dtypeName(want).str());
+  }
   return std::move(out.bytes);
 }
 
@@ -104,6 +117,16 @@ Error ProgramKernel::load(llvm::StringRef source, llvm::StringRef entryName,
       return sig.takeError();
     args.push_back(*sig);
   }
+  func.walk([&](Operation *op) {
+    Value g;
+    if (auto s = dyn_cast<mlir::attn::ScoresOp>(op))
+      g = s.getG();
+    else if (auto a = dyn_cast<mlir::attn::AttentionOp>(op))
+      g = a.getG();
+    if (auto arg = dyn_cast_or_null<BlockArgument>(g))
+      if (!llvm::is_contained(gateArgs, arg.getArgNumber()))
+        gateArgs.push_back(arg.getArgNumber());
+  });
   if (func.getNumResults() != 1)
     return createStringError("@" + entry +
                              " must return exactly one tensor, it returns " +
@@ -112,6 +135,26 @@ Error ProgramKernel::load(llvm::StringRef source, llvm::StringRef entryName,
   if (!r)
     return r.takeError();
   res = *r;
+  return Error::success();
+}
+
+Error ProgramKernel::checkGateValues(llvm::ArrayRef<HostArray> inputs) const {
+  for (size_t idx : gateArgs) {
+    const HostArray &g = inputs[idx];
+    if (g.dtype == DType::I32 || g.dtype == DType::I64)
+      continue;
+    for (size_t i = 0, n = g.numel(); i < n; ++i) {
+      double x = g.get(i);
+      if (!std::isinf(x))
+        continue;
+      return createStringError(
+          "input " + std::to_string(idx) + " (a log forget gate) holds " +
+          (x < 0 ? "-inf" : "+inf") + " at element " + std::to_string(i) +
+          (x < 0 ? " (a forget gate of exactly 0)" : "") +
+          ": not supported, the gate bias is computed from prefix sums and "
+          "would be NaN (-inf - -inf)");
+    }
+  }
   return Error::success();
 }
 
@@ -136,6 +179,18 @@ InputChecker::check(ModuleOp program, llvm::StringRef entry,
       return createStringError("input " + std::to_string(i) + " must be " +
                                sig.str() + ", got " + got.str());
     }
+    // The data must be exactly what the shape says: a wrapped element
+    // count (e.g. 2^32 x 2^32) must not pass as an empty array.
+    std::optional<uint64_t> bytes = checkedBytes(in.shape, dtypeSize(in.dtype));
+    if (!bytes)
+      return createStringError("input " + std::to_string(i) + " has " +
+                               TensorSig{in.dtype, in.shape}.str() +
+                               ": more than 2^62 bytes");
+    if (*bytes != in.bytes.size())
+      return createStringError("input " + std::to_string(i) + " has " +
+                               TensorSig{in.dtype, in.shape}.str() + " (" +
+                               std::to_string(*bytes) + " bytes) but holds " +
+                               std::to_string(in.bytes.size()) + " bytes");
     shapes.push_back(in.shape);
   }
   if (auto r = verify(program, entry, shapes); !r)

@@ -114,7 +114,11 @@ protected:
   /// The inputs' shapes once they match the signature and the verifiers.
   llvm::Expected<std::vector<std::vector<int64_t>>>
   checkInputs(llvm::ArrayRef<HostArray> inputs) {
-    return checker.check(*program, entry, args, inputs);
+    auto shapes = checker.check(*program, entry, args, inputs);
+    if (shapes)
+      if (llvm::Error e = checkGateValues(inputs))
+        return std::move(e);
+    return shapes;
   }
   /// Checks launch()'s views (count, each view, the shape relations, the
   /// output's shape and that it does not overlap itself); returns the
@@ -128,10 +132,16 @@ protected:
     std::vector<TensorView> views;
   };
   llvm::Expected<HostInputs> convertInputs(llvm::ArrayRef<HostArray> inputs);
+  /// Fails when a log forget gate argument holds +-inf: the kernels compute
+  /// the bias as a difference of prefix sums, G_i - G_j, which is NaN
+  /// (-inf - -inf) where the exact sum over (j, i] is finite.
+  llvm::Error checkGateValues(llvm::ArrayRef<HostArray> inputs) const;
 
   std::unique_ptr<MLIRContext> ctx;
   OwningOpRef<ModuleOp> program;
   std::string entry;
+  /// Entry arguments used as a log forget gate (`g` of scores/attention).
+  std::vector<size_t> gateArgs;
 
 private:
   InputChecker checker;

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Npy.h"
+#include "attn/Memory.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/Twine.h"
@@ -424,31 +425,48 @@ uint16_t attn::floatToBf16(float f) {
 // Reading
 //===----------------------------------------------------------------------===//
 
-llvm::Expected<NpyArray> attn::readNpyBuffer(StringRef contents,
-                                             StringRef name) {
-  if (contents.size() < kMagicLen ||
-      contents.substr(0, kMagicLen) != StringRef(kMagic, kMagicLen))
+namespace {
+/// What the preamble and header say: element type, shape and where the
+/// data starts; `dataBytes` is checked against overflow.
+struct NpyLayout {
+  DType dtype;
+  std::vector<int64_t> shape;
+  uint64_t dataOffset;
+  uint64_t dataBytes;
+};
+
+/// Parses the preamble and header at the start of `prefix`, which holds at
+/// least the first `kMagicLen + 6` bytes of the file or all of it;
+/// `wantHeader` is set to the bytes needed when the header is longer than
+/// `prefix` (then nothing else is checked).
+llvm::Expected<NpyLayout> parseLayout(StringRef prefix, StringRef name,
+                                      uint64_t &wantHeader) {
+  wantHeader = 0;
+  if (prefix.size() < kMagicLen ||
+      prefix.substr(0, kMagicLen) != StringRef(kMagic, kMagicLen))
     return makeError(name, "not a .npy file (bad magic string)");
-  if (contents.size() < kMagicLen + 2)
+  if (prefix.size() < kMagicLen + 2)
     return makeError(name, "truncated .npy preamble (no version)");
-  const unsigned major = static_cast<unsigned char>(contents[6]);
-  const unsigned minor = static_cast<unsigned char>(contents[7]);
+  const unsigned major = static_cast<unsigned char>(prefix[6]);
+  const unsigned minor = static_cast<unsigned char>(prefix[7]);
   if (major < 1 || major > 3 || minor != 0)
     return makeError(name, "unsupported .npy format version " + Twine(major) +
                                "." + Twine(minor));
   const size_t lenBytes = major == 1 ? 2 : 4;
   const size_t preamble = kMagicLen + 2 + lenBytes;
-  if (contents.size() < preamble)
+  if (prefix.size() < preamble)
     return makeError(name, "truncated .npy preamble (no header length)");
   const uint64_t headerLen =
-      major == 1 ? llvm::support::endian::read16le(contents.data() + 8)
-                 : llvm::support::endian::read32le(contents.data() + 8);
-  if (headerLen > contents.size() - preamble)
+      major == 1 ? llvm::support::endian::read16le(prefix.data() + 8)
+                 : llvm::support::endian::read32le(prefix.data() + 8);
+  if (headerLen > prefix.size() - preamble) {
+    wantHeader = preamble + headerLen;
     return makeError(name, "truncated header: header length " +
                                Twine(headerLen) + " but only " +
-                               Twine(contents.size() - preamble) +
+                               Twine(prefix.size() - preamble) +
                                " bytes follow");
-  StringRef headerText = contents.substr(preamble, headerLen);
+  }
+  StringRef headerText = prefix.substr(preamble, headerLen);
   if (headerText.find('\0') != StringRef::npos)
     return makeError(name, "malformed header: contains a NUL byte");
 
@@ -472,34 +490,110 @@ llvm::Expected<NpyArray> attn::readNpyBuffer(StringRef contents,
   std::optional<uint64_t> numel = checkedNumel(*header->shape);
   if (!numel)
     return makeError(name, "shape has too many elements");
-  const uint64_t elemSize = dtypeSize(*dtype);
-  const uint64_t dataBytes = *numel * elemSize;
-  const uint64_t available = contents.size() - preamble - headerLen;
-  if (available != dataBytes)
-    return makeError(name, "data size mismatch: shape and dtype need " +
-                               Twine(dataBytes) + " bytes but the file has " +
-                               Twine(available) + " after the header");
+  return NpyLayout{*dtype, std::move(*header->shape), preamble + headerLen,
+                   *numel * dtypeSize(*dtype)};
+}
 
+NpyArray arrayOf(NpyLayout layout, const char *data) {
   NpyArray array;
-  array.dtype = *dtype;
-  array.shape = std::move(*header->shape);
-  const char *data = contents.data() + preamble + headerLen;
+  array.dtype = layout.dtype;
+  array.shape = std::move(layout.shape);
   array.bytes.assign(reinterpret_cast<const uint8_t *>(data),
-                     reinterpret_cast<const uint8_t *>(data) + dataBytes);
+                     reinterpret_cast<const uint8_t *>(data) +
+                         layout.dataBytes);
   if (llvm::sys::IsBigEndianHost)
-    swapElements(array.bytes, elemSize);
+    swapElements(array.bytes, dtypeSize(array.dtype));
   return array;
 }
 
+llvm::Error sizeMismatch(StringRef name, uint64_t want, uint64_t have) {
+  return makeError(name, "data size mismatch: shape and dtype need " +
+                             Twine(want) + " bytes but the file has " +
+                             Twine(have) + " after the header");
+}
+} // namespace
+
+llvm::Expected<NpyArray> attn::readNpyBuffer(StringRef contents,
+                                             StringRef name) {
+  uint64_t wantHeader;
+  auto layout = parseLayout(contents, name, wantHeader);
+  if (!layout)
+    return layout.takeError();
+  const uint64_t available = contents.size() - layout->dataOffset;
+  if (available != layout->dataBytes)
+    return sizeMismatch(name, layout->dataBytes, available);
+  return arrayOf(std::move(*layout), contents.data() + layout->dataOffset);
+}
+
 llvm::Expected<NpyArray> attn::readNpy(StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
-  if (!buffer)
+  // The header is read and checked before the data, and only as much data
+  // as it announces: a device such as /dev/zero or a huge unrelated file is
+  // refused without reading it whole.
+  auto cannot = [&](std::error_code ec) {
     return llvm::createStringError(
-        buffer.getError(),
-        path + ": cannot read file: " + buffer.getError().message());
-  return readNpyBuffer((*buffer)->getBuffer(), path);
+        ec, path + ": cannot read file: " + ec.message());
+  };
+  llvm::Expected<llvm::sys::fs::file_t> file =
+      llvm::sys::fs::openNativeFileForRead(path);
+  if (!file)
+    return cannot(llvm::errorToErrorCode(file.takeError()));
+  struct Closer {
+    llvm::sys::fs::file_t f;
+    ~Closer() { llvm::sys::fs::closeFile(f); }
+  } closer{*file};
+  // Reads up to `n` more bytes into `buf`; fewer only at end of file.
+  auto readMore = [&](std::string &buf, uint64_t n) -> std::error_code {
+    size_t start = buf.size();
+    buf.resize(start + n);
+    size_t got = 0;
+    while (got < n) {
+      llvm::Expected<size_t> r = llvm::sys::fs::readNativeFile(
+          *file, llvm::MutableArrayRef<char>(&buf[start + got], n - got));
+      if (!r)
+        return llvm::errorToErrorCode(r.takeError());
+      if (*r == 0)
+        break;
+      got += *r;
+    }
+    buf.resize(start + got);
+    return {};
+  };
+  std::string head;
+  if (std::error_code ec = readMore(head, 4096))
+    return cannot(ec);
+  uint64_t wantHeader;
+  auto layout = parseLayout(head, path, wantHeader);
+  if (!layout && wantHeader > head.size() && head.size() == 4096) {
+    llvm::consumeError(layout.takeError());
+    // .npy 2.x headers may be up to 4 GiB; anything that large is not a
+    // header NumPy writes for a tensor.
+    if (wantHeader > (uint64_t(1) << 24))
+      return makeError(path, "header length " + Twine(wantHeader) +
+                                 " is implausibly large (over 16 MiB)");
+    if (std::error_code ec = readMore(head, wantHeader - head.size()))
+      return cannot(ec);
+    layout = parseLayout(head, path, wantHeader);
+  }
+  if (!layout)
+    return layout.takeError();
+  const uint64_t offset = layout->dataOffset, want = layout->dataBytes;
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) &&
+      status.type() == llvm::sys::fs::file_type::regular_file &&
+      status.getSize() != offset + want)
+    return sizeMismatch(
+        path, want, status.getSize() > offset ? status.getSize() - offset : 0);
+  if (llvm::Error e = checkAllocatable(want, (path + ": the data").str()))
+    return std::move(e);
+  // What is left to read, plus one byte to detect trailing data on a pipe.
+  const uint64_t have = head.size() - std::min<uint64_t>(head.size(), offset);
+  if (have <= want)
+    if (std::error_code ec = readMore(head, want - have + 1))
+      return cannot(ec);
+  const uint64_t got = head.size() - offset;
+  if (got != want)
+    return sizeMismatch(path, want, got);
+  return arrayOf(std::move(*layout), head.data() + offset);
 }
 
 //===----------------------------------------------------------------------===//

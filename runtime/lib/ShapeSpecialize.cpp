@@ -2,6 +2,8 @@
 
 #include "ShapeSpecialize.h"
 
+#include "attn/Memory.h"
+
 #include "attn/Dialect/AttnDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -33,11 +35,11 @@ static Type refinedResultType(Operation *op) {
   return RankedTensorType::get(shapeOf(op->getOperand(0)), elt);
 }
 
-namespace attn {
-
-llvm::Error verifyAtShapes(func::FuncOp func,
-                           const std::vector<std::vector<int64_t>> &shapes,
-                           std::vector<int64_t> *resultShape) {
+/// A clone of `func` in a scratch module with its arguments at `shapes`
+/// (result types of its ops still the original ones).
+static std::pair<OwningOpRef<ModuleOp>, func::FuncOp>
+cloneAtShapes(func::FuncOp func,
+              const std::vector<std::vector<int64_t>> &shapes) {
   OpBuilder builder(func.getContext());
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
   builder.setInsertionPointToStart(scratch->getBody());
@@ -47,7 +49,57 @@ llvm::Error verifyAtShapes(func::FuncOp func,
     auto t = cast<RankedTensorType>(arg.getType());
     arg.setType(RankedTensorType::get(shape, t.getElementType()));
   }
+  return {std::move(scratch), clone};
+}
 
+/// Whether every operand of `op` is a static ranked tensor (or not a
+/// tensor): refinedResultType needs that.
+static bool staticOperands(Operation *op) {
+  return llvm::all_of(op->getOperandTypes(), [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return !r || r.hasStaticShape();
+  });
+}
+
+namespace attn {
+
+uint64_t materializedBytes(func::FuncOp func,
+                           const std::vector<std::vector<int64_t>> &shapes,
+                           unsigned bytesPerElement) {
+  auto [scratch, clone] = cloneAtShapes(func, shapes);
+  uint64_t total = 0;
+  auto count = [&](ArrayRef<int64_t> shape, Type elt, uint64_t copies) {
+    uint64_t esz = bytesPerElement
+                       ? bytesPerElement
+                       : std::max<uint64_t>(1, elt.getIntOrFloatBitWidth() / 8);
+    std::optional<uint64_t> b = checkedBytes(shape, esz);
+    for (uint64_t i = 0; i < copies; ++i)
+      total = addBytes(total, b ? *b : std::numeric_limits<uint64_t>::max());
+  };
+  clone.walk([&](Operation *op) {
+    if (!isa<mlir::attn::AttnDialect>(op->getDialect()) ||
+        op->getNumResults() != 1 || !staticOperands(op))
+      return;
+    Type t = refinedResultType(op);
+    op->getResult(0).setType(t);
+    auto rt = cast<RankedTensorType>(t);
+    count(rt.getShape(), rt.getElementType(), 1);
+    if (auto att = dyn_cast<mlir::attn::AttentionOp>(op)) {
+      auto q = cast<RankedTensorType>(att.getQ().getType()).getShape();
+      auto k = cast<RankedTensorType>(att.getK().getType()).getShape();
+      uint64_t maps =
+          2 + (att.getKqConvPre() ? 1 : 0) + (att.getHeadMixPre() ? 1 : 0) +
+          (att.getKqConvPost() ? 1 : 0) + (att.getHeadMixPost() ? 1 : 0);
+      count({q[0], q[1], q[2], k[2]}, Float32Type::get(op->getContext()), maps);
+    }
+  });
+  return total;
+}
+
+llvm::Error verifyAtShapes(func::FuncOp func,
+                           const std::vector<std::vector<int64_t>> &shapes,
+                           std::vector<int64_t> *resultShape) {
+  auto [scratch, clone] = cloneAtShapes(func, shapes);
   std::string messages;
   llvm::raw_string_ostream os(messages);
   ScopedDiagnosticHandler handler(func.getContext(), [&](Diagnostic &diag) {

@@ -94,7 +94,7 @@ func.func @groups_out_of_order(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>)
 // -----
 
 func.func @window_without_value(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>) {
-  // expected-error @+1 {{expected attribute value}}
+  // expected-error @+1 {{expected an integer}}
   %0 = attn.scores %q, %k mask sliding_window window : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   return
 }
@@ -111,7 +111,7 @@ func.func @integer_theta(%q: tensor<1x2x4x8xf32>) {
 // -----
 
 func.func @float_rotary_dim(%q: tensor<1x2x4x8xf32>) {
-  // expected-error @+1 {{floating point value not valid for specified type}}
+  // expected-error @+1 {{expected an integer}}
   %0 = attn.rope %q rotary_dim 2.5 : tensor<1x2x4x8xf32>
   return
 }

@@ -222,10 +222,9 @@ Expected<Tensor> evaluate(func::FuncOp func, llvm::ArrayRef<Tensor> inputs) {
   return createStringError("function has no return");
 }
 
-Expected<std::vector<Tensor>> randomInputs(func::FuncOp func,
-                                           const RandomSpec &spec) {
-  std::vector<Tensor> out;
-  uint64_t seed = spec.seed * 1000003ull + 17;
+Expected<std::vector<std::vector<int64_t>>>
+randomInputShapes(func::FuncOp func, const RandomSpec &spec) {
+  std::vector<std::vector<int64_t>> shapes;
   for (BlockArgument arg : func.getBody().front().getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type)
@@ -249,6 +248,21 @@ Expected<std::vector<Tensor>> randomInputs(func::FuncOp func,
       else
         shape[d] = spec.seqLen;
     }
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
+Expected<std::vector<Tensor>> randomInputs(func::FuncOp func,
+                                           const RandomSpec &spec) {
+  std::vector<Tensor> out;
+  uint64_t seed = spec.seed * 1000003ull + 17;
+  auto shapes = randomInputShapes(func, spec);
+  if (!shapes)
+    return shapes.takeError();
+  for (BlockArgument arg : func.getBody().front().getArguments()) {
+    Role role = roleOf(arg);
+    const std::vector<int64_t> &shape = (*shapes)[arg.getArgNumber()];
     uint64_t s = ++seed;
     Tensor t;
     switch (role) {

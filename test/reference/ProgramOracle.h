@@ -40,6 +40,10 @@ struct RandomSpec {
 llvm::Expected<std::vector<Tensor>> randomInputs(mlir::func::FuncOp func,
                                                  const RandomSpec &spec);
 
+/// The shapes randomInputs gives the arguments (nothing is drawn).
+llvm::Expected<std::vector<std::vector<int64_t>>>
+randomInputShapes(mlir::func::FuncOp func, const RandomSpec &spec);
+
 /// Conversions between host arrays and oracle tensors.
 llvm::Expected<Tensor> fromHost(const NpyArray &a);
 NpyArray toHost(const Tensor &t, DType dtype);

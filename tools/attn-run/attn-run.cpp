@@ -9,6 +9,7 @@
 
 #include "ProgramOracle.h"
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/Memory.h"
 #include "attn/Runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,6 +29,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 using namespace llvm;
 namespace cl = llvm::cl;
@@ -156,9 +158,29 @@ int main(int argc, char **argv) {
     spec.seed = seed;
     std::pair<StringRef, StringRef> range = StringRef(betaRange).split(',');
     if (range.first.getAsDouble(spec.betaLo) ||
-        range.second.getAsDouble(spec.betaHi) || spec.betaLo > spec.betaHi)
-      return fail("--beta-range must be lo,hi with lo <= hi, got '" +
+        range.second.getAsDouble(spec.betaHi) || !std::isfinite(spec.betaLo) ||
+        !std::isfinite(spec.betaHi) || spec.betaLo > spec.betaHi)
+      return fail("--beta-range must be lo,hi (finite) with lo <= hi, got '" +
                   betaRange + "'");
+    // Sizes first: a product that wraps must not become an empty array,
+    // and inputs that cannot fit must not be drawn (the oracle draws them
+    // as doubles, then they are stored as f32).
+    auto shapes = attn::ref::randomInputShapes(func, spec);
+    if (!shapes)
+      return fail(shapes.takeError());
+    uint64_t drawBytes = 0;
+    for (auto [i, shape] : enumerate(*shapes)) {
+      std::optional<uint64_t> b = attn::checkedBytes(shape, 8 + 4);
+      if (!b)
+        return fail("--random=" + randomShape + ": argument " + Twine(i) +
+                    " would be " +
+                    attn::TensorSig{attn::DType::F32, shape}.str() +
+                    ", more than 2^62 bytes");
+      drawBytes = attn::addBytes(drawBytes, *b);
+    }
+    if (Error e = attn::checkAllocatable(drawBytes, "--random=" + randomShape +
+                                                        ": drawing the inputs"))
+      return fail(std::move(e));
     auto random = attn::ref::randomInputs(func, spec);
     if (!random)
       return fail(random.takeError());
@@ -191,6 +213,17 @@ int main(int argc, char **argv) {
     for (auto [i, a] : enumerate(args))
       if (Error e = attn::writeNpy((saveInputs + Twine(i) + ".npy").str(), a))
         return fail(std::move(e));
+
+  // The oracle's needs are known now: refuse before the kernel runs.
+  if (check) {
+    std::vector<std::vector<int64_t>> inShapes;
+    for (const attn::HostArray &a : args)
+      inShapes.push_back(a.shape);
+    if (Error e = attn::checkAllocatable(
+            attn::materializedBytes(func, inShapes, /*bytesPerElement=*/8),
+            "--check: the fp64 oracle (every op's result in doubles)"))
+      return fail(std::move(e));
+  }
 
   attn::HostArray result;
   {

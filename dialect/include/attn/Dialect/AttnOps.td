@@ -46,8 +46,8 @@ def Attn_RopeOp : Attn_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
                        DefaultValuedAttr<I64Attr, "0">:$offset);
   let results = (outs Attn_Activation:$result);
   let assemblyFormat = [{
-    $input (`positions` `(` $positions^ `)`)? (`style` $style^)?
-    (`theta` $theta^)? (`rotary_dim` $rotary_dim^)? (`offset` $offset^)?
+    $input (`positions` `(` custom<Required>($positions)^ `)`)? (`style` $style^)?
+    (`theta` $theta^)? (`rotary_dim` custom<SignedI64>($rotary_dim)^)? (`offset` custom<SignedI64>($offset)^)?
     attr-dict `:` type($input) (`,` type($positions)^)?
   }];
   let hasVerifier = 1;
@@ -98,8 +98,8 @@ def Attn_ScoresOp : Attn_Op<"scores", [Pure, AttrSizedOperandSegments]> {
                        OptionalAttr<F64Attr>:$scale);
   let results = (outs Attn_ScoreMap:$result);
   let assemblyFormat = [{
-    $q `,` $k (`path` `(` $w^ `,` $beta `)`)? (`gate` `(` $g^ `)`)?
-    (`scaled` $gate_scaled^)? (`mask` $mask^)? (`window` $window^)?
+    $q `,` $k (`path` `(` custom<Required>($w)^ `,` custom<Required>($beta) `)`)? (`gate` `(` custom<Required>($g)^ `)`)?
+    (`scaled` $gate_scaled^)? (`mask` $mask^)? (`window` custom<SignedI64>($window)^)?
     (`scale` $scale^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -231,7 +231,7 @@ def Attn_HeadNormOp : Attn_Op<"head_norm", [Pure, AttrSizedOperandSegments,
                        DefaultValuedAttr<F64Attr, "1.0e-5">:$eps);
   let results = (outs Attn_Activation:$result);
   let assemblyFormat = [{
-    $input `,` $gamma (`gate` `(` $gate_w^ `,` $gate_b `)`)? (`eps` $eps^)?
+    $input `,` $gamma (`gate` `(` custom<Required>($gate_w)^ `,` custom<Required>($gate_b) `)`)? (`eps` $eps^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -334,15 +334,15 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     $q `,` $k `,` $v
     (`rope` `(` $rope_theta^ `)`)? (`rope_style` $rope_style^)?
-    (`rope_dim` $rope_dim^)? (`rope_offset` $rope_offset^)?
-    (`rope_q_offset` $rope_q_offset^)?
-    (`path` `(` $w^ `,` $beta `)`)? (`gate` `(` $g^ `)`)?
+    (`rope_dim` custom<SignedI64>($rope_dim)^)? (`rope_offset` custom<SignedI64>($rope_offset)^)?
+    (`rope_q_offset` custom<SignedI64>($rope_q_offset)^)?
+    (`path` `(` custom<Required>($w)^ `,` custom<Required>($beta) `)`)? (`gate` `(` custom<Required>($g)^ `)`)?
     (`scaled` $gate_scaled^)?
-    (`kq_conv_pre` `(` $kq_conv_pre^ `)`)? (`head_mix_pre` `(` $head_mix_pre^ `)`)?
-    (`kq_conv_post` `(` $kq_conv_post^ `)`)? (`head_mix_post` `(` $head_mix_post^ `)`)?
-    (`norm` `(` $norm^ `)`)? (`norm_gate` `(` $norm_gate_w^ `,` $norm_gate_b `)`)?
+    (`kq_conv_pre` `(` custom<Required>($kq_conv_pre)^ `)`)? (`head_mix_pre` `(` custom<Required>($head_mix_pre)^ `)`)?
+    (`kq_conv_post` `(` custom<Required>($kq_conv_post)^ `)`)? (`head_mix_post` `(` custom<Required>($head_mix_post)^ `)`)?
+    (`norm` `(` custom<Required>($norm)^ `)`)? (`norm_gate` `(` custom<Required>($norm_gate_w)^ `,` custom<Required>($norm_gate_b) `)`)?
     (`norm_eps` $norm_eps^)?
-    (`mask` $mask^)? (`window` $window^)? (`scale` $scale^)?
+    (`mask` $mask^)? (`window` custom<SignedI64>($window)^)? (`scale` $scale^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

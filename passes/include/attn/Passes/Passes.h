@@ -57,6 +57,11 @@ struct GPUPipelineOptions {
   std::string dumpPtx;
 };
 
+/// "" when `options` can be built (chip, kernel shape and format valid),
+/// else a message naming the bad option. buildGPUPipeline assumes this
+/// passed; the attn-to-gpu registration and the runtime call it first.
+std::string checkGPUPipelineOptions(const GPUPipelineOptions &options);
+
 /// The CUDA toolkit directory: $CUDA_HOME, else /usr/local/cuda.
 std::string cudaToolkitPath();
 

@@ -1,0 +1,34 @@
+//===- AttnAsm.h - custom assembly directives of the attn ops ---*- C++ -*-===//
+//
+// Pieces of the declarative assembly formats (AttnOps.td) that ODS alone
+// parses too leniently: an operand inside a keyword group such as `gate(..)`
+// is Optional in ODS, so `gate()` would parse as "no gate" and the feature
+// would silently disappear; an I64 attribute parsed as a signless integer
+// accepts 2^63 .. 2^64-1 and wraps them to negative values.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTNASM_H
+#define ATTN_DIALECT_ATTNASM_H
+
+#include "mlir/IR/OpImplementation.h"
+
+#include <optional>
+
+namespace mlir::attn {
+
+/// `custom<Required>($x)` for an Optional operand inside a keyword group:
+/// once the keyword was read, the operand must be there.
+ParseResult
+parseRequired(OpAsmParser &parser,
+              std::optional<OpAsmParser::UnresolvedOperand> &operand);
+void printRequired(OpAsmPrinter &printer, Operation *op, Value operand);
+
+/// `custom<SignedI64>($attr)`: a decimal integer in [-2^63, 2^63 - 1] as an
+/// i64 IntegerAttr; anything outside that range is a parse error.
+ParseResult parseSignedI64(OpAsmParser &parser, IntegerAttr &attr);
+void printSignedI64(OpAsmPrinter &printer, Operation *op, IntegerAttr attr);
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTNASM_H

@@ -1,0 +1,50 @@
+//===- AttnAsm.cpp - custom assembly directives of the attn ops -----------===//
+
+#include "attn/Dialect/AttnAsm.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+ParseResult mlir::attn::parseRequired(
+    OpAsmParser &parser,
+    std::optional<OpAsmParser::UnresolvedOperand> &operand) {
+  OpAsmParser::UnresolvedOperand value;
+  // parseOperand reports "expected SSA operand" at `)` of an empty group.
+  if (parser.parseOperand(value))
+    return failure();
+  operand = value;
+  return success();
+}
+
+void mlir::attn::printRequired(OpAsmPrinter &printer, Operation *,
+                               Value operand) {
+  printer << operand;
+}
+
+ParseResult mlir::attn::parseSignedI64(OpAsmParser &parser, IntegerAttr &attr) {
+  SMLoc loc = parser.getCurrentLocation();
+  APInt value;
+  OptionalParseResult parsed = parser.parseOptionalInteger(value);
+  if (!parsed.has_value())
+    return parser.emitError(loc, "expected an integer");
+  if (failed(*parsed))
+    return failure();
+  // parseOptionalInteger yields the magnitude's bits with the sign applied;
+  // anything that does not fit a signed 64-bit value is refused rather
+  // than wrapped.
+  if (value.getSignificantBits() > 64)
+    return parser.emitError(loc, "integer ")
+           << llvm::toString(value, 10, /*Signed=*/true)
+           << " does not fit in a signed 64-bit attribute "
+           << "(range -9223372036854775808 .. 9223372036854775807)";
+  attr = parser.getBuilder().getI64IntegerAttr(value.getSExtValue());
+  return success();
+}
+
+void mlir::attn::printSignedI64(OpAsmPrinter &printer, Operation *,
+                                IntegerAttr attr) {
+  printer << attr.getInt();
+}

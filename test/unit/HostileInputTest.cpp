@@ -1,0 +1,253 @@
+//===- HostileInputTest.cpp - bad inputs to the runtime -------------------===//
+//
+// Inputs a hostile or careless user passes to the runtime: each must come
+// back as an error value naming the problem (never a crash, never a silently
+// wrong result), and the neighbouring valid input must still run and match
+// the fp64 oracle, so that a check that refuses everything cannot pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProgramOracle.h"
+#include "attn/Dialect/AttnDialect.h"
+#include "attn/Memory.h"
+#include "attn/Runtime.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+using attn::HostArray;
+
+namespace {
+
+/// Never destroyed: its kernels must not outlive LLVM's static state.
+attn::Engine &engine() {
+  static attn::Engine *e = [] {
+    auto created = attn::Engine::create("cpu");
+    if (!created) {
+      ADD_FAILURE() << llvm::toString(created.takeError());
+      std::abort();
+    }
+    return created->release();
+  }();
+  return *e;
+}
+
+uint64_t freshSeed() {
+  uint64_t s = std::chrono::steady_clock::now().time_since_epoch().count();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(s));
+  return s;
+}
+
+/// A parsed program with its oracle.
+struct Program {
+  std::string source;
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  explicit Program(std::string src) : source(std::move(src)) {
+    mlir::DialectRegistry registry;
+    registry.insert<mlir::attn::AttnDialect>();
+    mlir::registerAllDialects(registry);
+    ctx.appendDialectRegistry(registry);
+    module = mlir::parseSourceString<mlir::ModuleOp>(source, &ctx);
+  }
+  mlir::func::FuncOp main() {
+    return module->lookupSymbol<mlir::func::FuncOp>("main");
+  }
+  /// Random inputs (f32) and the oracle's result for them.
+  std::pair<std::vector<HostArray>, attn::ref::Tensor>
+  draw(int64_t b, int64_t h, int64_t t, uint64_t seed) {
+    attn::ref::RandomSpec spec;
+    spec.batch = b;
+    spec.heads = h;
+    spec.seqLen = t;
+    spec.seed = seed;
+    auto ins = attn::ref::randomInputs(main(), spec);
+    EXPECT_TRUE(bool(ins)) << llvm::toString(ins.takeError());
+    std::vector<HostArray> host;
+    for (const attn::ref::Tensor &x : *ins)
+      host.push_back(attn::ref::toHost(x, attn::DType::F32));
+    auto ref = attn::ref::evaluate(main(), *ins);
+    EXPECT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
+    return {std::move(host), std::move(*ref)};
+  }
+};
+
+std::string foxProgram(int64_t d) {
+  std::string t = "tensor<?x?x?x" + std::to_string(d) + "xf32>";
+  return "func.func @main(%q: " + t + ", %k: " + t + ", %v: " + t +
+         ", %g: tensor<?x?x?xf32>) -> " + t +
+         " {\n"
+         "  %s = attn.scores %q, %k gate(%g) : (" +
+         t + ", " + t +
+         ", tensor<?x?x?xf32>) -> tensor<?x?x?x?xf32>\n"
+         "  %p = attn.softmax %s : tensor<?x?x?x?xf32>\n"
+         "  %o = attn.weighted_sum %p, %v : (tensor<?x?x?x?xf32>, " +
+         t + ") -> " + t + "\n  return %o : " + t + "\n}\n";
+}
+
+std::shared_ptr<attn::Kernel> compile(const std::string &src) {
+  auto k = engine().compile(src);
+  EXPECT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  return k ? *k : nullptr;
+}
+
+/// Runs and compares with the oracle (max relative error <= 1e-5).
+void expectMatches(attn::Kernel &k, const std::vector<HostArray> &ins,
+                   const attn::ref::Tensor &ref) {
+  auto out = k.run(ins);
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  auto got = attn::ref::fromHost(*out);
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  EXPECT_LE(attn::ref::relError(*got, ref), 1e-5);
+}
+
+std::string errorOf(llvm::Expected<HostArray> r) {
+  if (r)
+    return "";
+  return llvm::toString(r.takeError());
+}
+
+} // namespace
+
+TEST(Sizes, CheckedBytes) {
+  EXPECT_EQ(attn::checkedBytes({2, 3, 4}, 4), std::optional<uint64_t>(96));
+  EXPECT_EQ(attn::checkedBytes({}, 8), std::optional<uint64_t>(8));
+  EXPECT_EQ(attn::checkedBytes({0, int64_t(1) << 62}, 4),
+            std::optional<uint64_t>(0));
+  EXPECT_FALSE(attn::checkedBytes({int64_t(1) << 32, int64_t(1) << 32, 2}, 4));
+  EXPECT_FALSE(
+      attn::checkedBytes({1, 4, std::numeric_limits<int64_t>::max()}, 4));
+  EXPECT_FALSE(attn::checkedBytes({-1, 4}, 4));
+  EXPECT_FALSE(attn::checkedBytes({int64_t(1) << 60}, 8));
+  EXPECT_EQ(attn::addBytes(~uint64_t(0) - 1, 5), ~uint64_t(0));
+}
+
+// An array whose shape wraps to a small element count must not run as an
+// empty or short array.
+TEST(Sizes, InputBytesMustMatchShape) {
+  uint64_t seed = freshSeed();
+  Program p(foxProgram(8));
+  auto k = compile(p.source);
+  ASSERT_TRUE(k);
+  auto [ins, ref] = p.draw(1, 2, 5, seed);
+  expectMatches(*k, ins, ref);
+  std::vector<HostArray> bad = ins;
+  bad[0].shape = {int64_t(1) << 32, int64_t(1) << 32, 2, 8};
+  EXPECT_NE(errorOf(k->run(bad)).find("more than 2^62 bytes"),
+            std::string::npos);
+  bad = ins;
+  bad[1].bytes.resize(bad[1].bytes.size() - 4);
+  EXPECT_NE(errorOf(k->run(bad)).find("bytes) but holds"), std::string::npos);
+}
+
+// A float64 value finite in f64 but not in the argument's f32 is refused,
+// not narrowed to inf; f64 values that fit still run.
+TEST(Values, F64InputOverflowingF32) {
+  uint64_t seed = freshSeed();
+  Program p(foxProgram(8));
+  auto k = compile(p.source);
+  ASSERT_TRUE(k);
+  auto [ins, ref] = p.draw(1, 2, 5, seed);
+  HostArray q64{attn::DType::F64, ins[0].shape,
+                std::vector<uint8_t>(ins[0].numel() * 8)};
+  for (size_t i = 0; i < ins[0].numel(); ++i)
+    q64.set(i, ins[0].get(i));
+  std::vector<HostArray> ok = ins;
+  ok[0] = q64;
+  expectMatches(*k, ok, ref);
+  q64.set(7, 1e300);
+  ok[0] = q64;
+  std::string err = errorOf(k->run(ok));
+  EXPECT_NE(err.find("element 7"), std::string::npos) << err;
+  EXPECT_NE(err.find("overflows f32"), std::string::npos) << err;
+}
+
+// A log forget gate of -inf would make the prefix-sum bias NaN: refused.
+TEST(Values, GateMinusInfinity) {
+  uint64_t seed = freshSeed();
+  Program p(foxProgram(8));
+  auto k = compile(p.source);
+  ASSERT_TRUE(k);
+  auto [ins, ref] = p.draw(1, 2, 5, seed);
+  expectMatches(*k, ins, ref);
+  std::vector<HostArray> bad = ins;
+  bad[3].set(3, -std::numeric_limits<double>::infinity());
+  std::string err = errorOf(k->run(bad));
+  EXPECT_NE(err.find("input 3 (a log forget gate) holds -inf at element 3"),
+            std::string::npos)
+      << err;
+  bad[3].set(3, std::numeric_limits<double>::infinity());
+  EXPECT_NE(errorOf(k->run(bad)).find("+inf"), std::string::npos);
+}
+
+// The fused CPU kernel takes D <= 1024; wider heads run through the
+// reference lowering (with a remark), both exact.
+TEST(HeadDim, FusedLimitAndFallback) {
+  uint64_t seed = freshSeed();
+  for (int64_t d : {1024, 1025}) {
+    Program p(foxProgram(d));
+    auto k = compile(p.source);
+    ASSERT_TRUE(k);
+    bool fellBack = false;
+    for (const std::string &r : k->remarks())
+      fellBack |= r.find("head dim 1025 > 1024") != std::string::npos;
+    EXPECT_EQ(fellBack, d == 1025) << "D = " << d;
+    auto [ins, ref] = p.draw(1, 1, 3, seed);
+    expectMatches(*k, ins, ref);
+  }
+}
+
+// An ATTN_LIBOMP that names no file is an error, not a silent fall back to
+// one thread.
+TEST(Environment, MissingLibomp) {
+  ASSERT_EQ(setenv("ATTN_LIBOMP", "/nonexistent/libomp.so", 1), 0);
+  // A text of its own: the engine caches compiles by text.
+  auto k = engine().compile(foxProgram(16) + "// libomp\n");
+  unsetenv("ATTN_LIBOMP");
+  ASSERT_FALSE(bool(k));
+  std::string err = llvm::toString(k.takeError());
+  EXPECT_NE(err.find("ATTN_LIBOMP='/nonexistent/libomp.so' does not exist"),
+            std::string::npos)
+      << err;
+}
+
+// A device or a file that is not a .npy is refused from its first bytes;
+// a header announcing more data than the file holds is refused before the
+// data is read.
+TEST(Npy, NotReadWhole) {
+  auto zero = attn::readNpy("/dev/zero");
+  ASSERT_FALSE(bool(zero));
+  EXPECT_NE(llvm::toString(zero.takeError()).find("bad magic"),
+            std::string::npos);
+
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("attn-huge", "npy", path));
+  {
+    std::string header =
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }";
+    header.resize(128 - 10 - 1, ' ');
+    header += '\n';
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    ASSERT_FALSE(ec);
+    os << "\x93NUMPY" << '\x01' << '\x00' << char(header.size() & 0xff)
+       << char(header.size() >> 8) << header << "1234";
+  }
+  auto huge = attn::readNpy(path);
+  llvm::sys::fs::remove(path);
+  ASSERT_FALSE(bool(huge));
+  std::string err = llvm::toString(huge.takeError());
+  EXPECT_NE(err.find("need 4000000000000 bytes but the file has 4"),
+            std::string::npos)
+      << err;
+}
