@@ -15,8 +15,8 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/SourceMgr.h"
 
-#include <cstring>
 #include <cmath>
+#include <cstring>
 
 using llvm::createStringError;
 using llvm::Error;
