@@ -7,6 +7,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
 build=${ATTN_BUILD_DIR:-$root/build}
+# Paths relative to the checkout in ccache's keys: another clone (CI's) or
+# worktree reuses the objects.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 jobs=${ATTN_JOBS:-$(nproc)}
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
