@@ -380,7 +380,10 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   // FoX: the slots of key tile records (GpuPlan::gateInAcc) or the G_j
   // tiles (f32) after the K/V tiles.
   const bool gateInAcc = plan.gateInAcc(), gateInMma = plan.gateInMma();
-  const int64_t gOff = 2 * (sV0 + plan.stages * BN * Dv);
+  // gateInMma's A tile comes first (aOff), the record slots after it (gOff;
+  // GpuPlan::gateSmemBytes).
+  const int64_t aOff = 2 * (sV0 + plan.stages * BN * Dv);
+  const int64_t gOff = aOff + plan.biasATileBytes();
   Value gTiles;
   if (plan.gate)
     gTiles = memref::ViewOp::create(
@@ -539,11 +542,10 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
     gpu::BarrierOp::create(b, loc);
   };
 
-  // gateInMma: the A operand of S's bias step, 256 bytes after the record
+  // gateInMma: the A operand of S's bias step, 256 bytes before the record
   // slots: one 8 x 8 core matrix with ones (bf16 0x3F80) in columns 0-2,
   // read by every 8-row group (SBO 0), then one of zeros for columns 8-15
   // (LBO 128). Written here; the barrier before the key walk publishes it.
-  const int64_t aOff = gOff + 4 * plan.gateTiles() * plan.uTileFloats();
   if (gateInMma) {
     auto i4 = VectorType::get({4}, b.getI32Type());
     Value aTile = memref::ViewOp::create(

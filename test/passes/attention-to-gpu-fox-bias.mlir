@@ -12,9 +12,11 @@
 // shared A tile (ones in columns 0-2) times the record, without swizzle.
 // D = 64 here: S is m64n64 (32 accumulators).
 
-// The tiles (2 * (64 * 64 + 2 * 64 * 128)), two record slots
-// (2 * 4 * (4 * 64 + 4)), the A tile (256), 1024 bytes of alignment slack.
-// CHECK: smem_bytes = 44320 : i64
+// The tiles (2 * (64 * 64 + 2 * 64 * 128)), the A tile (256), two record
+// slots (2 * 4 * (4 * 64 + 4)), padding so the last slot's descriptor span
+// (16 x 64 bf16 = 2048 bytes) stays inside (1008), 1024 bytes of alignment
+// slack.
+// CHECK: smem_bytes = 45328 : i64
 // The gate kernel lets the attention kernel launch early (programmatic
 // dependent launch, sm_90+). 256 threads scan a round of 2048 keys (8
 // consecutive keys each): warp shuffles (f64 as two i32), then each thread

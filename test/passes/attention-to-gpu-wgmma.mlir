@@ -12,10 +12,11 @@
 // CHECK: gpu.module @main_gpu [#nvvm.target<O = 3, chip = "sm_90a">] attributes {attn.plan = {
 // CHECK-SAME: block_m = 128 : i64, block_n = 128 : i64
 // CHECK-SAME: overlap = 1 : i64
-// The tiles (2 * (128 * 128 + 2 * 128 * 256)), FoX's record slot per stage
-// (2 * 4 * (4 * 128 + 4)), its A tile (256) and 1024 bytes to align the
-// tiles on the swizzle pattern.
-// CHECK-SAME: smem_bytes = 169248 : i64
+// The tiles (2 * (128 * 128 + 2 * 128 * 256)), FoX's A tile (256), its
+// record slot per stage (2 * 4 * (4 * 128 + 4)), padding so the last slot's
+// descriptor span (16 x 128 bf16) stays inside (2032) and 1024 bytes to
+// align the tiles on the swizzle pattern.
+// CHECK-SAME: smem_bytes = 171280 : i64
 // CHECK-SAME: threads = 256 : i64
 // CHECK-SAME: wgmma = 1 : i64
 // The gate kernel writes G and each key's initial score u_j (a 16-byte

@@ -37,6 +37,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Support/LLVM.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -156,10 +157,30 @@ struct GpuPlan {
   /// stages, the record or G tiles (f32), gateInMma's A tile, alignment
   /// slack.
   int64_t smemBytes() const {
-    int64_t gateFloats = gateInAcc() ? uTileFloats() : blockN;
     return 2 * (blockM() * headDim + stages * blockN * (headDim + valueDim)) +
-           4 * gateTiles() * gateFloats + (gateInMma() ? 256 : 0) +
-           (wgmma ? kWgmmaAlign : 0);
+           gateSmemBytes() + (wgmma ? kWgmmaAlign : 0);
+  }
+  /// gateInMma's constant A tile: two 8 x 8 bf16 core matrices (ones, zeros).
+  int64_t biasATileBytes() const { return gateInMma() ? 256 : 0; }
+  /// Shared bytes after the K/V stages (FoX): gateInMma's A tile, then the
+  /// record or G slots. A wgmma descriptor spans its whole operand tile
+  /// (A: 64 rows x 16 bf16; B: 16 x blockN bf16) even where a zero stride
+  /// makes it re-read fewer bytes (LBO / SBO 0 above), and memory checkers
+  /// (compute-sanitizer memcheck) check that span: the region is padded so
+  /// the span of the A tile and of the last record slot stay inside the
+  /// allocation.
+  int64_t gateSmemBytes() const {
+    if (!gate)
+      return 0;
+    int64_t slots = 4 * gateTiles() * (gateInAcc() ? uTileFloats() : blockN);
+    if (!gateInMma())
+      return slots;
+    int64_t used = biasATileBytes() + slots;
+    int64_t aSpan = 64 * 16 * 2;
+    int64_t lastRecordSpan = biasATileBytes() +
+                             4 * (gateTiles() - 1) * uTileFloats() +
+                             16 * blockN * 2;
+    return std::max(used, std::max(aSpan, lastRecordSpan));
   }
 
   DictionaryAttr toAttr(MLIRContext *ctx) const;
