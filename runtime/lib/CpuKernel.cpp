@@ -1,5 +1,6 @@
 //===- CpuKernel.cpp - kernels JIT-compiled for the host CPU --------------===//
 
+#include "JitAlloc.h"
 #include "KernelSupport.h"
 
 #include "attn/Memory.h"
@@ -164,6 +165,14 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
     return createStringError("JIT compilation of " + bufferName.str() +
                              " failed: " + llvm::toString(ee.takeError()));
   kernel->engine = std::move(*ee);
+  // Allocations of the generated code are checked (JitAlloc.h).
+  kernel->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("malloc")] = llvm::orc::ExecutorSymbolDef(
+        llvm::orc::ExecutorAddr::fromPtr(&::attn::jit::attnJitCheckedMalloc),
+        llvm::JITSymbolFlags::Exported);
+    return symbols;
+  });
   kernel->notes = diags.remarks;
   return std::shared_ptr<Kernel>(std::move(kernel));
 }
@@ -240,7 +249,11 @@ CpuKernel::invoke(llvm::ArrayRef<TensorView> inputs) {
     argPtrs[i] = descs[i].words.data();
     packed.push_back(&argPtrs[i]);
   }
-  if (Error e = engine->invokePacked("_mlir_ciface_" + entry, packed))
+  auto fnPtr = engine->lookupPacked("_mlir_ciface_" + entry);
+  if (!fnPtr)
+    return fnPtr.takeError();
+  if (Error e = ::attn::jit::guardAllocations(
+          *fnPtr, packed.data(), "running @" + entry + " on the CPU"))
     return std::move(e);
 
   // The program allocated its result with malloc (finalize-memref-to-llvm).

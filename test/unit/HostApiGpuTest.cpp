@@ -131,6 +131,40 @@ TEST(HostApiGpu, EightThreadsCompileAndLaunch) {
   concurrentCompileAndLaunch("cuda", deviceMemory(dev), "bf16", 5e-3);
 }
 
+// ATTN_GPU_* values are checked before anything is compiled: a bad one
+// is an error naming the variable (or the option's own check), and the
+// same program compiles once the variable is gone.
+TEST(HostApiGpu, EnvironmentOptionsAreChecked) {
+  REQUIRE_GPU(engine, dev);
+  struct Bad {
+    const char *name, *value, *message;
+  } cases[] = {
+      {"ATTN_GPU_WARPS", "four", "ATTN_GPU_WARPS='four' is not an integer"},
+      {"ATTN_GPU_BLOCK_N", "0", "ATTN_GPU_BLOCK_N='0' is not an integer"},
+      {"ATTN_GPU_OVERLAP", "2", "ATTN_GPU_OVERLAP='2' is not an integer"},
+      {"ATTN_GPU_PDL", "yes", "ATTN_GPU_PDL='yes' is not an integer"},
+      {"ATTN_GPU_CHIP", "sm_75", "sm_75"},
+      {"ATTN_GPU_CHIP", "SM_90", "SM_90"},
+      {"ATTN_GPU_WARPS", "3", "ATTN_GPU_WARPS"},
+  };
+  int n = 0;
+  for (const Bad &c : cases) {
+    // A text of its own per case: compiles are cached by text.
+    std::string src = attentionProgram("plain", 64, "bf16") + "// env " +
+                      std::to_string(n++) + "\n";
+    ASSERT_EQ(setenv(c.name, c.value, 1), 0);
+    auto k = engine->compile(src);
+    unsetenv(c.name);
+    ASSERT_FALSE(static_cast<bool>(k)) << c.name << "=" << c.value;
+    std::string msg = llvm::toString(k.takeError());
+    EXPECT_NE(msg.find(c.message), std::string::npos)
+        << c.name << "=" << c.value << ": " << msg;
+    auto again = engine->compile(src);
+    EXPECT_TRUE(static_cast<bool>(again))
+        << c.name << " unset: " << llvm::toString(again.takeError());
+  }
+}
+
 TEST(HostApiGpu, HostMemoryIsRefused) {
   REQUIRE_GPU(engine, dev);
   auto kernel = engine->compile(attentionProgram("plain", 64, "bf16"));

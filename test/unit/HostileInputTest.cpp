@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "JitAlloc.h"
 #include "ProgramOracle.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Memory.h"
@@ -204,6 +205,33 @@ TEST(HeadDim, FusedLimitAndFallback) {
     EXPECT_EQ(fellBack, d == 1025) << "D = " << d;
     auto [ins, ref] = p.draw(1, 1, 3, seed);
     expectMatches(*k, ins, ref);
+  }
+}
+
+// An allocation that fails inside generated code (after the up-front
+// estimate let the run through) is an error naming its size, on the fused
+// and on the reference path, and the kernel still runs afterwards.
+TEST(Memory, GeneratedCodeAllocationFailure) {
+  uint64_t seed = freshSeed();
+  Program p(foxProgram(16));
+  for (attn::Pipeline pipeline :
+       {attn::Pipeline::Fused, attn::Pipeline::Reference}) {
+    attn::CompileOptions opts;
+    opts.pipeline = pipeline;
+    auto k = engine().compile(p.source + "// alloc\n", opts);
+    ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+    auto [ins, ref] = p.draw(1, 4, 1000, seed);
+    // The result alone is 1x4x1000x16 f32 = 256000 bytes.
+    attn::jit::setAllocationLimitForTesting(64 * 1024);
+    std::string err = errorOf((*k)->run(ins));
+    attn::jit::setAllocationLimitForTesting(0);
+    EXPECT_NE(err.find("out of memory: generated code could not allocate"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("bytes) while running @main on the CPU"),
+              std::string::npos)
+        << err;
+    expectMatches(**k, ins, ref);
   }
 }
 
