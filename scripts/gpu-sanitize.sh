@@ -9,7 +9,8 @@
 # Usage: scripts/gpu-sanitize.sh [DIR]     (default: .device)
 # Env:   CUDA_HOME (default /usr/local/cuda; compute-sanitizer from its bin/)
 #        ATTN_SANITIZE_SMALL, ATTN_SANITIZE_LONG: gtest filters of the two
-#        runs (defaults: every T = 65 case; the T = 16384 FoX case)
+#        runs (defaults: every T = 1 and T = 65 case and the host-API tests;
+#        the T = 16384 FoX case)
 #        ATTN_SANITIZE_TOOLS (default "memcheck racecheck")
 # Kernels run 10-100x slower under the sanitizers; the defaults take a few
 # minutes on an H200.
@@ -27,7 +28,7 @@ if [ ! -x "$cs" ]; then
 fi
 # Compiled images from an earlier run are fine (the sanitizers look at the
 # kernels as they run), and they keep the slow part to the kernels.
-small=${ATTN_SANITIZE_SMALL:-'All/GpuAttention.MatchesOracle/*_T65_*'}
+small=${ATTN_SANITIZE_SMALL:-'All/GpuAttention.MatchesOracle/*_T1_*:All/GpuAttention.MatchesOracle/*_T65_*:HostApiGpu.*'}
 long=${ATTN_SANITIZE_LONG:-'All/GpuAttention.MatchesOracle/fox_B1H1Hk1_T16384_*'}
 for tool in ${ATTN_SANITIZE_TOOLS:-memcheck racecheck}; do
   extra=()
