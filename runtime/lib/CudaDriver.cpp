@@ -91,7 +91,7 @@ struct Device::Api {
   CUresult (*cuStreamCreate)(CUstream *, unsigned);
   CUresult (*cuStreamDestroy)(CUstream);
   CUresult (*cuMemcpy2DAsync)(const CUmemcpy2D *, CUstream);
-  CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
+  CUresult (*cuPointerGetAttributes)(unsigned, int *, void **, CUdeviceptr);
   // Optional (CUDA 11.2+): null allocates with cuMemAlloc.
   CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream) = nullptr;
   CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream) = nullptr;
@@ -174,7 +174,7 @@ static Expected<std::shared_ptr<Device::Api>> loadApi() {
   bind(api->cuStreamCreate, "cuStreamCreate");
   bind(api->cuStreamDestroy, "cuStreamDestroy_v2");
   bind(api->cuMemcpy2DAsync, "cuMemcpy2DAsync_v2");
-  bind(api->cuPointerGetAttribute, "cuPointerGetAttribute");
+  bind(api->cuPointerGetAttributes, "cuPointerGetAttributes");
   bind(api->cuCtxSynchronize, "cuCtxSynchronize");
   bind(api->cuMemAlloc, "cuMemAlloc_v2");
   bind(api->cuMemFree, "cuMemFree_v2");
@@ -371,8 +371,13 @@ bool Device::isDeviceMemory(uint64_t ptr) {
     llvm::consumeError(std::move(e));
     return false;
   }
+  // The plural form reports a pointer the driver does not know (host
+  // memory) as type 0 instead of failing: no CUDA API error for tools such
+  // as compute-sanitizer to flag.
   unsigned type = 0;
-  if (api->cuPointerGetAttribute(&type, kPointerAttrMemoryType, ptr) != 0)
+  int attr = kPointerAttrMemoryType;
+  void *data[] = {&type};
+  if (api->cuPointerGetAttributes(1, &attr, data, ptr) != 0)
     return false;
   return type == kMemoryTypeDevice || type == kMemoryTypeUnified;
 }

@@ -81,8 +81,21 @@ std::string programFor(const Case &c) {
          "\n  return %o : " + out + "\n}\n";
 }
 
-attn::Engine *gpuEngine(std::string &why) {
+/// The engine of this file's tests, destroyed when the tests end (its
+/// cached kernels free their device scratch then), not at exit after the
+/// driver may be gone: compute-sanitizer's leak check then finds nothing.
+std::unique_ptr<attn::Engine> &engineSlot() {
   static std::unique_ptr<attn::Engine> engine;
+  return engine;
+}
+struct ReleaseEngine : ::testing::Environment {
+  void TearDown() override { engineSlot().reset(); }
+};
+[[maybe_unused]] ::testing::Environment *const releaseEngine =
+    ::testing::AddGlobalTestEnvironment(new ReleaseEngine);
+
+attn::Engine *gpuEngine(std::string &why) {
+  std::unique_ptr<attn::Engine> &engine = engineSlot();
   static std::string error;
   static bool tried = false;
   if (!tried) {

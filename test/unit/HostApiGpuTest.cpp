@@ -37,8 +37,21 @@ cuda::Device *testDevice(std::string &why) {
   return dev.get();
 }
 
-Engine *gpuEngine(std::string &why) {
+/// The engine of this file's tests, destroyed when the tests end (its
+/// cached kernels free their device scratch then), not at exit after the
+/// driver may be gone: compute-sanitizer's leak check then finds nothing.
+std::unique_ptr<Engine> &engineSlot() {
   static std::unique_ptr<Engine> engine;
+  return engine;
+}
+struct ReleaseEngine : ::testing::Environment {
+  void TearDown() override { engineSlot().reset(); }
+};
+[[maybe_unused]] ::testing::Environment *const releaseEngine =
+    ::testing::AddGlobalTestEnvironment(new ReleaseEngine);
+
+Engine *gpuEngine(std::string &why) {
+  std::unique_ptr<Engine> &engine = engineSlot();
   static std::string error;
   static bool tried = false;
   if (!tried) {
