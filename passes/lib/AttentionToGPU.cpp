@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/Dialect/AttnLaunchDialect.h"
 #include "attn/Passes/GpuPlan.h"
 #include "attn/Passes/GpuTarget.h"
 #include "attn/Passes/Passes.h"
@@ -227,6 +228,138 @@ FailureOr<AttentionOp> soleAttention(func::FuncOp fn) {
   return att;
 }
 
+/// The launch plan of `plan`'s kernels in module `gm` for attention `att`
+/// (docs/launch-plan.md): the kernel ABI of GpuPlan.h stated as data.
+/// Symbols: B, Hq, Hk, T, S (dims 0-4), then the values.
+attn_launch::PlanAttr buildLaunchPlan(AttentionOp att, gpu::GPUModuleOp gm,
+                                      const GpuPlan &plan) {
+  namespace al = attn_launch;
+  MLIRContext *ctx = att.getContext();
+  Builder b(ctx);
+  auto argOf = [](Value v) {
+    return static_cast<int64_t>(cast<BlockArgument>(v).getArgNumber());
+  };
+  const int64_t q = argOf(att.getQ()), k = argOf(att.getK()),
+                v = argOf(att.getV());
+  SmallVector<Attribute> dims = {
+      al::DimAttr::get(ctx, "B", q, 0), al::DimAttr::get(ctx, "Hq", q, 1),
+      al::DimAttr::get(ctx, "Hk", k, 1), al::DimAttr::get(ctx, "T", q, 2),
+      al::DimAttr::get(ctx, "S", k, 2)};
+  AffineExpr B = getAffineSymbolExpr(0, ctx), Hq = getAffineSymbolExpr(1, ctx),
+             Hk = getAffineSymbolExpr(2, ctx), T = getAffineSymbolExpr(3, ctx),
+             S = getAffineSymbolExpr(4, ctx), V0 = getAffineSymbolExpr(5, ctx);
+  auto c = [&](int64_t x) { return getAffineConstantExpr(x, ctx); };
+  const unsigned ns = plan.rope ? 6 : 5;
+  auto map = [&](ArrayRef<AffineExpr> r) {
+    return AffineMap::get(0, ns, r, ctx);
+  };
+  SmallVector<Attribute> values, buffers, kernels;
+
+  const int64_t D = plan.headDim;
+  AffineExpr qElems = B * Hq * T * D, kElems = B * Hk * S * D,
+             vElems = B * Hk * S * plan.valueDim,
+             oElems = B * Hq * T * plan.valueDim;
+  auto buffer = [&](StringRef name, AffineExpr bytes) {
+    buffers.push_back(al::BufferAttr::get(ctx, name, map({bytes})));
+    return static_cast<int64_t>(buffers.size() - 1);
+  };
+  auto input = [&](int64_t i, AffineExpr elems) {
+    return al::ArgAttr::get(ctx, al::ArgKind::input, i, map({elems}));
+  };
+  auto scratch = [&](int64_t j, AffineExpr elems) {
+    return al::ArgAttr::get(ctx, al::ArgKind::scratch, j, map({elems}));
+  };
+  auto scalar = [&](AffineExpr x) {
+    return al::ArgAttr::get(ctx, al::ArgKind::scalar, 0, map({x}));
+  };
+  auto output = [&](AffineExpr elems) {
+    return al::ArgAttr::get(ctx, al::ArgKind::output, 0, map({elems}));
+  };
+  auto launch = [&](StringRef name, ArrayRef<AffineExpr> grid, int64_t block,
+                    int64_t smem, ArrayRef<Attribute> args, bool dependent) {
+    auto ref = SymbolRefAttr::get(gm.getNameAttr(),
+                                  {FlatSymbolRefAttr::get(ctx, name)});
+    kernels.push_back(al::KernelAttr::get(
+        ctx, ref, map(grid), b.getDenseI64ArrayAttr({block, 1, 1}), smem,
+        b.getArrayAttr(args), dependent));
+  };
+
+  // RoPE: cos/sin tables cover every position a query or key takes; the
+  // queries may sit below the keys' offset (rope_q_offset, or T > S).
+  AffineExpr qArg = c(0), kArg = c(0), tableFloats = c(0), qPos0 = c(0);
+  int64_t cosBuf = -1, sinBuf = -1, qBuf = -1, kBuf = -1;
+  if (plan.rope) {
+    const int64_t ro = plan.ropeOffset;
+    AffineExpr rows, start, kPos0;
+    if (plan.ropeQOffset) {
+      const int64_t qo = plan.ropeQOffsetValue, m = std::min(ro, qo);
+      values.push_back(AffineMapAttr::get(
+          AffineMap::get(0, 5, {S + (ro - m), T + (qo - m)}, ctx)));
+      rows = V0, start = c(m), kPos0 = c(ro - m), qPos0 = c(qo - m);
+    } else {
+      // Queries at ro + S - T + i: V0 = max(T - S, 0) positions below ro.
+      values.push_back(
+          AffineMapAttr::get(AffineMap::get(0, 5, {T - S, c(0)}, ctx)));
+      rows = S + V0, start = c(ro) - V0, kPos0 = V0, qPos0 = S - T + V0;
+    }
+    tableFloats = rows * (plan.ropeDim / 2);
+    cosBuf = buffer("rope_cos", tableFloats * 4);
+    sinBuf = buffer("rope_sin", tableFloats * 4);
+    launch("rope_table", {tableFloats.ceilDiv(256), c(1), c(1)}, 256, 0,
+           {scratch(cosBuf, tableFloats), scratch(sinBuf, tableFloats),
+            scalar(tableFloats), scalar(start)},
+           false);
+    const int64_t perRow = D / 2 / plan.ropePairsPerThread();
+    auto rope = [&](int64_t in, int64_t out, AffineExpr elems, AffineExpr n,
+                    AffineExpr len, AffineExpr pos0) {
+      launch("rope", {(n * perRow).ceilDiv(256), c(1), c(1)}, 256, 0,
+             {input(in, elems), scratch(out, elems),
+              scratch(cosBuf, tableFloats), scratch(sinBuf, tableFloats),
+              scalar(n), scalar(len), scalar(pos0)},
+             false);
+    };
+    // The attention kernel rotates q itself when it can.
+    if (!plan.ropeQInKernel()) {
+      qBuf = buffer("q_rotated", qElems * 2);
+      rope(q, qBuf, qElems, B * Hq * T, T, qPos0);
+    }
+    kBuf = buffer("k_rotated", kElems * 2);
+    rope(k, kBuf, kElems, B * Hk * S, S, kPos0);
+  }
+  AffineExpr gateFloats = c(0);
+  int64_t gateBuf = -1;
+  if (plan.gate) {
+    AffineExpr row = S;
+    if (plan.gateInAcc())
+      row =
+          (S.ceilDiv(plan.blockN) + 2) * plan.uTileFloats() + S.ceilDiv(4) * 4;
+    gateFloats = B * Hq * row;
+    gateBuf = buffer("gate_prefix", gateFloats * 4);
+    launch("gate", {B * Hq, c(1), c(1)}, GpuPlan::kGateThreads, 0,
+           {input(argOf(att.getG()), B * Hq * S), scratch(gateBuf, gateFloats),
+            scalar(S)},
+           false);
+  }
+  SmallVector<Attribute> args = {
+      qBuf >= 0 ? scratch(qBuf, qElems) : input(q, qElems),
+      kBuf >= 0 ? scratch(kBuf, kElems) : input(k, kElems),
+      input(v, vElems),
+      output(oElems),
+      gateBuf >= 0 ? scratch(gateBuf, gateFloats) : output(c(0)),
+      scalar(Hq),
+      scalar(Hk),
+      scalar(T),
+      scalar(S)};
+  if (plan.ropeQInKernel())
+    args.append({scratch(cosBuf, tableFloats), scratch(sinBuf, tableFloats),
+                 scalar(qPos0)});
+  launch("attention", {T.ceilDiv(plan.blockM()), B * Hq, c(1)}, plan.threads(),
+         plan.smemBytes(), args, plan.attentionOverlapsPrologue());
+  return al::PlanAttr::get(ctx, al::Device::cuda, b.getArrayAttr(dims),
+                           b.getArrayAttr(values), b.getArrayAttr(buffers),
+                           b.getArrayAttr(kernels));
+}
+
 struct AttnAttentionToGPUPass
     : attn::impl::AttnAttentionToGPUBase<AttnAttentionToGPUPass> {
   using AttnAttentionToGPUBase::AttnAttentionToGPUBase;
@@ -283,6 +416,8 @@ struct AttnAttentionToGPUPass
       gm->setAttr("attn.plan", plan->toAttr(ctx));
       buildGpuKernels(b, gm, *plan);
       fn->setAttr("attn.gpu_module", FlatSymbolRefAttr::get(ctx, name));
+      fn->setAttr(attn_launch::AttnLaunchDialect::kPlanAttrName,
+                  buildLaunchPlan(*att, gm, *plan));
       module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                       b.getUnitAttr());
     }

@@ -62,15 +62,28 @@ static void buildTensorsToLLVM(OpPassManager &pm, bool threads) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void mlir::attn::buildReferenceToLLVMPipeline(OpPassManager &pm) {
+/// attn-caller-buffers on `entry`, when one is named.
+static void addCallerBuffers(OpPassManager &pm, llvm::StringRef entry) {
+  if (entry.empty())
+    return;
+  attn::AttnCallerBuffersOptions opts;
+  opts.entry = entry.str();
+  pm.addPass(attn::createAttnCallerBuffers(opts));
+}
+
+void mlir::attn::buildReferenceToLLVMPipeline(OpPassManager &pm,
+                                              llvm::StringRef callerEntry) {
   pm.addPass(createAttnLowerToReference());
+  addCallerBuffers(pm, callerEntry);
   buildTensorsToLLVM(pm, /*threads=*/false);
 }
 
-void mlir::attn::buildCPUPipeline(OpPassManager &pm, bool threads) {
+void mlir::attn::buildCPUPipeline(OpPassManager &pm, bool threads,
+                                  llvm::StringRef callerEntry) {
   pm.addPass(createAttnFuse());
   pm.addPass(createAttnToBlock());
   pm.addPass(createAttnLowerToReference());
+  addCallerBuffers(pm, callerEntry);
   pm.addPass(createAttnBlockToCPU());
   buildTensorsToLLVM(pm, threads);
 }
@@ -208,7 +221,7 @@ void mlir::attn::registerAttnPipelines() {
       "attn-reference-to-llvm",
       "Lower attn programs through the naive reference loops to the LLVM "
       "dialect (CPU)",
-      buildReferenceToLLVMPipeline);
+      [](OpPassManager &pm) { buildReferenceToLLVMPipeline(pm); });
   PassPipelineRegistration<>(
       "attn-to-cpu",
       "Lower attn programs to the LLVM dialect for the CPU: fuse chains into "

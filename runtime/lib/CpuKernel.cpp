@@ -2,6 +2,7 @@
 
 #include "JitAlloc.h"
 #include "KernelSupport.h"
+#include "LaunchPlan.h"
 
 #include "attn/Memory.h"
 
@@ -31,18 +32,31 @@ namespace {
 /// {allocated, aligned, offset, sizes[rank], strides[rank]}, all 8 bytes.
 struct Descriptor {
   llvm::SmallVector<int64_t, 11> words;
-  explicit Descriptor(size_t rank) : words(3 + 2 * rank, 0) {}
-  void set(void *data, llvm::ArrayRef<int64_t> shape) {
-    words[0] = words[1] = reinterpret_cast<int64_t>(data);
-    size_t rank = shape.size();
-    int64_t stride = 1;
-    for (size_t i = rank; i-- > 0;) {
-      words[3 + i] = shape[i];
-      words[3 + rank + i] = stride;
-      stride *= shape[i];
+  /// The caller's view, where it lies: its own strides, offset 0.
+  explicit Descriptor(const TensorView &v) : words(3 + 2 * v.shape.size(), 0) {
+    words[0] = words[1] = reinterpret_cast<int64_t>(v.data);
+    size_t rank = v.shape.size();
+    for (size_t i = 0; i < rank; ++i) {
+      words[3 + i] = v.shape[i];
+      words[3 + rank + i] = v.stride(i);
     }
   }
 };
+
+/// Whether the entry can take `v` where it lies: the entry's memrefs have a
+/// static unit innermost stride (rows are vector loads), any outer strides.
+bool unitInnermost(const TensorView &v) {
+  size_t r = v.shape.size();
+  return r == 0 || v.shape[r - 1] <= 1 || v.stride(r - 1) == 1;
+}
+
+/// The bytes [first, last] a non-empty view touches.
+std::pair<uintptr_t, uintptr_t> span(const TensorView &v) {
+  uintptr_t lo = reinterpret_cast<uintptr_t>(v.data), hi = lo;
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    hi += (v.shape[d] - 1) * v.stride(d) * dtypeSize(v.dtype);
+  return {lo, hi + dtypeSize(v.dtype) - 1};
+}
 
 /// libomp for multi-threaded kernels: $ATTN_LIBOMP, else the one found at
 /// configure time; "" when neither exists (kernels then run on one thread).
@@ -83,25 +97,17 @@ public:
   Error probeReferencePart(Pipeline pipeline);
 
 private:
-  /// The entry function's result: a buffer the program allocated (freed
-  /// with the Result), viewed contiguously.
-  struct Result {
-    TensorView view;
-    void *allocated = nullptr;
-    Result() = default;
-    Result(Result &&o) : view(o.view), allocated(o.allocated) {
-      o.allocated = nullptr;
-    }
-    ~Result() { std::free(allocated); }
-  };
-  /// Calls the entry function on checked host views. Contiguous views are
-  /// read in place; others are packed into a contiguous copy first (the
-  /// lowered functions take identity-layout memrefs).
-  Expected<Result> invoke(llvm::ArrayRef<TensorView> inputs);
+  /// Calls the entry function on checked host views: inputs read and the
+  /// output written where they lie, except a view with a non-unit innermost
+  /// stride (packed into a contiguous copy first) and an output whose bytes
+  /// overlap an input's (computed into a temporary, then copied).
+  Error invoke(llvm::ArrayRef<TensorView> inputs, const TensorView &output);
   /// Fails when a run on `inputs` needs more memory than can be allocated.
   Error checkMemory(llvm::ArrayRef<TensorView> inputs);
 
   std::unique_ptr<ExecutionEngine> engine;
+  /// How the JIT'd code is called (attn-caller-buffers' plan).
+  LaunchPlan plan;
   /// The program after attn-fuse and attn-to-block: the attn ops left in
   /// it are those the reference lowering materializes (score maps).
   OwningOpRef<ModuleOp> referencePart;
@@ -127,10 +133,6 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
   OwningOpRef<ModuleOp> lowered = kernel->program->clone();
   auto fn = lowered->lookupSymbol<func::FuncOp>(options.entry);
   fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), UnitAttr::get(ctx));
-  // Inputs are the caller's memory (launch reads them in place): the
-  // program must never write into them.
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    fn.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
   // Program instances run on OpenMP threads when libomp can be loaded.
   auto ompLib = openMPLibrary();
   if (!ompLib)
@@ -140,11 +142,17 @@ CpuKernel::create(llvm::StringRef source, const CompileOptions &options,
     return std::move(e);
   PassManager pm(ctx);
   if (options.pipeline == Pipeline::Reference)
-    mlir::attn::buildReferenceToLLVMPipeline(pm);
+    mlir::attn::buildReferenceToLLVMPipeline(pm, options.entry);
   else
-    mlir::attn::buildCPUPipeline(pm, /*threads=*/!omp.empty());
+    mlir::attn::buildCPUPipeline(pm, /*threads=*/!omp.empty(), options.entry);
   if (failed(pm.run(*lowered)))
     return diags.error("compiling " + bufferName.str() + " failed");
+  auto plan =
+      LaunchPlan::read(SymbolTable::lookupSymbolIn(*lowered, options.entry),
+                       options.entry, mlir::attn_launch::Device::cpu);
+  if (!plan)
+    return plan.takeError();
+  kernel->plan = std::move(*plan);
 
   ExecutionEngineOptions eeOptions;
   // ExecutionEngineOptions holds a function_ref: keep the callee alive.
@@ -223,87 +231,91 @@ Error CpuKernel::checkMemory(llvm::ArrayRef<TensorView> inputs) {
                           "running @" + entry + " on the CPU");
 }
 
-Expected<CpuKernel::Result>
-CpuKernel::invoke(llvm::ArrayRef<TensorView> inputs) {
+Error CpuKernel::invoke(llvm::ArrayRef<TensorView> inputs,
+                        const TensorView &output) {
   if (Error e = checkMemory(inputs))
     return std::move(e);
-  std::vector<std::vector<uint8_t>> packedCopies;
+  std::vector<std::vector<uint8_t>> copies;
+  auto contiguousCopy = [&](const TensorView &v) {
+    copies.emplace_back(std::max<size_t>(v.numel() * dtypeSize(v.dtype), 1));
+    return TensorView(copies.back().data(), v.dtype, v.shape);
+  };
   llvm::SmallVector<Descriptor, 8> descs;
   for (const TensorView &in : inputs) {
-    void *data = in.data;
-    if (!in.isContiguous()) {
-      packedCopies.emplace_back(in.numel() * dtypeSize(in.dtype));
-      TensorView dense(packedCopies.back().data(), in.dtype, in.shape);
-      copyStrided(in, dense);
-      data = dense.data;
+    if (unitInnermost(in)) {
+      descs.emplace_back(in);
+      continue;
     }
-    descs.emplace_back(in.shape.size());
-    descs.back().set(data, in.shape);
+    TensorView dense = contiguousCopy(in);
+    copyStrided(in, dense);
+    descs.emplace_back(dense);
   }
-  Descriptor result(res.shape.size());
-  void *resultPtr = result.words.data();
-  llvm::SmallVector<void *, 8> argPtrs(inputs.size());
-  llvm::SmallVector<void *, 9> packed;
-  packed.push_back(&resultPtr);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    argPtrs[i] = descs[i].words.data();
-    packed.push_back(&argPtrs[i]);
+  bool overlaps = false;
+  if (output.numel())
+    for (const TensorView &in : inputs)
+      if (in.numel()) {
+        auto [olo, ohi] = span(output);
+        auto [ilo, ihi] = span(in);
+        overlaps |= olo <= ihi && ilo <= ohi;
+      }
+  bool direct = unitInnermost(output) && !overlaps;
+  TensorView target = direct ? output : contiguousCopy(output);
+  Descriptor out(target);
+  // The plan's kernels in order, each called through its C interface with
+  // pointers to the descriptors its arguments name.
+  for (const LaunchPlan::Kernel &k : plan.kernels()) {
+    llvm::SmallVector<void *, 9> argPtrs, packed;
+    for (const LaunchPlan::Arg &a : k.args) {
+      if (a.kind == LaunchPlan::ArgKind::input &&
+          a.index < static_cast<int64_t>(descs.size()))
+        argPtrs.push_back(descs[a.index].words.data());
+      else if (a.kind == LaunchPlan::ArgKind::output)
+        argPtrs.push_back(out.words.data());
+      else
+        return createStringError(
+            "internal error: the CPU executor passes views only, kernel " +
+            k.name + " asks for a " +
+            mlir::attn_launch::stringifyArgKind(a.kind).str());
+    }
+    for (void *&p : argPtrs)
+      packed.push_back(&p);
+    auto fnPtr = engine->lookupPacked("_mlir_ciface_" + k.name);
+    if (!fnPtr)
+      return fnPtr.takeError();
+    if (Error e = ::attn::jit::guardAllocations(
+            *fnPtr, packed.data(), "running @" + entry + " on the CPU"))
+      return e;
   }
-  auto fnPtr = engine->lookupPacked("_mlir_ciface_" + entry);
-  if (!fnPtr)
-    return fnPtr.takeError();
-  if (Error e = ::attn::jit::guardAllocations(
-          *fnPtr, packed.data(), "running @" + entry + " on the CPU"))
-    return std::move(e);
-
-  // The program allocated its result with malloc (finalize-memref-to-llvm).
-  Result out;
-  out.allocated = reinterpret_cast<void *>(result.words[0]);
-  // A program that returns (a view of) an argument hands back the caller's
-  // buffer or a packed copy: never free it, and copy it out (below).
-  bool aliased = llvm::any_of(descs, [&](const Descriptor &d) {
-    return d.words[0] == result.words[0];
-  });
-  if (aliased)
-    out.allocated = nullptr;
-  size_t rank = res.shape.size();
-  out.view.dtype = res.dtype;
-  for (size_t d = 0; d < rank; ++d)
-    out.view.shape.push_back(result.words[3 + d]);
-  // Function results use the identity layout (one-shot-bufferize's
-  // function-boundary option); refuse anything else rather than misread it.
-  int64_t stride = 1;
-  for (size_t d = rank; d-- > 0;) {
-    if (out.view.shape[d] > 1 && result.words[3 + rank + d] != stride)
-      return createStringError("the result of @" + entry +
-                               " is not a contiguous row-major buffer");
-    stride *= out.view.shape[d];
-  }
-  out.view.data = reinterpret_cast<uint8_t *>(result.words[1]) +
-                  result.words[2] * dtypeSize(res.dtype);
-  if (aliased) {
-    size_t bytes = out.view.numel() * dtypeSize(res.dtype);
-    out.allocated = std::malloc(std::max<size_t>(bytes, 1));
-    if (!out.allocated)
-      return createStringError("out of memory for the result of @" + entry);
-    std::memcpy(out.allocated, out.view.data, bytes);
-    out.view.data = out.allocated;
-  }
-  return std::move(out);
+  if (!direct)
+    copyStrided(target, output);
+  return Error::success();
 }
 
 Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
   auto host = convertInputs(inputs);
   if (!host)
     return host.takeError();
-  auto result = invoke(host->views);
-  if (!result)
-    return result.takeError();
+  std::vector<int64_t> shape;
+  {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const TensorView &v : host->views)
+      shapes.emplace_back(v.shape.begin(), v.shape.end());
+    auto r = resultShapeAt(shapes);
+    if (!r)
+      return r.takeError();
+    shape = std::move(*r);
+  }
   HostArray out;
   out.dtype = res.dtype;
-  out.shape.assign(result->view.shape.begin(), result->view.shape.end());
-  auto *base = static_cast<uint8_t *>(result->view.data);
-  out.bytes.assign(base, base + result->view.numel() * dtypeSize(res.dtype));
+  out.shape = shape;
+  auto bytes = checkedBytes(shape, dtypeSize(res.dtype));
+  if (!bytes)
+    return createStringError("the result of @" + entry +
+                             " would exceed 2^62 bytes");
+  out.bytes.resize(*bytes);
+  TensorView view = TensorView::of(out);
+  if (Error e = invoke(host->views, view))
+    return std::move(e);
   return out;
 }
 
@@ -312,21 +324,10 @@ Error CpuKernel::launch(llvm::ArrayRef<TensorView> inputs,
   if (stream)
     return createStringError("a stream was given to a kernel that runs on "
                              "the CPU (pass nullptr)");
-  if (auto shape = checkLaunch(inputs, output, /*alignment=*/0); !shape)
+  auto shape = checkLaunch(inputs, output, /*alignment=*/0);
+  if (!shape)
     return shape.takeError();
-  auto result = invoke(inputs);
-  if (!result)
-    return result.takeError();
-  if (!llvm::equal(result->view.shape, output.shape)) {
-    TensorSig got{res.dtype, {}};
-    got.shape.assign(result->view.shape.begin(), result->view.shape.end());
-    return createStringError("the result of @" + entry + " is " + got.str() +
-                             ", which does not fit the output");
-  }
-  // The result lives in a buffer the program allocates: one copy into the
-  // caller's view (O(B*H*T*Dv), next to the O(T*S) attention itself).
-  copyStrided(result->view, output);
-  return Error::success();
+  return invoke(inputs, output);
 }
 
 } // namespace

@@ -5,13 +5,15 @@
 // cubin through ptxas when the toolkit has one, else PTX that the driver
 // compiles at load. Images are cached on disk (DiskCache.h) keyed by the
 // NVVM-level IR, so a cache hit skips LLVM's NVPTX backend and ptxas.
-// Run: host arrays copied to the device, the plan's kernels launched in
-// order (rope, gate, attention), the output copied back.
+// Launch: the entry's launch plan (attn_launch.plan, LaunchPlan.h) run on
+// the caller's device views: scratch reserved per stream, each kernel's
+// grid and arguments evaluated, the kernels enqueued in the plan's order.
 //
 //===----------------------------------------------------------------------===//
 
 #include "DiskCache.h"
 #include "KernelSupport.h"
+#include "LaunchPlan.h"
 
 #include "attn/CudaDriver.h"
 #include "attn/Dialect/AttnDialect.h"
@@ -26,6 +28,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cstdlib>
+#include <deque>
 #include <map>
 
 using llvm::createStringError;
@@ -81,24 +84,18 @@ public:
                void *stream) override;
 
 private:
-  /// Scratch of one stream: rope tables, rotated q/k, the gate's prefix
-  /// sums, contiguous copies of strided views. Grown stream-ordered, kept
-  /// across launches, freed with the kernel. The mutex is held while a
-  /// launch enqueues, so two threads on one stream never hand the same
-  /// scratch to interleaved kernels.
+  /// Scratch of one stream: the plan's buffers, then contiguous copies of
+  /// strided views (one per input, one for the output). Grown
+  /// stream-ordered, kept across launches, freed with the kernel. The mutex
+  /// is held while a launch enqueues, so two threads on one stream never
+  /// hand the same scratch to interleaved kernels.
   struct Scratch {
     struct Buf {
       uint64_t ptr = 0;
       size_t bytes = 0;
     };
     std::mutex mutex;
-    Buf qr, kr, cosT, sinT, gsum, packed[5];
-  };
-  /// Device pointers and sizes of one launch.
-  struct Problem {
-    int64_t B, Hq, Hk, T, S;
-    uint64_t q = 0, k = 0, v = 0, o = 0, g = 0;
-    int64_t qPos0 = 0, tableStart = 0, tableRows = 0; // RoPE positions
+    std::vector<Buf> bufs;
   };
   Scratch &scratchFor(void *stream);
   Expected<uint64_t> reserve(Scratch::Buf &buf, size_t bytes, void *stream);
@@ -108,16 +105,18 @@ private:
   /// name it).
   Error launchOn(llvm::ArrayRef<TensorView> inputs, const TensorView &output,
                  void *stream, bool wait);
-  /// Enqueues the plan's kernels.
-  Error enqueue(Problem &p, Scratch &s, void *stream, bool wait);
+  /// Enqueues the plan's kernels on dense device views.
+  Error enqueue(llvm::ArrayRef<TensorView> views, const TensorView &outView,
+                llvm::ArrayRef<uint64_t> inputs, uint64_t output,
+                llvm::ArrayRef<int64_t> symbols, Scratch &s, void *stream,
+                bool wait);
 
-  mlir::attn::GpuPlan plan;
-  /// Attention launches with programmatic stream serialization after the
-  /// rope or gate kernel (GpuPlan::dependentLaunch).
+  LaunchPlan plan;
+  /// Whether a plan kernel marked dependent starts while the one before it
+  /// runs (GpuKernelOptions::dependentLaunch; else after it ends).
   bool dependentLaunch = false;
   std::shared_ptr<cuda::Device> dev;
   std::unique_ptr<cuda::Module> module;
-  int argQ = 0, argK = 1, argV = 2, argG = -1;
   std::mutex scratchMutex;
   std::map<void *, std::unique_ptr<Scratch>> scratch;
 };
@@ -247,30 +246,28 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
                        " (" + chip + ") failed");
 
   auto fn = lowered->lookupSymbol<func::FuncOp>(options.entry);
-  auto att = *fn.getOps<mlir::attn::AttentionOp>().begin();
-  for (auto [slot, operand] :
-       {std::pair<int *, Value>{&kernel->argQ, att.getQ()},
-        {&kernel->argK, att.getK()},
-        {&kernel->argV, att.getV()},
-        {&kernel->argG, att.getG()}})
-    if (operand)
-      *slot = cast<BlockArgument>(operand).getArgNumber();
   auto gm = lowered->lookupSymbol<gpu::GPUModuleOp>((options.entry + "_gpu"));
   auto plan = mlir::attn::GpuPlan::fromAttr(
       gm ? gm->getAttrOfType<DictionaryAttr>("attn.plan") : DictionaryAttr());
   if (!gm || failed(plan))
     return createStringError("internal error: no GPU plan for @" +
                              options.entry);
-  kernel->plan = *plan;
-  kernel->dependentLaunch =
-      shape.dependentLaunch && plan->attentionOverlapsPrologue();
+  auto launchPlan =
+      LaunchPlan::read(fn, options.entry, mlir::attn_launch::Device::cuda);
+  if (!launchPlan)
+    return launchPlan.takeError();
+  kernel->plan = std::move(*launchPlan);
+  kernel->dependentLaunch = shape.dependentLaunch;
+  bool dependent =
+      kernel->dependentLaunch &&
+      llvm::any_of(kernel->plan.kernels(), [](auto &k) { return k.dependent; });
   kernel->notes.push_back(
       "GPU kernel: " + chip +
       (plan->wgmma ? (plan->overlap ? " wgmma overlapped" : " wgmma")
                    : " mma.sync") +
       ", " + std::to_string(plan->warps) + " warps, block " +
       std::to_string(plan->blockM()) + " x " + std::to_string(plan->blockN) +
-      (kernel->dependentLaunch ? ", dependent launch" : ""));
+      (dependent ? ", dependent launch" : ""));
 
   // Serialize (or take from the disk cache).
   std::string toolkit = mlir::attn::cudaToolkitPath();
@@ -322,11 +319,9 @@ CudaKernel::~CudaKernel() {
   // current for the frees and the module's unload.
   llvm::consumeError(dev->synchronize());
   for (auto &[stream, s] : scratch)
-    for (Scratch::Buf *b :
-         {&s->qr, &s->kr, &s->cosT, &s->sinT, &s->gsum, &s->packed[0],
-          &s->packed[1], &s->packed[2], &s->packed[3], &s->packed[4]})
-      if (b->ptr)
-        llvm::consumeError(dev->free(b->ptr));
+    for (Scratch::Buf &b : s->bufs)
+      if (b.ptr)
+        llvm::consumeError(dev->free(b.ptr));
 }
 
 CudaKernel::Scratch &CudaKernel::scratchFor(void *stream) {
@@ -419,22 +414,19 @@ Error CudaKernel::launchOn(llvm::ArrayRef<TensorView> inputs,
   if (Error e = onDevice(output, "the output"))
     return e;
 
-  Problem p;
-  const TensorView &q = inputs[argQ], &k = inputs[argK];
-  p.B = q.shape[0];
-  p.Hq = q.shape[1];
-  p.T = q.shape[2];
-  p.Hk = k.shape[1];
-  p.S = k.shape[2];
-  if (p.B * p.Hq > 65535)
-    return createStringError("B * H = " + std::to_string(p.B * p.Hq) +
-                             " exceeds the grid limit of 65535");
-  if (p.T == 0 || p.B * p.Hq == 0)
+  auto symbols = plan.symbols(inputs);
+  if (!symbols)
+    return symbols.takeError();
+  // The plan writes the output: nothing to do when it is empty.
+  if (output.numel() == 0)
     return Error::success();
 
   Scratch &s = scratchFor(stream);
   std::lock_guard<std::mutex> lock(s.mutex);
-  // Contiguous views are used in place, strided ones packed first.
+  const size_t nPlan = plan.buffers().size();
+  s.bufs.resize(nPlan + inputs.size() + 1);
+  // The kernels take flattened row-major buffers (GpuPlan.h): contiguous
+  // views are used in place, strided ones packed first (cuMemcpy2DAsync).
   auto dense = [&](const TensorView &v, Scratch::Buf &buf,
                    uint64_t &ptr) -> Error {
     if (v.isContiguous()) {
@@ -449,154 +441,84 @@ Error CudaKernel::launchOn(llvm::ArrayRef<TensorView> inputs,
                           Device::CUDA);
     return copyView(v, packedView, stream);
   };
-  if (Error e = dense(q, s.packed[0], p.q))
-    return e;
-  if (Error e = dense(k, s.packed[1], p.k))
-    return e;
-  if (Error e = dense(inputs[argV], s.packed[2], p.v))
-    return e;
-  if (plan.gate)
-    if (Error e = dense(inputs[argG], s.packed[3], p.g))
-      return e;
+  llvm::SmallVector<uint64_t, 8> in(inputs.size(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (plan.readsInput(i))
+      if (Error e = dense(inputs[i], s.bufs[nPlan + i], in[i]))
+        return e;
+  uint64_t out = reinterpret_cast<uint64_t>(output.data);
   bool outDense = output.isContiguous();
-  if (outDense) {
-    p.o = reinterpret_cast<uint64_t>(output.data);
-  } else {
-    auto at =
-        reserve(s.packed[4], output.numel() * dtypeSize(output.dtype), stream);
+  if (!outDense) {
+    auto at = reserve(s.bufs.back(), output.numel() * dtypeSize(output.dtype),
+                      stream);
     if (!at)
       return at.takeError();
-    p.o = *at;
+    out = *at;
   }
-  if (Error e = enqueue(p, s, stream, wait))
+  if (Error e = enqueue(inputs, output, in, out, *symbols, s, stream, wait))
     return e;
   if (outDense)
     return Error::success();
-  TensorView packedOut(reinterpret_cast<void *>(p.o), output.dtype,
+  TensorView packedOut(reinterpret_cast<void *>(out), output.dtype,
                        output.shape, {}, Device::CUDA);
   return copyView(packedOut, output, stream);
 }
 
-Error CudaKernel::enqueue(Problem &l, Scratch &s, void *stream, bool wait) {
-  const int64_t D = plan.headDim;
-  auto blocksFor = [](int64_t n, int64_t per) {
-    return static_cast<unsigned>((n + per - 1) / per);
-  };
-  const int64_t qElems = l.B * l.Hq * l.T * D, kElems = l.B * l.Hk * l.S * D,
-                vElems = l.B * l.Hk * l.S * plan.valueDim,
-                oElems = l.B * l.Hq * l.T * plan.valueDim;
-  uint64_t q = l.q, k = l.k, cosPtr = 0, sinPtr = 0;
-  int64_t tableFloats = 0;
-  if (plan.rope) {
-    // Tables cover every position a query or key takes; queries may sit
-    // below the keys' offset (rope_q_offset, or T > S without a mask).
-    l.qPos0 =
-        plan.ropeQOffset ? plan.ropeQOffsetValue : plan.ropeOffset + l.S - l.T;
-    l.tableStart = std::min(plan.ropeOffset, l.qPos0);
-    l.tableRows = std::max(plan.ropeOffset + l.S, l.qPos0 + l.T) - l.tableStart;
-    tableFloats = l.tableRows * (plan.ropeDim / 2);
-    auto c = reserve(s.cosT, tableFloats * 4, stream);
-    if (!c)
-      return c.takeError();
-    auto sn = reserve(s.sinT, tableFloats * 4, stream);
-    if (!sn)
-      return sn.takeError();
-    cosPtr = *c;
-    sinPtr = *sn;
-    MemRefArg cosT(cosPtr, tableFloats), sinT(sinPtr, tableFloats);
-    {
-      int64_t count = tableFloats, start = l.tableStart;
-      std::vector<void *> a;
-      cosT.push(a);
-      sinT.push(a);
-      a.push_back(&count);
-      a.push_back(&start);
-      if (Error e =
-              dev->launch(*module, "rope_table", {blocksFor(count, 256), 1, 1},
-                          {256, 1, 1}, 0, a, wait, false, stream))
-        return e;
-    }
-    // The attention kernel rotates q itself when it can.
-    if (!plan.ropeQInKernel()) {
-      auto qr = reserve(s.qr, qElems * 2, stream);
-      if (!qr)
-        return qr.takeError();
-      q = *qr;
-    }
-    auto kr = reserve(s.kr, kElems * 2, stream);
-    if (!kr)
-      return kr.takeError();
-    k = *kr;
-    struct Job {
-      uint64_t x, y;
-      int64_t elems, rows, len, pos0;
-    } jobs[] = {{l.q, q, qElems, l.B * l.Hq * l.T, l.T, l.qPos0 - l.tableStart},
-                {l.k, k, kElems, l.B * l.Hk * l.S, l.S,
-                 plan.ropeOffset - l.tableStart}};
-    for (Job &j : jobs) {
-      if (j.rows == 0 || j.x == j.y)
-        continue;
-      MemRefArg x(j.x, j.elems), y(j.y, j.elems);
-      int64_t rows = j.rows, len = j.len, pos0 = j.pos0;
-      std::vector<void *> a;
-      x.push(a);
-      y.push(a);
-      cosT.push(a);
-      sinT.push(a);
-      a.push_back(&rows);
-      a.push_back(&len);
-      a.push_back(&pos0);
-      if (Error e = dev->launch(
-              *module, "rope",
-              {blocksFor(rows * D / 2 / plan.ropePairsPerThread(), 256), 1, 1},
-              {256, 1, 1}, 0, a, wait, false, stream))
-        return e;
-    }
+Error CudaKernel::enqueue(llvm::ArrayRef<TensorView> views,
+                          const TensorView &outView,
+                          llvm::ArrayRef<uint64_t> inputs, uint64_t output,
+                          llvm::ArrayRef<int64_t> symbols, Scratch &s,
+                          void *stream, bool wait) {
+  llvm::SmallVector<uint64_t, 8> bufs;
+  for (auto [i, b] : llvm::enumerate(plan.buffers())) {
+    int64_t bytes = LaunchPlan::eval(b.bytes, symbols);
+    if (bytes < 0)
+      return createStringError("internal error: scratch " + b.name +
+                               " of negative size");
+    auto p = reserve(s.bufs[i], static_cast<size_t>(bytes), stream);
+    if (!p)
+      return p.takeError();
+    bufs.push_back(*p);
   }
-  uint64_t gsum = 0;
-  int64_t gsumFloats = 0;
-  if (plan.gate) {
-    gsumFloats = l.B * l.Hq * plan.gateRowFloats(l.S);
-    auto G = reserve(s.gsum, gsumFloats * 4, stream);
-    if (!G)
-      return G.takeError();
-    gsum = *G;
-    MemRefArg g(l.g, l.B * l.Hq * l.S), Gm(gsum, gsumFloats);
-    int64_t S = l.S;
+  for (const LaunchPlan::Kernel &k : plan.kernels()) {
+    auto grid = plan.grid(k, symbols);
+    if (!grid)
+      return grid.takeError();
+    if (llvm::is_contained(*grid, 0u))
+      continue;
+    // Parameters live until the launch returns: memrefs are five words,
+    // scalars one (std::deque keeps addresses stable).
+    std::deque<MemRefArg> memrefs;
+    std::deque<int64_t> scalars;
     std::vector<void *> a;
-    g.push(a);
-    Gm.push(a);
-    a.push_back(&S);
-    if (Error e = dev->launch(
-            *module, "gate", {static_cast<unsigned>(l.B * l.Hq), 1, 1},
-            {static_cast<unsigned>(mlir::attn::GpuPlan::kGateThreads), 1, 1}, 0,
-            a, wait, false, stream))
+    for (const LaunchPlan::Arg &arg : k.args) {
+      // A view's size defaults to its element count.
+      int64_t n = arg.value ? LaunchPlan::eval(arg.value, symbols)
+                  : arg.kind == LaunchPlan::ArgKind::input
+                      ? views[arg.index].numel()
+                      : outView.numel();
+      uint64_t ptr = 0;
+      switch (arg.kind) {
+      case LaunchPlan::ArgKind::scalar:
+        a.push_back(&scalars.emplace_back(n));
+        continue;
+      case LaunchPlan::ArgKind::input:
+        ptr = inputs[arg.index];
+        break;
+      case LaunchPlan::ArgKind::output:
+        ptr = output;
+        break;
+      case LaunchPlan::ArgKind::scratch:
+        ptr = bufs[arg.index];
+        break;
+      }
+      memrefs.emplace_back(ptr, n).push(a);
+    }
+    if (Error e = dev->launch(*module, k.name, *grid, k.block, k.smem, a, wait,
+                              k.dependent && dependentLaunch, stream))
       return e;
   }
-  MemRefArg mq(q, qElems), mk(k, kElems), mv(l.v, vElems), mo(l.o, oElems);
-  MemRefArg mg(plan.gate ? gsum : l.o, plan.gate ? gsumFloats : 0);
-  int64_t Hq = l.Hq, Hk = l.Hk, T = l.T, S = l.S;
-  int64_t qPos0 = l.qPos0 - l.tableStart;
-  std::vector<void *> a;
-  for (MemRefArg *m : {&mq, &mk, &mv, &mo, &mg})
-    m->push(a);
-  for (int64_t *x : {&Hq, &Hk, &T, &S})
-    a.push_back(x);
-  MemRefArg mcos(cosPtr, tableFloats), msin(sinPtr, tableFloats);
-  if (plan.ropeQInKernel()) {
-    mcos.push(a);
-    msin.push(a);
-    a.push_back(&qPos0);
-  }
-  // The attention kernel's prologue overlaps the rope or gate kernel
-  // before it (GpuPlan::dependentLaunch; GpuKernelOptions::dependentLaunch
-  // = 0 launches it after that kernel's end, as any other).
-  return dev->launch(
-      *module, "attention",
-      {blocksFor(l.T, plan.blockM()), static_cast<unsigned>(l.B * l.Hq), 1},
-      {static_cast<unsigned>(plan.threads()), 1, 1},
-      static_cast<unsigned>(plan.smemBytes()), a, wait, dependentLaunch,
-      stream);
+  return Error::success();
 }
 
 /// Host arrays on the device for run() and benchmark(): inputs uploaded,

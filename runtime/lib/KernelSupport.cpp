@@ -5,6 +5,7 @@
 #include "ShapeSpecialize.h"
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/Dialect/AttnLaunchDialect.h"
 #include "attn/Memory.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,8 +27,8 @@ namespace attn::detail {
 
 DialectRegistry kernelRegistry() {
   DialectRegistry registry;
-  registry
-      .insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect>();
+  registry.insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect,
+                  mlir::attn_launch::AttnLaunchDialect>();
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
@@ -299,11 +300,23 @@ ProgramKernel::resultShape(llvm::ArrayRef<TensorView> inputs) {
       return std::move(e);
     shapes.emplace_back(inputs[i].shape.begin(), inputs[i].shape.end());
   }
+  return resultShapeAt(shapes);
+}
+
+Expected<std::vector<int64_t>>
+ProgramKernel::resultShapeAt(const std::vector<std::vector<int64_t>> &shapes) {
   auto r = checker.verify(*program, entry, shapes);
-  if (r && r->empty())
-    return createStringError("cannot infer the result shape of @" + entry +
-                             " (its result does not come from an attn op)");
-  return r;
+  if (!r || !r->empty() || res.shape.empty())
+    return r;
+  // Not from an attn op: a static result type, or an argument returned.
+  if (llvm::none_of(res.shape, [](int64_t d) { return d < 0; }))
+    return res.shape;
+  auto fn = program->lookupSymbol<func::FuncOp>(entry);
+  Value returned = fn.getBody().front().getTerminator()->getOperand(0);
+  if (auto arg = dyn_cast<BlockArgument>(returned))
+    return shapes[arg.getArgNumber()];
+  return createStringError("cannot infer the result shape of @" + entry +
+                           " (its result does not come from an attn op)");
 }
 
 Expected<std::vector<int64_t>>
@@ -322,11 +335,10 @@ ProgramKernel::checkLaunch(llvm::ArrayRef<TensorView> inputs,
   }
   if (Error e = checkView(output, res, dev, alignment, "the output"))
     return std::move(e);
-  auto result = checker.verify(*program, entry, shapes);
+  auto result = resultShapeAt(shapes);
   if (!result)
     return result.takeError();
-  if (!result->empty() &&
-      !llvm::equal(*result, llvm::ArrayRef<int64_t>(output.shape))) {
+  if (!llvm::equal(*result, llvm::ArrayRef<int64_t>(output.shape))) {
     TensorSig want{res.dtype, *result}, got{output.dtype, {}};
     got.shape.assign(output.shape.begin(), output.shape.end());
     return createStringError("the output must be " + want.str() +

@@ -108,6 +108,10 @@ public:
   resultShape(llvm::ArrayRef<TensorView> inputs) override;
 
 protected:
+  /// The result shape at input `shapes` (matching the signature): from the
+  /// attn ops, else a static result type or a returned argument's shape.
+  llvm::Expected<std::vector<int64_t>>
+  resultShapeAt(const std::vector<std::vector<int64_t>> &shapes);
   /// Creates the context, parses `source` and reads @entry's signature.
   llvm::Error load(llvm::StringRef source, llvm::StringRef entry,
                    llvm::StringRef bufferName);

@@ -19,6 +19,7 @@
 
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/Dialect/AttnLaunchDialect.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -202,8 +203,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   mlir::DialectRegistry registry;
-  registry
-      .insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect>();
+  registry.insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect,
+                  mlir::attn_launch::AttnLaunchDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::MLIRContext ctx(registry);

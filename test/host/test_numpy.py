@@ -105,6 +105,42 @@ def main():
                 check(err <= 1e-5, f"{variant} {layout} B={B} H={H} T={T}: "
                       f"error {err:.3e} > 1e-5 (seed {seed})")
 
+    # Arbitrary strided views, output written in place: q, k, v sliced out
+    # of one packed [B, T, 3, H, D] buffer, the gate every other element of
+    # a [B, H, T, 2] array (innermost stride 2), the output a view of a
+    # NaN-poisoned padded [B, T, H + 1, D + 8] buffer (and, second, one with
+    # innermost stride 2). Every element is checked, and every byte
+    # outside the output view must still be NaN.
+    for variant in ("plain", "fox"):
+        kernel = engine.compile(program(variant, D))
+        B, H, T = 2, 3, 37
+        qkv = rng.standard_normal((B, T, 3, H, D), np.float32)
+        xs = [qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3)]
+        if variant == "fox":
+            gbuf = np.log(rng.uniform(0.9, 1.0, (B, H, T, 2))).astype(
+                np.float32)
+            xs.append(gbuf[..., 0])
+        want = reference(*xs)
+        before = qkv.copy()
+        for name, buf, view in (
+                ("padded", np.full((B, T, H + 1, D + 8), np.nan, np.float32),
+                 lambda b: b[:, :, 1:, 4:4 + D].transpose(0, 2, 1, 3)),
+                ("stride-2", np.full((B, H, T, 2 * D), np.nan, np.float32),
+                 lambda b: b[..., ::2])):
+            out = view(buf)
+            got = kernel(*xs, out=out)
+            check(got is out, f"{variant} {name}: out= is returned")
+            err = rel_error(out, want)
+            print(f"python {variant} {name} output view: max relative error "
+                  f"{err:.3e}")
+            check(err <= 1e-5, f"{variant} {name}: error {err:.3e} > 1e-5 "
+                  f"(seed {seed})")
+            mask = np.ones(buf.shape, bool)
+            view(mask)[...] = False
+            check(np.all(np.isnan(buf[mask])),
+                  f"{variant} {name}: bytes outside the output view changed")
+        check(np.array_equal(qkv, before), f"{variant}: an input changed")
+
     kernel = engine.compile(program("plain", D))
     q, k, v = inputs(rng, "plain", 1, 2, 8, D, "bhsd")
 

@@ -8,6 +8,7 @@
 
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/Dialect/AttnLaunchDialect.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -35,8 +36,8 @@ int main(int argc, char **argv) {
   mlir::attn::registerAttnPipelines();
 
   mlir::DialectRegistry registry;
-  registry
-      .insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect>();
+  registry.insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect,
+                  mlir::attn_launch::AttnLaunchDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   // gpu-module-to-binary translates GPU modules to LLVM IR in-process.

@@ -121,8 +121,10 @@ public:
   virtual ~Kernel();
   /// Launches the entry function on caller-owned `inputs` (argument order)
   /// and writes its result into `output`, which must have the result's
-  /// dtype and shape (resultShape()). On the CPU the views are host memory
-  /// and the call returns when the result is written. On the GPU they are
+  /// dtype and shape (resultShape()). On the CPU the views are host memory,
+  /// read and written in place (a view with a non-unit innermost stride,
+  /// or an output overlapping an input, goes through a temporary), and the
+  /// call returns when the result is written. On the GPU they are
   /// device memory, `stream` is a CUstream (nullptr: the legacy default
   /// stream), the work is enqueued on it and the call returns without
   /// waiting; scratch memory is kept by the kernel per stream across

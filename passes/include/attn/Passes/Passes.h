@@ -4,6 +4,7 @@
 #define ATTN_PASSES_PASSES_H
 
 #include "attn/Dialect/AttnBlockDialect.h"
+#include "attn/Dialect/AttnLaunchDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,12 +34,17 @@ void populateExpandAttentionPatterns(RewritePatternSet &patterns);
 
 /// attn (tensors) -> reference loops -> bufferized -> LLVM dialect, ready for
 /// the ExecutionEngine. Functions get the C interface (`_mlir_ciface_*`).
-void buildReferenceToLLVMPipeline(OpPassManager &pm);
+/// With `callerEntry`, that function takes caller-owned strided buffers and
+/// writes its result into a trailing output buffer (attn-caller-buffers).
+void buildReferenceToLLVMPipeline(OpPassManager &pm,
+                                  llvm::StringRef callerEntry = {});
 
 /// The CPU pipeline: attn-fuse, fused attention through the block program
 /// (program instances over OpenMP threads when `threads`), the reference
 /// lowering for the rest, down to the LLVM dialect.
-void buildCPUPipeline(OpPassManager &pm, bool threads);
+/// `callerEntry` as for buildReferenceToLLVMPipeline.
+void buildCPUPipeline(OpPassManager &pm, bool threads,
+                      llvm::StringRef callerEntry = {});
 
 /// Options of the GPU pipeline (`attn-to-gpu`).
 struct GPUPipelineOptions {

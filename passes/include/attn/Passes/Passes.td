@@ -126,6 +126,36 @@ def AttnBlockToCPU : Pass<"attn-block-to-cpu", "ModuleOp"> {
   ];
 }
 
+def AttnCallerBuffers : Pass<"attn-caller-buffers", "ModuleOp"> {
+  let summary = "Entry function on caller-owned strided buffers, output in place";
+  let description = [{
+    Rewrites `@entry(tensor...) -> tensor` into `@entry(memref..., memref)`
+    for a host program that owns the memory: every argument becomes
+    `memref<...xT, strided<[?, ..., ?, 1], offset: ?>>` (any outer strides
+    and offset, unit innermost stride) read through
+    `bufferization.to_tensor restrict`, and the result is written into a
+    trailing output memref of the same layout
+    (`bufferization.materialize_in_destination ... restrict writable`).
+    Run after attn-to-block and attn-lower-reference, before
+    attn-block-to-cpu: the memref arguments of block kernels that only
+    load, store and take dims get the strided layout too, so that kernels
+    read the caller's views where they lie, and the fresh buffer a launch
+    writes the entry's result into is replaced by the output memref (the
+    kernels write it in place, no copy). Where that does not apply (a
+    result computed by the reference lowering) bufferization copies into
+    the output. The entry gets an `attn_launch.plan`: one host launch of
+    the entry on the inputs and the output.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
+           "the function the host program calls">,
+  ];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::attn_launch::AttnLaunchDialect"
+  ];
+}
+
 def AttnCPUFuseElementwise : Pass<"attn-cpu-fuse-elementwise"> {
   let summary = "Fuse elementwise linalg ops, never into a reduction";
   let description = [{
@@ -178,7 +208,7 @@ def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
     "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect", "::mlir::attn_launch::AttnLaunchDialect"
   ];
 }
 
