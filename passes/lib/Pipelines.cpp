@@ -70,6 +70,9 @@ void mlir::attn::buildReferenceToLLVMPipeline(OpPassManager &pm) {
 void mlir::attn::buildCPUPipeline(OpPassManager &pm, bool threads) {
   pm.addPass(createAttnFuse());
   pm.addPass(createAttnToBlock());
+  // A kernel in GPU form (layouts, shared buffers, async copies) runs with
+  // its sequential meaning.
+  pm.addPass(createAttnBlockStripGpu());
   pm.addPass(createAttnLowerToReference());
   pm.addPass(createAttnBlockToCPU());
   buildTensorsToLLVM(pm, threads);
