@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Codegen/GpuKernels.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Passes/GpuPlan.h"
 #include "attn/Passes/GpuTarget.h"
