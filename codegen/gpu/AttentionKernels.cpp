@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Wgmma.h"
+#include "attn/Codegen/GpuKernels.h"
 #include "attn/Passes/GpuPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

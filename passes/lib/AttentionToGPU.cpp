@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Codegen/GpuKernels.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Dialect/AttnLaunchDialect.h"
 #include "attn/Passes/GpuPlan.h"
@@ -134,7 +135,9 @@ FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, StringRef chip,
           checkGpuKernelOptions(chip, overlap, warps, mTiles, blockN);
       !bad.empty())
     return op.emitError(bad);
-  const bool wgmma = chip == "sm_90a";
+  // checkGpuChip passed: the chip has a description.
+  const TargetDesc &target = cantFail(getTargetDesc(chip));
+  const bool wgmma = target.mma == MmaKind::Wgmma;
   auto qt = cast<ShapedType>(op.getQ().getType());
   auto kt = cast<ShapedType>(op.getK().getType());
   auto vt = cast<ShapedType>(op.getV().getType());
@@ -149,8 +152,7 @@ FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, StringRef chip,
            << vt.getElementType();
   GpuPlan p;
   p.wgmma = wgmma;
-  // griddepcontrol exists from sm_90 on ("sm_90", "sm_90a", "sm_100", ...).
-  p.dependentLaunch = gpuSmVersion(chip) >= 90;
+  p.dependentLaunch = target.dependentLaunch;
   p.overlap = overlap;
   p.warps = warps;
   p.mTiles = mTiles;

@@ -8,15 +8,87 @@
 using llvm::StringRef;
 
 namespace {
-/// The sm_80-and-newer processors of LLVM 22's NVPTX backend
-/// (`llc -march=nvptx64 -mcpu=help`). A name outside this list makes the
-/// NVVM target abort instead of reporting an error.
-constexpr StringRef kKnownChips[] = {
-    "sm_80",   "sm_86",   "sm_87",   "sm_88",   "sm_89",   "sm_90",   "sm_90a",
-    "sm_100",  "sm_100a", "sm_100f", "sm_101",  "sm_101a", "sm_101f", "sm_103",
-    "sm_103a", "sm_103f", "sm_110",  "sm_110a", "sm_110f", "sm_120",  "sm_120a",
-    "sm_120f", "sm_121",  "sm_121a", "sm_121f"};
+using mlir::attn::MmaKind;
+using mlir::attn::TargetDesc;
+using mlir::attn::TileShape;
+
+constexpr TileShape kFlashTiles[] = {{64, 64, 64}, {128, 64, 64}};
+
+/// Shared memory per block (opt-in maximum), by compute capability.
+constexpr int64_t k163K = 166912, k99K = 101376, k227K = 232448;
+
+TargetDesc gpu(llvm::StringLiteral name, unsigned sm, int64_t sharedBytes) {
+  // wgmma exists only with sm_90a's arch-specific features; later chips
+  // (sm_100a: tcgen05) are not wgmma targets.
+  MmaKind mma = name == "sm_90a" ? MmaKind::Wgmma : MmaKind::MmaSync;
+  return TargetDesc{name,
+                    sm,
+                    mma,
+                    /*warps=*/4,
+                    /*stages=*/2,
+                    sharedBytes,
+                    /*cpAsync=*/true,
+                    /*tma=*/sm >= 90,
+                    /*dependentLaunch=*/sm >= 90,
+                    kFlashTiles};
+}
+
+/// Every target: the CPU and the sm_80-and-newer processors of LLVM 22's
+/// NVPTX backend (`llc -march=nvptx64 -mcpu=help`). A GPU name outside this
+/// table makes the NVVM target abort instead of reporting an error, so it
+/// is refused. sm_88 is not in the Programming Guide's table; it gets the
+/// 99 KB of the other sm_8x parts without 163 KB.
+const TargetDesc kTargets[] = {
+    {"cpu", 0, MmaKind::None, /*warps=*/1, /*stages=*/1, /*sharedBytes=*/0,
+     /*cpAsync=*/false, /*tma=*/false, /*dependentLaunch=*/false, kFlashTiles},
+    gpu("sm_80", 80, k163K),
+    gpu("sm_86", 86, k99K),
+    gpu("sm_87", 87, k163K),
+    gpu("sm_88", 88, k99K),
+    gpu("sm_89", 89, k99K),
+    gpu("sm_90", 90, k227K),
+    gpu("sm_90a", 90, k227K),
+    gpu("sm_100", 100, k227K),
+    gpu("sm_100a", 100, k227K),
+    gpu("sm_100f", 100, k227K),
+    gpu("sm_101", 101, k227K),
+    gpu("sm_101a", 101, k227K),
+    gpu("sm_101f", 101, k227K),
+    gpu("sm_103", 103, k227K),
+    gpu("sm_103a", 103, k227K),
+    gpu("sm_103f", 103, k227K),
+    gpu("sm_110", 110, k227K),
+    gpu("sm_110a", 110, k227K),
+    gpu("sm_110f", 110, k227K),
+    gpu("sm_120", 120, k99K),
+    gpu("sm_120a", 120, k99K),
+    gpu("sm_120f", 120, k99K),
+    gpu("sm_121", 121, k99K),
+    gpu("sm_121a", 121, k99K),
+    gpu("sm_121f", 121, k99K)};
+
+const TargetDesc *findTarget(StringRef name) {
+  for (const TargetDesc &t : kTargets)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
 } // namespace
+
+TileShape mlir::attn::TargetDesc::tileFor(int64_t headDim) const {
+  TileShape best = tiles.front();
+  for (const TileShape &t : tiles)
+    if (t.headDim <= headDim)
+      best = t;
+  return best;
+}
+
+llvm::Expected<const TargetDesc &> mlir::attn::getTargetDesc(StringRef target) {
+  if (target != "cpu")
+    if (std::string bad = checkGpuChip(target); !bad.empty())
+      return llvm::createStringError(bad);
+  return *findTarget(target);
+}
 
 unsigned mlir::attn::gpuSmVersion(StringRef chip) {
   if (!chip.consume_front("sm_"))
@@ -45,7 +117,7 @@ std::string mlir::attn::checkGpuChip(StringRef chip) {
     return "GPU chip " + chip.str() + " is not supported: the kernels need " +
            "sm_" + std::to_string(kMinGpuSm) +
            " or newer (cp.async, ldmatrix, bf16 mma.sync)";
-  if (!llvm::is_contained(kKnownChips, chip))
+  if (!findTarget(chip))
     return "unknown GPU chip '" + chip.str() + "'; " + expected;
   return "";
 }
@@ -62,7 +134,8 @@ std::string mlir::attn::checkGpuKernelOptions(StringRef chip, bool overlap,
     return "GPU option block-n must be 32, 64 or 128" + got(blockN);
   // wgmma (warpgroup MMA) exists only on sm_90a; its kernel runs one or two
   // warpgroups of 64 query rows each and takes key tiles of 64 or 128.
-  const bool wgmma = chip == "sm_90a";
+  const TargetDesc *target = findTarget(chip);
+  const bool wgmma = target && target->mma == MmaKind::Wgmma;
   if (wgmma && warps != 4 && warps != 8)
     return "GPU option warps must be 4 or 8 (one or two warpgroups) for the "
            "sm_90a wgmma kernel" +

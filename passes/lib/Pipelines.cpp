@@ -82,6 +82,9 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm, bool threads,
                                   llvm::StringRef callerEntry) {
   pm.addPass(createAttnFuse());
   pm.addPass(createAttnToBlock());
+  // A kernel in GPU form (layouts, shared buffers, async copies) runs with
+  // its sequential meaning.
+  pm.addPass(createAttnBlockStripGpu());
   pm.addPass(createAttnLowerToReference());
   addCallerBuffers(pm, callerEntry);
   pm.addPass(createAttnBlockToCPU());
@@ -118,13 +121,8 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
 void mlir::attn::buildGPUPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
   pm.addPass(createAttnFuse());
-  AttnAttentionToGPUOptions gpuOpts;
-  gpuOpts.chip = options.chip;
-  gpuOpts.warps = options.warps;
-  gpuOpts.mTiles = options.mTiles;
-  gpuOpts.blockN = options.blockN;
-  gpuOpts.overlap = options.overlap;
-  pm.addPass(createAttnAttentionToGPU(gpuOpts));
+  pm.addPass(createAttnAttentionToGPU(
+      static_cast<const AttnAttentionToGPUOptions &>(options)));
   // The kernels' gpu/nvgpu/arith/memref/vector/scf ops -> LLVM + NVVM.
   OpPassManager &gm = pm.nest<gpu::GPUModuleOp>();
   gm.addPass(memref::createExpandStridedMetadataPass());
@@ -151,25 +149,30 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
 }
 
 namespace {
+/// attn-to-gpu's textual options. The kernel-shape ones mirror
+/// attn-attention-to-gpu's (GpuOptions.td) and take their defaults from its
+/// generated options struct; see Passes.td for their help in full.
+const attn::AttnAttentionToGPUOptions kKernelDefaults;
+
 struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc("NVIDIA architecture (sm_80, sm_90, ...; sm_90a: wgmma)"),
-      llvm::cl::init("sm_90")};
+      llvm::cl::init(kKernelDefaults.chip)};
   PassOptions::Option<int64_t> warps{
       *this, "warps", llvm::cl::desc("warps per block (1, 2, 4, 8)"),
-      llvm::cl::init(4)};
+      llvm::cl::init(kKernelDefaults.warps)};
   PassOptions::Option<int64_t> mTiles{
       *this, "m-tiles", llvm::cl::desc("16-row query tiles per warp (1, 2)"),
-      llvm::cl::init(1)};
+      llvm::cl::init(kKernelDefaults.mTiles)};
   PassOptions::Option<int64_t> blockN{
       *this, "block-n", llvm::cl::desc("keys per step (32, 64, 128)"),
-      llvm::cl::init(64)};
+      llvm::cl::init(kKernelDefaults.blockN)};
   PassOptions::Option<bool> overlap{
       *this, "overlap",
       llvm::cl::desc("sm_90a: the softmax runs while the previous P V is on "
                      "the tensor cores"),
-      llvm::cl::init(false)};
+      llvm::cl::init(kKernelDefaults.overlap)};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit (ptxas, libdevice); default $CUDA_HOME "
@@ -179,10 +182,23 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
       *this, "format",
       llvm::cl::desc("bin (cubin via ptxas), isa (PTX) or none (stop at "
                      "the NVVM dialect)"),
-      llvm::cl::init("bin")};
+      llvm::cl::init(attn::GPUPipelineOptions().format)};
   PassOptions::Option<std::string> dumpPtx{
       *this, "dump-ptx", llvm::cl::desc("write the PTX to this file"),
       llvm::cl::init("")};
+
+  attn::GPUPipelineOptions get() const {
+    attn::GPUPipelineOptions o;
+    o.chip = chip;
+    o.warps = warps;
+    o.mTiles = mTiles;
+    o.blockN = blockN;
+    o.overlap = overlap;
+    o.toolkit = toolkit;
+    o.format = format;
+    o.dumpPtx = dumpPtx;
+    return o;
+  }
 };
 } // namespace
 
@@ -200,15 +216,7 @@ void mlir::attn::registerAttnPipelines() {
         GPUPipelineCLOptions o;
         if (failed(o.parseFromString(optionsStr)))
           return failure();
-        GPUPipelineOptions opts;
-        opts.chip = o.chip;
-        opts.warps = o.warps;
-        opts.mTiles = o.mTiles;
-        opts.blockN = o.blockN;
-        opts.overlap = o.overlap;
-        opts.toolkit = o.toolkit;
-        opts.format = o.format;
-        opts.dumpPtx = o.dumpPtx;
+        GPUPipelineOptions opts = o.get();
         if (std::string bad = checkGPUPipelineOptions(opts); !bad.empty())
           return errorHandler("attn-to-gpu: " + bad);
         buildGPUPipeline(pm, opts);

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DiskCache.h"
+#include "GpuOptions.h"
 #include "KernelSupport.h"
 #include "LaunchPlan.h"
 
@@ -121,93 +122,6 @@ private:
   std::map<void *, std::unique_ptr<Scratch>> scratch;
 };
 
-namespace {
-
-/// The kernel shape CompileOptions::gpu asks for, unset fields from the
-/// environment, then the device's defaults.
-struct KernelShape {
-  std::string chip;
-  int warps, mTiles, blockN;
-  bool overlap;
-  bool dependentLaunch;
-};
-
-/// The integer in environment variable `name`, `fallback` when unset or
-/// empty; anything but a decimal integer in [lo, hi] is an error naming the
-/// variable (std::atoi would read "8x" as 8 and "abc" as 0).
-Expected<int> envInt(const char *name, int fallback, int lo, int hi) {
-  const char *v = std::getenv(name);
-  if (!v || !*v)
-    return fallback;
-  int value = 0;
-  if (llvm::StringRef(v).getAsInteger(10, value) || value < lo || value > hi)
-    return createStringError(std::string(name) + "='" + v +
-                             "' is not an integer in [" + std::to_string(lo) +
-                             ", " + std::to_string(hi) + "]");
-  return value;
-}
-
-/// The kernel shape CompileOptions::gpu asks for, unset fields from the
-/// environment, then the device's defaults; every value is checked with
-/// the pipeline's own option checks before anything is compiled.
-Expected<KernelShape> resolveShape(const GpuKernelOptions &o, int major,
-                                   int minor) {
-  KernelShape s;
-  s.chip = o.chip;
-  if (s.chip.empty())
-    if (const char *c = std::getenv("ATTN_GPU_CHIP"))
-      s.chip = c;
-  if (s.chip.empty())
-    s.chip = "sm_" + std::to_string(major) + std::to_string(minor) +
-             (major == 9 && minor == 0 ? "a" : "");
-  auto pick = [](int set, const char *name, int fallback, int lo, int hi,
-                 int &out) -> Error {
-    if (set) {
-      out = set;
-      return Error::success();
-    }
-    auto v = envInt(name, fallback, lo, hi);
-    if (!v)
-      return v.takeError();
-    out = *v;
-    return Error::success();
-  };
-  int overlap = 0, pdl = 1;
-  // 0 in CompileOptions means "unset" for the shape fields; -1 for the
-  // booleans.
-  if (Error e = pick(o.warps, "ATTN_GPU_WARPS", 4, 1, 1024, s.warps))
-    return std::move(e);
-  if (Error e = pick(o.mTiles, "ATTN_GPU_M_TILES", 1, 1, 1024, s.mTiles))
-    return std::move(e);
-  if (Error e = pick(o.blockN, "ATTN_GPU_BLOCK_N", 64, 1, 1 << 20, s.blockN))
-    return std::move(e);
-  if (o.overlap >= 0)
-    overlap = o.overlap;
-  else if (Error e = pick(0, "ATTN_GPU_OVERLAP", 0, 0, 1, overlap))
-    return std::move(e);
-  if (o.dependentLaunch >= 0)
-    pdl = o.dependentLaunch;
-  else if (Error e = pick(0, "ATTN_GPU_PDL", 1, 0, 1, pdl))
-    return std::move(e);
-  s.overlap = overlap != 0;
-  s.dependentLaunch = pdl != 0;
-  mlir::attn::GPUPipelineOptions check;
-  check.chip = s.chip;
-  check.warps = s.warps;
-  check.mTiles = s.mTiles;
-  check.blockN = s.blockN;
-  check.overlap = s.overlap;
-  check.format = "none";
-  if (std::string bad = mlir::attn::checkGPUPipelineOptions(check);
-      !bad.empty())
-    return createStringError(
-        bad + " (from CompileOptions::gpu or ATTN_GPU_CHIP, ATTN_GPU_WARPS, "
-              "ATTN_GPU_M_TILES, ATTN_GPU_BLOCK_N, ATTN_GPU_OVERLAP)");
-  return s;
-}
-
-} // namespace
-
 Expected<std::shared_ptr<Kernel>>
 CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
                    llvm::StringRef bufferName,
@@ -224,21 +138,13 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   for (auto fn : llvm::make_early_inc_range(lowered->getOps<func::FuncOp>()))
     if (fn.getSymName() != options.entry)
       fn.erase();
-  mlir::attn::GPUPipelineOptions gpuOpts;
   const cuda::DeviceInfo &info = kernel->dev->info();
-  // sm_90 devices get the sm_90a (wgmma) kernel: arch-specific code, built
-  // for exactly this device; sm_90 (mma.sync) stays selectable.
-  auto resolved = resolveShape(options.gpu, info.smMajor, info.smMinor);
+  auto resolved =
+      detail::resolveGpuOptions(options.gpu, info.smMajor, info.smMinor);
   if (!resolved)
     return resolved.takeError();
-  const KernelShape shape = *resolved;
-  const std::string &chip = shape.chip;
-  gpuOpts.chip = chip;
-  gpuOpts.warps = shape.warps;
-  gpuOpts.mTiles = shape.mTiles;
-  gpuOpts.blockN = shape.blockN;
-  gpuOpts.overlap = shape.overlap;
-  gpuOpts.format = "none";
+  const mlir::attn::GPUPipelineOptions &gpuOpts = resolved->pipeline;
+  const std::string &chip = gpuOpts.chip;
   PassManager pm(ctx);
   mlir::attn::buildGPUPipeline(pm, gpuOpts);
   if (failed(pm.run(*lowered)))
@@ -257,7 +163,7 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   if (!launchPlan)
     return launchPlan.takeError();
   kernel->plan = std::move(*launchPlan);
-  kernel->dependentLaunch = shape.dependentLaunch;
+  kernel->dependentLaunch = resolved->dependentLaunch;
   bool dependent =
       kernel->dependentLaunch &&
       llvm::any_of(kernel->plan.kernels(), [](auto &k) { return k.dependent; });

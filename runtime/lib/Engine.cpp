@@ -4,6 +4,7 @@
 
 #include "attn/CudaDriver.h"
 
+#include "GpuOptions.h"
 #include "KernelSupport.h"
 
 #include <algorithm>
@@ -121,13 +122,8 @@ Expected<std::shared_ptr<Kernel>> Engine::compile(llvm::StringRef source,
   // The buffer name is part of the key: diagnostics and remarks name it.
   std::string key = options.entry + '\0' +
                     std::to_string(static_cast<int>(options.pipeline)) + '\0' +
-                    bufferName.str() + '\0' + options.gpu.chip + '\0' +
-                    std::to_string(options.gpu.warps) + '\0' +
-                    std::to_string(options.gpu.mTiles) + '\0' +
-                    std::to_string(options.gpu.blockN) + '\0' +
-                    std::to_string(options.gpu.overlap) + '\0' +
-                    std::to_string(options.gpu.dependentLaunch) + '\0' +
-                    source.str();
+                    bufferName.str() + '\0' +
+                    detail::gpuOptionsKey(options.gpu) + '\0' + source.str();
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);

@@ -47,19 +47,26 @@ llvm::StringRef deviceName(Device d);
 enum class Pipeline {
   /// The best path available for the device: Fused on the CPU.
   Auto,
-  /// attn-fuse, then fused kernels through the block program where the
-  /// variant is supported; the reference lowering for the rest.
+  /// attn-fuse, then the fused kernels. On the CPU they go through the
+  /// block program (attn-to-block, attn-block-to-cpu; the reference
+  /// lowering for what is not fused); on CUDA through the attn-to-gpu
+  /// pipeline, which still builds them from attn.attention directly
+  /// (docs/gpu-backend.md), and a program it refuses runs on the CPU when
+  /// the device was chosen automatically.
   Fused,
   /// The naive reference lowering (materialises score maps).
   Reference,
 };
 llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 
-/// Shape of the GPU kernel. Unset fields (empty, 0) take the environment
+/// Shape of the GPU kernel. Unset fields (empty, 0, -1) take the environment
 /// (ATTN_GPU_CHIP, ATTN_GPU_WARPS, ATTN_GPU_M_TILES, ATTN_GPU_BLOCK_N,
-/// ATTN_GPU_OVERLAP), else
-/// the default for the device: sm_90a (wgmma) on sm_90 devices, the device's
-/// own sm_XY (mma.sync) elsewhere.
+/// ATTN_GPU_OVERLAP, ATTN_GPU_PDL), else the defaults: for the chip the
+/// device's own sm_XY (mma.sync), sm_90a (wgmma) on sm_90 devices; for the
+/// rest those of the attn-to-gpu pipeline's options (GpuOptions.td: 4 warps,
+/// 1 m-tile, block-n 64, no overlap) and dependent launch on. One table
+/// (runtime/lib/GpuOptions.cpp) maps fields to variables and makes the
+/// cache key.
 struct GpuKernelOptions {
   std::string chip; // "sm_90a" (wgmma), "sm_90", "sm_80", ...
   int warps = 0;    // warps per block (wgmma: 4 or 8, one or two warpgroups)

@@ -5,8 +5,9 @@
 // from global into shared memory (cp.async today; TMA with mbarriers on
 // sm_90a), the waits and barriers that order them, layout conversions, and
 // producer/consumer warp roles. The GPU backend lowers each op as written;
-// attn-block-strip-layouts turns them into their sequential meaning for the
-// CPU backend (copies become plain copies, waits and barriers vanish).
+// attn-block-strip-gpu (codegen/cpu/StripGpu.cpp) turns them into their
+// sequential meaning for the CPU backend (copies become plain copies at
+// issue, waits and barriers vanish).
 //
 //===----------------------------------------------------------------------===//
 

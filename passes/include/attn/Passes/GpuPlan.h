@@ -194,9 +194,8 @@ FailureOr<GpuPlan> planGpuAttention(AttentionOp op, StringRef chip,
                                     bool overlap, int64_t warps, int64_t mTiles,
                                     int64_t blockN);
 
-/// Appends the plan's kernels (`rope`, `gate`, `attention`) to `module`.
-void buildGpuKernels(OpBuilder &b, gpu::GPUModuleOp module,
-                     const GpuPlan &plan);
+// buildGpuKernels, which codegen/gpu defines, is declared there:
+// attn/Codegen/GpuKernels.h.
 
 } // namespace attn
 } // namespace mlir

@@ -11,7 +11,9 @@
 #ifndef ATTN_PASSES_GPUTARGET_H
 #define ATTN_PASSES_GPUTARGET_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -21,6 +23,51 @@ namespace mlir::attn {
 /// The oldest architecture the kernels run on: they use cp.async, ldmatrix
 /// and bf16 mma.sync, which appear with sm_80.
 inline constexpr unsigned kMinGpuSm = 80;
+
+/// The matrix instruction a target's kernels use for `attn_block.dot`.
+enum class MmaKind {
+  None,    // CPU: vector FMAs (codegen/cpu)
+  MmaSync, // mma.sync.m16n8k16, operands in registers (sm_80 and newer)
+  Wgmma,   // warpgroup MMA, B (and maybe A) read from shared memory (sm_90a)
+};
+
+/// The tile shape of the flash kernel for one head dim.
+struct TileShape {
+  int64_t headDim;
+  int64_t blockM; // query rows per program instance
+  int64_t blockN; // keys per step of the key walk
+};
+
+/// What a target offers the kernels and the shapes they take by default: the
+/// one description that attn-to-block, the GPU lowering, the option checks
+/// and the runtime read. Defaults are the measured ones of
+/// docs/gpu-backend.md (4 warps, 64 x 64 tiles, 2 stages at D = 64 and 128).
+struct TargetDesc {
+  llvm::StringRef name; // "cpu", "sm_80", "sm_90", "sm_90a", ...
+  unsigned sm;          // the XY of sm_XY; 0 for the CPU
+  MmaKind mma;
+  int64_t warps;  // warps per block (CPU: 1, one thread per program)
+  int64_t stages; // K/V tiles in flight (CPU: 1, loads are synchronous)
+  /// Largest dynamic shared memory of one block, bytes (the opt-in maximum
+  /// of the CUDA C++ Programming Guide's compute-capability table); 0 on the
+  /// CPU.
+  int64_t sharedBytes;
+  bool cpAsync;         // cp.async (sm_80 and newer)
+  bool tma;             // bulk tensor copies with mbarriers (sm_90 and newer)
+  bool dependentLaunch; // griddepcontrol (sm_90 and newer)
+  /// Tile shapes by head dim, ascending.
+  llvm::ArrayRef<TileShape> tiles;
+
+  bool isGpu() const { return sm != 0; }
+  /// The tile shape for head dim `headDim`: its row, else that of the
+  /// largest listed head dim below it, else the first row.
+  TileShape tileFor(int64_t headDim) const;
+};
+
+/// The description of `target`: "cpu" or an NVIDIA architecture that
+/// checkGpuChip accepts; anything else is an error naming the problem (the
+/// message of checkGpuChip). The reference lives as long as the program.
+llvm::Expected<const TargetDesc &> getTargetDesc(llvm::StringRef target);
 
 /// "" when `chip` names an NVIDIA architecture the kernels can target
 /// (sm_80 or newer, spelled as LLVM's NVPTX backend knows it: sm_80, sm_86,

@@ -46,13 +46,13 @@ void buildReferenceToLLVMPipeline(OpPassManager &pm,
 void buildCPUPipeline(OpPassManager &pm, bool threads,
                       llvm::StringRef callerEntry = {});
 
-/// Options of the GPU pipeline (`attn-to-gpu`).
-struct GPUPipelineOptions {
-  std::string chip = "sm_90";
-  int64_t warps = 4;
-  int64_t mTiles = 1;
-  int64_t blockN = 64;
-  bool overlap = false; // sm_90a: S_{j+1} and P_j V_j in flight together
+/// Options of the GPU pipeline (`attn-to-gpu`), the one options struct of
+/// the GPU path: the kernel shape (chip, warps, mTiles, blockN, overlap) is
+/// attn-attention-to-gpu's options struct, generated from GpuOptions.td
+/// with its defaults; the pipeline adds where and how the result is
+/// written. The pipeline's textual options and the runtime's
+/// CompileOptions::gpu resolve into it.
+struct GPUPipelineOptions : AttnAttentionToGPUOptions {
   /// Where the CUDA toolkit is (ptxas, libdevice); "" = $CUDA_HOME or
   /// /usr/local/cuda.
   std::string toolkit;

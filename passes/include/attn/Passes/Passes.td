@@ -4,6 +4,7 @@
 #define ATTN_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+include "attn/Passes/GpuOptions.td"
 
 def AttnLowerToReference : Pass<"attn-lower-reference", "ModuleOp"> {
   let summary = "Lower every attn op to its naive reference loops";
@@ -156,6 +157,30 @@ def AttnCallerBuffers : Pass<"attn-caller-buffers", "ModuleOp"> {
   ];
 }
 
+def AttnBlockStripGpu : Pass<"attn-block-strip-gpu", "ModuleOp"> {
+  let summary = "The sequential (CPU) meaning of a GPU-form block program";
+  let description = [{
+    Turns a block program in GPU form into the form `attn-block-to-cpu`
+    lowers: attn_block layout encodings are dropped from every tile type
+    (function signatures, loop-carried values, every op) and
+    `attn_block.num_warps` from kernels; `convert_layout` becomes its
+    operand; a shared buffer (`local_alloc`) becomes a `memref.alloc` of its
+    shape, `local_index` a `memref.subview` of the stage, `local_load` /
+    `local_store` in-bounds `attn_block.load` / `store`; `async_copy` and
+    `tma_load` become the `attn_block.load` they copy (TMA: zero padding)
+    and a store into the buffer, complete when issued, so async tokens are
+    the constant `true`, and `async_commit_group`, `async_wait`, `barrier`
+    and the mbarrier ops vanish. This is the meaning of a race-free kernel.
+    `warp_specialize` has none (its roles run concurrently) and is refused
+    with an error. A kernel in CPU form passes through unchanged;
+    `attn-to-cpu` runs this pass before `attn-block-to-cpu`.
+  }];
+  let dependentDialects = [
+    "::mlir::attn_block::AttnBlockDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def AttnCPUFuseElementwise : Pass<"attn-cpu-fuse-elementwise"> {
   let summary = "Fuse elementwise linalg ops, never into a reduction";
   let description = [{
@@ -188,21 +213,9 @@ def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
     MTA, head norm, f32 operands, head dims other than 64 and 128,
     unfused ops) fail with an error naming what is missing.
   }];
-  let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "NVIDIA architecture of the kernels (sm_80, sm_90, ...; sm_90a: "
-           "the wgmma kernel)">,
-    Option<"warps", "warps", "int64_t", /*default=*/"4",
-           "warps per block (1, 2, 4 or 8)">,
-    Option<"mTiles", "m-tiles", "int64_t", /*default=*/"1",
-           "16-row query tiles per warp (1 or 2; 2 shares K/V fragments "
-           "but spills at D = 128); block-m = 16 * m-tiles * warps">,
-    Option<"blockN", "block-n", "int64_t", /*default=*/"64",
-           "keys per step of the key walk (32, 64 or 128; wgmma: 64 or 128)">,
-    Option<"overlap", "overlap", "bool", /*default=*/"false",
-           "sm_90a: issue the next S = Q K^T and this step's P V together "
-           "so the softmax runs while P V is on the tensor cores">,
-  ];
+  // GpuOptions.td: one definition for the pass, the pipeline and the
+  // runtime.
+  let options = AttnGpuKernelOptions;
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",

@@ -1,0 +1,213 @@
+//===- StripGpu.cpp - the sequential meaning of the GPU block program -----===//
+//
+// attn-block-strip-gpu: a block program in GPU form (register layouts on
+// tiles, shared buffers, asynchronous copies, barriers, TMA with mbarriers)
+// becomes the CPU form that attn-block-to-cpu lowers. Every GPU op has a
+// sequential meaning for a race-free kernel, which is what the CPU runs:
+//
+//   tile layouts              dropped (a tile is its values, wherever they sit)
+//   convert_layout %t         %t
+//   local_alloc               memref.alloc (+ a cast to the buffer view type)
+//   local_index %b[%i]        memref.subview of stage %i
+//   local_load / local_store  attn_block.load / store, in_bounds
+//   async_copy, tma_load      the attn_block.load they stand for, stored into
+//                             the buffer at once (a copy is complete when it
+//                             is issued)
+//   async tokens              the constant `true` (every copy is complete)
+//   async_commit_group        that constant
+//   async_wait, barrier,      dropped: with copies complete at issue and one
+//   mbarrier_*                thread of control, there is nothing to wait for
+//   warp_specialize           refused: its regions run concurrently and have
+//                             no sequential order
+//
+// A buffer becomes a memref with a dynamic offset (`strided<[..], offset:
+// ?>`), whole or one stage of it, so a stage can flow through scf.for
+// iter_args like the buffer it came from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnBlockDialect.h"
+#include "attn/Passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNBLOCKSTRIPGPU
+#include "attn/Passes/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+namespace blk = mlir::attn_block;
+
+namespace {
+
+bool isBlockAttr(Attribute attr) {
+  return attr && isa<blk::AttnBlockDialect>(attr.getDialect());
+}
+
+/// The CPU form of a type: tiles without their attn_block layout, shared
+/// buffers as memrefs of the same shape (row-major, dynamic offset), async
+/// tokens as i1. Other types are unchanged.
+Type stripType(Type type) {
+  MLIRContext *ctx = type.getContext();
+  if (auto tile = dyn_cast<RankedTensorType>(type))
+    return isBlockAttr(tile.getEncoding())
+               ? RankedTensorType::get(tile.getShape(), tile.getElementType())
+               : type;
+  if (auto buf = dyn_cast<blk::SharedBufferType>(type)) {
+    SmallVector<int64_t> strides(buf.getRank(), 1);
+    for (int64_t d = buf.getRank() - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * buf.getShape()[d + 1];
+    return MemRefType::get(
+        buf.getShape(), buf.getElementType(),
+        StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
+  }
+  if (isa<blk::AsyncTokenType>(type))
+    return IntegerType::get(ctx, 1);
+  return type;
+}
+
+/// Rewrites the types of every value, function signature and typed
+/// constant under `root` in place.
+void stripTypes(Operation *root) {
+  auto strip = [](TypeRange types) {
+    return llvm::map_to_vector(types, stripType);
+  };
+  root->walk([&](Operation *op) {
+    for (OpResult r : op->getResults())
+      r.setType(stripType(r.getType()));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument a : block.getArguments())
+          a.setType(stripType(a.getType()));
+    if (auto fn = dyn_cast<FunctionOpInterface>(op))
+      fn.setType(FunctionType::get(op->getContext(),
+                                   strip(fn.getArgumentTypes()),
+                                   strip(fn.getResultTypes())));
+    // A constant tile's value carries the tile type, layout included.
+    if (auto cst = dyn_cast<arith::ConstantOp>(op))
+      if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue()))
+        if (dense.getType() != cst.getType())
+          cst.setValueAttr(dense.reshape(cast<ShapedType>(cst.getType())));
+    op->removeAttr(blk::kNumWarpsAttrName);
+  });
+}
+
+/// Zero indices and the dims [0, rank) of a whole buffer.
+std::pair<SmallVector<Value>, SmallVector<int64_t>>
+wholeBuffer(OpBuilder &b, Location loc, Value buffer) {
+  int64_t rank = cast<MemRefType>(buffer.getType()).getRank();
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  return {SmallVector<Value>(rank, c0), llvm::to_vector(llvm::seq(rank))};
+}
+
+/// `tile` written into all of `buffer`.
+void storeWhole(OpBuilder &b, Location loc, Value tile, Value buffer) {
+  auto [idx, dims] = wholeBuffer(b, loc, buffer);
+  blk::StoreOp::create(b, loc, tile, buffer, idx, b.getDenseI64ArrayAttr(dims),
+                       b.getUnitAttr());
+}
+
+/// A copy of the tile at `indices`/`dims` of `base` into `buffer`, done at
+/// once: the load the copy stands for and a store of its tile.
+void copyNow(OpBuilder &b, Location loc, Value base, ValueRange indices,
+             ArrayRef<int64_t> dims, llvm::APFloat padding, Value buffer) {
+  auto bufType = cast<MemRefType>(buffer.getType());
+  auto tileType =
+      RankedTensorType::get(bufType.getShape(), bufType.getElementType());
+  Value tile = blk::LoadOp::create(
+      b, loc, tileType, base, indices, b.getDenseI64ArrayAttr(dims),
+      b.getF64FloatAttr(padding.convertToDouble()), /*in_bounds=*/nullptr);
+  storeWhole(b, loc, tile, buffer);
+}
+
+Value completed(OpBuilder &b, Location loc) {
+  return arith::ConstantIntOp::create(b, loc, 1, 1);
+}
+
+/// Replaces one GPU op (whose types stripTypes already rewrote) by its
+/// sequential meaning; records the buffer ops it creates in `made`.
+void stripOp(Operation *op, SmallVectorImpl<Operation *> &made) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  if (auto alloc = dyn_cast<blk::LocalAllocOp>(op)) {
+    auto view = cast<MemRefType>(alloc.getType());
+    auto dense = MemRefType::get(view.getShape(), view.getElementType());
+    auto mem = memref::AllocOp::create(b, loc, dense);
+    auto cast = memref::CastOp::create(b, loc, view, mem);
+    made.append({mem, cast});
+    alloc.replaceAllUsesWith(cast.getResult());
+  } else if (auto index = dyn_cast<blk::LocalIndexOp>(op)) {
+    auto src = cast<MemRefType>(index.getBuffer().getType());
+    SmallVector<OpFoldResult> offsets(src.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(src.getRank(), b.getIndexAttr(1));
+    offsets[0] = index.getIndex();
+    sizes.push_back(b.getIndexAttr(1));
+    for (int64_t s : src.getShape().drop_front())
+      sizes.push_back(b.getIndexAttr(s));
+    auto view =
+        memref::SubViewOp::create(b, loc, cast<MemRefType>(index.getType()),
+                                  index.getBuffer(), offsets, sizes, strides);
+    made.push_back(view);
+    index.replaceAllUsesWith(view.getResult());
+  } else if (auto load = dyn_cast<blk::LocalLoadOp>(op)) {
+    auto [idx, dims] = wholeBuffer(b, loc, load.getBuffer());
+    Value tile = blk::LoadOp::create(b, loc, load.getType(), load.getBuffer(),
+                                     idx, b.getDenseI64ArrayAttr(dims),
+                                     b.getF64FloatAttr(0.0), b.getUnitAttr());
+    load.replaceAllUsesWith(tile);
+  } else if (auto store = dyn_cast<blk::LocalStoreOp>(op)) {
+    storeWhole(b, loc, store.getValue(), store.getBuffer());
+  } else if (auto copy = dyn_cast<blk::AsyncCopyOp>(op)) {
+    copyNow(b, loc, copy.getBase(), copy.getIndices(), copy.getDims(),
+            copy.getPadding(), copy.getBuffer());
+    copy.getToken().replaceAllUsesWith(completed(b, loc));
+  } else if (auto tma = dyn_cast<blk::TmaLoadOp>(op)) {
+    // TMA fills elements outside the tensor with zeros.
+    copyNow(b, loc, tma.getBase(), tma.getIndices(), tma.getDims(),
+            llvm::APFloat(0.0), tma.getBuffer());
+  } else if (auto group = dyn_cast<blk::AsyncCommitGroupOp>(op)) {
+    group.getGroup().replaceAllUsesWith(completed(b, loc));
+  } else if (auto cvt = dyn_cast<blk::ConvertLayoutOp>(op)) {
+    cvt.replaceAllUsesWith(cvt.getInput());
+  } else if (!isa<blk::AsyncWaitOp, blk::BarrierOp, blk::MbarrierInitOp,
+                  blk::MbarrierExpectOp, blk::MbarrierArriveOp,
+                  blk::MbarrierWaitOp>(op)) {
+    return;
+  }
+  op->erase();
+}
+
+struct AttnBlockStripGpuPass
+    : attn::impl::AttnBlockStripGpuBase<AttnBlockStripGpuPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Refuse before changing anything.
+    WalkResult refused = module.walk([](blk::WarpSpecializeOp op) {
+      op.emitOpError()
+          << "has no sequential meaning (its warp roles run concurrently): "
+             "attn-block-strip-gpu cannot give it to the CPU backend; "
+             "compile the kernel without warp specialization for the CPU";
+      return WalkResult::interrupt();
+    });
+    if (refused.wasInterrupted())
+      return signalPassFailure();
+
+    stripTypes(module);
+    SmallVector<Operation *> ops, made;
+    module.walk([&](Operation *op) {
+      if (isa_and_nonnull<blk::AttnBlockDialect>(op->getDialect()))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops)
+      stripOp(op, made);
+    // Buffers only mbarriers used are left without uses.
+    for (Operation *op : llvm::reverse(made))
+      if (op->use_empty())
+        op->erase();
+  }
+};
+
+} // namespace

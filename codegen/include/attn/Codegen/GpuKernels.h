@@ -1,0 +1,22 @@
+//===- GpuKernels.h - the GPU kernels of a GpuPlan --------------*- C++ -*-===//
+//
+// What codegen/gpu defines, declared by codegen: the kernels of a launch
+// plan (attn/Passes/GpuPlan.h, which the planner, this builder and the
+// runtime share) in the gpu/nvgpu/nvvm dialects.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_GPUKERNELS_H
+#define ATTN_CODEGEN_GPUKERNELS_H
+
+#include "attn/Passes/GpuPlan.h"
+
+namespace mlir::attn {
+
+/// Appends the plan's kernels (`rope`, `gate`, `attention`) to `module`.
+void buildGpuKernels(OpBuilder &b, gpu::GPUModuleOp module,
+                     const GpuPlan &plan);
+
+} // namespace mlir::attn
+
+#endif // ATTN_CODEGEN_GPUKERNELS_H

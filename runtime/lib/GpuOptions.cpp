@@ -1,0 +1,119 @@
+//===- GpuOptions.cpp - CompileOptions::gpu resolved for one device -------===//
+
+#include "GpuOptions.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdlib>
+
+using llvm::Error;
+using llvm::Expected;
+using mlir::attn::GPUPipelineOptions;
+
+namespace attn::detail {
+namespace {
+
+/// The integer kernel-shape fields: CompileOptions::gpu field (0 = unset),
+/// environment variable, the pipeline option it sets (whose default applies
+/// when both are unset) and the range an environment value must lie in
+/// (the pipeline's checks then apply to every value).
+struct ShapeField {
+  int GpuKernelOptions::*field;
+  const char *env;
+  int64_t GPUPipelineOptions::*option;
+  int lo, hi;
+};
+const ShapeField kShapeFields[] = {
+    {&GpuKernelOptions::warps, "ATTN_GPU_WARPS", &GPUPipelineOptions::warps, 1,
+     1024},
+    {&GpuKernelOptions::mTiles, "ATTN_GPU_M_TILES", &GPUPipelineOptions::mTiles,
+     1, 1024},
+    {&GpuKernelOptions::blockN, "ATTN_GPU_BLOCK_N", &GPUPipelineOptions::blockN,
+     1, 1 << 20},
+};
+constexpr const char *kChipEnv = "ATTN_GPU_CHIP";
+constexpr const char *kOverlapEnv = "ATTN_GPU_OVERLAP";
+constexpr const char *kPdlEnv = "ATTN_GPU_PDL";
+
+/// The integer in environment variable `name`, `fallback` when unset or
+/// empty; anything but a decimal integer in [lo, hi] is an error naming the
+/// variable (std::atoi would read "8x" as 8 and "abc" as 0).
+Expected<int64_t> envInt(const char *name, int64_t fallback, int lo, int hi) {
+  const char *v = std::getenv(name);
+  if (!v || !*v)
+    return fallback;
+  int value = 0;
+  if (llvm::StringRef(v).getAsInteger(10, value) || value < lo || value > hi)
+    return llvm::createStringError(
+        std::string(name) + "='" + v + "' is not an integer in [" +
+        std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return value;
+}
+
+/// A tri-state flag (-1 unset) from the options, else `env`, else
+/// `fallback`.
+Expected<bool> flag(int set, const char *env, bool fallback) {
+  if (set >= 0)
+    return set != 0;
+  auto v = envInt(env, fallback, 0, 1);
+  if (!v)
+    return v.takeError();
+  return *v != 0;
+}
+
+std::string envNames() {
+  std::string names = kChipEnv;
+  for (const ShapeField &f : kShapeFields)
+    names += std::string(", ") + f.env;
+  return names + ", " + kOverlapEnv;
+}
+
+} // namespace
+
+Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
+                                               int smMajor, int smMinor) {
+  ResolvedGpuOptions r;
+  GPUPipelineOptions &p = r.pipeline;
+  p.chip = o.chip;
+  if (p.chip.empty())
+    if (const char *c = std::getenv(kChipEnv))
+      p.chip = c;
+  // sm_90 devices get the sm_90a (wgmma) kernel: arch-specific code, built
+  // for exactly this device; sm_90 (mma.sync) stays selectable.
+  if (p.chip.empty())
+    p.chip = "sm_" + std::to_string(smMajor) + std::to_string(smMinor) +
+             (smMajor == 9 && smMinor == 0 ? "a" : "");
+  for (const ShapeField &f : kShapeFields) {
+    if (int set = o.*f.field) {
+      p.*f.option = set;
+      continue;
+    }
+    auto v = envInt(f.env, p.*f.option, f.lo, f.hi);
+    if (!v)
+      return v.takeError();
+    p.*f.option = *v;
+  }
+  auto overlap = flag(o.overlap, kOverlapEnv, p.overlap);
+  if (!overlap)
+    return overlap.takeError();
+  p.overlap = *overlap;
+  auto pdl = flag(o.dependentLaunch, kPdlEnv, r.dependentLaunch);
+  if (!pdl)
+    return pdl.takeError();
+  r.dependentLaunch = *pdl;
+  p.format = "none";
+  if (std::string bad = mlir::attn::checkGPUPipelineOptions(p); !bad.empty())
+    return llvm::createStringError(bad + " (from CompileOptions::gpu or " +
+                                   envNames() + ")");
+  return r;
+}
+
+std::string gpuOptionsKey(const GpuKernelOptions &o) {
+  std::string key = o.chip + '\0';
+  for (const ShapeField &f : kShapeFields)
+    key += std::to_string(o.*f.field) + '\0';
+  return key + std::to_string(o.overlap) + '\0' +
+         std::to_string(o.dependentLaunch);
+}
+
+} // namespace attn::detail

@@ -1,0 +1,46 @@
+//===- GpuOptions.h - CompileOptions::gpu resolved for one device -*- C++
+//-*-===//
+//
+// The runtime side of the GPU pipeline's one options struct
+// (mlir::attn::GPUPipelineOptions, whose kernel-shape fields and defaults
+// are attn-attention-to-gpu's options in Passes.td): which environment
+// variable fills which unset field of CompileOptions::gpu, the resolution
+// for a device, and the Engine's cache key, all read from one table in
+// GpuOptions.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_GPUOPTIONS_H
+#define ATTN_RUNTIME_GPUOPTIONS_H
+
+#include "attn/Passes/Passes.h"
+#include "attn/Runtime.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace attn::detail {
+
+/// What CompileOptions::gpu asks for on a device of compute capability
+/// `smMajor`.`smMinor`: the pipeline options (format "none": the runtime
+/// serializes itself) and the launch mode.
+struct ResolvedGpuOptions {
+  mlir::attn::GPUPipelineOptions pipeline;
+  bool dependentLaunch = true;
+};
+
+/// Set fields of `o` win, then the ATTN_GPU_* variables, then the defaults:
+/// the chip of the device (sm_90a, the wgmma kernel, on sm_90 devices), the
+/// pass options' defaults, dependent launch on. Every value is checked with
+/// checkGPUPipelineOptions; an error names the bad value and where it came
+/// from.
+llvm::Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
+                                                     int smMajor, int smMinor);
+
+/// The fields of `o` as part of a cache key (one per field of the table).
+std::string gpuOptionsKey(const GpuKernelOptions &o);
+
+} // namespace attn::detail
+
+#endif // ATTN_RUNTIME_GPUOPTIONS_H
