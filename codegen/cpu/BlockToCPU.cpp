@@ -11,7 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Exp2ToCPU.h"
 #include "MtaToCPU.h"
+#include "RegisterLoops.h"
 #include "RowOpsToCPU.h"
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Passes/Passes.h"
@@ -35,6 +37,9 @@ using namespace mlir;
 namespace blk = mlir::attn_block;
 
 namespace {
+
+/// Steps of the dot's k loop per iteration.
+constexpr int64_t kUnroll = 4;
 
 Value cIdx(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
@@ -126,8 +131,9 @@ struct LowerStore : OpRewritePattern<blk::StoreOp> {
   }
 };
 
-/// acc + a * b, row by row: for each row m of the accumulator, a vector of
-/// N lanes stays in registers while k runs, c[m, :] += a[m, k] * b[k, :].
+/// acc + a * b, row by row: for each row m of the accumulator and each
+/// register-sized piece of it (laneChunks), a vector stays in registers
+/// while k runs (unrolled by kUnroll), c[m, piece] += a[m, k] * b[k, piece].
 /// Explicit vectors (rather than a linalg loop nest left to LLVM) make the
 /// lanes and the register-resident row certain.
 struct LowerDot : OpRewritePattern<blk::DotOp> {
@@ -149,49 +155,49 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
     int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
     int64_t k = op.getA().getType().getDimSize(1);
     Type f32 = accType.getElementType();
-    auto rowType = VectorType::get({n}, f32);
+    Type bElt = cast<RankedTensorType>(bMat.getType()).getElementType();
     Value c0 = cIdx(rewriter, loc, 0), c1 = cIdx(rewriter, loc, 1);
     Value pad = arith::ConstantOp::create(rewriter, loc,
                                           rewriter.getFloatAttr(f32, 0.0));
+    Value bPad = arith::ConstantOp::create(rewriter, loc,
+                                           rewriter.getFloatAttr(bElt, 0.0));
     auto widen = [&](OpBuilder &b, Location l, Value v) -> Value {
       if (v.getType() == f32)
         return v;
       return arith::ExtFOp::create(b, l, f32, v);
     };
+    // c[i, off : off + w] += sum_k a[i, k] * b[k, off : off + w].
+    auto piece = [&](OpBuilder &b, Location l, Value i, Value acc, int64_t off,
+                     int64_t w) -> Value {
+      auto rowType = VectorType::get({w}, f32);
+      Value col = cIdx(b, l, off);
+      Value row = vector::TransferReadOp::create(
+          b, l, rowType, acc, ValueRange{i, col}, pad, ArrayRef<bool>{true});
+      Value sum = attn::forUnrolled(
+          b, l, k, kUnroll, row,
+          [&](OpBuilder &ib, Location il, Value kk, Value r) -> Value {
+            Value a = widen(ib, il,
+                            tensor::ExtractOp::create(ib, il, op.getA(),
+                                                      ValueRange{i, kk}));
+            Value av = vector::BroadcastOp::create(ib, il, rowType, a);
+            Value bv = vector::TransferReadOp::create(
+                ib, il, VectorType::get({w}, bElt), bMat, ValueRange{kk, col},
+                bPad, ArrayRef<bool>{true});
+            if (bv.getType() != rowType)
+              bv = arith::ExtFOp::create(ib, il, rowType, bv);
+            return vector::FMAOp::create(ib, il, av, bv, r);
+          });
+      return vector::TransferWriteOp::create(b, l, sum, acc, ValueRange{i, col},
+                                             ArrayRef<bool>{true})
+          .getResult();
+    };
     auto rows = scf::ForOp::create(
         rewriter, loc, c0, cIdx(rewriter, loc, m), c1, ValueRange{op.getAcc()},
         [&](OpBuilder &b, Location l, Value i, ValueRange accs) {
-          Value row = vector::TransferReadOp::create(b, l, rowType, accs[0],
-                                                     ValueRange{i, c0}, pad,
-                                                     ArrayRef<bool>{true});
-          auto inner = scf::ForOp::create(
-              b, l, c0, cIdx(b, l, k), c1, ValueRange{row},
-              [&](OpBuilder &ib, Location il, Value kk, ValueRange r) {
-                Value a = widen(ib, il,
-                                tensor::ExtractOp::create(ib, il, op.getA(),
-                                                          ValueRange{i, kk}));
-                Value av = vector::BroadcastOp::create(ib, il, rowType, a);
-                Value bv = vector::TransferReadOp::create(
-                    ib, il,
-                    VectorType::get({n}, cast<RankedTensorType>(bMat.getType())
-                                             .getElementType()),
-                    bMat, ValueRange{kk, c0},
-                    arith::ConstantOp::create(
-                        ib, il,
-                        ib.getFloatAttr(cast<RankedTensorType>(bMat.getType())
-                                            .getElementType(),
-                                        0.0)),
-                    ArrayRef<bool>{true});
-                if (bv.getType() != rowType)
-                  bv = arith::ExtFOp::create(ib, il, rowType, bv);
-                Value fma = vector::FMAOp::create(ib, il, av, bv, r[0]);
-                scf::YieldOp::create(ib, il, fma);
-              });
-          Value written = vector::TransferWriteOp::create(
-                              b, l, inner.getResult(0), accs[0],
-                              ValueRange{i, c0}, ArrayRef<bool>{true})
-                              .getResult();
-          scf::YieldOp::create(b, l, written);
+          Value acc = accs[0];
+          for (auto [off, w] : attn::laneChunks(n))
+            acc = piece(b, l, i, acc, off, w);
+          scf::YieldOp::create(b, l, acc);
         });
     rewriter.replaceOp(op, rows.getResult(0));
     return success();
@@ -405,6 +411,7 @@ struct AttnBlockToCPUPass : attn::impl::AttnBlockToCPUBase<AttnBlockToCPUPass> {
     patterns.add<LowerLoad, LowerStore, LowerDot, LowerReduce, LowerBroadcast,
                  LowerScan, LowerIota, LowerRope>(&getContext());
     attn::populateMtaToCPUPatterns(patterns);
+    attn::populateExp2ToCPUPatterns(patterns);
     attn::populateRowOpsToCPUPatterns(patterns);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MtaToCPU.h"
+#include "RegisterLoops.h"
 
 #include "attn/Dialect/AttnBlockDialect.h"
 
@@ -25,6 +26,9 @@ namespace blk = mlir::attn_block;
 
 namespace {
 
+/// Kernel columns per iteration of the tap loop.
+constexpr int64_t kTapUnroll = 4;
+
 Value cIdx(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
@@ -38,40 +42,47 @@ struct LowerStencil : OpRewritePattern<blk::StencilOp> {
     int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
     ArrayRef<int64_t> k = op.getKernel().getType().getShape();
     Type f32 = type.getElementType();
-    auto rowType = VectorType::get({cols}, f32);
     Value c0 = cIdx(rewriter, loc, 0), c1 = cIdx(rewriter, loc, 1);
     Value zero =
         arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
-    Value zeroRow = arith::ConstantOp::create(
-        rewriter, loc, DenseElementsAttr::get(rowType, 0.0f));
     Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), f32);
+    // Output row r, lanes [off, off + w): the kernel taps in registers.
+    auto piece = [&](OpBuilder &b, Location l, Value r, Value out, int64_t off,
+                     int64_t w) -> Value {
+      auto rowType = VectorType::get({w}, f32);
+      Value zeroRow = arith::ConstantOp::create(
+          b, l, DenseElementsAttr::get(rowType, 0.0f));
+      Value col = cIdx(b, l, off);
+      auto taps = scf::ForOp::create(
+          b, l, c0, cIdx(b, l, k[0]), c1, ValueRange{zeroRow},
+          [&](OpBuilder &ab, Location al, Value a, ValueRange accA) {
+            Value src = arith::AddIOp::create(ab, al, r, a);
+            Value sum = attn::forUnrolled(
+                ab, al, k[1], kTapUnroll, accA[0],
+                [&](OpBuilder &ib, Location il, Value bb, Value acc) -> Value {
+                  Value w = tensor::ExtractOp::create(ib, il, op.getKernel(),
+                                                      ValueRange{a, bb});
+                  Value wv = vector::BroadcastOp::create(ib, il, rowType, w);
+                  Value x = vector::TransferReadOp::create(
+                      ib, il, rowType, op.getInput(),
+                      ValueRange{src, arith::AddIOp::create(ib, il, bb, col)},
+                      zero, ArrayRef<bool>{true});
+                  return vector::FMAOp::create(ib, il, wv, x, acc);
+                });
+            scf::YieldOp::create(ab, al, sum);
+          });
+      return vector::TransferWriteOp::create(b, l, taps.getResult(0), out,
+                                             ValueRange{r, col},
+                                             ArrayRef<bool>{true})
+          .getResult();
+    };
     auto loop = scf::ForOp::create(
         rewriter, loc, c0, cIdx(rewriter, loc, rows), c1, ValueRange{empty},
         [&](OpBuilder &b, Location l, Value r, ValueRange outs) {
-          auto taps = scf::ForOp::create(
-              b, l, c0, cIdx(b, l, k[0]), c1, ValueRange{zeroRow},
-              [&](OpBuilder &ab, Location al, Value a, ValueRange accA) {
-                Value src = arith::AddIOp::create(ab, al, r, a);
-                auto inner = scf::ForOp::create(
-                    ab, al, c0, cIdx(ab, al, k[1]), c1, ValueRange{accA[0]},
-                    [&](OpBuilder &ib, Location il, Value bb, ValueRange acc) {
-                      Value w = tensor::ExtractOp::create(
-                          ib, il, op.getKernel(), ValueRange{a, bb});
-                      Value wv =
-                          vector::BroadcastOp::create(ib, il, rowType, w);
-                      Value x = vector::TransferReadOp::create(
-                          ib, il, rowType, op.getInput(), ValueRange{src, bb},
-                          zero, ArrayRef<bool>{true});
-                      Value fma = vector::FMAOp::create(ib, il, wv, x, acc[0]);
-                      scf::YieldOp::create(ib, il, fma);
-                    });
-                scf::YieldOp::create(ab, al, inner.getResult(0));
-              });
-          Value written = vector::TransferWriteOp::create(
-                              b, l, taps.getResult(0), outs[0],
-                              ValueRange{r, c0}, ArrayRef<bool>{true})
-                              .getResult();
-          scf::YieldOp::create(b, l, written);
+          Value out = outs[0];
+          for (auto [off, w] : attn::laneChunks(cols))
+            out = piece(b, l, r, out, off, w);
+          scf::YieldOp::create(b, l, out);
         });
     rewriter.replaceOp(op, loop.getResult(0));
     return success();

@@ -1,6 +1,6 @@
 // attn-block-to-cpu on the ops added for MTA (codegen/cpu/MtaToCPU.cpp):
-// the stencil becomes, per output row, a vector of the row's width that
-// accumulates vector.fma of a broadcast kernel tap and an unaligned
+// the stencil becomes, per output row and register piece of it, a vector
+// that accumulates vector.fma of a broadcast kernel tap and an unaligned
 // (shifted) row read of the haloed input; in_bounds loads/stores copy whole
 // rows with vector transfers (no per-element bounds mask, no scf.if).
 // RUN: attn-opt %s --attn-block-to-cpu | FileCheck %s
@@ -18,21 +18,31 @@
 // EX: func.func @main(
 // EX: scf.parallel
 
+// A 12-wide output row is two register pieces (RegisterLoops.h): lanes
+// [0, 8) and [8, 12), each a vector accumulator over the c_q x c_k taps;
+// the taps of a kernel row come unrolled by 4 (here one round of 4, no
+// loop, then the fifth tap).
 // CHECK-LABEL: func.func @stencil
-// CHECK-SAME: (%[[IN:.*]]: tensor<7x10xf32>, %[[K:.*]]: tensor<2x3xf32>)
-// CHECK: %[[ROWS:.*]] = scf.for %[[R:.*]] = %{{.*}} to %c6 {{.*}} -> (tensor<6x8xf32>)
-// CHECK: scf.for %[[A:.*]] = %{{.*}} to %c2 {{.*}} -> (vector<8xf32>)
+// CHECK-SAME: (%[[IN:.*]]: tensor<7x16xf32>, %[[K:.*]]: tensor<2x5xf32>)
+// CHECK: %[[ROWS:.*]] = scf.for %[[R:.*]] = %{{.*}} to %c6 {{.*}} -> (tensor<6x12xf32>)
+// CHECK: %[[LO:.*]] = scf.for %[[A:.*]] = %{{.*}} to %c2 {{.*}} -> (vector<8xf32>)
 // CHECK: %[[SRC:.*]] = arith.addi %[[R]], %[[A]]
-// CHECK: scf.for %[[B:.*]] = %{{.*}} to %c3 {{.*}} -> (vector<8xf32>)
-// CHECK: %[[W:.*]] = tensor.extract %[[K]][%[[A]], %[[B]]]
+// CHECK: %[[W:.*]] = tensor.extract %[[K]][%[[A]], %c0]
 // CHECK: %[[WV:.*]] = vector.broadcast %[[W]] : f32 to vector<8xf32>
-// CHECK: %[[X:.*]] = vector.transfer_read %[[IN]][%[[SRC]], %[[B]]]
+// CHECK: %[[X:.*]] = vector.transfer_read %[[IN]][%[[SRC]], %c0]
 // CHECK: vector.fma %[[WV]], %[[X]]
-// CHECK: vector.transfer_write {{.*}} : vector<8xf32>, tensor<6x8xf32>
+// CHECK: tensor.extract %[[K]][%[[A]], %c1]
+// CHECK: tensor.extract %[[K]][%[[A]], %c4]
+// CHECK: vector.transfer_read %[[IN]][%[[SRC]], %c4]
+// CHECK: %[[T1:.*]] = vector.transfer_write %[[LO]], %{{.*}}[%[[R]], %c0] {{.*}} : vector<8xf32>, tensor<6x12xf32>
+// CHECK: %[[HI:.*]] = scf.for {{.*}} -> (vector<4xf32>)
+// CHECK: tensor.extract %[[K]][%{{.*}}, %c4]
+// CHECK: vector.transfer_read %[[IN]][%{{.*}}, %c12]{{.*}} : tensor<7x16xf32>, vector<4xf32>
+// CHECK: vector.transfer_write %[[HI]], %[[T1]][%[[R]], %c8] {{.*}} : vector<4xf32>, tensor<6x12xf32>
 // CHECK: return %[[ROWS]]
-func.func @stencil(%s: tensor<7x10xf32>, %k: tensor<2x3xf32>) -> tensor<6x8xf32> {
-  %c = attn_block.stencil %s, %k : tensor<7x10xf32>, tensor<2x3xf32> -> tensor<6x8xf32>
-  return %c : tensor<6x8xf32>
+func.func @stencil(%s: tensor<7x16xf32>, %k: tensor<2x5xf32>) -> tensor<6x12xf32> {
+  %c = attn_block.stencil %s, %k : tensor<7x16xf32>, tensor<2x5xf32> -> tensor<6x12xf32>
+  return %c : tensor<6x12xf32>
 }
 
 // CHECK-LABEL: func.func @in_bounds
@@ -50,4 +60,22 @@ func.func @in_bounds(%m: memref<?x?x?x16x8xf32>, %i: index) {
   %t = attn_block.load %m[%i, %i, %i, %i, %i] dims [3, 4] padding 0.0 in_bounds : memref<?x?x?x16x8xf32> -> tensor<16x8xf32>
   attn_block.store %t, %m[%i, %i, %i, %i, %i] dims [3, 4] in_bounds : tensor<16x8xf32> -> memref<?x?x?x16x8xf32>
   return
+}
+
+// A dot whose accumulator rows are 74 wide (the pass-1 haloed MTA score
+// tile at BN = 64, c_k = 11): pieces of 64, 8 and 2 lanes, each carried in
+// registers over k; no vector<74xf32>.
+// CHECK-LABEL: func.func @dot_odd_width
+// CHECK-NOT: vector<74xf32>
+// CHECK: scf.for {{.*}} -> (tensor<5x74xf32>)
+// CHECK: vector.transfer_read %{{.*}}[%{{.*}}, %c0]{{.*}} : tensor<5x74xf32>, vector<64xf32>
+// CHECK: scf.for {{.*}} step %c4 {{.*}} -> (vector<64xf32>)
+// CHECK: vector.transfer_read %{{.*}}[%{{.*}}, %c64]{{.*}} : tensor<5x74xf32>, vector<8xf32>
+// CHECK: vector.fma {{.*}} : vector<8xf32>
+// CHECK: vector.transfer_read %{{.*}}[%{{.*}}, %c72]{{.*}} : tensor<5x74xf32>, vector<2xf32>
+// CHECK: vector.fma {{.*}} : vector<2xf32>
+// CHECK: vector.transfer_write {{.*}}[%{{.*}}, %c72]{{.*}} : vector<2xf32>, tensor<5x74xf32>
+func.func @dot_odd_width(%a: tensor<5x16xf32>, %b: tensor<16x74xf32>, %c: tensor<5x74xf32>) -> tensor<5x74xf32> {
+  %d = attn_block.dot %a, %b, %c : tensor<5x16xf32>, tensor<16x74xf32> -> tensor<5x74xf32>
+  return %d : tensor<5x74xf32>
 }

@@ -3,7 +3,8 @@
 // ids become two trailing index arguments of the kernel, the launch an
 // scf.parallel over the grid calling it; tile ops become vector loops (dot:
 // per accumulator row, a vector FMA over k after a linalg.transpose for
-// transpose_b; row reductions: one vector.reduction per row), linalg ops
+// transpose_b; row reductions: one vector.reduction per row), exp2 becomes
+// element-wise arithmetic, linalg ops
 // (broadcast, column reductions) or tensor.generate / scf loops (masked
 // loads, rope, iota, scan, masked stores). No attn_block op is left (the
 // kernel keeps its attn_block.kernel attribute). RoPE reads the cos/sin
@@ -100,20 +101,31 @@
 // CHECK: %[[KTR:.*]] = linalg.transpose ins(%[[KR]] : tensor<64x64xf32>) outs(%{{.*}} : tensor<64x64xf32>) permutation = [1, 0]
 // CHECK-NEXT: %[[S:.*]] = scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<64x64xf32>) {
 // CHECK-NEXT: %[[ROWV:.*]] = vector.transfer_read %[[ACC]][%[[M]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x64xf32>, vector<64xf32>
-// CHECK-NEXT: %[[ROWN:.*]] = scf.for %[[KK:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[R:.*]] = %[[ROWV]]) -> (vector<64xf32>) {
+// The k loop comes unrolled by 4 (RegisterLoops.h): k, k + 1, k + 2, k + 3.
+// CHECK-NEXT: %[[ROWN:.*]] = scf.for %[[KK:.*]] = %{{.*}} to %c64 step %c4 iter_args(%[[R:.*]] = %[[ROWV]]) -> (vector<64xf32>) {
 // CHECK-NEXT: %[[AE:.*]] = tensor.extract %{{.*}}[%[[M]], %[[KK]]] : tensor<64x64xf32>
 // CHECK-NEXT: %[[AV:.*]] = vector.broadcast %[[AE]] : f32 to vector<64xf32>
 // CHECK-NEXT: %[[BV:.*]] = vector.transfer_read %[[KTR]][%[[KK]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x64xf32>, vector<64xf32>
 // CHECK-NEXT: %[[F:.*]] = vector.fma %[[AV]], %[[BV]], %[[R]] : vector<64xf32>
-// CHECK-NEXT: scf.yield %[[F]] : vector<64xf32>
+// CHECK-NEXT: %[[K1:.*]] = arith.addi %[[KK]], %c1 : index
+// CHECK-NEXT: tensor.extract %{{.*}}[%[[M]], %[[K1]]] : tensor<64x64xf32>
+// CHECK-NEXT: vector.broadcast
+// CHECK-NEXT: vector.transfer_read %[[KTR]][%[[K1]], %{{.*}}]
+// CHECK-NEXT: %[[F1:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[F]] : vector<64xf32>
+// CHECK: arith.addi %[[KK]], %c3 : index
+// CHECK: %[[F3:.*]] = vector.fma
+// CHECK-NEXT: scf.yield %[[F3]] : vector<64xf32>
 // CHECK: vector.transfer_write %[[ROWN]], %[[ACC]][%[[M]], %{{.*}}] {in_bounds = [true]} : vector<64xf32>, tensor<64x64xf32>
 // CHECK: linalg.broadcast ins(%{{.*}} : tensor<64xi64>) outs(%{{.*}} : tensor<64x64xi64>) dimensions = [0]
 // CHECK: linalg.broadcast ins(%[[ROWS]] : tensor<64xi64>) outs(%{{.*}} : tensor<64x64xi64>) dimensions = [1]
 // Row max and row sum: one vector reduction per row.
 // CHECK: vector.reduction <maxnumf>, %{{.*}} : vector<64xf32> into f32
-// CHECK: math.exp2 %{{.*}} : tensor<64xf32>
+// exp2 as element-wise arithmetic (Exp2ToCPU.cpp, test/passes/exp2-to-cpu.mlir):
+// alpha on [64], p on [64, 64].
+// CHECK: math.roundeven %{{.*}} : tensor<64xf32>
 // CHECK: linalg.broadcast ins(%{{.*}} : tensor<64xf32>) outs(%{{.*}} : tensor<64x64xf32>) dimensions = [1]
-// CHECK: %[[P:.*]] = math.exp2 %{{.*}} : tensor<64x64xf32>
+// CHECK: math.roundeven %{{.*}} : tensor<64x64xf32>
+// CHECK: %[[P:.*]] = arith.select %{{.*}} : tensor<64x64xi1>, tensor<64x64xf32>
 // CHECK: vector.transfer_read %[[P]]
 // CHECK-NEXT: vector.reduction <add>, %{{.*}} : vector<64xf32> into f32
 // CHECK: %[[VT:.*]] = tensor.generate

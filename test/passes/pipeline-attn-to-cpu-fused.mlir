@@ -42,7 +42,9 @@
 // CHECK-NOT: llvm.func
 // ROPE-NOT: llvm.intr.{{(cos|sin)}}
 // FOX: llvm.fpext {{.*}} : f32 to f64
-// CHECK: llvm.intr.exp2
+// exp2 as element-wise arithmetic (Exp2ToCPU.cpp): no libm call.
+// CHECK-NOT: llvm.intr.exp2
+// CHECK: llvm.intr.roundeven
 // ROPE-NOT: llvm.intr.{{(cos|sin)}}
 // CHECK: llvm.return
 // CHECK-NEXT: }

@@ -24,7 +24,8 @@
 // RUN: attn-opt %S/../../examples/mta_pre.mlir --attn-to-cpu | grep -c 'omp.parallel' | grep -x 1
 
 // MTA: llvm.func @main_mta_lse_kernel(
-// MTA: llvm.intr.exp2
+// MTA-NOT: llvm.intr.exp2
+// MTA: llvm.intr.roundeven
 // MTA: llvm.intr.log2
 // MTA: llvm.func @main_mta_output_kernel(
 // MTA: llvm.intr.fmuladd
