@@ -1,9 +1,11 @@
-//===- GpuTarget.h - checks of the GPU target options -----------*- C++ -*-===//
+//===- GpuTarget.h - target descriptions and option checks -----*- C++ -*-===//
 //
-// One definition of what the GPU backend accepts as its target and kernel
-// shape, used up front by attn-attention-to-gpu, the attn-to-gpu pipeline
-// and the runtime (CompileOptions::gpu, ATTN_GPU_*), so that a bad option is
-// an error naming it before any kernel is built, never an abort in LLVM's
+// The targets (cpu and the NVIDIA chips from sm_80 on) and what each offers
+// the kernels (TargetDesc, getTargetDesc; docs/targets.md), and the checks
+// of what the GPU backend accepts as its target and kernel shape, used up
+// front by attn-attention-to-gpu, the attn-to-gpu pipeline and the runtime
+// (CompileOptions::gpu, ATTN_GPU_*), so that a bad option is an error
+// naming it before any kernel is built, never an abort in LLVM's
 // instruction selection or a crash in the NVVM target.
 //
 //===----------------------------------------------------------------------===//
