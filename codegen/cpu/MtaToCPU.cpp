@@ -1,10 +1,11 @@
 //===- MtaToCPU.cpp - CPU lowering of the block ops MTA added -------------===//
 //
 // attn_block.stencil (MTA's key-query convolution on a haloed tile) becomes,
-// per output row, one vector of C lanes kept in registers while the A x B
-// kernel taps run: row += kernel[a, b] * input[r + a, b : b + C], i.e.
-// shifted unaligned row reads and FMAs, with n innermost and contiguous as
-// in the dot lowering. Loads/stores marked in_bounds (the per-program
+// per output row and register piece of it (RegisterLoops.h: C lanes split
+// into power-of-two vectors of at most 64), a vector kept in registers while
+// the A x B kernel taps run (unrolled by 4 along b): row += kernel[a, b] *
+// input[r + a, b : b + C], i.e. shifted unaligned row reads and FMAs, with
+// n innermost and contiguous as in the dot lowering. Loads/stores marked in_bounds (the per-program
 // scratch tiles MTA exchanges between heads) copy whole rows as vectors
 // instead of testing the bounds mask per element.
 //

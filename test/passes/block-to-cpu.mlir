@@ -5,8 +5,9 @@
 // per accumulator row, a vector FMA over k after a linalg.transpose for
 // transpose_b; row reductions: one vector.reduction per row), exp2 becomes
 // element-wise arithmetic, linalg ops
-// (broadcast, column reductions) or tensor.generate / scf loops (masked
-// loads, rope, iota, scan, masked stores). No attn_block op is left (the
+// (broadcast, column reductions), vector loops (half-style rope) or
+// tensor.generate / scf loops (masked loads, interleaved rope, iota, scan,
+// masked stores). No attn_block op is left (the
 // kernel keeps its attn_block.kernel attribute). RoPE reads the cos/sin
 // tiles loaded from the tables the host builds (in f64, once per launch):
 // the kernel has no math.cos / math.sin.
@@ -58,22 +59,23 @@
 // CHECK-NEXT: %[[SROW:.*]] = arith.addi %[[ROW0]], %[[SR0]] : index
 // CHECK: memref.load %[[SIN]][%[[SROW]], %[[SC0]]] : memref<?x32xf32>
 // CHECK: } : tensor<64x32xf32>
-// RoPE (style half): out[r, c] = x[r, c] cos[r, i] + sign x[r, partner]
-// sin[r, i] for the pair i of c, read from the tiles; no angle computed.
-// CHECK-NEXT: %[[QR:.*]] = tensor.generate
-// CHECK-NEXT: ^bb0(%[[RR:.*]]: index, %[[RC:.*]]: index):
-// CHECK-NEXT: %[[XC:.*]] = tensor.extract %[[QT]][%[[RR]], %[[RC]]] : tensor<64x64xf32>
-// CHECK: %[[XP:.*]] = tensor.extract %[[QT]][%[[RR]], %{{.*}}] : tensor<64x64xf32>
-// CHECK-NEXT: %[[CS:.*]] = tensor.extract %[[QC]][%[[RR]], %[[PI:.*]]] : tensor<64x32xf32>
-// CHECK-NEXT: %[[SN:.*]] = tensor.extract %[[QSN]][%[[RR]], %[[PI]]] : tensor<64x32xf32>
-// CHECK-NEXT: %[[NEG:.*]] = arith.negf %[[SN]] : f32
-// CHECK-NEXT: %[[SSN:.*]] = arith.select %{{.*}}, %[[NEG]], %[[SN]] : f32
-// CHECK-NEXT: %[[T1:.*]] = arith.mulf %[[XP]], %[[SSN]] : f32
-// CHECK-NEXT: %[[T0:.*]] = arith.mulf %[[XC]], %[[CS]] : f32
-// CHECK-NEXT: %[[ROT:.*]] = arith.addf %[[T0]], %[[T1]] : f32
-// CHECK-NEXT: %[[OUTV:.*]] = arith.select %{{.*}}, %[[ROT]], %[[XC]] : f32
-// CHECK-NEXT: tensor.yield %[[OUTV]] : f32
-// CHECK-NEXT: } : tensor<64x64xf32>
+// RoPE (style half), row by row on vectors: lo = x[r, :32], hi = x[r, 32:],
+// out = [lo cos - hi sin, hi cos + lo sin] from the tiles; no angle computed.
+// CHECK: %[[QR:.*]] = scf.for %[[RR:.*]] = %{{.*}} to %c64 {{.*}} -> (tensor<64x64xf32>) {
+// CHECK-NEXT: %[[LO:.*]] = vector.transfer_read %[[QT]][%[[RR]], %c0]{{.*}} : tensor<64x64xf32>, vector<32xf32>
+// CHECK-NEXT: %[[HI:.*]] = vector.transfer_read %[[QT]][%[[RR]], %c32]{{.*}} : tensor<64x64xf32>, vector<32xf32>
+// CHECK-NEXT: %[[CS:.*]] = vector.transfer_read %[[QC]][%[[RR]], %c0]{{.*}} : tensor<64x32xf32>, vector<32xf32>
+// CHECK-NEXT: %[[SN:.*]] = vector.transfer_read %[[QSN]][%[[RR]], %c0]{{.*}} : tensor<64x32xf32>, vector<32xf32>
+// CHECK-NEXT: %[[NEG:.*]] = arith.negf %[[SN]] : vector<32xf32>
+// CHECK-NEXT: %[[A0:.*]] = arith.mulf %[[LO]], %[[CS]] : vector<32xf32>
+// CHECK-NEXT: %[[A1:.*]] = arith.mulf %[[HI]], %[[NEG]] : vector<32xf32>
+// CHECK-NEXT: %[[OLO:.*]] = arith.addf %[[A0]], %[[A1]] : vector<32xf32>
+// CHECK-NEXT: %[[B0:.*]] = arith.mulf %[[HI]], %[[CS]] : vector<32xf32>
+// CHECK-NEXT: %[[B1:.*]] = arith.mulf %[[LO]], %[[SN]] : vector<32xf32>
+// CHECK-NEXT: %[[OHI:.*]] = arith.addf %[[B0]], %[[B1]] : vector<32xf32>
+// CHECK-NEXT: %[[W0:.*]] = vector.transfer_write %[[OLO]], %{{.*}}[%[[RR]], %c0]
+// CHECK-NEXT: %[[W1:.*]] = vector.transfer_write %[[OHI]], %[[W0]][%[[RR]], %c32]
+// CHECK-NEXT: scf.yield %[[W1]] : tensor<64x64xf32>
 // iota: a tensor.generate of i64.
 // CHECK: %[[ROWS:.*]] = tensor.generate
 // CHECK: arith.index_cast %{{.*}} : index to i64
@@ -92,10 +94,10 @@
 // CHECK-NEXT: %[[KSROW:.*]] = arith.addi %[[J]], %[[KSR]] : index
 // CHECK: memref.load %[[SIN]][%[[KSROW]], %{{.*}}] : memref<?x32xf32>
 // CHECK: } : tensor<64x32xf32>
-// CHECK-NEXT: %[[KR:.*]] = tensor.generate
-// CHECK: tensor.extract %[[KC]][
-// CHECK-NEXT: tensor.extract %[[KSN]][
-// CHECK: } : tensor<64x64xf32>
+// CHECK: %[[KR:.*]] = scf.for
+// CHECK: vector.transfer_read %[[KC]][
+// CHECK-NEXT: vector.transfer_read %[[KSN]][
+// CHECK: scf.yield %{{.*}} : tensor<64x64xf32>
 // dot(q, k, transpose_b): k's tile transposed, then per row m a vector
 // accumulator updated by an FMA for every k.
 // CHECK: %[[KTR:.*]] = linalg.transpose ins(%[[KR]] : tensor<64x64xf32>) outs(%{{.*}} : tensor<64x64xf32>) permutation = [1, 0]
