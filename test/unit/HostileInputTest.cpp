@@ -209,20 +209,32 @@ TEST(HeadDim, FusedLimitAndFallback) {
 }
 
 // An allocation that fails inside generated code (after the up-front
-// estimate let the run through) is an error naming its size, on the fused
-// and on the reference path, and the kernel still runs afterwards.
+// estimate let the run through) is an error naming its size, and the kernel
+// still runs afterwards: the fused PaTH kernels' scratch (O(B·H·S·D), made
+// by the host function) and the reference lowering's score maps. (The
+// output is the caller's buffer: no whole-run allocation for plain/FoX.)
 TEST(Memory, GeneratedCodeAllocationFailure) {
   uint64_t seed = freshSeed();
-  Program p(foxProgram(16));
+  std::string t = "tensor<?x?x?x64xf32>";
+  Program p("func.func @main(%q: " + t + ", %k: " + t + ", %v: " + t +
+            ", %w: " + t + ", %beta: tensor<?x?x?xf32>) -> " + t +
+            " {\n  %s = attn.scores %q, %k path(%w, %beta) : (" + t + ", " + t +
+            ", " + t +
+            ", tensor<?x?x?xf32>) -> tensor<?x?x?x?xf32>\n"
+            "  %p = attn.softmax %s : tensor<?x?x?x?xf32>\n"
+            "  %o = attn.weighted_sum %p, %v : (tensor<?x?x?x?xf32>, " +
+            t + ") -> " + t + "\n  return %o : " + t + "\n}\n");
+  ASSERT_TRUE(p.module);
+  auto [ins, ref] = p.draw(1, 2, 300, seed);
   for (attn::Pipeline pipeline :
        {attn::Pipeline::Fused, attn::Pipeline::Reference}) {
     attn::CompileOptions opts;
     opts.pipeline = pipeline;
-    auto k = engine().compile(p.source + "// alloc\n", opts);
+    auto k = engine().compile(p.source, opts);
     ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
-    auto [ins, ref] = p.draw(1, 4, 1000, seed);
-    // The result alone is 1x4x1000x16 f32 = 256000 bytes.
-    attn::jit::setAllocationLimitForTesting(64 * 1024);
+    // A scratch buffer is 1x2x300x64 f32 = 153600 bytes (a score map
+    // 720000); program instances' tiles stay under 64x64 f32 = 16 KiB.
+    attn::jit::setAllocationLimitForTesting(128 * 1024);
     std::string err = errorOf((*k)->run(ins));
     attn::jit::setAllocationLimitForTesting(0);
     EXPECT_NE(err.find("out of memory: generated code could not allocate"),
