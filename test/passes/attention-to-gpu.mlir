@@ -6,7 +6,7 @@
 // says what the runtime launches; the kernels are tensor-core code.
 
 // CHECK: module attributes {gpu.container_module}
-// CHECK: func.func @main({{.*}}) -> tensor<?x4x?x128xbf16> attributes {attn.gpu_module = @main_gpu}
+// CHECK: func.func @main({{.*}}) -> tensor<?x4x?x128xbf16> attributes {attn.gpu_module = @main_gpu, attn_launch.plan = #attn_launch.plan<
 // CHECK:   attn.attention
 // CHECK: gpu.module @main_gpu [#nvvm.target<O = 3, chip = "sm_80">] attributes {attn.plan = {
 // CHECK-SAME: block_m = 64 : i64, block_n = 64 : i64

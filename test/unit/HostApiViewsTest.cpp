@@ -16,11 +16,15 @@ namespace attn::hostapi {
 namespace {
 
 Engine &engine() {
-  static std::unique_ptr<Engine> e = [] {
-    auto r = Engine::create("cpu");
-    if (!r)
-      llvm::report_fatal_error(r.takeError());
-    return std::move(*r);
+  // Never destroyed: JIT-compiled kernels must not outlive LLVM's static
+  // state, which static destruction at exit does not order.
+  static Engine *e = [] {
+    auto created = Engine::create("cpu");
+    if (!created) {
+      ADD_FAILURE() << llvm::toString(created.takeError());
+      std::abort();
+    }
+    return created->release();
   }();
   return *e;
 }
@@ -64,9 +68,9 @@ struct Placement {
 /// Draws inputs for `variant` at B, H, T, writes them into a poisoned
 /// buffer as `place` says, launches, and checks the output view against
 /// the oracle and every byte outside the views against the poison.
-void launchInPlace(const std::string &variant, int64_t B, int64_t H, int64_t T,
-                   const std::function<Placement(int64_t, int64_t, int64_t)>
-                       &place) {
+void launchInPlace(
+    const std::string &variant, int64_t B, int64_t H, int64_t T,
+    const std::function<Placement(int64_t, int64_t, int64_t)> &place) {
   const int64_t D = 64;
   std::string src = attentionProgram(variant, D, "f32");
   auto kernel = engine().compile(src);
@@ -103,7 +107,8 @@ void launchInPlace(const std::string &variant, int64_t B, int64_t H, int64_t T,
     owned[pl.output.first + off] = true;
   });
   if (llvm::Error e = (*kernel)->launch(views, out))
-    FAIL() << variant << " seed " << seed << ": " << llvm::toString(std::move(e));
+    FAIL() << variant << " seed " << seed << ": "
+           << llvm::toString(std::move(e));
 
   // Every output element, from the oracle.
   Tensor got;
@@ -118,13 +123,14 @@ void launchInPlace(const std::string &variant, int64_t B, int64_t H, int64_t T,
   // Inputs and every byte outside the output untouched.
   size_t changed = 0;
   std::vector<bool> isOut(pl.bufferFloats, false);
-  forEach(out, [&](int64_t, int64_t off) { isOut[pl.output.first + off] = true; });
+  forEach(out,
+          [&](int64_t, int64_t off) { isOut[pl.output.first + off] = true; });
   for (size_t i = 0; i < pl.bufferFloats; ++i)
     if (!isOut[i] && std::memcmp(&before[i], &buf.data[i], sizeof(float)))
       ++changed;
   EXPECT_EQ(changed, 0u) << variant
-                          << ": bytes outside the output view changed (seed "
-                          << seed << ")";
+                         << ": bytes outside the output view changed (seed "
+                         << seed << ")";
 }
 
 /// q, k, v sliced out of one packed [B, T, 3, H, D] buffer (what a fused
