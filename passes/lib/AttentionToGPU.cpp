@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionToBlock.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Passes/GpuPlan.h"
 #include "attn/Passes/GpuTarget.h"
@@ -238,6 +239,8 @@ struct AttnAttentionToGPUPass
     if (bad.empty())
       bad = checkGpuKernelOptions(chip, overlap, warps, mTiles, blockN);
     if (bad.empty())
+      bad = checkGpuLowering(lowering, chip);
+    if (bad.empty())
       return success();
     return emitError(UnknownLoc::get(ctx), "attn-attention-to-gpu: ") << bad;
   }
@@ -273,6 +276,24 @@ struct AttnAttentionToGPUPass
         failedAny = true;
         continue;
       }
+      // lowering=block: the attention kernel is the flash kernel's GPU form.
+      const bool block = lowering == "block";
+      BlockTarget tgt;
+      tgt.name = chip;
+      tgt.gpu = true;
+      tgt.warps = warps;
+      tgt.mTiles = mTiles;
+      tgt.blockN = blockN;
+      tgt.stages = plan->stages;
+      if (block) {
+        if (std::string bad = checkFlashGpuSupport(*att, tgt, blockN);
+            !bad.empty()) {
+          att->emitError("attn-attention-to-gpu{lowering=block}: ")
+              << bad << " (lowering=direct builds it)";
+          failedAny = true;
+          continue;
+        }
+      }
       OpBuilder b(ctx);
       b.setInsertionPointToEnd(module.getBody());
       auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
@@ -281,7 +302,15 @@ struct AttnAttentionToGPUPass
       auto gm = gpu::GPUModuleOp::create(b, fn.getLoc(), name,
                                          b.getArrayAttr({target}));
       gm->setAttr("attn.plan", plan->toAttr(ctx));
-      buildGpuKernels(b, gm, *plan);
+      buildGpuKernels(b, gm, *plan, /*withAttention=*/!block);
+      if (block) {
+        OpBuilder kb(ctx);
+        kb.setInsertionPointToEnd(gm.getBody());
+        func::FuncOp kernel =
+            buildFlashGpuKernel(*att, kb, "attention", tgt, blockN);
+        kernel->setAttr(mlir::attn_block::kAbiAttrName,
+                        kb.getStringAttr("attention"));
+      }
       fn->setAttr("attn.gpu_module", FlatSymbolRefAttr::get(ctx, name));
       module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                       b.getUnitAttr());

@@ -99,6 +99,8 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
                                 options.mTiles, options.blockN);
   if (bad.empty())
     bad = checkGpuFormat(options.format);
+  if (bad.empty())
+    bad = checkGpuLowering(options.lowering, options.chip);
   return bad;
 }
 
@@ -111,7 +113,10 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   gpuOpts.mTiles = options.mTiles;
   gpuOpts.blockN = options.blockN;
   gpuOpts.overlap = options.overlap;
+  gpuOpts.lowering = options.lowering;
   pm.addPass(createAttnAttentionToGPU(gpuOpts));
+  if (options.lowering == "block")
+    pm.addPass(createAttnBlockToGPU());
   // The kernels' gpu/nvgpu/arith/memref/vector/scf ops -> LLVM + NVVM.
   OpPassManager &gm = pm.nest<gpu::GPUModuleOp>();
   gm.addPass(memref::createExpandStridedMetadataPass());
@@ -157,6 +162,12 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
       llvm::cl::desc("sm_90a: the softmax runs while the previous P V is on "
                      "the tensor cores"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> lowering{
+      *this, "lowering",
+      llvm::cl::desc("direct (the C++-built attention kernel) or block (the "
+                     "block program through attn-block-to-gpu; sm_80/sm_90, "
+                     "plain attention)"),
+      llvm::cl::init("direct")};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit (ptxas, libdevice); default $CUDA_HOME "
@@ -193,6 +204,7 @@ void mlir::attn::registerAttnPipelines() {
         opts.mTiles = o.mTiles;
         opts.blockN = o.blockN;
         opts.overlap = o.overlap;
+        opts.lowering = o.lowering;
         opts.toolkit = o.toolkit;
         opts.format = o.format;
         opts.dumpPtx = o.dumpPtx;

@@ -173,9 +173,11 @@ FailureOr<GpuPlan> planGpuAttention(AttentionOp op, StringRef chip,
                                     bool overlap, int64_t warps, int64_t mTiles,
                                     int64_t blockN);
 
-/// Appends the plan's kernels (`rope`, `gate`, `attention`) to `module`.
+/// Appends the plan's kernels (`rope`, `gate`, `attention`) to `module`;
+/// without `withAttention` only the prologue kernels (the block program
+/// supplies `attention`: attn-attention-to-gpu's lowering=block).
 void buildGpuKernels(OpBuilder &b, gpu::GPUModuleOp module,
-                     const GpuPlan &plan);
+                     const GpuPlan &plan, bool withAttention = true);
 
 } // namespace attn
 } // namespace mlir

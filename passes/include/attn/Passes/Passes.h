@@ -47,6 +47,9 @@ struct GPUPipelineOptions {
   int64_t mTiles = 1;
   int64_t blockN = 64;
   bool overlap = false; // sm_90a: S_{j+1} and P_j V_j in flight together
+  /// "direct" (codegen/gpu/AttentionKernels.cpp) or "block" (the block
+  /// program through attn-block-to-gpu).
+  std::string lowering = "direct";
   /// Where the CUDA toolkit is (ptxas, libdevice); "" = $CUDA_HOME or
   /// /usr/local/cuda.
   std::string toolkit;
