@@ -131,6 +131,9 @@ struct KernelShape {
   int warps, mTiles, blockN;
   bool overlap;
   bool dependentLaunch;
+  /// $ATTN_GPU_LOWERING: direct (default) or block (the block program
+  /// through attn-block-to-gpu; GPUPipelineOptions::lowering).
+  std::string lowering;
 };
 
 /// The integer in environment variable `name`, `fallback` when unset or
@@ -192,18 +195,22 @@ Expected<KernelShape> resolveShape(const GpuKernelOptions &o, int major,
     return std::move(e);
   s.overlap = overlap != 0;
   s.dependentLaunch = pdl != 0;
+  const char *lowering = std::getenv("ATTN_GPU_LOWERING");
+  s.lowering = lowering && *lowering ? lowering : "direct";
   mlir::attn::GPUPipelineOptions check;
   check.chip = s.chip;
   check.warps = s.warps;
   check.mTiles = s.mTiles;
   check.blockN = s.blockN;
   check.overlap = s.overlap;
+  check.lowering = s.lowering;
   check.format = "none";
   if (std::string bad = mlir::attn::checkGPUPipelineOptions(check);
       !bad.empty())
     return createStringError(
         bad + " (from CompileOptions::gpu or ATTN_GPU_CHIP, ATTN_GPU_WARPS, "
-              "ATTN_GPU_M_TILES, ATTN_GPU_BLOCK_N, ATTN_GPU_OVERLAP)");
+              "ATTN_GPU_M_TILES, ATTN_GPU_BLOCK_N, ATTN_GPU_OVERLAP, "
+              "ATTN_GPU_LOWERING)");
   return s;
 }
 
@@ -239,6 +246,7 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   gpuOpts.mTiles = shape.mTiles;
   gpuOpts.blockN = shape.blockN;
   gpuOpts.overlap = shape.overlap;
+  gpuOpts.lowering = shape.lowering;
   gpuOpts.format = "none";
   PassManager pm(ctx);
   mlir::attn::buildGPUPipeline(pm, gpuOpts);
@@ -268,7 +276,8 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
       "GPU kernel: " + chip +
       (plan->wgmma ? (plan->overlap ? " wgmma overlapped" : " wgmma")
                    : " mma.sync") +
-      ", " + std::to_string(plan->warps) + " warps, block " +
+      (shape.lowering == "block" ? " (block program)" : "") + ", " +
+      std::to_string(plan->warps) + " warps, block " +
       std::to_string(plan->blockM()) + " x " + std::to_string(plan->blockN) +
       (kernel->dependentLaunch ? ", dependent launch" : ""));
 
