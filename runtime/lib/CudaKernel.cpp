@@ -196,7 +196,9 @@ Expected<KernelShape> resolveShape(const GpuKernelOptions &o, int major,
   s.overlap = overlap != 0;
   s.dependentLaunch = pdl != 0;
   const char *lowering = std::getenv("ATTN_GPU_LOWERING");
-  s.lowering = lowering && *lowering ? lowering : "direct";
+  s.lowering = !o.lowering.empty()     ? o.lowering
+               : lowering && *lowering ? lowering
+                                       : "direct";
   mlir::attn::GPUPipelineOptions check;
   check.chip = s.chip;
   check.warps = s.warps;

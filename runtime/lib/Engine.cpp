@@ -127,7 +127,7 @@ Expected<std::shared_ptr<Kernel>> Engine::compile(llvm::StringRef source,
                     std::to_string(options.gpu.blockN) + '\0' +
                     std::to_string(options.gpu.overlap) + '\0' +
                     std::to_string(options.gpu.dependentLaunch) + '\0' +
-                    source.str();
+                    options.gpu.lowering + '\0' + source.str();
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
