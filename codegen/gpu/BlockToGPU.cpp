@@ -295,7 +295,8 @@ LogicalResult lowerKernel(func::FuncOp fn) {
     a.replaceAllUsesWith(mapping.lookup(a));
   dst.getOperations().splice(dst.end(), src.getOperations());
   auto ret = cast<func::ReturnOp>(dst.getTerminator());
-  OpBuilder(ret).create<gpu::ReturnOp>(ret.getLoc());
+  OpBuilder rb(ret);
+  gpu::ReturnOp::create(rb, ret.getLoc());
   ret.erase();
   fn.erase();
 
