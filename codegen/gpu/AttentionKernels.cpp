@@ -1498,12 +1498,13 @@ void buildGateKernel(OpBuilder &mb, gpu::GPUModuleOp module,
 } // namespace
 
 void mlir::attn::buildGpuKernels(OpBuilder &b, gpu::GPUModuleOp module,
-                                 const GpuPlan &plan) {
+                                 const GpuPlan &plan, bool withAttention) {
   if (plan.rope) {
     buildRopeTableKernel(b, module, plan);
     buildRopeKernel(b, module, plan);
   }
   if (plan.gate)
     buildGateKernel(b, module, plan);
-  buildAttentionKernel(b, module, plan);
+  if (withAttention)
+    buildAttentionKernel(b, module, plan);
 }

@@ -37,6 +37,20 @@ LogicalResult AttnBlockDialect::verifyOperationAttribute(Operation *op,
              << "'" << kNumWarpsAttrName << "' must be an integer in [1, 32]";
     return success();
   }
+  if (attr.getName() == kAbiAttrName) {
+    auto s = dyn_cast<StringAttr>(attr.getValue());
+    if (!s || s.getValue() != "attention")
+      return op->emitError()
+             << "'" << kAbiAttrName << "' must be \"attention\"";
+    return success();
+  }
+  if (attr.getName() == kSharedBytesAttrName) {
+    auto n = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!n || n.getInt() < 0)
+      return op->emitError()
+             << "'" << kSharedBytesAttrName << "' must be a byte count";
+    return success();
+  }
   return op->emitError() << "unknown attn_block attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -84,6 +84,11 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                          << static_cast<int64_t>(pathChunk);
       return signalPassFailure();
     }
+    BlockTarget tgt;
+    if (std::string bad = parseBlockTarget(target, tgt); !bad.empty()) {
+      module.emitError() << "attn-to-block: " << bad;
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
     SmallVector<AttentionOp> ops;
     module.walk([&](AttentionOp op) { ops.push_back(op); });
@@ -94,7 +99,20 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                         << "): runs through the reference lowering";
         continue;
       }
-      BlockLoweringConfig cfg{blockM, blockN, pathChunk};
+      BlockLoweringConfig cfg{blockM, blockN, pathChunk, tgt};
+      if (tgt.gpu) {
+        // The GPU form exists for the flash kernel only; nothing is
+        // lowered silently in the CPU form instead.
+        std::string bad =
+            op.getW() || op.hasMTA() || op.getNorm()
+                ? std::string("PaTH and MTA kernels have no GPU form yet")
+                : checkFlashGpuSupport(op, tgt, blockN);
+        if (!bad.empty()) {
+          op.emitError() << "attn-to-block{target=" << tgt.name << "}: " << bad;
+          signalPassFailure();
+          continue;
+        }
+      }
       if (op.getW())
         lowerPathAttention(op, symbols, cfg);
       else if (op.hasMTA() || op.getNorm())

@@ -10,6 +10,7 @@
 #ifndef ATTN_PASSES_ATTENTIONTOBLOCK_H
 #define ATTN_PASSES_ATTENTIONTOBLOCK_H
 
+#include "BlockTarget.h"
 #include "attn/Dialect/AttnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,6 +23,8 @@ struct BlockLoweringConfig {
   int64_t blockM, blockN;
   /// PaTH's chunk size C (the `path-chunk` option).
   int64_t pathChunk;
+  /// The CPU form, or the GPU form of a chip (FlashToBlockGpu.cpp).
+  BlockTarget target;
 };
 
 /// A new private kernel `<enclosing func>_<suffix>` taking `argTypes`, with
@@ -32,6 +35,18 @@ func::FuncOp createBlockKernel(AttentionOp op, SymbolTable &symbols,
 /// Plain/RoPE/FoX attention (no PaTH, no MTA): FlashToBlock.cpp.
 void lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
                          const BlockLoweringConfig &cfg);
+
+/// Why the GPU form of the flash kernel cannot express `op` for `target`
+/// with `blockN`-key tiles, or "" if it can. FlashToBlockGpu.cpp.
+std::string checkFlashGpuSupport(AttentionOp op, const BlockTarget &target,
+                                 int64_t blockN);
+
+/// The GPU-form flash kernel of `op` (layouts, shared buffers, cp.async
+/// pipeline; see FlashToBlockGpu.cpp) as a private function `name`
+/// (q, k, v, out) built at `mb`'s insertion point; the caller enters it in
+/// its symbol table. checkFlashGpuSupport must have accepted `op`.
+func::FuncOp buildFlashGpuKernel(AttentionOp op, OpBuilder &mb, StringRef name,
+                                 const BlockTarget &target, int64_t blockN);
 
 /// cos/sin(p * theta^(-2i/R)) for every position p a query or key of `op`
 /// takes, [P, R/2] f32 tensors built on the host in f64 (positions reach

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Codegen/GpuKernels.h"
+#include "AttentionToBlock.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Dialect/AttnLaunchDialect.h"
 #include "attn/Passes/GpuPlan.h"
@@ -373,6 +374,8 @@ struct AttnAttentionToGPUPass
     if (bad.empty())
       bad = checkGpuKernelOptions(chip, overlap, warps, mTiles, blockN);
     if (bad.empty())
+      bad = checkGpuLowering(lowering, chip);
+    if (bad.empty())
       return success();
     return emitError(UnknownLoc::get(ctx), "attn-attention-to-gpu: ") << bad;
   }
@@ -408,6 +411,24 @@ struct AttnAttentionToGPUPass
         failedAny = true;
         continue;
       }
+      // lowering=block: the attention kernel is the flash kernel's GPU form.
+      const bool block = lowering == "block";
+      BlockTarget tgt;
+      tgt.name = chip;
+      tgt.gpu = true;
+      tgt.warps = warps;
+      tgt.mTiles = mTiles;
+      tgt.blockN = blockN;
+      tgt.stages = plan->stages;
+      if (block) {
+        if (std::string bad = checkFlashGpuSupport(*att, tgt, blockN);
+            !bad.empty()) {
+          att->emitError("attn-attention-to-gpu{lowering=block}: ")
+              << bad << " (lowering=direct builds it)";
+          failedAny = true;
+          continue;
+        }
+      }
       OpBuilder b(ctx);
       b.setInsertionPointToEnd(module.getBody());
       auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
@@ -416,7 +437,15 @@ struct AttnAttentionToGPUPass
       auto gm = gpu::GPUModuleOp::create(b, fn.getLoc(), name,
                                          b.getArrayAttr({target}));
       gm->setAttr("attn.plan", plan->toAttr(ctx));
-      buildGpuKernels(b, gm, *plan);
+      buildGpuKernels(b, gm, *plan, /*withAttention=*/!block);
+      if (block) {
+        OpBuilder kb(ctx);
+        kb.setInsertionPointToEnd(gm.getBody());
+        func::FuncOp kernel =
+            buildFlashGpuKernel(*att, kb, "attention", tgt, blockN);
+        kernel->setAttr(mlir::attn_block::kAbiAttrName,
+                        kb.getStringAttr("attention"));
+      }
       fn->setAttr("attn.gpu_module", FlatSymbolRefAttr::get(ctx, name));
       fn->setAttr(attn_launch::AttnLaunchDialect::kPlanAttrName,
                   buildLaunchPlan(*att, gm, *plan));

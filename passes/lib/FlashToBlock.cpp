@@ -290,9 +290,20 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
     argTypes.push_back(bufferTypeOf(v));
   argTypes.push_back(bufferTypeOf(op.getResult()));
 
-  func::FuncOp kernel =
-      createBlockKernel(op, symbols, "attention_kernel", argTypes);
-  buildKernel(op, kernel, cfg);
+  func::FuncOp kernel;
+  int64_t blockM = cfg.blockM;
+  if (cfg.target.gpu) {
+    auto parent = op->getParentOfType<func::FuncOp>();
+    OpBuilder mb(parent);
+    kernel = buildFlashGpuKernel(op, mb,
+                                 (parent.getName() + "_attention_kernel").str(),
+                                 cfg.target, cfg.blockN);
+    symbols.insert(kernel);
+    blockM = cfg.target.blockM();
+  } else {
+    kernel = createBlockKernel(op, symbols, "attention_kernel", argTypes);
+    buildKernel(op, kernel, cfg);
+  }
 
   // The launch: buffers in, a fresh output buffer out.
   SmallVector<Value> args;
@@ -310,7 +321,7 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
       dyn.push_back(sizes[i]);
   Value out = memref::AllocOp::create(b, loc, outType, dyn);
   args.push_back(out);
-  Value bm = arith::ConstantIndexOp::create(b, loc, cfg.blockM);
+  Value bm = arith::ConstantIndexOp::create(b, loc, blockM);
   Value gridX = arith::CeilDivUIOp::create(b, loc, tDim, bm);
   Value gridY = arith::MulIOp::create(b, loc, bDim, hDim);
   blk::LaunchOp::create(b, loc, kernel.getName(), gridX, gridY, args);

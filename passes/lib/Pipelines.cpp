@@ -115,6 +115,8 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
                                 options.mTiles, options.blockN);
   if (bad.empty())
     bad = checkGpuFormat(options.format);
+  if (bad.empty())
+    bad = checkGpuLowering(options.lowering, options.chip);
   return bad;
 }
 
@@ -123,6 +125,8 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   pm.addPass(createAttnFuse());
   pm.addPass(createAttnAttentionToGPU(
       static_cast<const AttnAttentionToGPUOptions &>(options)));
+  if (options.lowering == "block")
+    pm.addPass(createAttnBlockToGPU());
   // The kernels' gpu/nvgpu/arith/memref/vector/scf ops -> LLVM + NVVM.
   OpPassManager &gm = pm.nest<gpu::GPUModuleOp>();
   gm.addPass(memref::createExpandStridedMetadataPass());
@@ -173,6 +177,12 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
       llvm::cl::desc("sm_90a: the softmax runs while the previous P V is on "
                      "the tensor cores"),
       llvm::cl::init(kKernelDefaults.overlap)};
+  PassOptions::Option<std::string> lowering{
+      *this, "lowering",
+      llvm::cl::desc("direct (the C++-built attention kernel) or block (the "
+                     "block program through attn-block-to-gpu; sm_80/sm_90, "
+                     "plain attention)"),
+      llvm::cl::init(kKernelDefaults.lowering)};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit (ptxas, libdevice); default $CUDA_HOME "
@@ -194,6 +204,7 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
     o.mTiles = mTiles;
     o.blockN = blockN;
     o.overlap = overlap;
+    o.lowering = lowering;
     o.toolkit = toolkit;
     o.format = format;
     o.dumpPtx = dumpPtx;

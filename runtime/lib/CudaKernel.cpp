@@ -171,7 +171,8 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
       "GPU kernel: " + chip +
       (plan->wgmma ? (plan->overlap ? " wgmma overlapped" : " wgmma")
                    : " mma.sync") +
-      ", " + std::to_string(plan->warps) + " warps, block " +
+      (gpuOpts.lowering == "block" ? " (block program)" : "") + ", " +
+      std::to_string(plan->warps) + " warps, block " +
       std::to_string(plan->blockM()) + " x " + std::to_string(plan->blockN) +
       (dependent ? ", dependent launch" : ""));
 

@@ -34,6 +34,7 @@ const ShapeField kShapeFields[] = {
 constexpr const char *kChipEnv = "ATTN_GPU_CHIP";
 constexpr const char *kOverlapEnv = "ATTN_GPU_OVERLAP";
 constexpr const char *kPdlEnv = "ATTN_GPU_PDL";
+constexpr const char *kLoweringEnv = "ATTN_GPU_LOWERING";
 
 /// The integer in environment variable `name`, `fallback` when unset or
 /// empty; anything but a decimal integer in [lo, hi] is an error naming the
@@ -65,7 +66,7 @@ std::string envNames() {
   std::string names = kChipEnv;
   for (const ShapeField &f : kShapeFields)
     names += std::string(", ") + f.env;
-  return names + ", " + kOverlapEnv;
+  return names + ", " + kOverlapEnv + ", " + kLoweringEnv;
 }
 
 } // namespace
@@ -101,6 +102,12 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
   if (!pdl)
     return pdl.takeError();
   r.dependentLaunch = *pdl;
+  p.lowering = o.lowering;
+  if (p.lowering.empty())
+    if (const char *l = std::getenv(kLoweringEnv); l && *l)
+      p.lowering = l;
+  if (p.lowering.empty())
+    p.lowering = "direct";
   p.format = "none";
   if (std::string bad = mlir::attn::checkGPUPipelineOptions(p); !bad.empty())
     return llvm::createStringError(bad + " (from CompileOptions::gpu or " +
@@ -113,7 +120,7 @@ std::string gpuOptionsKey(const GpuKernelOptions &o) {
   for (const ShapeField &f : kShapeFields)
     key += std::to_string(o.*f.field) + '\0';
   return key + std::to_string(o.overlap) + '\0' +
-         std::to_string(o.dependentLaunch);
+         std::to_string(o.dependentLaunch) + '\0' + o.lowering;
 }
 
 } // namespace attn::detail

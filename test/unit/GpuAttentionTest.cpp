@@ -181,6 +181,14 @@ TEST_P(GpuAttention, MatchesOracle) {
     shapes = {{"sm_90a", 4, 0, 64, 0},  {"sm_90a", 8, 0, 128, 0},
               {"sm_90a", 4, 0, 64, 1},  {"sm_90a", 8, 0, 64, 1},
               {"sm_90a", 8, 0, 128, 1}, {"sm_90", 4, 1, 64, 0}};
+  // Plain attention also through the block program (lowering=block:
+  // mma.sync only, so sm_90 rather than sm_90a on sm_90 devices).
+  if (c.variant == "plain") {
+    attn::GpuKernelOptions block;
+    block.chip = engine->gpuArch() == "sm_90" ? "sm_90" : "";
+    block.lowering = "block";
+    shapes.push_back(block);
+  }
   for (const attn::GpuKernelOptions &shape : shapes) {
     attn::CompileOptions opts;
     opts.gpu = shape;

@@ -77,6 +77,10 @@ struct GpuKernelOptions {
   /// before it runs (programmatic dependent launch), 0 = after it ends;
   /// -1 = $ATTN_GPU_PDL, else 1.
   int dependentLaunch = -1;
+  /// "direct" (the C++-built attention kernel) or "block" (the block
+  /// program through attn-block-to-gpu: sm_80/sm_90, plain attention);
+  /// "" = $ATTN_GPU_LOWERING, else "direct".
+  std::string lowering;
 };
 
 struct CompileOptions {

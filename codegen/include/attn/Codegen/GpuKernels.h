@@ -13,9 +13,11 @@
 
 namespace mlir::attn {
 
-/// Appends the plan's kernels (`rope`, `gate`, `attention`) to `module`.
+/// Appends the plan's kernels (`rope`, `gate`, `attention`) to `module`;
+/// without `withAttention` only the prologue kernels (the block program
+/// supplies `attention`: attn-attention-to-gpu's lowering=block).
 void buildGpuKernels(OpBuilder &b, gpu::GPUModuleOp module,
-                     const GpuPlan &plan);
+                     const GpuPlan &plan, bool withAttention = true);
 
 } // namespace mlir::attn
 

@@ -45,6 +45,11 @@ LogicalResult verifyTileAccess(Operation *op, MemRefType mem, size_t numIndices,
 
 /// The attribute on a kernel naming its warps per block.
 constexpr llvm::StringLiteral kNumWarpsAttrName = "attn_block.num_warps";
+/// The launch ABI a GPU kernel keeps when lowered ("attention": the direct
+/// attention kernel's arguments, codegen/gpu/BlockToGPU.cpp).
+constexpr llvm::StringLiteral kAbiAttrName = "attn_block.abi";
+/// Bytes of dynamic shared memory a lowered kernel's buffers take.
+constexpr llvm::StringLiteral kSharedBytesAttrName = "attn_block.shared_bytes";
 /// The unit attribute marking a block-program kernel function.
 constexpr llvm::StringLiteral kKernelAttrName = "attn_block.kernel";
 

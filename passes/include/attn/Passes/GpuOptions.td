@@ -29,6 +29,11 @@ defvar AttnGpuKernelOptions = [
   Option<"overlap", "overlap", "bool", /*default=*/"false",
          "sm_90a: issue the next S = Q K^T and this step's P V together "
          "so the softmax runs while P V is on the tensor cores">,
+  Option<"lowering", "lowering", "std::string", /*default=*/"\"direct\"",
+         "direct: the attention kernel built in C++ "
+         "(codegen/gpu/AttentionKernels.cpp); block: the GPU form of the "
+         "block program (attn-to-block's flash kernel) as a func.func "
+         "@attention in the gpu.module, for attn-block-to-gpu">,
 ];
 
 #endif // ATTN_GPU_OPTIONS_TD

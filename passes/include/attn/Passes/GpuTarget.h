@@ -89,6 +89,11 @@ std::string checkGpuKernelOptions(llvm::StringRef chip, bool overlap,
 /// none), else a message listing them.
 std::string checkGpuFormat(llvm::StringRef format);
 
+/// "" when `lowering` (direct: the C++-built kernels of
+/// codegen/gpu/AttentionKernels.cpp; block: the block program through
+/// attn-block-to-gpu) is valid for `chip`, else the error message.
+std::string checkGpuLowering(llvm::StringRef lowering, llvm::StringRef chip);
+
 } // namespace mlir::attn
 
 #endif // ATTN_PASSES_GPUTARGET_H

@@ -100,6 +100,11 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
     Option<"pathChunk", "path-chunk", "int64_t", /*default=*/"64",
            "PaTH: tokens per chunk of the UT transform (also the query "
            "rows per program and the keys per step of its walk)">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "cpu (tiles without layouts, for attn-block-to-cpu) or a GPU "
+           "chip (sm_80, sm_90): the flash kernel in the GPU form, with "
+           "layouts, shared buffers and a cp.async pipeline, for "
+           "attn-block-to-gpu; block-m is then 16 * 4 warps">,
   ];
   let dependentDialects = [
     "::mlir::attn_block::AttnBlockDialect", "::mlir::arith::ArithDialect",
@@ -221,7 +226,31 @@ def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
     "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect", "::mlir::attn_launch::AttnLaunchDialect"
+    "::mlir::vector::VectorDialect", "::mlir::attn_launch::AttnLaunchDialect",
+    "::mlir::attn_block::AttnBlockDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::func::FuncDialect"
+  ];
+}
+
+def AttnBlockToGPU : Pass<"attn-block-to-gpu", "ModuleOp"> {
+  let summary = "GPU backend of the block program: GPU-form kernels to "
+                "gpu/nvgpu/nvvm";
+  let description = [{
+    Lowers each GPU-form kernel (a `func.func` with `attn_block.kernel` and
+    `attn_block.num_warps` inside a `gpu.module`, as attn-to-block makes
+    for a GPU target) op by op into a `gpu.func`: tiles in mma.sync
+    layouts become each thread's registers (codegen/gpu/LayoutUtils.h),
+    async_copy becomes cp.async into swizzled shared memory, local_load
+    ldmatrix, dot m16n8k16 mma.sync, row reductions xor shuffles, stores
+    row-guarded vector stores. An op or layout it cannot lower is an error
+    naming both. docs/gpu-backend.md describes the path.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -1,0 +1,337 @@
+//===- BlockToGPU.cpp - attn-block-to-gpu: the GPU form to gpu/nvgpu/nvvm -===//
+//
+// The pass driver. Each GPU-form kernel (a func.func with attn_block.kernel
+// and attn_block.num_warps inside a gpu.module) is checked op by op (an op
+// or layout the patterns cannot lower gets an error naming both), moved
+// into a gpu.func with its ABI, and converted with the patterns of
+// ElementwiseToGPU.cpp, ReduceToGPU.cpp, ConvertLayoutToGPU.cpp,
+// AsyncCopyToGPU.cpp, DotToMmaSync.cpp and LoadStoreToGPU.cpp; scf.for
+// loops carrying tiles carry their registers instead.
+//
+// ABIs: by default the gpu.func takes the kernel's memrefs as they are.
+// With `attn_block.abi = "attention"` it takes the direct attention
+// kernel's arguments (GpuPlan.h: flat q, k, v, o, G, then Hq, Hk, T, S), so
+// that the runtime launches either kernel the same way; the 4-D views of
+// the flat buffers are memref.reinterpret_casts, B = gridDim.y / Hq.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BlockToGPU.h"
+#include "LayoutUtils.h"
+
+#include "attn/Dialect/AttnBlockDialect.h"
+#include "attn/Passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNBLOCKTOGPU
+#include "attn/Passes/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn::blockgpu;
+namespace blk = mlir::attn_block;
+
+BlockTypeConverter::BlockTypeConverter(MLIRContext *ctx) {
+  addConversion([](Type t) { return t; });
+  addConversion([](RankedTensorType t,
+                   SmallVectorImpl<Type> &out) -> std::optional<LogicalResult> {
+    if (!t.getEncoding())
+      return std::nullopt;
+    int64_t n = numRegisters(t);
+    if (n < 0)
+      return failure();
+    out.append(n, t.getElementType());
+    return success();
+  });
+  addConversion([ctx](blk::SharedBufferType t, SmallVectorImpl<Type> &out) {
+    auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    // Dynamic: every stage of a buffer shares its allocation's memref.
+    out.push_back(MemRefType::get({ShapedType::kDynamic}, t.getElementType(),
+                                  MemRefLayoutAttrInterface{}, wg));
+    out.push_back(IndexType::get(ctx));
+    return success();
+  });
+  addConversion([ctx](blk::AsyncTokenType) -> Type {
+    return nvgpu::DeviceAsyncTokenType::get(ctx);
+  });
+}
+
+namespace {
+
+template <typename T> std::string str(const T &x) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << x;
+  return s;
+}
+
+/// The local_loads feeding the b of a transpose_b dot.
+llvm::DenseSet<Operation *> transposedLoads(Operation *root) {
+  llvm::DenseSet<Operation *> set;
+  root->walk([&](blk::DotOp dot) {
+    if (dot.getTransposeB())
+      if (auto ld = dot.getB().getDefiningOp<blk::LocalLoadOp>())
+        set.insert(ld);
+  });
+  return set;
+}
+
+/// Why `op` of a GPU-form kernel cannot be lowered, or "".
+std::string unsupported(Operation *op,
+                        const llvm::DenseSet<Operation *> &transposed,
+                        int64_t threads) {
+  std::string why;
+  for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults())) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t)
+      continue;
+    if (!t.getEncoding())
+      return "a tile without a layout (" + str(t) +
+             "): the GPU form states every tile's layout";
+    bool transB = transposed.contains(v.getDefiningOp());
+    if (failed(registerMap(t, transB, why)))
+      return "layout " + str(t.getEncoding()) + " of " + str(t) + ": " + why;
+  }
+  if (auto copy = dyn_cast<blk::AsyncCopyOp>(op))
+    return unsupportedReason(copy, threads);
+  if (auto st = dyn_cast<blk::StoreOp>(op))
+    return unsupportedReason(st);
+  if (auto cvt = dyn_cast<blk::ConvertLayoutOp>(op)) {
+    if (!isRegisterIdentity(cast<RankedTensorType>(cvt.getInput().getType()),
+                            cast<RankedTensorType>(cvt.getType())))
+      return "a conversion that moves elements between threads (through "
+             "shared memory) is not lowered yet";
+    return "";
+  }
+  if (auto ld = dyn_cast<blk::LocalLoadOp>(op)) {
+    if (!isa<blk::DotOperandLayoutAttr>(ld.getType().getEncoding()))
+      return "local_load is lowered into dot operand layouts (ldmatrix) only";
+    if (!isa<blk::SharedLayoutAttr>(ld.getBuffer().getType().getEncoding()))
+      return "ldmatrix reads #attn_block.shared buffers";
+    return "";
+  }
+  if (auto red = dyn_cast<blk::ReduceOp>(op)) {
+    auto s = dyn_cast<blk::SliceLayoutAttr>(red.getType().getEncoding());
+    if (red.getAxis() != 1 || !s || s.getDim() != 1 ||
+        !isa<blk::MmaLayoutAttr>(red.getInput().getType().getEncoding()))
+      return "reductions along the rows of an mma tile into its row slice "
+             "only";
+    return "";
+  }
+  if (auto bc = dyn_cast<blk::BroadcastOp>(op)) {
+    auto s =
+        dyn_cast<blk::SliceLayoutAttr>(bc.getInput().getType().getEncoding());
+    if (!s || s.getParent() != bc.getType().getEncoding() ||
+        s.getDim() != static_cast<int64_t>(bc.getAxis()))
+      return "broadcasts of a slice into its parent only";
+    return "";
+  }
+  if (auto dot = dyn_cast<blk::DotOp>(op)) {
+    auto m = dyn_cast<blk::MmaLayoutAttr>(dot.getAcc().getType().getEncoding());
+    Type e = dot.getA().getType().getElementType();
+    if (!m || m.getVersion() != 2 || (!e.isBF16() && !e.isF16()))
+      return "dot is lowered to bf16/f16 mma.sync (mma version 2) only";
+    return "";
+  }
+  if (isa<blk::ProgramIdOp, blk::LocalAllocOp, blk::LocalIndexOp,
+          blk::AsyncCommitGroupOp, blk::AsyncWaitOp, blk::BarrierOp,
+          blk::IotaOp>(op))
+    return "";
+  if (isa_and_nonnull<blk::AttnBlockDialect>(op->getDialect()))
+    return "not lowered to the GPU yet";
+  bool hasTiles = llvm::any_of(op->getResultTypes(), llvm::IsaPred<TensorType>);
+  if (hasTiles && isa<arith::ConstantOp>(op))
+    return "tile constants are written tensor.splat in the GPU form";
+  if (hasTiles &&
+      !isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) &&
+      !isa<tensor::SplatOp, scf::ForOp, scf::YieldOp, scf::IfOp>(op))
+    return "not lowered to the GPU yet";
+  return "";
+}
+
+/// Byte offsets of the kernel's shared buffers, in order, 16-byte aligned
+/// (cp.async and ldmatrix rows); their total.
+int64_t assignShared(Operation *root, SharedOffsets &offsets) {
+  int64_t total = 0;
+  root->walk([&](blk::LocalAllocOp op) {
+    offsets[op] = total;
+    total += (op.getType().getSizeInBytes() + 15) / 16 * 16;
+  });
+  return total;
+}
+
+/// An identity-layout view `type` of the flat buffer `flat` with the
+/// dynamic sizes `sizes` (one per dim; null where `type` is static).
+Value view4d(OpBuilder &b, Location loc, Value flat, MemRefType type,
+             ArrayRef<Value> sizes) {
+  SmallVector<OpFoldResult> sz, st(type.getRank());
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sz.push_back(type.isDynamicDim(d) ? OpFoldResult(sizes[d])
+                                      : b.getIndexAttr(type.getDimSize(d)));
+  Value stride = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    st[d] = stride;
+    Value size =
+        type.isDynamicDim(d)
+            ? sizes[d]
+            : arith::ConstantIndexOp::create(b, loc, type.getDimSize(d))
+                  .getResult();
+    stride = arith::MulIOp::create(b, loc, stride, size);
+  }
+  // Static strides where the type has them.
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (succeeded(type.getStridesAndOffset(strides, offset)))
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (!ShapedType::isDynamic(strides[d]))
+        st[d] = b.getIndexAttr(strides[d]);
+  return memref::ReinterpretCastOp::create(b, loc, type, flat,
+                                           b.getIndexAttr(0), sz, st);
+}
+
+/// The gpu.func replacing kernel `fn`; `mapping` receives the values that
+/// stand for fn's arguments.
+FailureOr<gpu::GPUFuncOp> makeGpuFunc(func::FuncOp fn, IRMapping &mapping) {
+  OpBuilder b(fn);
+  Location loc = fn.getLoc();
+  auto abi = fn->getAttrOfType<StringAttr>(blk::kAbiAttrName);
+  if (!abi) {
+    auto gf =
+        gpu::GPUFuncOp::create(b, loc, fn.getName(), fn.getFunctionType());
+    for (auto [from, to] :
+         llvm::zip(fn.getArguments(), gf.getBody().front().getArguments()))
+      mapping.map(from, to);
+    return gf;
+  }
+  if (abi.getValue() != "attention" || fn.getNumArguments() != 4)
+    return fn.emitError("attn-block-to-gpu: unknown kernel ABI ")
+           << abi << " (expected \"attention\" with q, k, v, out)";
+  SmallVector<MemRefType> m;
+  for (Type t : fn.getArgumentTypes())
+    m.push_back(cast<MemRefType>(t));
+  Type idx = b.getIndexType();
+  auto flat = [](MemRefType t) {
+    return MemRefType::get({ShapedType::kDynamic}, t.getElementType());
+  };
+  auto gfloat = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
+  SmallVector<Type> args = {flat(m[0]), flat(m[1]), flat(m[2]),
+                            flat(m[3]), gfloat,     idx,
+                            idx,        idx,        idx};
+  auto gf =
+      gpu::GPUFuncOp::create(b, loc, "attention", b.getFunctionType(args, {}));
+  Block &entry = gf.getBody().front();
+  OpBuilder eb = OpBuilder::atBlockBegin(&entry);
+  Value hq = entry.getArgument(5), hk = entry.getArgument(6),
+        t = entry.getArgument(7), s = entry.getArgument(8);
+  Value batch = arith::DivUIOp::create(
+      eb, loc, gpu::GridDimOp::create(eb, loc, gpu::Dimension::y), hq);
+  auto dimOf = [](MemRefType ty) { return ty.getDimSize(3); };
+  Value dq = arith::ConstantIndexOp::create(eb, loc, dimOf(m[0]));
+  Value dv = arith::ConstantIndexOp::create(eb, loc, dimOf(m[2]));
+  Value sizes[4][4] = {{batch, hq, t, dq},
+                       {batch, hk, s, dq},
+                       {batch, hk, s, dv},
+                       {batch, hq, t, dv}};
+  for (int i = 0; i < 4; ++i)
+    mapping.map(fn.getArgument(i),
+                view4d(eb, loc, entry.getArgument(i), m[i], sizes[i]));
+  return gf;
+}
+
+LogicalResult lowerKernel(func::FuncOp fn) {
+  auto warps = fn->getAttrOfType<IntegerAttr>("attn_block.num_warps");
+  if (!warps || warps.getInt() < 1)
+    return fn.emitError("attn-block-to-gpu: a GPU kernel needs "
+                        "attn_block.num_warps");
+  const int64_t threads = 32 * warps.getInt();
+  auto transposed = transposedLoads(fn);
+  WalkResult bad = fn.walk([&](Operation *op) {
+    std::string why = unsupported(op, transposed, threads);
+    if (why.empty())
+      return WalkResult::advance();
+    op->emitError("attn-block-to-gpu cannot lower '")
+        << op->getName() << "': " << why;
+    return WalkResult::interrupt();
+  });
+  if (bad.wasInterrupted())
+    return failure();
+  SharedOffsets offsets;
+  int64_t shared = assignShared(fn, offsets);
+  auto gm = fn->getParentOfType<gpu::GPUModuleOp>();
+  if (auto plan = gm->getAttrOfType<DictionaryAttr>("attn.plan"))
+    if (auto bytes = plan.getAs<IntegerAttr>("smem_bytes");
+        bytes && bytes.getInt() < shared)
+      return fn.emitError("attn-block-to-gpu: the kernel's shared buffers "
+                          "take ")
+             << shared << " bytes, the launch plan provides " << bytes.getInt();
+
+  IRMapping mapping;
+  auto gf = makeGpuFunc(fn, mapping);
+  if (failed(gf))
+    return failure();
+  MLIRContext *ctx = fn.getContext();
+  gf->setKnownBlockSizeAttr(
+      DenseI32ArrayAttr::get(ctx, {static_cast<int32_t>(threads), 1, 1}));
+  (*gf)->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+  (*gf)->setAttr(blk::kSharedBytesAttrName,
+                 IntegerAttr::get(IntegerType::get(ctx, 64), shared));
+  // Move the body after the ABI's prologue; func.return -> gpu.return.
+  Block &src = fn.getBody().front();
+  Block &dst = gf->getBody().front();
+  for (BlockArgument a : src.getArguments())
+    a.replaceAllUsesWith(mapping.lookup(a));
+  dst.getOperations().splice(dst.end(), src.getOperations());
+  auto ret = cast<func::ReturnOp>(dst.getTerminator());
+  OpBuilder rb(ret);
+  gpu::ReturnOp::create(rb, ret.getLoc());
+  ret.erase();
+  fn.erase();
+
+  BlockTypeConverter tc(ctx);
+  RewritePatternSet patterns(ctx);
+  ConversionTarget target(*ctx);
+  target.addLegalDialect<gpu::GPUDialect, nvgpu::NVGPUDialect,
+                         NVVM::NVVMDialect, LLVM::LLVMDialect,
+                         memref::MemRefDialect, vector::VectorDialect>();
+  target.addIllegalDialect<blk::AttnBlockDialect>();
+  target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect>(
+      [&](Operation *op) { return tc.isLegal(op); });
+  target.addIllegalOp<tensor::SplatOp>();
+  scf::populateSCFStructuralTypeConversionsAndLegality(tc, patterns, target);
+  populateElementwisePatterns(tc, patterns);
+  populateReducePatterns(tc, patterns);
+  populateConvertLayoutPatterns(tc, patterns);
+  populateAsyncCopyPatterns(tc, patterns, offsets, threads);
+  populateDotPatterns(tc, patterns, transposed);
+  populateLoadStorePatterns(tc, patterns);
+  return applyPartialConversion(*gf, target, std::move(patterns));
+}
+
+struct AttnBlockToGPUPass : attn::impl::AttnBlockToGPUBase<AttnBlockToGPUPass> {
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> kernels;
+    getOperation().walk([&](gpu::GPUModuleOp gm) {
+      for (auto fn : gm.getOps<func::FuncOp>())
+        if (fn->hasAttr("attn_block.kernel"))
+          kernels.push_back(fn);
+    });
+    for (func::FuncOp fn : kernels)
+      if (failed(lowerKernel(fn)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,76 @@
+//===- BlockToGPU.h - attn-block-to-gpu conversion patterns -----*- C++ -*-===//
+//
+// attn-block-to-gpu lowers a GPU-form block kernel (FlashToBlockGpu.cpp)
+// op by op. Its type converter turns a tile in a register layout into the
+// scalars a thread holds (1:N, in LayoutUtils.h's order), a shared buffer
+// into (the workgroup memref of its allocation, the element offset of this
+// stage), an async token into nvgpu's. One file per op family registers its
+// patterns here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_GPU_BLOCKTOGPU_H
+#define ATTN_CODEGEN_GPU_BLOCKTOGPU_H
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::attn_block {
+class AsyncCopyOp;
+class StoreOp;
+} // namespace mlir::attn_block
+
+namespace mlir::attn::blockgpu {
+
+/// Tiles -> per-thread registers, shared buffers -> (memref, offset).
+class BlockTypeConverter : public TypeConverter {
+public:
+  explicit BlockTypeConverter(MLIRContext *ctx);
+};
+
+/// Byte offset of each local_alloc in the dynamic shared memory.
+using SharedOffsets = llvm::DenseMap<Operation *, int64_t>;
+
+/// ElementwiseToGPU.cpp: arith/math ops on tiles, tensor.splat, iota,
+/// program_id.
+void populateElementwisePatterns(BlockTypeConverter &tc,
+                                 RewritePatternSet &patterns);
+/// ReduceToGPU.cpp: reduce (in-thread, then xor shuffles over the lanes of
+/// a row) and broadcast.
+void populateReducePatterns(BlockTypeConverter &tc,
+                            RewritePatternSet &patterns);
+/// ConvertLayoutToGPU.cpp: convert_layout between layouts holding the same
+/// registers.
+void populateConvertLayoutPatterns(BlockTypeConverter &tc,
+                                   RewritePatternSet &patterns);
+/// Whether convert_layout `from` -> `to` keeps every register in place
+/// (the conversions ConvertLayoutToGPU.cpp lowers).
+bool isRegisterIdentity(RankedTensorType from, RankedTensorType to);
+/// AsyncCopyToGPU.cpp: local_alloc / local_index, async_copy (cp.async,
+/// zero fill), commit / wait, barrier.
+void populateAsyncCopyPatterns(BlockTypeConverter &tc,
+                               RewritePatternSet &patterns,
+                               const SharedOffsets &offsets,
+                               int64_t numThreads);
+/// Why `op` cannot become cp.async copies by `threads` threads, or "".
+std::string unsupportedReason(attn_block::AsyncCopyOp op, int64_t threads);
+/// DotToMmaSync.cpp: local_load into dot operands (ldmatrix), dot
+/// (m16n8k16 mma.sync).
+/// `transposedLoads`: the local_loads that feed the b of a transpose_b dot
+/// (their tiles are stored [N, K]).
+void populateDotPatterns(BlockTypeConverter &tc, RewritePatternSet &patterns,
+                         const llvm::DenseSet<Operation *> &transposedLoads);
+/// Why `op` cannot be lowered by LoadStoreToGPU.cpp, or "".
+std::string unsupportedReason(attn_block::StoreOp op);
+/// LoadStoreToGPU.cpp: store of a tile in a register layout (bounds-masked).
+void populateLoadStorePatterns(BlockTypeConverter &tc,
+                               RewritePatternSet &patterns);
+
+/// A pair of 16-bit values as nvvm.mma.sync takes them: vector<2xf16>, or
+/// bf16 pairs bit-cast to i32.
+Value mmaOperand(OpBuilder &b, Location loc, Value pair);
+
+} // namespace mlir::attn::blockgpu
+
+#endif // ATTN_CODEGEN_GPU_BLOCKTOGPU_H

@@ -1,0 +1,193 @@
+//===- DotToMmaSync.cpp - ldmatrix operands and m16n8k16 mma.sync ---------===//
+//
+// local_load of a swizzled shared tile into a dot operand layout is one
+// ldmatrix.x4 per 16x16 piece, each lane addressing one 16-byte row of one
+// of the four 8x8 matrices:
+//   A [M, K]:              row 16 mt w + 16 mi + l % 16, column 16 ki + 8 (l /
+//   16) B stored [N, K] (K of a transpose_b dot), no .trans:
+//                          row 16 p + l % 8 + 8 (l / 16), column 16 ki + 8 ((l
+//                          / 8) % 2)
+//   B stored [K, N] (V), .trans:
+//                          row 16 ki + l % 8 + 8 ((l / 8) % 2), column 16 p + 8
+//                          (l / 16)
+// which hands each lane exactly the registers of LayoutUtils.h (matrices
+// 0-3 are a0-a3, or b0, b1 of n8 tiles 2p and 2p + 1). dot is one
+// nvvm.mma.sync m16n8k16 (row.col, f32 accumulate) per (mi, ni, ki).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BlockToGPU.h"
+#include "LayoutUtils.h"
+
+#include "attn/Dialect/AttnBlockDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <array>
+
+using namespace mlir;
+using namespace mlir::attn::blockgpu;
+namespace blk = mlir::attn_block;
+
+Value mlir::attn::blockgpu::mmaOperand(OpBuilder &b, Location loc, Value pair) {
+  auto type = cast<VectorType>(pair.getType());
+  if (type.getElementType().isF16())
+    return pair;
+  auto i32v = VectorType::get({1}, b.getI32Type());
+  Value cast = vector::BitCastOp::create(b, loc, i32v, pair);
+  return vector::ExtractOp::create(b, loc, cast, 0);
+}
+
+namespace {
+
+struct LocalLoadToLdmatrix : OpConversionPattern<blk::LocalLoadOp> {
+  LocalLoadToLdmatrix(const TypeConverter &tc, MLIRContext *ctx,
+                      const llvm::DenseSet<Operation *> &transposed)
+      : OpConversionPattern(tc, ctx), transposed(transposed) {}
+
+  LogicalResult matchAndRewrite(blk::LocalLoadOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto type = op.getType();
+    auto opnd = dyn_cast_or_null<blk::DotOperandLayoutAttr>(type.getEncoding());
+    auto buf = op.getBuffer().getType();
+    if (!opnd || buf.getRank() != 2 ||
+        !isa<blk::SharedLayoutAttr>(buf.getEncoding()))
+      return rw.notifyMatchFailure(op, "ldmatrix into dot operands only");
+    bool transB = transposed.contains(op);
+    std::string why;
+    auto map = registerMap(type, transB, why);
+    if (failed(map))
+      return rw.notifyMatchFailure(op, why);
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rw, loc, v);
+    };
+    auto [warp, lane] = warpAndLane(rw, loc);
+    ValueRange smem = adaptor.getBuffer();
+    const int64_t width = buf.getShape()[1];
+    Type elt = type.getElementType();
+    auto mma = cast<blk::MmaLayoutAttr>(mmaParent(type.getEncoding()));
+    const int64_t w = mma.getWarpsPerCTA()[0];
+    SmallVector<Value> regs(map->numRegs());
+    // One ldmatrix.x4 at (row, col) of the tile, its 4 pairs into `slots`.
+    auto load = [&](Value row, Value col, bool trans,
+                    std::array<int64_t, 4> slots) {
+      Value at = arith::AddIOp::create(
+          rw, loc, smem[1],
+          swizzledOffset(rw, loc, buf.getEncoding(), row, col, width));
+      Value m = nvgpu::LdMatrixOp::create(rw, loc, VectorType::get({4, 2}, elt),
+                                          smem[0], ValueRange{at}, trans, 4);
+      for (int64_t i = 0; i < 4; ++i)
+        for (int64_t h = 0; h < 2; ++h)
+          regs[slots[i] + h] =
+              vector::ExtractOp::create(rw, loc, m, ArrayRef<int64_t>{i, h});
+    };
+    Value l16 = arith::RemUIOp::create(rw, loc, lane, c(16));
+    Value l8 = arith::RemUIOp::create(rw, loc, lane, c(8));
+    Value hi16 = arith::DivUIOp::create(rw, loc, lane, c(16));
+    Value mid = arith::RemUIOp::create(
+        rw, loc, arith::DivUIOp::create(rw, loc, lane, c(8)), c(2));
+    auto add = [&](Value x, int64_t k) {
+      return arith::AddIOp::create(rw, loc, x, c(k));
+    };
+    auto mul8 = [&](Value x) {
+      return arith::MulIOp::create(rw, loc, x, c(8));
+    };
+    if (opnd.getOpIdx() == 0) {
+      const int64_t mt = type.getDimSize(0) / (16 * w),
+                    kt = type.getDimSize(1) / 16;
+      Value rowBase = arith::AddIOp::create(
+          rw, loc, arith::MulIOp::create(rw, loc, warp, c(16 * mt)), l16);
+      for (int64_t mi = 0; mi < mt; ++mi)
+        for (int64_t ki = 0; ki < kt; ++ki) {
+          int64_t r0 = (mi * kt + ki) * 8;
+          load(add(rowBase, 16 * mi), add(mul8(hi16), 16 * ki), false,
+               {r0, r0 + 2, r0 + 4, r0 + 6});
+        }
+    } else {
+      int64_t kDim = transB ? 1 : 0;
+      const int64_t kt = type.getDimSize(kDim) / 16,
+                    nt = type.getDimSize(1 - kDim) / 8;
+      for (int64_t ki = 0; ki < kt; ++ki)
+        for (int64_t p = 0; p < nt / 2; ++p) {
+          int64_t n0 = (ki * nt + 2 * p) * 4, n1 = n0 + 4;
+          if (transB)
+            load(add(arith::AddIOp::create(rw, loc, l8, mul8(hi16)), 16 * p),
+                 add(mul8(mid), 16 * ki), false, {n0, n0 + 2, n1, n1 + 2});
+          else
+            load(add(arith::AddIOp::create(rw, loc, l8, mul8(mid)), 16 * ki),
+                 add(mul8(hi16), 16 * p), true, {n0, n0 + 2, n1, n1 + 2});
+        }
+    }
+    rw.replaceOpWithMultiple(op, {regs});
+    return success();
+  }
+
+  const llvm::DenseSet<Operation *> &transposed;
+};
+
+struct DotToMma : OpConversionPattern<blk::DotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::DotOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto accType = op.getAcc().getType();
+    auto mma = dyn_cast_or_null<blk::MmaLayoutAttr>(accType.getEncoding());
+    if (!mma || mma.getVersion() != 2)
+      return rw.notifyMatchFailure(op, "mma.sync accumulators only");
+    Type elt = op.getA().getType().getElementType();
+    if (!elt.isBF16() && !elt.isF16())
+      return rw.notifyMatchFailure(op, "bf16 or f16 operands");
+    Location loc = op.getLoc();
+    const int64_t w = mma.getWarpsPerCTA()[0];
+    const int64_t mt = accType.getDimSize(0) / (16 * w),
+                  nt = accType.getDimSize(1) / 8,
+                  kt = op.getA().getType().getDimSize(1) / 16;
+    ValueRange a = adaptor.getA(), bReg = adaptor.getB(),
+               acc = adaptor.getAcc();
+    auto pair = [&](ValueRange regs, int64_t i) {
+      Value v = vector::FromElementsOp::create(
+          rw, loc, VectorType::get({2}, elt), ValueRange{regs[i], regs[i + 1]});
+      return mmaOperand(rw, loc, v);
+    };
+    Type f32 = rw.getF32Type();
+    auto resTy =
+        LLVM::LLVMStructType::getLiteral(rw.getContext(), {f32, f32, f32, f32});
+    NVVM::MMATypes t = elt.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+    SmallVector<Value> out(acc.begin(), acc.end());
+    for (int64_t ki = 0; ki < kt; ++ki)
+      for (int64_t mi = 0; mi < mt; ++mi) {
+        int64_t a0 = (mi * kt + ki) * 8;
+        SmallVector<Value> aOps = {pair(a, a0), pair(a, a0 + 2),
+                                   pair(a, a0 + 4), pair(a, a0 + 6)};
+        for (int64_t ni = 0; ni < nt; ++ni) {
+          int64_t b0 = (ki * nt + ni) * 4, c0 = (mi * nt + ni) * 4;
+          SmallVector<Value> bOps = {pair(bReg, b0), pair(bReg, b0 + 2)};
+          SmallVector<Value> cOps(out.begin() + c0, out.begin() + c0 + 4);
+          auto d = NVVM::MmaOp::create(
+              rw, loc, resTy, aOps, bOps, cOps, {16, 8, 16}, std::nullopt,
+              std::nullopt, std::array<NVVM::MMATypes, 2>{t, t},
+              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                             NVVM::MMALayout::col});
+          for (int64_t r = 0; r < 4; ++r)
+            out[c0 + r] =
+                LLVM::ExtractValueOp::create(rw, loc, d, ArrayRef<int64_t>{r});
+        }
+      }
+    rw.replaceOpWithMultiple(op, {out});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::blockgpu::populateDotPatterns(
+    BlockTypeConverter &tc, RewritePatternSet &patterns,
+    const llvm::DenseSet<Operation *> &transposedLoads) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<LocalLoadToLdmatrix>(tc, ctx, transposedLoads);
+  patterns.add<DotToMma>(tc, ctx);
+}

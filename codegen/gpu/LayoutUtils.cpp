@@ -1,0 +1,186 @@
+//===- LayoutUtils.cpp - which thread and register hold a tile element ----===//
+
+#include "LayoutUtils.h"
+
+#include "attn/Dialect/AttnBlockDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::attn::blockgpu;
+namespace blk = mlir::attn_block;
+
+namespace {
+
+/// An mma v2 layout this backend lowers: warps stacked along rows.
+blk::MmaLayoutAttr loweredMma(Attribute a) {
+  auto mma = dyn_cast_or_null<blk::MmaLayoutAttr>(a);
+  if (!mma || mma.getVersion() != 2 || mma.getWarpsPerCTA().size() != 2 ||
+      mma.getWarpsPerCTA()[1] != 1)
+    return {};
+  return mma;
+}
+
+int64_t warpsOf(blk::MmaLayoutAttr mma) { return mma.getWarpsPerCTA()[0]; }
+
+} // namespace
+
+Attribute mlir::attn::blockgpu::mmaParent(Attribute layout) {
+  if (auto s = dyn_cast_or_null<blk::SliceLayoutAttr>(layout))
+    return mmaParent(s.getParent());
+  if (auto d = dyn_cast_or_null<blk::DotOperandLayoutAttr>(layout))
+    return mmaParent(d.getParent());
+  return loweredMma(layout);
+}
+
+FailureOr<RegisterMap> mlir::attn::blockgpu::registerMap(RankedTensorType type,
+                                                         bool transposedB,
+                                                         std::string &why) {
+  Attribute enc = type.getEncoding();
+  ArrayRef<int64_t> shape = type.getShape();
+  RegisterMap map;
+  auto fail = [&](const std::string &w) -> FailureOr<RegisterMap> {
+    why = w;
+    return failure();
+  };
+  auto mma = loweredMma(mmaParent(enc));
+  if (!enc)
+    return fail("a tile without a layout");
+  if (!mma)
+    return fail("only mma.sync layouts (#attn_block.mma<version = 2, "
+                "warpsPerCTA = [W, 1]> and its slices and dot operands) are "
+                "lowered");
+  const int64_t w = warpsOf(mma);
+  auto need = [&](bool ok, const char *what) { return ok ? "" : what; };
+  std::string bad;
+  if (auto m = dyn_cast<blk::MmaLayoutAttr>(enc)) {
+    (void)m;
+    bad =
+        need(shape.size() == 2 && shape[0] % (16 * w) == 0 && shape[1] % 8 == 0,
+             "an mma tile must be [16 * warps * k, 8 * n]");
+    if (bad.empty()) {
+      int64_t mt = shape[0] / (16 * w), nt = shape[1] / 8;
+      for (int64_t mi = 0; mi < mt; ++mi)
+        for (int64_t ni = 0; ni < nt; ++ni)
+          for (int64_t r = 0; r < 4; ++r)
+            map.offsets.push_back({16 * mi + 8 * (r / 2), 8 * ni + r % 2});
+    }
+  } else if (auto s = dyn_cast<blk::SliceLayoutAttr>(enc)) {
+    if (!isa<blk::MmaLayoutAttr>(s.getParent()))
+      return fail("only slices of an mma layout are lowered");
+    if (shape.size() != 1)
+      return fail("a slice of an mma layout must be 1-D");
+    if (s.getDim() == 1) {
+      bad = need(shape[0] % (16 * w) == 0,
+                 "a row slice must cover 16 * warps * k rows");
+      for (int64_t mi = 0; bad.empty() && mi < shape[0] / (16 * w); ++mi)
+        for (int64_t h = 0; h < 2; ++h)
+          map.offsets.push_back({16 * mi + 8 * h});
+    } else {
+      bad = need(shape[0] % 8 == 0, "a column slice must cover 8 * n columns");
+      for (int64_t ni = 0; bad.empty() && ni < shape[0] / 8; ++ni)
+        for (int64_t c = 0; c < 2; ++c)
+          map.offsets.push_back({8 * ni + c});
+    }
+  } else if (auto d = dyn_cast<blk::DotOperandLayoutAttr>(enc)) {
+    if (d.getKWidth() != 2 || type.getElementTypeBitWidth() != 16)
+      return fail("dot operands are lowered for 16-bit elements with "
+                  "kWidth = 2");
+    if (shape.size() != 2)
+      return fail("a dot operand must be 2-D");
+    if (d.getOpIdx() == 0) {
+      bad = need(shape[0] % (16 * w) == 0 && shape[1] % 16 == 0,
+                 "an A operand must be [16 * warps * k, 16 * n]");
+      int64_t mt = shape[0] / (16 * w), kt = shape[1] / 16;
+      for (int64_t mi = 0; bad.empty() && mi < mt; ++mi)
+        for (int64_t ki = 0; ki < kt; ++ki)
+          for (int64_t e = 0; e < 8; ++e) {
+            int64_t j = e / 2;
+            map.offsets.push_back(
+                {16 * mi + 8 * (j % 2), 16 * ki + 8 * (j / 2) + e % 2});
+          }
+    } else {
+      int64_t kDim = transposedB ? 1 : 0, nDim = 1 - kDim;
+      bad = need(shape[kDim] % 16 == 0 && shape[nDim] % 16 == 0,
+                 "a B operand must be [16 * k, 16 * n] (ldmatrix.x4 loads "
+                 "two n8 tiles)");
+      int64_t kt = shape[kDim] / 16, nt = shape[nDim] / 8;
+      for (int64_t ki = 0; bad.empty() && ki < kt; ++ki)
+        for (int64_t ni = 0; ni < nt; ++ni)
+          for (int64_t e = 0; e < 4; ++e) {
+            SmallVector<int64_t, 2> o(2);
+            o[kDim] = 16 * ki + 8 * (e / 2) + e % 2;
+            o[nDim] = 8 * ni;
+            map.offsets.push_back(o);
+          }
+    }
+  } else {
+    return fail("layout not lowered");
+  }
+  if (!bad.empty())
+    return fail(bad);
+  return map;
+}
+
+int64_t mlir::attn::blockgpu::numRegisters(RankedTensorType type) {
+  std::string why;
+  auto map = registerMap(type, /*transposedB=*/false, why);
+  return succeeded(map) ? map->numRegs() : -1;
+}
+
+std::pair<Value, Value> mlir::attn::blockgpu::warpAndLane(OpBuilder &b,
+                                                          Location loc) {
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value c32 = arith::ConstantIndexOp::create(b, loc, 32);
+  return {arith::DivUIOp::create(b, loc, tid, c32),
+          arith::RemUIOp::create(b, loc, tid, c32)};
+}
+
+SmallVector<Value> mlir::attn::blockgpu::threadBase(OpBuilder &b, Location loc,
+                                                    RankedTensorType type,
+                                                    bool transposedB) {
+  auto [warp, lane] = warpAndLane(b, loc);
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value quad = arith::DivUIOp::create(b, loc, lane, c(4));
+  Value pair = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, c(4)), c(2));
+  Attribute enc = type.getEncoding();
+  auto mma = cast<blk::MmaLayoutAttr>(mmaParent(enc));
+  int64_t w = warpsOf(mma);
+  // Rows of the mma tiles this warp owns start at 16 * mt * warp.
+  auto rowBase = [&](int64_t rows) -> Value {
+    int64_t mt = rows / (16 * w);
+    return arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, warp, c(16 * mt)), quad);
+  };
+  if (isa<blk::MmaLayoutAttr>(enc))
+    return {rowBase(type.getDimSize(0)), pair};
+  if (auto s = dyn_cast<blk::SliceLayoutAttr>(enc))
+    return {s.getDim() == 1 ? rowBase(type.getDimSize(0)) : pair};
+  auto d = cast<blk::DotOperandLayoutAttr>(enc);
+  if (d.getOpIdx() == 0)
+    return {rowBase(type.getDimSize(0)), pair};
+  // B: k from the lane's pair, n from its quad.
+  if (transposedB)
+    return {quad, pair};
+  return {pair, quad};
+}
+
+Value mlir::attn::blockgpu::swizzledOffset(OpBuilder &b, Location loc,
+                                           Attribute sharedLayout, Value row,
+                                           Value col, int64_t width) {
+  auto s = cast<blk::SharedLayoutAttr>(sharedLayout);
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value vec = c(s.getVec());
+  Value phase = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, row, c(s.getPerPhase())),
+      c(s.getMaxPhase()));
+  Value chunk = arith::XOrIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, col, vec), phase);
+  Value inRow =
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, chunk, vec),
+                            arith::RemUIOp::create(b, loc, col, vec));
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, row, c(width)), inRow);
+}

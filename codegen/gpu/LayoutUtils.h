@@ -1,0 +1,75 @@
+//===- LayoutUtils.h - which thread and register hold a tile element -*- C++
+//-*-===//
+//
+// The register layouts of the block program (AttnBlockAttrs.td) as maps
+// from a thread's registers to tile elements, in the spirit of Triton's
+// emitIndices: register i of the thread (warp w, lane l) holds the element
+// at base(w, l) + offsets[i], with the offsets compile-time constants. Every
+// tile type of the GPU form converts to `numRegs` scalars of its element
+// type, in this order; the lowering of each op relies on it:
+//
+//   mma v2 (m16n8k16 accumulator), warps stacked along rows, [M, N]:
+//     mt = M / (16 W) row tiles per warp, nt = N / 8; register
+//     (mi * nt + ni) * 4 + r holds row 16 mt w + 16 mi + l / 4 + 8 (r / 2),
+//     column 8 ni + 2 (l % 4) + r % 2.
+//   slice<dim = 1, mma> [M]: register 2 mi + h holds row
+//     16 mt w + 16 mi + l / 4 + 8 h (replicated over the 4 lanes of a row).
+//   slice<dim = 0, mma> [N]: register 2 ni + c holds column 8 ni + 2 (l % 4) +
+//   c. dot_operand<0, mma, kWidth = 2> [M, K]: register (mi * kt + ki) * 8 + e,
+//     j = e / 2: row 16 mt w + 16 mi + l / 4 + 8 (j % 2), column
+//     16 ki + 8 (j / 2) + 2 (l % 4) + e % 2 (mma.sync's a0..a3 pairs). The
+//     mma accumulator of [M, 2K'] holds the same elements in the same
+//     order, so converting an accumulator to an A operand moves nothing.
+//   dot_operand<1, mma, kWidth = 2> as (k, n) [K, N]: register
+//     (ki * nt + ni) * 4 + e holds k = 16 ki + 8 (e / 2) + 2 (l % 4) + e % 2,
+//     n = 8 ni + l / 4 (b0, b1), replicated over warps. The B tile of a
+//     transpose_b dot is stored [N, K]: the same registers, dims swapped.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_GPU_LAYOUTUTILS_H
+#define ATTN_CODEGEN_GPU_LAYOUTUTILS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <string>
+
+namespace mlir::attn::blockgpu {
+
+/// Where each register of a thread sits in a tile (see the file comment).
+struct RegisterMap {
+  /// offsets[i][d]: register i's element minus the thread's base, dim d.
+  SmallVector<SmallVector<int64_t, 2>> offsets;
+  int64_t numRegs() const { return offsets.size(); }
+};
+
+/// The register map of `type` (a B operand stored [N, K] when
+/// `transposedB`), or an error naming the layout and why it is not lowered.
+FailureOr<RegisterMap> registerMap(RankedTensorType type, bool transposedB,
+                                   std::string &why);
+
+/// Registers per thread of `type`, or -1 when its layout is not lowered.
+int64_t numRegisters(RankedTensorType type);
+
+/// The thread's base coordinates (one index per dim) for `type`.
+SmallVector<Value> threadBase(OpBuilder &b, Location loc, RankedTensorType type,
+                              bool transposedB);
+
+/// The mma v2 layout a register layout derives from (itself, the parent of
+/// a slice or dot_operand), or null.
+Attribute mmaParent(Attribute layout);
+
+/// gpu.thread_id x split into (warp, lane).
+std::pair<Value, Value> warpAndLane(OpBuilder &b, Location loc);
+
+/// Element offset of (row, col) in a row-major shared tile of `width`
+/// columns laid out by #attn_block.shared<vec, perPhase, maxPhase>: vector
+/// c / vec of row r is stored at vector (c / vec) ^ ((r / perPhase) %
+/// maxPhase).
+Value swizzledOffset(OpBuilder &b, Location loc, Attribute sharedLayout,
+                     Value row, Value col, int64_t width);
+
+} // namespace mlir::attn::blockgpu
+
+#endif // ATTN_CODEGEN_GPU_LAYOUTUTILS_H

@@ -1,0 +1,111 @@
+//===- LoadStoreToGPU.cpp - global stores of register tiles ---------------===//
+//
+// attn_block.store of a tile in a register layout: each thread writes the
+// registers it holds, adjacent column pairs as one 2-element vector store,
+// guarded per row (rows outside the memref are dropped; a thread's
+// registers sit on a few rows, so one scf.if covers each). Columns must lie
+// inside the memref statically (a tile as wide as the memref's static dim,
+// starting at column 0). Global loads into register layouts are not used by
+// the GPU form (tiles come through shared memory) and are refused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BlockToGPU.h"
+#include "LayoutUtils.h"
+
+#include "attn/Dialect/AttnBlockDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::attn::blockgpu;
+namespace blk = mlir::attn_block;
+
+std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
+  auto type = op.getValue().getType();
+  auto mem = cast<MemRefType>(op.getBase().getType());
+  if (type.getRank() != 2)
+    return "stores of 2-D tiles only";
+  int64_t colDim = op.getDims()[1];
+  if (!matchPattern(op.getIndices()[colDim], m_Zero()) ||
+      mem.getDimSize(colDim) != type.getDimSize(1))
+    return "the tile's columns must be the memref's whole static dim " +
+           std::to_string(colDim);
+  return "";
+}
+
+namespace {
+
+struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::StoreOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    std::string why = unsupportedReason(op);
+    auto type = op.getValue().getType();
+    auto map = registerMap(type, false, why);
+    if (!why.empty() || failed(map))
+      return rw.notifyMatchFailure(op, why);
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rw, loc, v);
+    };
+    Value base = adaptor.getBase().front();
+    SmallVector<Value> idx;
+    for (ValueRange v : adaptor.getIndices())
+      idx.push_back(v.front());
+    ArrayRef<int64_t> dims = op.getDims();
+    SmallVector<Value> thread = threadBase(rw, loc, type, false);
+    Value row0 = arith::AddIOp::create(rw, loc, idx[dims[0]], thread[0]);
+    Value col0 = arith::AddIOp::create(rw, loc, idx[dims[1]], thread[1]);
+    Value limit = memref::DimOp::create(rw, loc, base, dims[0]);
+    ValueRange regs = adaptor.getValue();
+    // Registers by row offset, in register order.
+    std::map<int64_t, SmallVector<int64_t>> byRow;
+    for (auto [i, o] : llvm::enumerate(map->offsets))
+      byRow[o[0]].push_back(i);
+    using P = arith::CmpIPredicate;
+    Type elt = type.getElementType();
+    for (auto &[dr, list] : byRow) {
+      Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
+      Value ok = arith::AndIOp::create(
+          rw, loc, arith::CmpIOp::create(rw, loc, P::sge, row, c(0)),
+          arith::CmpIOp::create(rw, loc, P::slt, row, limit));
+      auto guard = scf::IfOp::create(rw, loc, TypeRange{}, ok, false);
+      OpBuilder::InsertionGuard g(rw);
+      rw.setInsertionPointToStart(guard.thenBlock());
+      for (size_t k = 0; k < list.size(); ++k) {
+        int64_t i = list[k];
+        int64_t dc = map->offsets[i][1];
+        SmallVector<Value> at = idx;
+        at[dims[0]] = row;
+        at[dims[1]] = arith::AddIOp::create(rw, loc, col0, c(dc));
+        bool pair = k + 1 < list.size() &&
+                    map->offsets[list[k + 1]][1] == dc + 1 && dc % 2 == 0;
+        if (pair) {
+          Value v = vector::FromElementsOp::create(
+              rw, loc, VectorType::get({2}, elt),
+              ValueRange{regs[i], regs[list[k + 1]]});
+          vector::StoreOp::create(rw, loc, v, base, at);
+          ++k;
+        } else {
+          memref::StoreOp::create(rw, loc, regs[i], base, at);
+        }
+      }
+    }
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::blockgpu::populateLoadStorePatterns(
+    BlockTypeConverter &tc, RewritePatternSet &patterns) {
+  patterns.add<StoreRegisters>(tc, patterns.getContext());
+}

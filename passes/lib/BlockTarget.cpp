@@ -1,0 +1,25 @@
+//===- BlockTarget.cpp - target descriptions of the block program ---------===//
+
+#include "BlockTarget.h"
+
+using namespace mlir::attn;
+
+std::string mlir::attn::parseBlockTarget(llvm::StringRef name,
+                                         BlockTarget &out) {
+  BlockTarget t;
+  t.name = name.str();
+  if (name == "cpu") {
+    out = t;
+    return "";
+  }
+  // mma.sync m16n8k16 kernels: four warps of 16 query rows, 64-key tiles,
+  // two K/V stages in flight (the direct kernel's defaults, GpuPlan).
+  if (name == "sm_80" || name == "sm_90" || name == "sm_90a") {
+    t.gpu = true;
+    t.wgmma = name == "sm_90a";
+    out = t;
+    return "";
+  }
+  return "unknown block-program target '" + name.str() +
+         "' (expected cpu, sm_80, sm_90 or sm_90a)";
+}

@@ -1,0 +1,41 @@
+//===- BlockTarget.h - target descriptions of the block program -*- C++ -*-===//
+//
+// What attn-to-block needs to know about the machine a kernel is for: the
+// CPU form (tiles without layouts) or the GPU form of a chip (layouts,
+// shared buffers, cp.async pipeline), with its warps, tile shape and
+// pipeline depth. One description per target name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PASSES_BLOCKTARGET_H
+#define ATTN_PASSES_BLOCKTARGET_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::attn {
+
+struct BlockTarget {
+  std::string name = "cpu";
+  /// The GPU form (layouts, shared memory, async copies); else the CPU form.
+  bool gpu = false;
+  /// Warps per program instance and 16-row mma tiles per warp:
+  /// blockM = 16 * mTiles * warps.
+  int64_t warps = 4, mTiles = 1;
+  /// Keys per step of the walk and the K/V tiles in flight.
+  int64_t blockN = 64, stages = 2;
+  /// sm_90a: warpgroup MMA (not lowered from the block program yet).
+  bool wgmma = false;
+
+  int64_t blockM() const { return 16 * mTiles * warps; }
+};
+
+/// The description of target `name` (cpu, sm_80, sm_90, sm_90a), or an
+/// error message naming the known ones.
+std::string parseBlockTarget(llvm::StringRef name, BlockTarget &out);
+
+} // namespace mlir::attn
+
+#endif // ATTN_PASSES_BLOCKTARGET_H

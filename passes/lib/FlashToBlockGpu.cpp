@@ -1,0 +1,287 @@
+//===- FlashToBlockGpu.cpp - the flash kernel in the GPU form -------------===//
+//
+// The FlashToBlock.cpp kernel for a GPU target (BlockTarget.h), stated the
+// way the GPU runs it so that attn-block-to-gpu lowers op by op:
+//
+//  * Q, then each K/V tile, go global -> shared by async_copy into
+//    XOR-swizzled shared buffers (#shared<vec = 8, maxPhase = 8>), K and V
+//    in `stages` (2) stages: step j issues tile j + 1 into the other stage,
+//    waits for all but that group (async_wait pending 1) and a barrier
+//    publishes tile j; a barrier ends the step before its stage is reused;
+//  * local_load reads Q as the A operand and K (rows are keys: the B of a
+//    transpose_b dot) and V as B operands of m16n8k16 mma.sync
+//    (#dot_operand, kWidth 2);
+//  * S and acc are in the accumulator layout (#mma, warps stacked along
+//    rows), the row statistics m, l in its row slice, key indices in its
+//    column slice; P = S rounded to 16 bits is converted to the A layout
+//    of P V, which for m16n8k16 is the same registers;
+//  * scale * log2(e) multiplies S (base-2 softmax); O is stored from the
+//    accumulator layout.
+//
+// RoPE and FoX are not in this form yet: checkFlashGpuSupport refuses them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionToBlock.h"
+#include "BlockTarget.h"
+#include "TileBuilder.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using arith::CmpFPredicate;
+using arith::CmpIPredicate;
+
+namespace {
+
+/// The layouts of the kernel's tiles.
+struct Layouts {
+  Attribute mma, opA, opB, row, col, shared;
+};
+
+Layouts makeLayouts(MLIRContext *ctx, const BlockTarget &t) {
+  Layouts l;
+  l.mma = blk::MmaLayoutAttr::get(ctx, 2, {t.warps, 1}, {16, 8});
+  l.opA = blk::DotOperandLayoutAttr::get(ctx, 0, l.mma, 2);
+  l.opB = blk::DotOperandLayoutAttr::get(ctx, 1, l.mma, 2);
+  l.row = blk::SliceLayoutAttr::get(ctx, 1, l.mma);
+  l.col = blk::SliceLayoutAttr::get(ctx, 0, l.mma);
+  l.shared = blk::SharedLayoutAttr::get(ctx, 8, 1, 8, {1, 0});
+  return l;
+}
+
+/// Tile-level builders that name each tile's layout.
+struct GpuTiles {
+  OpBuilder &b;
+  Location loc;
+
+  RankedTensorType tile(ArrayRef<int64_t> shape, Type elt, Attribute enc) {
+    return RankedTensorType::get(shape, elt, enc);
+  }
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value splat(RankedTensorType type, Value scalar) {
+    return tensor::SplatOp::create(b, loc, type, scalar);
+  }
+  Value splatF(RankedTensorType type, double v) {
+    return splat(type, arith::ConstantOp::create(
+                           b, loc, b.getFloatAttr(type.getElementType(), v)));
+  }
+  Value splatIdx(RankedTensorType type, Value index) {
+    return splat(type,
+                 arith::IndexCastOp::create(b, loc, b.getI64Type(), index));
+  }
+  Value reduce(blk::ReduceKind kind, Value t, Attribute rowEnc) {
+    auto type = cast<RankedTensorType>(t.getType());
+    return blk::ReduceOp::create(
+        b, loc, tile({type.getDimSize(0)}, type.getElementType(), rowEnc), kind,
+        t, 1);
+  }
+  Value bcast(Value t, int64_t axis, RankedTensorType to) {
+    return blk::BroadcastOp::create(b, loc, to, t, axis);
+  }
+};
+
+/// Emits the GPU-form kernel for `op` into `kernel`'s body.
+void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
+                    int64_t bn) {
+  MLIRContext *ctx = op.getContext();
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  Location loc = op.getLoc();
+  TileBuilder t(b, loc);
+  GpuTiles g{b, loc};
+  Layouts L = makeLayouts(ctx, tg);
+  Block &body = kernel.getBody().front();
+  Value q = body.getArgument(0), k = body.getArgument(1),
+        v = body.getArgument(2), out = body.getArguments().back();
+  auto qType = cast<MemRefType>(q.getType());
+  int64_t d = qType.getDimSize(3);
+  int64_t dv = cast<MemRefType>(v.getType()).getDimSize(3);
+  int64_t bm = tg.blockM();
+  Type elt = qType.getElementType(), f32 = b.getF32Type(), i64 = b.getI64Type();
+  const double log2e = 1.4426950408889634;
+  const double inf = std::numeric_limits<double>::infinity();
+  auto sTile = g.tile({bm, bn}, f32, L.mma);
+  auto rowTile = g.tile({bm}, f32, L.row);
+  auto accTile = g.tile({bm, dv}, f32, L.mma);
+
+  Value pidM = blk::ProgramIdOp::create(b, loc, 0);
+  Value pidBH = blk::ProgramIdOp::create(b, loc, 1);
+  Value hq = memref::DimOp::create(b, loc, q, 1);
+  Value hk = memref::DimOp::create(b, loc, k, 1);
+  Value tLen = memref::DimOp::create(b, loc, q, 2);
+  Value sLen = memref::DimOp::create(b, loc, k, 2);
+  Value bIdx = arith::DivUIOp::create(b, loc, pidBH, hq);
+  Value h = arith::RemUIOp::create(b, loc, pidBH, hq);
+  Value kh =
+      arith::DivUIOp::create(b, loc, h, arith::DivUIOp::create(b, loc, hq, hk));
+  Value off = arith::SubIOp::create(b, loc, sLen, tLen);
+  Value row0 = arith::MulIOp::create(b, loc, pidM, t.idx(bm));
+  Value qPos0 = arith::AddIOp::create(b, loc, off, row0);
+  Value c0 = t.idx(0), c1 = t.idx(1);
+
+  // Key range, as in the CPU form: causal tile skipping, window start.
+  MaskKind mask = op.getMask();
+  Value kvEnd = sLen;
+  if (mask != MaskKind::none)
+    kvEnd = arith::MinSIOp::create(
+        b, loc, sLen, arith::AddIOp::create(b, loc, qPos0, t.idx(bm)));
+  Value kvStart = c0;
+  int64_t window = op.getWindow().value_or(0);
+  if (mask == MaskKind::sliding_window)
+    kvStart = arith::MaxSIOp::create(
+        b, loc, c0, arith::SubIOp::create(b, loc, qPos0, t.idx(window - 1)));
+
+  // Shared buffers and the first two copy groups (Q; K/V tile 0).
+  auto smem = [&](ArrayRef<int64_t> shape) {
+    return blk::SharedBufferType::get(ctx, shape, elt, L.shared);
+  };
+  Value sQ = blk::LocalAllocOp::create(b, loc, smem({bm, d}));
+  Value sK = blk::LocalAllocOp::create(b, loc, smem({tg.stages, bn, d}));
+  Value sV = blk::LocalAllocOp::create(b, loc, smem({tg.stages, bn, dv}));
+  auto dims = b.getDenseI64ArrayAttr({2, 3});
+  auto zeroPad = b.getF64FloatAttr(0.0);
+  auto stageOf = [&](OpBuilder &ob, Value buf, Value stage) -> Value {
+    auto type = cast<blk::SharedBufferType>(buf.getType());
+    auto one = blk::SharedBufferType::get(ctx, type.getShape().drop_front(),
+                                          elt, L.shared);
+    return blk::LocalIndexOp::create(ob, loc, one, buf, stage);
+  };
+  auto copyKV = [&](OpBuilder &ob, Value j0, Value stage) {
+    Value tk =
+        blk::AsyncCopyOp::create(ob, loc, k, ValueRange{bIdx, kh, j0, c0}, dims,
+                                 zeroPad, stageOf(ob, sK, stage));
+    Value tv =
+        blk::AsyncCopyOp::create(ob, loc, v, ValueRange{bIdx, kh, j0, c0}, dims,
+                                 zeroPad, stageOf(ob, sV, stage));
+    blk::AsyncCommitGroupOp::create(ob, loc, ValueRange{tk, tv});
+  };
+  Value tq = blk::AsyncCopyOp::create(b, loc, q, ValueRange{bIdx, h, row0, c0},
+                                      dims, zeroPad, sQ);
+  blk::AsyncCommitGroupOp::create(b, loc, ValueRange{tq});
+  copyKV(b, kvStart, c0);
+  blk::AsyncWaitOp::create(b, loc, ValueRange{}, 1);
+  blk::BarrierOp::create(b, loc);
+  Value qa = blk::LocalLoadOp::create(b, loc, g.tile({bm, d}, elt, L.opA), sQ);
+  Value rows = blk::IotaOp::create(b, loc, g.tile({bm}, i64, L.row), qPos0);
+
+  SmallVector<Value> init = {g.splatF(rowTile, -inf), g.splatF(rowTile, 0.0),
+                             g.splatF(accTile, 0.0), c0};
+  auto loop = scf::ForOp::create(
+      b, loc, kvStart, kvEnd, t.idx(bn), init,
+      [&](OpBuilder &nb, Location, Value j0, ValueRange state) {
+        TileBuilder n(nb, loc);
+        GpuTiles ng{nb, loc};
+        Value m = state[0], l = state[1], acc = state[2], stage = state[3];
+        Value next = arith::SubIOp::create(nb, loc, c1, stage);
+        // The next tile's copies overlap this step's math.
+        copyKV(nb, arith::AddIOp::create(nb, loc, j0, n.idx(bn)), next);
+        blk::AsyncWaitOp::create(nb, loc, ValueRange{}, 1);
+        blk::BarrierOp::create(nb, loc);
+        Value kt = blk::LocalLoadOp::create(
+            nb, loc, ng.tile({bn, d}, elt, L.opB), stageOf(nb, sK, stage));
+        Value s = blk::DotOp::create(nb, loc, sTile, qa, kt,
+                                     ng.splatF(sTile, 0.0), nb.getUnitAttr());
+        s = n.mul(s, ng.splatF(sTile, op.getScaleOrDefault() * log2e));
+        // Masks: keys past S, and the causal / window bounds.
+        auto iTile = ng.tile({bm, bn}, i64, L.mma);
+        Value cols = ng.bcast(
+            blk::IotaOp::create(nb, loc, ng.tile({bn}, i64, L.col), j0), 0,
+            iTile);
+        Value rowsT = ng.bcast(rows, 1, iTile);
+        Value valid =
+            n.cmpi(CmpIPredicate::slt, cols, ng.splatIdx(iTile, sLen));
+        if (mask != MaskKind::none)
+          valid = n.andi(valid, n.cmpi(CmpIPredicate::sle, cols, rowsT));
+        if (mask == MaskKind::sliding_window) {
+          Value lo = arith::SubIOp::create(nb, loc, rowsT,
+                                           ng.splatIdx(iTile, n.idx(window)));
+          valid = n.andi(valid, n.cmpi(CmpIPredicate::sgt, cols, lo));
+        }
+        s = n.select(valid, s, ng.splatF(sTile, -inf));
+        // Online softmax (see FlashToBlock.cpp).
+        Value mNew = n.maxf(m, ng.reduce(blk::ReduceKind::max, s, L.row));
+        Value dead = n.cmpf(CmpFPredicate::OEQ, mNew, ng.splatF(rowTile, -inf));
+        Value mSafe = n.select(dead, ng.splatF(rowTile, 0.0), mNew);
+        Value alpha = n.exp2(n.sub(m, mSafe));
+        Value p = n.exp2(n.sub(s, ng.bcast(mSafe, 1, sTile)));
+        Value lNew =
+            n.add(n.mul(l, alpha), ng.reduce(blk::ReduceKind::sum, p, L.row));
+        Value p16 =
+            arith::TruncFOp::create(nb, loc, ng.tile({bm, bn}, elt, L.mma), p);
+        Value pa = blk::ConvertLayoutOp::create(
+            nb, loc, ng.tile({bm, bn}, elt, L.opA), p16);
+        Value vt = blk::LocalLoadOp::create(
+            nb, loc, ng.tile({bn, dv}, elt, L.opB), stageOf(nb, sV, stage));
+        Value scaled = n.mul(acc, ng.bcast(alpha, 1, accTile));
+        Value accNew =
+            blk::DotOp::create(nb, loc, accTile, pa, vt, scaled, UnitAttr());
+        // Every warp is done with this stage before it is refilled.
+        blk::BarrierOp::create(nb, loc);
+        scf::YieldOp::create(nb, loc, ValueRange{mNew, lNew, accNew, next});
+      });
+  blk::AsyncWaitOp::create(b, loc, ValueRange{}, 0);
+  Value l = loop.getResult(1), acc = loop.getResult(2);
+  Value empty = t.cmpf(CmpFPredicate::OEQ, l, g.splatF(rowTile, 0.0));
+  Value inv =
+      t.select(empty, g.splatF(rowTile, 0.0), t.div(g.splatF(rowTile, 1.0), l));
+  Value o = t.mul(acc, g.bcast(inv, 1, accTile));
+  Type outElt = cast<MemRefType>(out.getType()).getElementType();
+  o = arith::TruncFOp::create(b, loc, g.tile({bm, dv}, outElt, L.mma), o);
+  blk::StoreOp::create(b, loc, o, out, ValueRange{bIdx, h, row0, c0}, dims);
+  func::ReturnOp::create(b, loc);
+}
+
+} // namespace
+
+std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
+                                             const BlockTarget &target,
+                                             int64_t blockN) {
+  if (target.wgmma)
+    return "the GPU form of the block program has no wgmma (sm_90a) kernel "
+           "yet; use sm_80 or sm_90 (mma.sync)";
+  if (op.getRopeTheta())
+    return "RoPE is not in the GPU form of the block program yet";
+  if (op.getG())
+    return "FoX (a forget gate) is not in the GPU form of the block "
+           "program yet";
+  auto q = cast<ShapedType>(op.getQ().getType());
+  Type e = q.getElementType();
+  if (!e.isBF16() && !e.isF16())
+    return "the GPU form takes bf16 or f16 q, k, v (m16n8k16 mma.sync)";
+  for (Value x : {op.getK(), op.getV()})
+    if (cast<ShapedType>(x.getType()).getElementType() != e)
+      return "the GPU form needs q, k and v of one element type";
+  for (Value x : {op.getQ(), op.getV()}) {
+    int64_t d = cast<ShapedType>(x.getType()).getDimSize(3);
+    if (ShapedType::isDynamic(d) || d % 64 != 0 || d > 256)
+      return "the GPU form needs static head dims that are multiples of 64 "
+             "up to 256 (the 8 x 16-byte chunks of a swizzled row), got " +
+             (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+  }
+  if (blockN % 16 != 0 || blockN < 16)
+    return "the GPU form needs block-n to be a multiple of 16, got " +
+           std::to_string(blockN);
+  return "";
+}
+
+func::FuncOp mlir::attn::buildFlashGpuKernel(AttentionOp op, OpBuilder &mb,
+                                             StringRef name,
+                                             const BlockTarget &target,
+                                             int64_t blockN) {
+  SmallVector<Type> argTypes;
+  for (Value v : {op.getQ(), op.getK(), op.getV(), op.getResult()})
+    argTypes.push_back(bufferTypeOf(v));
+  auto kernel = func::FuncOp::create(mb, op.getLoc(), name,
+                                     mb.getFunctionType(argTypes, {}));
+  kernel.setPrivate();
+  kernel->setAttr("attn_block.kernel", mb.getUnitAttr());
+  kernel->setAttr("attn_block.num_warps", mb.getI64IntegerAttr(target.warps));
+  kernel.addEntryBlock();
+  buildGpuKernel(op, kernel, target, blockN);
+  return kernel;
+}

@@ -1,0 +1,39 @@
+// attn-attention-to-gpu{lowering=block} puts the flash kernel's GPU form in
+// the gpu.module (ABI of the direct attention kernel); attn-block-to-gpu
+// lowers it op by op: cp.async copies, ldmatrix operands, m16n8k16
+// mma.sync, xor-shuffle row reductions, row-guarded stores.
+//
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=block" | FileCheck %s --check-prefix=FORM
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=block" --attn-block-to-gpu | FileCheck %s
+// RUN: attn-opt %s --attn-to-gpu="lowering=block format=isa" | FileCheck %s --check-prefix=ISA
+
+// FORM: gpu.module @main_gpu
+// FORM: func.func private @attention(%{{.*}}: memref<?x?x?x64xbf16>
+// FORM-SAME: attn_block.abi = "attention", attn_block.kernel, attn_block.num_warps = 4
+// FORM: attn_block.dot
+
+// CHECK: gpu.module @main_gpu
+// CHECK: gpu.func @attention(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel
+// CHECK-SAME: attn_block.shared_bytes = 40960
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK: memref.reinterpret_cast
+// CHECK: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1}
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: gpu.barrier
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK: scf.for {{.*}} -> (f32, f32,
+// CHECK: nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK: scf.if
+// CHECK: vector.store {{.*}} : memref<?x?x?x64xbf16>, vector<2xbf16>
+// CHECK-NOT: attn_block.
+// CHECK-NOT: unrealized_conversion_cast
+
+// ISA: gpu.binary @main_gpu
+func.func @main(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
