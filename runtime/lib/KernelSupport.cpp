@@ -8,7 +8,10 @@
 #include "attn/Dialect/AttnLaunchDialect.h"
 #include "attn/Memory.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
@@ -315,6 +318,34 @@ ProgramKernel::resultShapeAt(const std::vector<std::vector<int64_t>> &shapes) {
   Value returned = fn.getBody().front().getTerminator()->getOperand(0);
   if (auto arg = dyn_cast<BlockArgument>(returned))
     return shapes[arg.getArgNumber()];
+  // A block program written by hand (its launches fill a buffer): the
+  // result is to_tensor of a memref.alloc whose dynamic sizes are
+  // tensor.dim of arguments at constant indices.
+  if (auto toTensor = returned.getDefiningOp<bufferization::ToTensorOp>())
+    if (auto alloc = toTensor.getBuffer().getDefiningOp<memref::AllocOp>()) {
+      std::vector<int64_t> shape;
+      auto sizes = alloc.getDynamicSizes();
+      size_t next = 0;
+      bool known = true;
+      for (int64_t d : alloc.getType().getShape()) {
+        if (d >= 0) {
+          shape.push_back(d);
+          continue;
+        }
+        auto dim = sizes[next++].getDefiningOp<tensor::DimOp>();
+        auto arg = dim ? dyn_cast<BlockArgument>(dim.getSource()) : nullptr;
+        std::optional<int64_t> index =
+            dim ? dim.getConstantIndex() : std::nullopt;
+        if (!arg || !index || arg.getOwner() != &fn.getBody().front() ||
+            *index >= static_cast<int64_t>(shapes[arg.getArgNumber()].size())) {
+          known = false;
+          break;
+        }
+        shape.push_back(shapes[arg.getArgNumber()][*index]);
+      }
+      if (known)
+        return shape;
+    }
   return createStringError("cannot infer the result shape of @" + entry +
                            " (its result does not come from an attn op)");
 }
