@@ -5,9 +5,9 @@
 // into power-of-two vectors of at most 64), a vector kept in registers while
 // the A x B kernel taps run (unrolled by 4 along b): row += kernel[a, b] *
 // input[r + a, b : b + C], i.e. shifted unaligned row reads and FMAs, with
-// n innermost and contiguous as in the dot lowering. Loads/stores marked in_bounds (the per-program
-// scratch tiles MTA exchanges between heads) copy whole rows as vectors
-// instead of testing the bounds mask per element.
+// n innermost and contiguous as in the dot lowering. Loads/stores marked
+// in_bounds (the per-program scratch tiles MTA exchanges between heads) copy
+// whole rows as vectors instead of testing the bounds mask per element.
 //
 //===----------------------------------------------------------------------===//
 

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Codegen/GpuKernels.h"
 #include "AttentionToBlock.h"
+#include "attn/Codegen/GpuKernels.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Dialect/AttnLaunchDialect.h"
 #include "attn/Passes/GpuPlan.h"

@@ -16,8 +16,8 @@ namespace mlir::attn {
 /// Appends the plan's kernels (`rope`, `gate`, `attention`) to `module`;
 /// without `withAttention` only the prologue kernels (the block program
 /// supplies `attention`: attn-attention-to-gpu's lowering=block).
-void buildGpuKernels(OpBuilder &b, gpu::GPUModuleOp module,
-                     const GpuPlan &plan, bool withAttention = true);
+void buildGpuKernels(OpBuilder &b, gpu::GPUModuleOp module, const GpuPlan &plan,
+                     bool withAttention = true);
 
 } // namespace mlir::attn
 
