@@ -109,19 +109,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   auto rowTile = g.tile({bm}, f32, L.row);
   auto accTile = g.tile({bm, dv}, f32, L.mma);
 
-  Value pidM = blk::ProgramIdOp::create(b, loc, 0);
-  Value pidBH = blk::ProgramIdOp::create(b, loc, 1);
-  Value hq = memref::DimOp::create(b, loc, q, 1);
-  Value hk = memref::DimOp::create(b, loc, k, 1);
-  Value tLen = memref::DimOp::create(b, loc, q, 2);
-  Value sLen = memref::DimOp::create(b, loc, k, 2);
-  Value bIdx = arith::DivUIOp::create(b, loc, pidBH, hq);
-  Value h = arith::RemUIOp::create(b, loc, pidBH, hq);
-  Value kh =
-      arith::DivUIOp::create(b, loc, h, arith::DivUIOp::create(b, loc, hq, hk));
-  Value off = arith::SubIOp::create(b, loc, sLen, tLen);
-  Value row0 = arith::MulIOp::create(b, loc, pidM, t.idx(bm));
-  Value qPos0 = arith::AddIOp::create(b, loc, off, row0);
+  FlashProgram prog = t.flashProgram(q, k, bm);
+  Value pidM = prog.pidM, hq = prog.hq, hk = prog.hk, tLen = prog.tLen,
+        sLen = prog.sLen, bIdx = prog.bIdx, h = prog.h, kh = prog.kh,
+        off = prog.off, row0 = prog.row0, qPos0 = prog.qPos0;
   Value c0 = t.idx(0), c1 = t.idx(1);
 
   // Key range, as in the CPU form: causal tile skipping, window start.

@@ -14,16 +14,45 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::attn {
 
 namespace blk = mlir::attn_block;
 
+/// Where a flash-attention program instance sits (grid (query tiles,
+/// B*Hq)): its batch, query head and KV head (GQA), the head counts, T, S,
+/// the first query row and that row's key position (queries are the last T
+/// of the S positions).
+struct FlashProgram {
+  Value pidM, hq, hk, tLen, sLen, bIdx, h, kh, off, row0, qPos0;
+};
+
 /// Builds tile-level IR: thin wrappers that keep the kernel readable.
 class TileBuilder {
 public:
   TileBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  /// The program indices of a flash kernel over q [B, Hq, T, D] and
+  /// k [B, Hk, S, D] with `bm` query rows per program.
+  FlashProgram flashProgram(Value q, Value k, int64_t bm) {
+    FlashProgram p;
+    p.pidM = blk::ProgramIdOp::create(b, loc, 0);
+    Value pidBH = blk::ProgramIdOp::create(b, loc, 1);
+    p.hq = memref::DimOp::create(b, loc, q, 1);
+    p.hk = memref::DimOp::create(b, loc, k, 1);
+    p.tLen = memref::DimOp::create(b, loc, q, 2);
+    p.sLen = memref::DimOp::create(b, loc, k, 2);
+    p.bIdx = arith::DivUIOp::create(b, loc, pidBH, p.hq);
+    p.h = arith::RemUIOp::create(b, loc, pidBH, p.hq);
+    p.kh = arith::DivUIOp::create(b, loc, p.h,
+                                  arith::DivUIOp::create(b, loc, p.hq, p.hk));
+    p.off = arith::SubIOp::create(b, loc, p.sLen, p.tLen);
+    p.row0 = arith::MulIOp::create(b, loc, p.pidM, idx(bm));
+    p.qPos0 = arith::AddIOp::create(b, loc, p.off, p.row0);
+    return p;
+  }
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   /// A tile of `shape` filled with the scalar `v`.
