@@ -639,6 +639,43 @@ double relRmsError(const Tensor &got, const Tensor &ref) {
   return relRmsError(got.data, ref);
 }
 
+double worstRowRelError(const Tensor &got, const Tensor &ref, int64_t *row) {
+  if (got.shape != ref.shape || ref.shape.empty() ||
+      got.data.size() != ref.data.size())
+    return kInf;
+  const size_t width = static_cast<size_t>(ref.shape.back());
+  const size_t rows = width ? ref.data.size() / width : 0;
+  if (rows == 0)
+    return 0;
+  std::vector<double> num(rows, 0), den(rows, 0);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < width; ++c) {
+      double diff, mag;
+      if (!comparePair(got.data[r * width + c], ref.data[r * width + c], diff,
+                       mag)) {
+        if (row)
+          *row = static_cast<int64_t>(r);
+        return kInf;
+      }
+      num[r] += diff * diff;
+      den[r] += mag * mag;
+    }
+  double mean = 0;
+  for (double d : den)
+    mean += std::sqrt(d);
+  const double floor = std::fmax(1e-3 * mean / rows, 1e-30);
+  double worst = -1;
+  for (size_t r = 0; r < rows; ++r) {
+    const double e = std::sqrt(num[r]) / std::fmax(std::sqrt(den[r]), floor);
+    if (e > worst) {
+      worst = e;
+      if (row)
+        *row = static_cast<int64_t>(r);
+    }
+  }
+  return worst;
+}
+
 //===----------------------------------------------------------------------===//
 // Random data
 //===----------------------------------------------------------------------===//

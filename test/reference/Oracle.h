@@ -163,6 +163,14 @@ double relError(const Tensor &got, const Tensor &ref);
 /// ||got - ref||_2 / max(||ref||_2, 1e-30), same non-finite handling.
 double relRmsError(const std::vector<double> &got, const Tensor &ref);
 double relRmsError(const Tensor &got, const Tensor &ref);
+/// The worst row's relative error: max over rows r (the last dimension is a
+/// row) of ||got_r - ref_r||_2 / max(||ref_r||_2, 1e-3 * the mean row norm),
+/// so that one wrong row cannot hide inside an RMS over millions of values.
+/// The floor keeps a row whose reference is nearly zero from dividing by
+/// nothing. Stores the row's index in `row` when given; same shape and
+/// non-finite handling as relError (+inf).
+double worstRowRelError(const Tensor &got, const Tensor &ref,
+                        int64_t *row = nullptr);
 
 /// Normal(0, stddev) samples from splitmix64 + Box-Muller (bit reproducible
 /// across standard libraries).

@@ -239,6 +239,25 @@ TEST(OracleRandom, ReproducibleAndDistributed) {
   EXPECT_NEAR(umean / u.numel(), 1.75, 0.005);
 }
 
+// One wrong row among many: the RMS over the whole tensor stays small, the
+// worst row's error does not.
+TEST(OracleCompare, WorstRowFindsOneWrongRow) {
+  const int64_t rows = 4096, width = 64;
+  Tensor ref = randn({rows, width}, 7);
+  Tensor got = ref;
+  for (int64_t c = 0; c < width; ++c)
+    got.data[1234 * width + c] *= 1.1;
+  EXPECT_LT(relRmsError(got, ref), 5e-3);
+  int64_t row = -1;
+  EXPECT_NEAR(worstRowRelError(got, ref, &row), 0.1, 1e-12);
+  EXPECT_EQ(row, 1234);
+  EXPECT_EQ(worstRowRelError(ref, ref), 0.0);
+  got.data[5] = NAN;
+  EXPECT_EQ(worstRowRelError(got, ref, &row), kInf);
+  EXPECT_EQ(row, 0);
+  EXPECT_EQ(worstRowRelError(Tensor::zeros({2, 3}), ref), kInf);
+}
+
 TEST(OracleCompare, RelErrorSemantics) {
   Tensor ref({3}, {1.0, -4.0, 2.0});
   EXPECT_EQ(relError({1.0, -4.0, 2.0}, ref), 0.0);
