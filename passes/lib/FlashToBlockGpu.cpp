@@ -15,8 +15,10 @@
 //    rows), the row statistics m, l in its row slice, key indices in its
 //    column slice; P = S rounded to 16 bits is converted to the A layout
 //    of P V, which for m16n8k16 is the same registers;
-//  * scale * log2(e) multiplies S (base-2 softmax); O is stored from the
-//    accumulator layout.
+//  * base-2 softmax: with a positive scale the row maxima are taken on the
+//    raw S and exp2(c s - c m) is one fma per score (c = scale * log2(e));
+//    masks only on the tiles that cross a bound (scf.if); O is stored from
+//    the accumulator layout.
 //
 // RoPE and FoX are not in this form yet: checkFlashGpuSupport refuses them.
 //
@@ -26,6 +28,7 @@
 #include "BlockTarget.h"
 #include "TileBuilder.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -160,6 +163,56 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   Value qa = blk::LocalLoadOp::create(b, loc, g.tile({bm, d}, elt, L.opA), sQ);
   Value rows = blk::IotaOp::create(b, loc, g.tile({bm}, i64, L.row), qPos0);
 
+  // Masks: keys past S, and the causal / window bounds. Only the tiles
+  // that cross one of them pay for the per-score compare and select (an
+  // scf.if on a condition uniform over the program): at T = 16K with
+  // 64-key tiles that is one or two tiles of a row block's 128 on average,
+  // and the compares were a fifth of a step's instructions.
+  auto maskTile = [&](OpBuilder &nb, Value j0, Value s) -> Value {
+    TileBuilder n(nb, loc);
+    GpuTiles ng{nb, loc};
+    Value jEnd = arith::AddIOp::create(nb, loc, j0, n.idx(bn));
+    Value need = n.cmpi(CmpIPredicate::sgt, jEnd, sLen);
+    if (mask != MaskKind::none) // a key after the block's first query
+      need = n.ori(need, n.cmpi(CmpIPredicate::sgt, jEnd,
+                                arith::AddIOp::create(nb, loc, qPos0, c1)));
+    if (mask == MaskKind::sliding_window) { // a key before the last's window
+      Value lastLo = arith::AddIOp::create(nb, loc, qPos0, n.idx(bm - window));
+      need = n.ori(need, n.cmpi(CmpIPredicate::slt, j0, lastLo));
+    }
+    auto ifOp = scf::IfOp::create(nb, loc, TypeRange{sTile}, need,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(nb);
+      nb.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      auto iTile = ng.tile({bm, bn}, i64, L.mma);
+      Value cols =
+          ng.bcast(blk::IotaOp::create(nb, loc, ng.tile({bn}, i64, L.col), j0),
+                   0, iTile);
+      Value rowsT = ng.bcast(rows, 1, iTile);
+      Value valid = n.cmpi(CmpIPredicate::slt, cols, ng.splatIdx(iTile, sLen));
+      if (mask != MaskKind::none)
+        valid = n.andi(valid, n.cmpi(CmpIPredicate::sle, cols, rowsT));
+      if (mask == MaskKind::sliding_window) {
+        Value lo = arith::SubIOp::create(nb, loc, rowsT,
+                                         ng.splatIdx(iTile, n.idx(window)));
+        valid = n.andi(valid, n.cmpi(CmpIPredicate::sgt, cols, lo));
+      }
+      scf::YieldOp::create(
+          nb, loc, ValueRange{n.select(valid, s, ng.splatF(sTile, -inf))});
+      nb.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(nb, loc, ValueRange{s});
+    }
+    return ifOp.getResult(0);
+  };
+
+  // Base-2 softmax of c S, c = scale * log2(e). With c > 0 the row maxima
+  // are taken on the raw scores (max commutes with a positive scale) and
+  // the scale folds into the exponent's fma, as FlashAttention does: one
+  // multiply per score less than scaling S first.
+  const double c = op.getScaleOrDefault() * log2e;
+  const bool rawMax = c > 0;
+
   SmallVector<Value> init = {g.splatF(rowTile, -inf), g.splatF(rowTile, 0.0),
                              g.splatF(accTile, 0.0), c0};
   auto loop = scf::ForOp::create(
@@ -177,29 +230,26 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
             nb, loc, ng.tile({bn, d}, elt, L.opB), stageOf(nb, sK, stage));
         Value s = blk::DotOp::create(nb, loc, sTile, qa, kt,
                                      ng.splatF(sTile, 0.0), nb.getUnitAttr());
-        s = n.mul(s, ng.splatF(sTile, op.getScaleOrDefault() * log2e));
-        // Masks: keys past S, and the causal / window bounds.
-        auto iTile = ng.tile({bm, bn}, i64, L.mma);
-        Value cols = ng.bcast(
-            blk::IotaOp::create(nb, loc, ng.tile({bn}, i64, L.col), j0), 0,
-            iTile);
-        Value rowsT = ng.bcast(rows, 1, iTile);
-        Value valid =
-            n.cmpi(CmpIPredicate::slt, cols, ng.splatIdx(iTile, sLen));
-        if (mask != MaskKind::none)
-          valid = n.andi(valid, n.cmpi(CmpIPredicate::sle, cols, rowsT));
-        if (mask == MaskKind::sliding_window) {
-          Value lo = arith::SubIOp::create(nb, loc, rowsT,
-                                           ng.splatIdx(iTile, n.idx(window)));
-          valid = n.andi(valid, n.cmpi(CmpIPredicate::sgt, cols, lo));
-        }
-        s = n.select(valid, s, ng.splatF(sTile, -inf));
-        // Online softmax (see FlashToBlock.cpp).
+        if (!rawMax)
+          s = n.mul(s, ng.splatF(sTile, c));
+        s = maskTile(nb, j0, s);
+        // Online softmax (see FlashToBlock.cpp), m in the units of s.
         Value mNew = n.maxf(m, ng.reduce(blk::ReduceKind::max, s, L.row));
         Value dead = n.cmpf(CmpFPredicate::OEQ, mNew, ng.splatF(rowTile, -inf));
         Value mSafe = n.select(dead, ng.splatF(rowTile, 0.0), mNew);
-        Value alpha = n.exp2(n.sub(m, mSafe));
-        Value p = n.exp2(n.sub(s, ng.bcast(mSafe, 1, sTile)));
+        Value alpha, p;
+        if (rawMax) {
+          // exp2(c s - c m) as one fma per score.
+          Value cRow = ng.splatF(rowTile, c);
+          Value mc = n.mul(mSafe, cRow);
+          alpha = n.exp2(n.sub(n.mul(m, cRow), mc));
+          Value negMc = ng.bcast(arith::NegFOp::create(nb, loc, mc), 1, sTile);
+          p = n.exp2(
+              math::FmaOp::create(nb, loc, s, ng.splatF(sTile, c), negMc));
+        } else {
+          alpha = n.exp2(n.sub(m, mSafe));
+          p = n.exp2(n.sub(s, ng.bcast(mSafe, 1, sTile)));
+        }
         Value lNew =
             n.add(n.mul(l, alpha), ng.reduce(blk::ReduceKind::sum, p, L.row));
         Value p16 =

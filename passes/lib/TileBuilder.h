@@ -104,6 +104,7 @@ public:
     return arith::CmpIOp::create(b, loc, p, x, y);
   }
   Value andi(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value ori(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
   Value reduce(blk::ReduceKind kind, Value t) {
     auto type = cast<RankedTensorType>(t.getType());
     auto out =

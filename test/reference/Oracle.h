@@ -24,6 +24,7 @@
 #ifndef ATTN_TEST_REFERENCE_ORACLE_H
 #define ATTN_TEST_REFERENCE_ORACLE_H
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -171,6 +172,13 @@ double relRmsError(const Tensor &got, const Tensor &ref);
 /// non-finite handling as relError (+inf).
 double worstRowRelError(const Tensor &got, const Tensor &ref,
                         int64_t *row = nullptr);
+
+/// A fresh seed for a test's random inputs (from the steady clock): each run
+/// draws new data; the test prints the seed so a failure can be replayed.
+inline uint64_t freshSeed() {
+  return static_cast<uint64_t>(
+      std::chrono::steady_clock::now().time_since_epoch().count());
+}
 
 /// Normal(0, stddev) samples from splitmix64 + Box-Muller (bit reproducible
 /// across standard libraries).

@@ -151,10 +151,7 @@ void randomCase(const Case &c, Parsed &p, uint64_t seed,
   ref = std::move(*out);
 }
 
-uint64_t freshSeed() {
-  return static_cast<uint64_t>(
-      std::chrono::steady_clock::now().time_since_epoch().count());
-}
+using attn::ref::freshSeed;
 
 class GpuAttention : public ::testing::TestWithParam<Case> {};
 

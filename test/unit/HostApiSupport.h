@@ -73,10 +73,7 @@ private:
   std::vector<std::vector<uint8_t>> blocks;
 };
 
-inline uint64_t freshSeed() {
-  return static_cast<uint64_t>(
-      std::chrono::steady_clock::now().time_since_epoch().count());
-}
+using attn::ref::freshSeed;
 
 /// A parsed program for the oracle (one context per instance: threads each
 /// parse their own).
