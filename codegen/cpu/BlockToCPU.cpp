@@ -131,8 +131,9 @@ struct LowerStore : OpRewritePattern<blk::StoreOp> {
   }
 };
 
-/// acc + a * b, row by row: for each row m of the accumulator and each
-/// register-sized piece of it (laneChunks), a vector stays in registers
+/// acc + a * b by register pieces: for each register-sized piece of the
+/// accumulator's columns (laneChunks) and block of rows (rowsPerBlock: one
+/// for a full piece, several for a narrow one), vectors stay in registers
 /// while k runs (unrolled by kUnroll), c[m, piece] += a[m, k] * b[k, piece].
 /// Explicit vectors (rather than a linalg loop nest left to LLVM) make the
 /// lanes and the register-resident row certain.
@@ -156,7 +157,6 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
     int64_t k = op.getA().getType().getDimSize(1);
     Type f32 = accType.getElementType();
     Type bElt = cast<RankedTensorType>(bMat.getType()).getElementType();
-    Value c0 = cIdx(rewriter, loc, 0), c1 = cIdx(rewriter, loc, 1);
     Value pad = arith::ConstantOp::create(rewriter, loc,
                                           rewriter.getFloatAttr(f32, 0.0));
     Value bPad = arith::ConstantOp::create(rewriter, loc,
@@ -166,40 +166,54 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
         return v;
       return arith::ExtFOp::create(b, l, f32, v);
     };
-    // c[i, off : off + w] += sum_k a[i, k] * b[k, off : off + w].
-    auto piece = [&](OpBuilder &b, Location l, Value i, Value acc, int64_t off,
-                     int64_t w) -> Value {
+    // c[i, off : off + w] += sum_k a[i, k] * b[k, off : off + w] for the
+    // `rows` rows from i0: each b row piece is read once for all of them.
+    auto block = [&](OpBuilder &b, Location l, Value i0, int64_t rows,
+                     Value acc, int64_t off, int64_t w) -> Value {
       auto rowType = VectorType::get({w}, f32);
       Value col = cIdx(b, l, off);
-      Value row = vector::TransferReadOp::create(
-          b, l, rowType, acc, ValueRange{i, col}, pad, ArrayRef<bool>{true});
-      Value sum = attn::forUnrolled(
-          b, l, k, kUnroll, row,
-          [&](OpBuilder &ib, Location il, Value kk, Value r) -> Value {
-            Value a = widen(ib, il,
-                            tensor::ExtractOp::create(ib, il, op.getA(),
-                                                      ValueRange{i, kk}));
-            Value av = vector::BroadcastOp::create(ib, il, rowType, a);
+      SmallVector<Value> is, init;
+      for (int64_t r = 0; r < rows; ++r) {
+        is.push_back(r == 0 ? i0
+                            : arith::AddIOp::create(b, l, i0, cIdx(b, l, r)));
+        init.push_back(vector::TransferReadOp::create(
+            b, l, rowType, acc, ValueRange{is.back(), col}, pad,
+            ArrayRef<bool>{true}));
+      }
+      SmallVector<Value> sums = attn::forUnrolledN(
+          b, l, k, kUnroll, init,
+          [&](OpBuilder &ib, Location il, Value kk,
+              ValueRange rs) -> SmallVector<Value> {
             Value bv = vector::TransferReadOp::create(
                 ib, il, VectorType::get({w}, bElt), bMat, ValueRange{kk, col},
                 bPad, ArrayRef<bool>{true});
             if (bv.getType() != rowType)
               bv = arith::ExtFOp::create(ib, il, rowType, bv);
-            return vector::FMAOp::create(ib, il, av, bv, r);
+            SmallVector<Value> next;
+            for (auto [i, r] : llvm::zip(is, rs)) {
+              Value a = widen(ib, il,
+                              tensor::ExtractOp::create(ib, il, op.getA(),
+                                                        ValueRange{i, kk}));
+              Value av = vector::BroadcastOp::create(ib, il, rowType, a);
+              next.push_back(vector::FMAOp::create(ib, il, av, bv, r));
+            }
+            return next;
           });
-      return vector::TransferWriteOp::create(b, l, sum, acc, ValueRange{i, col},
-                                             ArrayRef<bool>{true})
-          .getResult();
+      for (auto [i, sum] : llvm::zip(is, sums))
+        acc = vector::TransferWriteOp::create(
+                  b, l, sum, acc, ValueRange{i, col}, ArrayRef<bool>{true})
+                  .getResult();
+      return acc;
     };
-    auto rows = scf::ForOp::create(
-        rewriter, loc, c0, cIdx(rewriter, loc, m), c1, ValueRange{op.getAcc()},
-        [&](OpBuilder &b, Location l, Value i, ValueRange accs) {
-          Value acc = accs[0];
-          for (auto [off, w] : attn::laneChunks(n))
-            acc = piece(b, l, i, acc, off, w);
-          scf::YieldOp::create(b, l, acc);
-        });
-    rewriter.replaceOp(op, rows.getResult(0));
+    Value result = op.getAcc();
+    for (auto [off, w] : attn::laneChunks(n))
+      result = attn::forRowBlocks(
+          rewriter, loc, m, attn::rowsPerBlock(w), result,
+          [&, off = off, w = w](OpBuilder &b, Location l, Value i0,
+                                int64_t rows, Value acc) {
+            return block(b, l, i0, rows, acc, off, w);
+          });
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

@@ -1,11 +1,12 @@
 //===- MtaToCPU.cpp - CPU lowering of the block ops MTA added -------------===//
 //
 // attn_block.stencil (MTA's key-query convolution on a haloed tile) becomes,
-// per output row and register piece of it (RegisterLoops.h: C lanes split
-// into power-of-two vectors of at most 64), a vector kept in registers while
-// the A x B kernel taps run (unrolled by 4 along b): row += kernel[a, b] *
-// input[r + a, b : b + C], i.e. shifted unaligned row reads and FMAs, with
-// n innermost and contiguous as in the dot lowering. Loads/stores marked
+// per register piece of the output rows (RegisterLoops.h: C lanes split
+// into power-of-two vectors of at most 64) and block of rows (several for
+// a narrow piece), vectors kept in registers while the A x B kernel taps
+// run (unrolled by 4 along b): row += kernel[a, b] * input[r + a, b : b + C],
+// i.e. shifted unaligned row reads and FMAs, with n innermost and
+// contiguous as in the dot lowering. Loads/stores marked
 // in_bounds (the per-program scratch tiles MTA exchanges between heads) copy
 // whole rows as vectors instead of testing the bounds mask per element.
 //
@@ -47,45 +48,58 @@ struct LowerStencil : OpRewritePattern<blk::StencilOp> {
     Value zero =
         arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
     Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), f32);
-    // Output row r, lanes [off, off + w): the kernel taps in registers.
-    auto piece = [&](OpBuilder &b, Location l, Value r, Value out, int64_t off,
-                     int64_t w) -> Value {
+    // Output rows [r0, r0 + rows), lanes [off, off + w): the kernel taps
+    // in registers, each tap's weight broadcast once for all the rows.
+    auto block = [&](OpBuilder &b, Location l, Value r0, int64_t rows,
+                     Value out, int64_t off, int64_t w) -> Value {
       auto rowType = VectorType::get({w}, f32);
       Value zeroRow = arith::ConstantOp::create(
           b, l, DenseElementsAttr::get(rowType, 0.0f));
       Value col = cIdx(b, l, off);
+      SmallVector<Value> rs, init(rows, zeroRow);
+      for (int64_t r = 0; r < rows; ++r)
+        rs.push_back(r == 0 ? r0
+                            : arith::AddIOp::create(b, l, r0, cIdx(b, l, r)));
       auto taps = scf::ForOp::create(
-          b, l, c0, cIdx(b, l, k[0]), c1, ValueRange{zeroRow},
+          b, l, c0, cIdx(b, l, k[0]), c1, init,
           [&](OpBuilder &ab, Location al, Value a, ValueRange accA) {
-            Value src = arith::AddIOp::create(ab, al, r, a);
-            Value sum = attn::forUnrolled(
-                ab, al, k[1], kTapUnroll, accA[0],
-                [&](OpBuilder &ib, Location il, Value bb, Value acc) -> Value {
-                  Value w = tensor::ExtractOp::create(ib, il, op.getKernel(),
-                                                      ValueRange{a, bb});
-                  Value wv = vector::BroadcastOp::create(ib, il, rowType, w);
-                  Value x = vector::TransferReadOp::create(
-                      ib, il, rowType, op.getInput(),
-                      ValueRange{src, arith::AddIOp::create(ib, il, bb, col)},
-                      zero, ArrayRef<bool>{true});
-                  return vector::FMAOp::create(ib, il, wv, x, acc);
+            SmallVector<Value> srcs;
+            for (Value r : rs)
+              srcs.push_back(arith::AddIOp::create(ab, al, r, a));
+            SmallVector<Value> sums = attn::forUnrolledN(
+                ab, al, k[1], kTapUnroll, accA,
+                [&](OpBuilder &ib, Location il, Value bb,
+                    ValueRange accs) -> SmallVector<Value> {
+                  Value wt = tensor::ExtractOp::create(ib, il, op.getKernel(),
+                                                       ValueRange{a, bb});
+                  Value wv = vector::BroadcastOp::create(ib, il, rowType, wt);
+                  Value x0 = arith::AddIOp::create(ib, il, bb, col);
+                  SmallVector<Value> next;
+                  for (auto [src, acc] : llvm::zip(srcs, accs)) {
+                    Value x = vector::TransferReadOp::create(
+                        ib, il, rowType, op.getInput(), ValueRange{src, x0},
+                        zero, ArrayRef<bool>{true});
+                    next.push_back(vector::FMAOp::create(ib, il, wv, x, acc));
+                  }
+                  return next;
                 });
-            scf::YieldOp::create(ab, al, sum);
+            scf::YieldOp::create(ab, al, sums);
           });
-      return vector::TransferWriteOp::create(b, l, taps.getResult(0), out,
-                                             ValueRange{r, col},
-                                             ArrayRef<bool>{true})
-          .getResult();
+      for (auto [r, sum] : llvm::zip(rs, taps.getResults()))
+        out = vector::TransferWriteOp::create(
+                  b, l, sum, out, ValueRange{r, col}, ArrayRef<bool>{true})
+                  .getResult();
+      return out;
     };
-    auto loop = scf::ForOp::create(
-        rewriter, loc, c0, cIdx(rewriter, loc, rows), c1, ValueRange{empty},
-        [&](OpBuilder &b, Location l, Value r, ValueRange outs) {
-          Value out = outs[0];
-          for (auto [off, w] : attn::laneChunks(cols))
-            out = piece(b, l, r, out, off, w);
-          scf::YieldOp::create(b, l, out);
-        });
-    rewriter.replaceOp(op, loop.getResult(0));
+    Value result = empty;
+    for (auto [off, w] : attn::laneChunks(cols))
+      result = attn::forRowBlocks(
+          rewriter, loc, rows, attn::rowsPerBlock(w), result,
+          [&, off = off, w = w](OpBuilder &b, Location l, Value r0, int64_t n,
+                                Value out) {
+            return block(b, l, r0, n, out, off, w);
+          });
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

@@ -1,7 +1,7 @@
 //===- RegisterLoops.h - register-resident loops of the CPU tiles -*- C++
 //-*-===//
 //
-// Helpers for the loops whose accumulator lives in registers (the dot's and
+// Helpers for the loops whose accumulators live in registers (the dot's and
 // the stencil's rows).
 //
 // laneChunks: a tile row of n lanes is split into power-of-two vectors of
@@ -10,6 +10,13 @@
 // and re-inserts each element through the stack; power-of-two pieces stay
 // in ymm registers, and 64 lanes (8 ymm accumulators) leave registers for
 // the operands.
+//
+// rowsPerBlock / forRowBlocks: a narrow piece (the 8 + 2 lanes left of a
+// 74-wide row, the 16 + 4 of an 84-wide one) has one or two accumulator
+// vectors, so its reduction loop waits on the FMA latency at every step:
+// on the haloed MTA tiles those pieces cost as much as the 64-lane one.
+// Several rows of such a piece run in one loop instead (about eight
+// independent vectors in flight), sharing the operand they have in common.
 //
 // forUnrolled: the reduction loop over k (or the kernel taps) emitted
 // already unrolled. The JIT runs LLVM without its loop unroller, whose
@@ -25,6 +32,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -48,38 +56,84 @@ inline llvm::SmallVector<std::pair<int64_t, int64_t>> laneChunks(int64_t n) {
   return chunks;
 }
 
-/// acc = step(i, acc) for i in [0, n), n static: a loop of `factor` copies
-/// of the step, then the n % factor left over, in order (the same sums as
-/// the plain loop). `step(builder, loc, i, acc) -> acc`.
+/// Rows of a `w`-lane piece computed together: 64 lanes of accumulators
+/// (8 ymm) in all, one row for a full piece, at most 8 rows (one vector
+/// each) for the narrowest.
+inline int64_t rowsPerBlock(int64_t w) {
+  return std::clamp<int64_t>(kMaxChunkLanes / std::max<int64_t>(w, 8), 1, 8);
+}
+
+/// acc = block(builder, loc, firstRow, rows, acc) over rows [0, m) in
+/// blocks of `r` rows (`rows` static): a loop over the full blocks, then
+/// one block of the m % r rows left.
+template <typename Block>
+Value forRowBlocks(OpBuilder &b, Location loc, int64_t m, int64_t r, Value init,
+                   Block block) {
+  auto idx = [&](OpBuilder &ob, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(ob, loc, v);
+  };
+  int64_t full = m / r * r;
+  Value acc = init;
+  if (full == r) {
+    acc = block(b, loc, idx(b, 0), r, acc);
+  } else if (full > 0) {
+    auto loop = scf::ForOp::create(
+        b, loc, idx(b, 0), idx(b, full), idx(b, r), ValueRange{acc},
+        [&](OpBuilder &lb, Location l, Value i0, ValueRange carried) {
+          scf::YieldOp::create(lb, l, block(lb, l, i0, r, carried[0]));
+        });
+    acc = loop.getResult(0);
+  }
+  if (m > full)
+    acc = block(b, loc, idx(b, full), m - full, acc);
+  return acc;
+}
+
+/// accs = step(i, accs) for i in [0, n), n static: a loop of `factor`
+/// copies of the step, then the n % factor left over, in order (the same
+/// sums as the plain loop). `step(builder, loc, i, accs) -> accs`.
 template <typename Step>
-Value forUnrolled(OpBuilder &b, Location loc, int64_t n, int64_t factor,
-                  Value init, Step step) {
+llvm::SmallVector<Value> forUnrolledN(OpBuilder &b, Location loc, int64_t n,
+                                      int64_t factor, ValueRange init,
+                                      Step step) {
   auto idx = [&](OpBuilder &ob, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(ob, loc, v);
   };
   int64_t main = n / factor * factor;
-  Value acc = init;
+  llvm::SmallVector<Value> accs(init);
   if (main == factor) {
     // One round: no loop.
     for (int64_t i = 0; i < main; ++i)
-      acc = step(b, loc, idx(b, i), acc);
+      accs = step(b, loc, idx(b, i), ValueRange(accs));
   } else if (main > 0) {
     auto loop = scf::ForOp::create(
-        b, loc, idx(b, 0), idx(b, main), idx(b, factor), ValueRange{acc},
+        b, loc, idx(b, 0), idx(b, main), idx(b, factor), accs,
         [&](OpBuilder &lb, Location l, Value i0, ValueRange carried) {
-          Value a = carried[0];
+          llvm::SmallVector<Value> a(carried);
           for (int64_t u = 0; u < factor; ++u) {
             Value i =
                 u == 0 ? i0 : arith::AddIOp::create(lb, l, i0, idx(lb, u));
-            a = step(lb, l, i, a);
+            a = step(lb, l, i, ValueRange(a));
           }
           scf::YieldOp::create(lb, l, a);
         });
-    acc = loop.getResult(0);
+    accs.assign(loop.getResults().begin(), loop.getResults().end());
   }
   for (int64_t i = main; i < n; ++i)
-    acc = step(b, loc, idx(b, i), acc);
-  return acc;
+    accs = step(b, loc, idx(b, i), ValueRange(accs));
+  return accs;
+}
+
+/// The one-accumulator form of forUnrolledN: `step(builder, loc, i, acc)`.
+template <typename Step>
+Value forUnrolled(OpBuilder &b, Location loc, int64_t n, int64_t factor,
+                  Value init, Step step) {
+  return forUnrolledN(b, loc, n, factor, ValueRange{init},
+                      [&](OpBuilder &ob, Location l, Value i,
+                          ValueRange acc) -> llvm::SmallVector<Value> {
+                        return {step(ob, l, i, acc[0])};
+                      })
+      .front();
 }
 
 } // namespace mlir::attn

@@ -43,6 +43,7 @@ static void buildTensorsToLLVM(OpPassManager &pm, bool threads) {
   // Program instances (scf.parallel over the grid) spread over threads.
   if (threads) {
     pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addPass(attn::createAttnCPUSchedulePrograms());
   }
   // bf16 <-> f32 conversions become integer bit operations: the x86 backend
   // would otherwise call compiler-rt helpers that libgcc may lack.

@@ -1,6 +1,6 @@
 // attn-block-to-cpu on the ops added for MTA (codegen/cpu/MtaToCPU.cpp):
-// the stencil becomes, per output row and register piece of it, a vector
-// that accumulates vector.fma of a broadcast kernel tap and an unaligned
+// the stencil becomes, per register piece of the output rows and block of
+// rows, vectors that accumulate vector.fma of a broadcast kernel tap and an unaligned
 // (shifted) row read of the haloed input; in_bounds loads/stores copy whole
 // rows with vector transfers (no per-element bounds mask, no scf.if).
 // RUN: attn-opt %s --attn-block-to-cpu | FileCheck %s
@@ -19,27 +19,32 @@
 // EX: scf.parallel
 
 // A 12-wide output row is two register pieces (RegisterLoops.h): lanes
-// [0, 8) and [8, 12), each a vector accumulator over the c_q x c_k taps;
-// the taps of a kernel row come unrolled by 4 (here one round of 4, no
-// loop, then the fifth tap).
+// [0, 8) and [8, 12). A narrow piece runs up to 8 rows together
+// (rowsPerBlock; here all 6 rows in one block, no row loop), one vector
+// accumulator per row over the c_q x c_k taps, each tap's weight broadcast
+// once for the rows; the taps of a kernel row come unrolled by 4 (one
+// round of 4, no loop, then the fifth tap).
 // CHECK-LABEL: func.func @stencil
 // CHECK-SAME: (%[[IN:.*]]: tensor<7x16xf32>, %[[K:.*]]: tensor<2x5xf32>)
-// CHECK: %[[ROWS:.*]] = scf.for %[[R:.*]] = %{{.*}} to %c6 {{.*}} -> (tensor<6x12xf32>)
-// CHECK: %[[LO:.*]] = scf.for %[[A:.*]] = %{{.*}} to %c2 {{.*}} -> (vector<8xf32>)
-// CHECK: %[[SRC:.*]] = arith.addi %[[R]], %[[A]]
+// CHECK: %[[LO:.*]]:6 = scf.for %[[A:.*]] = %{{.*}} to %c2 {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: %[[SRC1:.*]] = arith.addi %[[A]], %c1
 // CHECK: %[[W:.*]] = tensor.extract %[[K]][%[[A]], %c0]
 // CHECK: %[[WV:.*]] = vector.broadcast %[[W]] : f32 to vector<8xf32>
-// CHECK: %[[X:.*]] = vector.transfer_read %[[IN]][%[[SRC]], %c0]
+// CHECK: %[[X:.*]] = vector.transfer_read %[[IN]][%[[A]], %c0]
 // CHECK: vector.fma %[[WV]], %[[X]]
+// CHECK: %[[X1:.*]] = vector.transfer_read %[[IN]][%[[SRC1]], %c0]
+// CHECK: vector.fma %[[WV]], %[[X1]]
 // CHECK: tensor.extract %[[K]][%[[A]], %c1]
 // CHECK: tensor.extract %[[K]][%[[A]], %c4]
-// CHECK: vector.transfer_read %[[IN]][%[[SRC]], %c4]
-// CHECK: %[[T1:.*]] = vector.transfer_write %[[LO]], %{{.*}}[%[[R]], %c0] {{.*}} : vector<8xf32>, tensor<6x12xf32>
-// CHECK: %[[HI:.*]] = scf.for {{.*}} -> (vector<4xf32>)
+// CHECK: vector.transfer_read %[[IN]][%{{.*}}, %c4]
+// CHECK: vector.transfer_write %[[LO]]#0, %{{.*}}[%c0, %c0] {{.*}} : vector<8xf32>, tensor<6x12xf32>
+// CHECK: %[[T5:.*]] = vector.transfer_write %[[LO]]#5, %{{.*}}[%c5, %c0] {{.*}} : vector<8xf32>, tensor<6x12xf32>
+// CHECK: %[[HI:.*]]:6 = scf.for {{.*}} -> (vector<4xf32>,
 // CHECK: tensor.extract %[[K]][%{{.*}}, %c4]
 // CHECK: vector.transfer_read %[[IN]][%{{.*}}, %c12]{{.*}} : tensor<7x16xf32>, vector<4xf32>
-// CHECK: vector.transfer_write %[[HI]], %[[T1]][%[[R]], %c8] {{.*}} : vector<4xf32>, tensor<6x12xf32>
-// CHECK: return %[[ROWS]]
+// CHECK: vector.transfer_write %[[HI]]#0, %[[T5]][%c0, %c8] {{.*}} : vector<4xf32>, tensor<6x12xf32>
+// CHECK: %[[OUT:.*]] = vector.transfer_write %[[HI]]#5, %{{.*}}[%c5, %c8] {{.*}} : vector<4xf32>, tensor<6x12xf32>
+// CHECK: return %[[OUT]]
 func.func @stencil(%s: tensor<7x16xf32>, %k: tensor<2x5xf32>) -> tensor<6x12xf32> {
   %c = attn_block.stencil %s, %k : tensor<7x16xf32>, tensor<2x5xf32> -> tensor<6x12xf32>
   return %c : tensor<6x12xf32>
@@ -64,17 +69,21 @@ func.func @in_bounds(%m: memref<?x?x?x16x8xf32>, %i: index) {
 
 // A dot whose accumulator rows are 74 wide (the pass-1 haloed MTA score
 // tile at BN = 64, c_k = 11): pieces of 64, 8 and 2 lanes, each carried in
-// registers over k; no vector<74xf32>.
+// registers over k; no vector<74xf32>. The 64-lane piece goes row by row;
+// the narrow ones run the 5 rows together (5 accumulators, one b read).
 // CHECK-LABEL: func.func @dot_odd_width
 // CHECK-NOT: vector<74xf32>
 // CHECK: scf.for {{.*}} -> (tensor<5x74xf32>)
 // CHECK: vector.transfer_read %{{.*}}[%{{.*}}, %c0]{{.*}} : tensor<5x74xf32>, vector<64xf32>
 // CHECK: scf.for {{.*}} step %c4 {{.*}} -> (vector<64xf32>)
-// CHECK: vector.transfer_read %{{.*}}[%{{.*}}, %c64]{{.*}} : tensor<5x74xf32>, vector<8xf32>
-// CHECK: vector.fma {{.*}} : vector<8xf32>
-// CHECK: vector.transfer_read %{{.*}}[%{{.*}}, %c72]{{.*}} : tensor<5x74xf32>, vector<2xf32>
+// CHECK: vector.transfer_read %{{.*}}[%c4, %c64]{{.*}} : tensor<5x74xf32>, vector<8xf32>
+// CHECK: scf.for {{.*}} step %c4 {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: %[[B8:.*]] = vector.transfer_read %{{.*}}[%{{.*}}, %c64]{{.*}} : tensor<16x74xf32>, vector<8xf32>
+// CHECK: vector.fma %{{.*}}, %[[B8]], %{{.*}} : vector<8xf32>
+// CHECK: vector.fma %{{.*}}, %[[B8]], %{{.*}} : vector<8xf32>
+// CHECK: vector.transfer_read %{{.*}}[%c4, %c72]{{.*}} : tensor<5x74xf32>, vector<2xf32>
 // CHECK: vector.fma {{.*}} : vector<2xf32>
-// CHECK: vector.transfer_write {{.*}}[%{{.*}}, %c72]{{.*}} : vector<2xf32>, tensor<5x74xf32>
+// CHECK: vector.transfer_write {{.*}}[%c4, %c72]{{.*}} : vector<2xf32>, tensor<5x74xf32>
 func.func @dot_odd_width(%a: tensor<5x16xf32>, %b: tensor<16x74xf32>, %c: tensor<5x74xf32>) -> tensor<5x74xf32> {
   %d = attn_block.dot %a, %b, %c : tensor<5x16xf32>, tensor<16x74xf32> -> tensor<5x74xf32>
   return %d : tensor<5x74xf32>

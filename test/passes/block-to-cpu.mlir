@@ -105,14 +105,14 @@
 // CHECK-NEXT: %[[ROWV:.*]] = vector.transfer_read %[[ACC]][%[[M]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x64xf32>, vector<64xf32>
 // The k loop comes unrolled by 4 (RegisterLoops.h): k, k + 1, k + 2, k + 3.
 // CHECK-NEXT: %[[ROWN:.*]] = scf.for %[[KK:.*]] = %{{.*}} to %c64 step %c4 iter_args(%[[R:.*]] = %[[ROWV]]) -> (vector<64xf32>) {
+// CHECK-NEXT: %[[BV:.*]] = vector.transfer_read %[[KTR]][%[[KK]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x64xf32>, vector<64xf32>
 // CHECK-NEXT: %[[AE:.*]] = tensor.extract %{{.*}}[%[[M]], %[[KK]]] : tensor<64x64xf32>
 // CHECK-NEXT: %[[AV:.*]] = vector.broadcast %[[AE]] : f32 to vector<64xf32>
-// CHECK-NEXT: %[[BV:.*]] = vector.transfer_read %[[KTR]][%[[KK]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x64xf32>, vector<64xf32>
 // CHECK-NEXT: %[[F:.*]] = vector.fma %[[AV]], %[[BV]], %[[R]] : vector<64xf32>
 // CHECK-NEXT: %[[K1:.*]] = arith.addi %[[KK]], %c1 : index
+// CHECK-NEXT: vector.transfer_read %[[KTR]][%[[K1]], %{{.*}}]
 // CHECK-NEXT: tensor.extract %{{.*}}[%[[M]], %[[K1]]] : tensor<64x64xf32>
 // CHECK-NEXT: vector.broadcast
-// CHECK-NEXT: vector.transfer_read %[[KTR]][%[[K1]], %{{.*}}]
 // CHECK-NEXT: %[[F1:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[F]] : vector<64xf32>
 // CHECK: arith.addi %[[KK]], %c3 : index
 // CHECK: %[[F3:.*]] = vector.fma

@@ -58,17 +58,21 @@
 // ROPE: %[[SIN:.*]] = llvm.intr.sin(%{{.*}}) : (f64) -> f64
 // ROPE-NEXT: llvm.fptrunc %[[SIN]] : f64 to f32
 // ROPE-NOT: llvm.intr.{{(cos|sin)}}
+// The programs are handed out one at a time, grid x from the top
+// (attn-cpu-schedule-programs): x' = (ub_x - 1) - x.
 // CHECK: omp.parallel {
-// CHECK-NEXT: omp.wsloop {
-// CHECK-NEXT: omp.loop_nest (%[[X:[^,]*]], %[[Y:[^)]*]]) : i64 = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) collapse(2) {
-// CHECK: llvm.call @main_attention_kernel({{.*}}, %[[X]], %[[Y]]) : (
+// CHECK-NEXT: omp.wsloop schedule(dynamic) {
+// CHECK-NEXT: omp.loop_nest (%[[X:[^,]*]], %[[Y:[^)]*]]) : i64 = (%{{.*}}) to (%[[UBX:[^,]*]], %{{.*}}) step (%[[ONE:[^,]*]], %{{.*}}) collapse(2) {
+// CHECK-NEXT: %[[LAST:.*]] = llvm.sub %[[UBX]], %[[ONE]] : i64
+// CHECK-NEXT: %[[XR:.*]] = llvm.sub %[[LAST]], %[[X]] : i64
+// CHECK: llvm.call @main_attention_kernel({{.*}}, %[[XR]], %[[Y]]) : (
 // ROPE-NOT: llvm.intr.{{(cos|sin)}}
 // CHECK: omp.yield
 // CHECK: omp.terminator
 // CHECK: llvm.return
 
 // Translated: the kernel calls are outlined into a parallel region forked
-// through the OpenMP runtime, with a static schedule over the grid.
+// through the OpenMP runtime, with a dynamic schedule over the grid.
 // IR-LABEL: define void @main_attention_kernel(
 // IR-NOT: @llvm.{{(cos|sin)}}.
 // IR-LABEL: define {{.*}} @main(
@@ -76,7 +80,7 @@
 // IR: call double @llvm.sin.f64(
 // IR: call void {{.*}}@__kmpc_fork_call(
 // IR: define internal void @main..omp_par(
-// IR-DAG: call void @__kmpc_for_static_init_8u(
+// IR-DAG: call void @__kmpc_dispatch_init_8u(
 // IR-DAG: call void @main_attention_kernel(
-// IR-DAG: call void @__kmpc_for_static_fini(
+// IR-DAG: call i32 @__kmpc_dispatch_next_8u(
 // IR: declare {{.*}} @__kmpc_fork_call(

@@ -31,7 +31,9 @@
 // CHECK: attn_block.load %[[Q]][{{.*}}] dims [2, 3] padding 0.000000e+00 : memref<?x?x?x16xf32> -> tensor<17x16xf32>
 // CHECK: attn_block.store %{{.*}}, %[[QS]][%{{.*}}, %{{.*}}, %[[HL0]], %{{.*}}, %{{.*}}] dims [3, 4] in_bounds
 // CHECK: scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %c8
-// CHECK: arith.cmpi sle, %{{.*}} : tensor<17x10xi64>
+// The masks compare i32 coordinates (8 lanes per AVX2 compare, not 4).
+// CHECK: arith.trunci %{{.*}} : tensor<17xi64> to tensor<17xi32>
+// CHECK: arith.cmpi sle, %{{.*}} : tensor<17x10xi32>
 // CHECK: scf.for %[[HL:.*]] = %{{.*}} to %[[CH]]
 // CHECK: %[[QT:.*]] = attn_block.load %[[QS]]{{.*}} in_bounds : memref<?x?x?x17x16xf32> -> tensor<17x16xf32>
 // CHECK: attn_block.load %{{.*}} dims [2, 3] padding 0.000000e+00 : memref<?x?x?x16xf32> -> tensor<10x16xf32>

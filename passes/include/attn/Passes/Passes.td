@@ -197,6 +197,22 @@ def AttnCPUFuseElementwise : Pass<"attn-cpu-fuse-elementwise"> {
 }
 
 
+def AttnCPUSchedulePrograms : Pass<"attn-cpu-schedule-programs", "ModuleOp"> {
+  let summary = "Hand program instances to OpenMP threads one at a time, heaviest first";
+  let description = [{
+    On every `omp.wsloop` whose loop nest calls a block kernel (a launch's
+    grid after convert-scf-to-openmp): `schedule(dynamic)`, and the first
+    grid dimension walked from the top. A causal program's key walk grows
+    with its query tile, so the static schedule's contiguous halves are
+    unequal (3:1 in work at 32 query tiles on two threads); dynamic
+    hand-out with the longest programs first balances them, also when one
+    thread is descheduled on a loaded machine. Loops that already have a
+    schedule are left alone.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::omp::OpenMPDialect"];
+}
+
 def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
   let summary = "Build tensor-core GPU kernels for attn.attention";
   let description = [{
