@@ -416,6 +416,7 @@ struct AttnAttentionToGPUPass
       BlockTarget tgt;
       tgt.name = chip;
       tgt.gpu = true;
+      tgt.wgmma = plan->wgmma;
       tgt.warps = warps;
       tgt.mTiles = mTiles;
       tgt.blockN = blockN;

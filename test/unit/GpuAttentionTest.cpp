@@ -181,13 +181,20 @@ TEST_P(GpuAttention, MatchesOracle) {
     shapes = {{"sm_90a", 4, 0, 64, 0},  {"sm_90a", 8, 0, 128, 0},
               {"sm_90a", 4, 0, 64, 1},  {"sm_90a", 8, 0, 64, 1},
               {"sm_90a", 8, 0, 128, 1}, {"sm_90", 4, 1, 64, 0}};
-  // Plain attention also through the block program (lowering=block:
-  // mma.sync only, so sm_90 rather than sm_90a on sm_90 devices).
+  // Plain attention also through the block program (lowering=block): on
+  // sm_90 devices its mma.sync form (sm_90) and its wgmma form (sm_90a, one
+  // warpgroup with 64-key tiles and two with 128-key tiles).
   if (c.variant == "plain") {
     attn::GpuKernelOptions block;
     block.chip = engine->gpuArch() == "sm_90" ? "sm_90" : "";
     block.lowering = "block";
     shapes.push_back(block);
+    if (engine->gpuArch() == "sm_90")
+      for (auto [warps, blockN] : {std::pair{4, 64}, std::pair{8, 128}}) {
+        attn::GpuKernelOptions wg{"sm_90a", warps, 0, blockN, 0};
+        wg.lowering = "block";
+        shapes.push_back(wg);
+      }
   }
   for (const attn::GpuKernelOptions &shape : shapes) {
     attn::CompileOptions opts;
