@@ -6,11 +6,16 @@
 // flash-gpu-form.mlir) goes through attn-to-cpu, whose
 // attn-block-strip-gpu gives every GPU op its sequential meaning, and runs;
 // the result is checked against the fp64 oracle of the attn.attention the
-// kernel implements, on fresh random inputs (seeds in the messages).
+// kernel implements, on fresh random inputs (seeds in the messages). The
+// same for the sm_90a (wgmma) form attn-to-block generates.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ExecutionHelpers.h"
+
+#include "attn/Passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
 
 namespace {
 
@@ -31,12 +36,31 @@ std::string gpuFormKernel() {
   return ss.str();
 }
 
-std::shared_ptr<attn::Kernel> compileGpuForm() {
-  std::string src = gpuFormKernel();
-  EXPECT_FALSE(src.empty()) << "test/passes/Inputs/flash-gpu-form.mlir";
+/// The flash kernel attn-to-block builds for `target` from kAttention (the
+/// sm_90a one: wgmma layouts, nvmma_shared buffers, proxy fences), as text.
+std::string generatedGpuForm(const std::string &target) {
+  Program p(kAttention);
+  if (!p.module)
+    return "";
+  mlir::PassManager pm(&p.ctx);
+  mlir::attn::AttnToBlockOptions options;
+  options.target = target;
+  pm.addPass(mlir::attn::createAttnToBlock(options));
+  if (mlir::failed(pm.run(*p.module)))
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  p.module->print(os);
+  return text;
+}
+
+std::shared_ptr<attn::Kernel>
+compileGpuForm(const std::string &src = gpuFormKernel(),
+               const std::string &name = "flash-gpu-form.mlir") {
+  EXPECT_FALSE(src.empty()) << name;
   attn::CompileOptions options;
   options.pipeline = attn::Pipeline::Fused;
-  auto kernel = engine().compile(src, options, "flash-gpu-form.mlir");
+  auto kernel = engine().compile(src, options, name);
   if (!kernel) {
     ADD_FAILURE() << llvm::toString(kernel.takeError());
     return nullptr;
@@ -67,12 +91,9 @@ struct Shape {
   int64_t b, hq, hk, t, s;
 };
 
-TEST(GpuFormOnCpu, FlashKernelMatchesOracle) {
-  std::shared_ptr<attn::Kernel> kernel = compileGpuForm();
-  ASSERT_TRUE(kernel);
+void expectMatchesOracle(attn::Kernel &kernel, uint64_t seed) {
   Program reference(kAttention);
   ASSERT_TRUE(reference.module);
-  uint64_t seed = 2600;
   // One tile and a partial one, GQA over several tiles, T < S (queries are
   // the last T positions, the first query tile starts mid-way), one tile.
   for (Shape c : std::vector<Shape>{{1, 2, 2, 100, 100},
@@ -83,7 +104,7 @@ TEST(GpuFormOnCpu, FlashKernelMatchesOracle) {
     std::vector<Tensor> ins = inputs(c.b, c.hq, c.hk, c.t, c.s, seed);
     auto ref = attn::ref::evaluate(reference.main(), ins);
     ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-    Tensor got = runBf16(*kernel, ins);
+    Tensor got = runBf16(kernel, ins);
     ASSERT_EQ(got.shape, ref->shape);
     std::string what = "B " + std::to_string(c.b) + " Hq " +
                        std::to_string(c.hq) + " Hk " + std::to_string(c.hk) +
@@ -93,6 +114,25 @@ TEST(GpuFormOnCpu, FlashKernelMatchesOracle) {
     EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3) << what;
     EXPECT_LE(attn::ref::relError(got, *ref), 2e-2) << what;
   }
+}
+
+TEST(GpuFormOnCpu, FlashKernelMatchesOracle) {
+  std::shared_ptr<attn::Kernel> kernel = compileGpuForm();
+  ASSERT_TRUE(kernel);
+  expectMatchesOracle(*kernel, 2600);
+}
+
+/// attn-to-block's own sm_90a (wgmma) form of the same attention: its
+/// in-place shared operands, accumulator layouts and row-slice conversions
+/// mean the same on the CPU.
+TEST(GpuFormOnCpu, GeneratedWgmmaKernelMatchesOracle) {
+  std::string src = generatedGpuForm("sm_90a");
+  ASSERT_NE(src.find("#attn_block.nvmma_shared"), std::string::npos) << src;
+  ASSERT_NE(src.find("attn_block.fence_async_shared"), std::string::npos);
+  std::shared_ptr<attn::Kernel> kernel =
+      compileGpuForm(src, "attn-to-block{target=sm_90a}");
+  ASSERT_TRUE(kernel);
+  expectMatchesOracle(*kernel, 2800);
 }
 
 /// The last key reaches the last query only: changing it changes the last
