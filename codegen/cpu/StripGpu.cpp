@@ -16,7 +16,8 @@
 //   async tokens              the constant `true` (every copy is complete)
 //   async_commit_group        that constant
 //   async_wait, barrier,      dropped: with copies complete at issue and one
-//   mbarrier_*                thread of control, there is nothing to wait for
+//   fence_async_shared,       thread of control, there is nothing to wait for
+//   mbarrier_*
 //   warp_specialize           refused: its regions run concurrently and have
 //                             no sequential order
 //
@@ -172,9 +173,9 @@ void stripOp(Operation *op, SmallVectorImpl<Operation *> &made) {
     group.getGroup().replaceAllUsesWith(completed(b, loc));
   } else if (auto cvt = dyn_cast<blk::ConvertLayoutOp>(op)) {
     cvt.replaceAllUsesWith(cvt.getInput());
-  } else if (!isa<blk::AsyncWaitOp, blk::BarrierOp, blk::MbarrierInitOp,
-                  blk::MbarrierExpectOp, blk::MbarrierArriveOp,
-                  blk::MbarrierWaitOp>(op)) {
+  } else if (!isa<blk::AsyncWaitOp, blk::BarrierOp, blk::FenceAsyncSharedOp,
+                  blk::MbarrierInitOp, blk::MbarrierExpectOp,
+                  blk::MbarrierArriveOp, blk::MbarrierWaitOp>(op)) {
     return;
   }
   op->erase();

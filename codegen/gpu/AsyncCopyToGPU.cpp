@@ -36,8 +36,8 @@ struct LocalAllocToView : OpConversionPattern<blk::LocalAllocOp> {
       : OpConversionPattern(tc, ctx), offsets(offsets) {}
   LogicalResult matchAndRewrite(blk::LocalAllocOp op, OpAdaptor,
                                 ConversionPatternRewriter &rw) const override {
-    auto it = offsets.find(op);
-    if (it == offsets.end())
+    auto it = offsets.bytes.find(op);
+    if (it == offsets.bytes.end())
       return rw.notifyMatchFailure(op, "no shared offset");
     Location loc = op.getLoc();
     auto type = op.getType();
@@ -47,11 +47,28 @@ struct LocalAllocToView : OpConversionPattern<blk::LocalAllocOp> {
         rw, loc,
         MemRefType::get({ShapedType::kDynamic}, rw.getI8Type(),
                         MemRefLayoutAttrInterface{}, wg));
+    Value at = arith::ConstantIndexOp::create(rw, loc, it->second);
+    if (offsets.alignedBase) {
+      // wgmma's swizzle pattern repeats every 1024 bytes of shared address:
+      // the buffers start past the first such bound of the dynamic shared
+      // memory (assignShared reserved the slack).
+      auto c = [&](int64_t v) {
+        return arith::ConstantIndexOp::create(rw, loc, v);
+      };
+      Value base = memref::ExtractAlignedPointerAsIndexOp::create(rw, loc, raw);
+      Value a = c(kSharedAlign);
+      Value shift = arith::RemUIOp::create(
+          rw, loc,
+          arith::SubIOp::create(rw, loc, a,
+                                arith::RemUIOp::create(rw, loc, base, a)),
+          a);
+      at = arith::AddIOp::create(rw, loc, at, shift);
+    }
     Value view = memref::ViewOp::create(
         rw, loc,
         MemRefType::get({type.getNumElements()}, type.getElementType(),
                         MemRefLayoutAttrInterface{}, wg),
-        raw, arith::ConstantIndexOp::create(rw, loc, it->second), ValueRange{});
+        raw, at, ValueRange{});
     view = memref::CastOp::create(
         rw, loc,
         MemRefType::get({ShapedType::kDynamic}, type.getElementType(),
@@ -129,7 +146,7 @@ struct AsyncCopyToCpAsync : OpConversionPattern<blk::AsyncCopyOp> {
       src[dims[1]] = arith::SelectOp::create(rw, loc, ok, srcCol, c(0));
       Value at = arith::AddIOp::create(
           rw, loc, dst[1],
-          swizzledOffset(rw, loc, buf.getEncoding(), r, col, cols));
+          swizzledOffset(rw, loc, buf.getEncoding(), r, col, cols, rows));
       Value n = arith::SelectOp::create(rw, loc, ok, c(vec), c(0));
       token = nvgpu::DeviceAsyncCopyOp::create(
                   rw, loc, nvgpu::DeviceAsyncTokenType::get(rw.getContext()),
@@ -180,8 +197,18 @@ struct BarrierToGpu : OpConversionPattern<blk::BarrierOp> {
 std::string mlir::attn::blockgpu::unsupportedReason(blk::AsyncCopyOp op,
                                                     int64_t threads) {
   auto buf = op.getBuffer().getType();
-  if (!isa<blk::SharedLayoutAttr>(buf.getEncoding()) || buf.getRank() != 2)
-    return "cp.async is lowered into 2-D #attn_block.shared buffers";
+  if (buf.getRank() != 2 ||
+      !isa<blk::SharedLayoutAttr, blk::NvmmaSharedLayoutAttr>(
+          buf.getEncoding()))
+    return "cp.async is lowered into 2-D #attn_block.shared or "
+           "#attn_block.nvmma_shared buffers";
+  if (isa<blk::NvmmaSharedLayoutAttr>(buf.getEncoding()) &&
+      (!isSwizzle128(buf.getEncoding(), buf.getElementType(),
+                     buf.getShape()[1]) ||
+       buf.getShape()[0] % 8 != 0))
+    return "cp.async into #attn_block.nvmma_shared is lowered for the "
+           "128-byte swizzle of 16-bit tiles of 8 * k rows and 64 * n "
+           "columns";
   if (op.getPadding().convertToDouble() != 0.0)
     return "cp.async zero-fills: padding must be 0";
   unsigned bits = buf.getElementType().getIntOrFloatBitWidth();
@@ -195,8 +222,9 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::AsyncCopyOp op,
     return "the tile's " + std::to_string(total) +
            " 16-byte chunks must spread evenly over " +
            std::to_string(threads) + " threads";
-  auto shared = cast<blk::SharedLayoutAttr>(buf.getEncoding());
-  if (shared.getVec() != vec || cols % (vec * shared.getMaxPhase()) != 0)
+  auto shared = dyn_cast<blk::SharedLayoutAttr>(buf.getEncoding());
+  if (shared &&
+      (shared.getVec() != vec || cols % (vec * shared.getMaxPhase()) != 0))
     return "the swizzle must move whole 16-byte chunks within a row";
   return "";
 }

@@ -5,7 +5,8 @@
 // or layout the patterns cannot lower gets an error naming both), moved
 // into a gpu.func with its ABI, and converted with the patterns of
 // ElementwiseToGPU.cpp, ReduceToGPU.cpp, ConvertLayoutToGPU.cpp,
-// AsyncCopyToGPU.cpp, DotToMmaSync.cpp and LoadStoreToGPU.cpp; scf.for
+// AsyncCopyToGPU.cpp, DotToMmaSync.cpp, DotToWgmma.cpp and
+// LoadStoreToGPU.cpp; scf.for
 // loops carrying tiles carry their registers instead.
 //
 // ABIs: by default the gpu.func takes the kernel's memrefs as they are.
@@ -46,24 +47,34 @@ namespace blk = mlir::attn_block;
 
 BlockTypeConverter::BlockTypeConverter(MLIRContext *ctx) {
   addConversion([](Type t) { return t; });
-  addConversion([](RankedTensorType t,
-                   SmallVectorImpl<Type> &out) -> std::optional<LogicalResult> {
-    if (!t.getEncoding())
-      return std::nullopt;
-    int64_t n = numRegisters(t);
-    if (n < 0)
-      return failure();
-    out.append(n, t.getElementType());
-    return success();
-  });
-  addConversion([ctx](blk::SharedBufferType t, SmallVectorImpl<Type> &out) {
+  auto sharedView = [ctx](Type elt, SmallVectorImpl<Type> &out) {
     auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
     // Dynamic: every stage of a buffer shares its allocation's memref.
-    out.push_back(MemRefType::get({ShapedType::kDynamic}, t.getElementType(),
+    out.push_back(MemRefType::get({ShapedType::kDynamic}, elt,
                                   MemRefLayoutAttrInterface{}, wg));
     out.push_back(IndexType::get(ctx));
-    return success();
-  });
+  };
+  addConversion(
+      [sharedView](RankedTensorType t,
+                   SmallVectorImpl<Type> &out) -> std::optional<LogicalResult> {
+        if (!t.getEncoding())
+          return std::nullopt;
+        // A tile read in place by wgmma: the buffer it was loaded from.
+        if (isa<blk::NvmmaSharedLayoutAttr>(t.getEncoding())) {
+          sharedView(t.getElementType(), out);
+          return success();
+        }
+        int64_t n = numRegisters(t);
+        if (n < 0)
+          return failure();
+        out.append(n, t.getElementType());
+        return success();
+      });
+  addConversion(
+      [sharedView](blk::SharedBufferType t, SmallVectorImpl<Type> &out) {
+        sharedView(t.getElementType(), out);
+        return success();
+      });
   addConversion([ctx](blk::AsyncTokenType) -> Type {
     return nvgpu::DeviceAsyncTokenType::get(ctx);
   });
@@ -101,6 +112,12 @@ std::string unsupported(Operation *op,
     if (!t.getEncoding())
       return "a tile without a layout (" + str(t) +
              "): the GPU form states every tile's layout";
+    if (isa<blk::NvmmaSharedLayoutAttr>(t.getEncoding())) {
+      if (!isa<blk::LocalLoadOp, blk::DotOp>(op))
+        return "a tile in shared memory (" + str(t) +
+               ") is only read in place by a wgmma dot";
+      continue;
+    }
     bool transB = transposed.contains(v.getDefiningOp());
     if (failed(registerMap(t, transB, why)))
       return "layout " + str(t.getEncoding()) + " of " + str(t) + ": " + why;
@@ -117,9 +134,21 @@ std::string unsupported(Operation *op,
     return "";
   }
   if (auto ld = dyn_cast<blk::LocalLoadOp>(op)) {
+    Attribute bufEnc = ld.getBuffer().getType().getEncoding();
+    if (isa<blk::NvmmaSharedLayoutAttr>(ld.getType().getEncoding())) {
+      auto buf = ld.getBuffer().getType();
+      if (buf.getRank() != 2 ||
+          !isSwizzle128(bufEnc, buf.getElementType(), buf.getShape()[1]) ||
+          buf.getShape()[0] % 8 != 0)
+        return "wgmma descriptors are lowered for 2-D 16-bit buffers in the "
+               "128-byte swizzle (#attn_block.nvmma_shared<swizzleBytes = "
+               "128, transposed = false>) of 8 * k rows and 64 * n columns";
+      return "";
+    }
     if (!isa<blk::DotOperandLayoutAttr>(ld.getType().getEncoding()))
-      return "local_load is lowered into dot operand layouts (ldmatrix) only";
-    if (!isa<blk::SharedLayoutAttr>(ld.getBuffer().getType().getEncoding()))
+      return "local_load is lowered into dot operand layouts (ldmatrix) or "
+             "into nvmma_shared tiles (wgmma descriptors) only";
+    if (!isa<blk::SharedLayoutAttr>(bufEnc))
       return "ldmatrix reads #attn_block.shared buffers";
     return "";
   }
@@ -142,13 +171,16 @@ std::string unsupported(Operation *op,
   if (auto dot = dyn_cast<blk::DotOp>(op)) {
     auto m = dyn_cast<blk::MmaLayoutAttr>(dot.getAcc().getType().getEncoding());
     Type e = dot.getA().getType().getElementType();
+    if (m && m.getVersion() == 3)
+      return unsupportedWgmmaReason(dot);
     if (!m || m.getVersion() != 2 || (!e.isBF16() && !e.isF16()))
-      return "dot is lowered to bf16/f16 mma.sync (mma version 2) only";
+      return "dot is lowered to bf16/f16 mma.sync (mma version 2) or wgmma "
+             "(mma version 3) only";
     return "";
   }
   if (isa<blk::ProgramIdOp, blk::LocalAllocOp, blk::LocalIndexOp,
           blk::AsyncCommitGroupOp, blk::AsyncWaitOp, blk::BarrierOp,
-          blk::IotaOp>(op))
+          blk::FenceAsyncSharedOp, blk::IotaOp>(op))
     return "";
   if (isa_and_nonnull<blk::AttnBlockDialect>(op->getDialect()))
     return "not lowered to the GPU yet";
@@ -163,14 +195,22 @@ std::string unsupported(Operation *op,
 }
 
 /// Byte offsets of the kernel's shared buffers, in order, 16-byte aligned
-/// (cp.async and ldmatrix rows); their total.
+/// (cp.async and ldmatrix rows), nvmma_shared ones kSharedAlign-aligned
+/// from an aligned base (wgmma's swizzle), which costs kSharedAlign bytes
+/// of slack; their total.
 int64_t assignShared(Operation *root, SharedOffsets &offsets) {
   int64_t total = 0;
   root->walk([&](blk::LocalAllocOp op) {
-    offsets[op] = total;
+    int64_t align = 16;
+    if (isa<blk::NvmmaSharedLayoutAttr>(op.getType().getEncoding())) {
+      offsets.alignedBase = true;
+      align = kSharedAlign;
+    }
+    total = (total + align - 1) / align * align;
+    offsets.bytes[op] = total;
     total += (op.getType().getSizeInBytes() + 15) / 16 * 16;
   });
-  return total;
+  return total + (offsets.alignedBase ? kSharedAlign : 0);
 }
 
 /// An identity-layout view `type` of the flat buffer `flat` with the
@@ -316,6 +356,7 @@ LogicalResult lowerKernel(func::FuncOp fn) {
   populateConvertLayoutPatterns(tc, patterns);
   populateAsyncCopyPatterns(tc, patterns, offsets, threads);
   populateDotPatterns(tc, patterns, transposed);
+  populateWgmmaPatterns(tc, patterns);
   populateLoadStorePatterns(tc, patterns);
   return applyPartialConversion(*gf, target, std::move(patterns));
 }

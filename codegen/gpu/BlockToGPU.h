@@ -12,12 +12,15 @@
 #ifndef ATTN_CODEGEN_GPU_BLOCKTOGPU_H
 #define ATTN_CODEGEN_GPU_BLOCKTOGPU_H
 
+#include "attn/Passes/GpuPlan.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace mlir::attn_block {
 class AsyncCopyOp;
+class DotOp;
 class StoreOp;
 } // namespace mlir::attn_block
 
@@ -29,8 +32,16 @@ public:
   explicit BlockTypeConverter(MLIRContext *ctx);
 };
 
-/// Byte offset of each local_alloc in the dynamic shared memory.
-using SharedOffsets = llvm::DenseMap<Operation *, int64_t>;
+/// Byte offset of each local_alloc in the dynamic shared memory; with
+/// `alignedBase` (a kernel with #attn_block.nvmma_shared buffers) the
+/// offsets count from the first kSharedAlign-byte bound of it.
+struct SharedOffsets {
+  llvm::DenseMap<Operation *, int64_t> bytes;
+  bool alignedBase = false;
+};
+/// The alignment of wgmma's 128-byte swizzle pattern, which the launch plan
+/// reserves as slack.
+constexpr int64_t kSharedAlign = GpuPlan::kWgmmaAlign;
 
 /// ElementwiseToGPU.cpp: arith/math ops on tiles, tensor.splat, iota,
 /// program_id.
@@ -61,6 +72,14 @@ std::string unsupportedReason(attn_block::AsyncCopyOp op, int64_t threads);
 /// (their tiles are stored [N, K]).
 void populateDotPatterns(BlockTypeConverter &tc, RewritePatternSet &patterns,
                          const llvm::DenseSet<Operation *> &transposedLoads);
+/// DotToWgmma.cpp: local_load of an #attn_block.nvmma_shared tile (the
+/// buffer itself, for a descriptor), dot with a wgmma accumulator (mma
+/// version 3: fence, m64nNk16 per k16 step, commit, wait),
+/// fence_async_shared.
+void populateWgmmaPatterns(BlockTypeConverter &tc, RewritePatternSet &patterns);
+/// Why DotToWgmma.cpp cannot lower `op` (a dot with an mma version 3
+/// accumulator), or "".
+std::string unsupportedWgmmaReason(attn_block::DotOp op);
 /// Why `op` cannot be lowered by LoadStoreToGPU.cpp, or "".
 std::string unsupportedReason(attn_block::StoreOp op);
 /// LoadStoreToGPU.cpp: store of a tile in a register layout (bounds-masked).

@@ -76,9 +76,10 @@ struct LocalLoadToLdmatrix : OpConversionPattern<blk::LocalLoadOp> {
     // One ldmatrix.x4 at (row, col) of the tile, its 4 pairs into `slots`.
     auto load = [&](Value row, Value col, bool trans,
                     std::array<int64_t, 4> slots) {
-      Value at = arith::AddIOp::create(
-          rw, loc, smem[1],
-          swizzledOffset(rw, loc, buf.getEncoding(), row, col, width));
+      Value at =
+          arith::AddIOp::create(rw, loc, smem[1],
+                                swizzledOffset(rw, loc, buf.getEncoding(), row,
+                                               col, width, buf.getShape()[0]));
       Value m = nvgpu::LdMatrixOp::create(rw, loc, VectorType::get({4, 2}, elt),
                                           smem[0], ValueRange{at}, trans, 4);
       for (int64_t i = 0; i < 4; ++i)

@@ -13,11 +13,14 @@ namespace blk = mlir::attn_block;
 
 namespace {
 
-/// An mma v2 layout this backend lowers: warps stacked along rows.
+/// An mma layout this backend lowers: warps stacked along rows. Per warp,
+/// wgmma's accumulator (version 3) is mma.sync's m16n8 layout repeated
+/// over N / 8, warp w of the block owning rows [16 w, 16 w + 16) (warp
+/// w % 4 of warpgroup w / 4), so both versions share the register maps.
 blk::MmaLayoutAttr loweredMma(Attribute a) {
   auto mma = dyn_cast_or_null<blk::MmaLayoutAttr>(a);
-  if (!mma || mma.getVersion() != 2 || mma.getWarpsPerCTA().size() != 2 ||
-      mma.getWarpsPerCTA()[1] != 1)
+  if (!mma || (mma.getVersion() != 2 && mma.getVersion() != 3) ||
+      mma.getWarpsPerCTA().size() != 2 || mma.getWarpsPerCTA()[1] != 1)
     return {};
   return mma;
 }
@@ -48,12 +51,21 @@ FailureOr<RegisterMap> mlir::attn::blockgpu::registerMap(RankedTensorType type,
   if (!enc)
     return fail("a tile without a layout");
   if (!mma)
-    return fail("only mma.sync layouts (#attn_block.mma<version = 2, "
-                "warpsPerCTA = [W, 1]> and its slices and dot operands) are "
-                "lowered");
+    return fail("only mma layouts (#attn_block.mma<version = 2 or 3, "
+                "warpsPerCTA = [W, 1]> and their slices and dot operands) "
+                "are lowered");
   const int64_t w = warpsOf(mma);
   auto need = [&](bool ok, const char *what) { return ok ? "" : what; };
   std::string bad;
+  // A warpgroup's instruction covers its 64 rows once: one 16-row tile
+  // per warp.
+  if (mma.getVersion() == 3 && !isa<blk::SliceLayoutAttr>(enc) &&
+      (shape.empty() || shape[0] != 16 * w))
+    return fail("a wgmma (mma version 3) tile must have 16 * warps rows");
+  if (mma.getVersion() == 3 && isa<blk::SliceLayoutAttr>(enc) &&
+      cast<blk::SliceLayoutAttr>(enc).getDim() == 1 &&
+      (shape.empty() || shape[0] != 16 * w))
+    return fail("a row slice of a wgmma tile must have 16 * warps rows");
   if (auto m = dyn_cast<blk::MmaLayoutAttr>(enc)) {
     (void)m;
     bad =
@@ -167,11 +179,37 @@ SmallVector<Value> mlir::attn::blockgpu::threadBase(OpBuilder &b, Location loc,
   return {pair, quad};
 }
 
+bool mlir::attn::blockgpu::isSwizzle128(Attribute sharedLayout, Type elt,
+                                        int64_t width) {
+  auto nv = dyn_cast_or_null<blk::NvmmaSharedLayoutAttr>(sharedLayout);
+  return nv && nv.getSwizzleBytes() == 128 && !nv.getTransposed() &&
+         elt.getIntOrFloatBitWidth() == 16 && width % 64 == 0;
+}
+
 Value mlir::attn::blockgpu::swizzledOffset(OpBuilder &b, Location loc,
                                            Attribute sharedLayout, Value row,
-                                           Value col, int64_t width) {
-  auto s = cast<blk::SharedLayoutAttr>(sharedLayout);
+                                           Value col, int64_t width,
+                                           int64_t rows) {
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  if (isa<blk::NvmmaSharedLayoutAttr>(sharedLayout)) {
+    // 128-byte swizzle, 16-bit elements: panel col / 64 of [rows][64],
+    // chunk (col % 64) / 8 of row r at chunk ^ (r % 8).
+    Value panel = arith::DivUIOp::create(b, loc, col, c(64));
+    Value inPanel = arith::RemUIOp::create(b, loc, col, c(64));
+    Value chunk = arith::XOrIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, inPanel, c(8)),
+        arith::RemUIOp::create(b, loc, row, c(8)));
+    Value inRow = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, chunk, c(8)),
+        arith::RemUIOp::create(b, loc, col, c(8)));
+    return arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, panel, c(rows * 64)),
+            arith::MulIOp::create(b, loc, row, c(64))),
+        inRow);
+  }
+  auto s = cast<blk::SharedLayoutAttr>(sharedLayout);
   Value vec = c(s.getVec());
   Value phase = arith::RemUIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, row, c(s.getPerPhase())),

@@ -8,7 +8,8 @@
 // tile type of the GPU form converts to `numRegs` scalars of its element
 // type, in this order; the lowering of each op relies on it:
 //
-//   mma v2 (m16n8k16 accumulator), warps stacked along rows, [M, N]:
+//   mma v2 (m16n8k16 accumulator), warps stacked along rows, [M, N]
+//   (mma v3, wgmma's accumulator, is the same with mt = 1: M = 16 W):
 //     mt = M / (16 W) row tiles per warp, nt = N / 8; register
 //     (mi * nt + ni) * 4 + r holds row 16 mt w + 16 mi + l / 4 + 8 (r / 2),
 //     column 8 ni + 2 (l % 4) + r % 2.
@@ -56,19 +57,28 @@ int64_t numRegisters(RankedTensorType type);
 SmallVector<Value> threadBase(OpBuilder &b, Location loc, RankedTensorType type,
                               bool transposedB);
 
-/// The mma v2 layout a register layout derives from (itself, the parent of
-/// a slice or dot_operand), or null.
+/// The mma layout (v2 or v3) a register layout derives from (itself, the parent
+/// of a slice or dot_operand), or null.
 Attribute mmaParent(Attribute layout);
 
 /// gpu.thread_id x split into (warp, lane).
 std::pair<Value, Value> warpAndLane(OpBuilder &b, Location loc);
 
-/// Element offset of (row, col) in a row-major shared tile of `width`
-/// columns laid out by #attn_block.shared<vec, perPhase, maxPhase>: vector
-/// c / vec of row r is stored at vector (c / vec) ^ ((r / perPhase) %
-/// maxPhase).
+/// Element offset of (row, col) in a shared tile of `rows` x `width`
+/// laid out by
+///  * #attn_block.shared<vec, perPhase, maxPhase> (row-major): vector
+///    c / vec of row r is stored at vector (c / vec) ^ ((r / perPhase) %
+///    maxPhase);
+///  * #attn_block.nvmma_shared<swizzleBytes = 128> (16-bit elements,
+///    isSwizzle128): width / 64 panels of [rows][64], panel p at p * rows *
+///    64, the 16-byte chunk c of row r at chunk c ^ (r % 8) -- wgmma's
+///    128-byte swizzle, given panels on 1024-byte bounds (rows % 8 == 0).
 Value swizzledOffset(OpBuilder &b, Location loc, Attribute sharedLayout,
-                     Value row, Value col, int64_t width);
+                     Value row, Value col, int64_t width, int64_t rows);
+
+/// Whether `sharedLayout` is the 128-byte wgmma swizzle this backend
+/// lowers for `elt` rows of `width` elements.
+bool isSwizzle128(Attribute sharedLayout, Type elt, int64_t width);
 
 } // namespace mlir::attn::blockgpu
 

@@ -416,13 +416,18 @@ struct AttnAttentionToGPUPass
       BlockTarget tgt;
       tgt.name = chip;
       tgt.gpu = true;
+      tgt.wgmma = plan->wgmma;
       tgt.warps = warps;
       tgt.mTiles = mTiles;
       tgt.blockN = blockN;
       tgt.stages = plan->stages;
       if (block) {
-        if (std::string bad = checkFlashGpuSupport(*att, tgt, blockN);
-            !bad.empty()) {
+        std::string bad =
+            plan->overlap
+                ? "overlap=true (S_{j+1} and P_j V_j in flight together) is "
+                  "not in the GPU form of the block program yet"
+                : checkFlashGpuSupport(*att, tgt, blockN);
+        if (!bad.empty()) {
           att->emitError("attn-attention-to-gpu{lowering=block}: ")
               << bad << " (lowering=direct builds it)";
           failedAny = true;

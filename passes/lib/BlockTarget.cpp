@@ -12,8 +12,9 @@ std::string mlir::attn::parseBlockTarget(llvm::StringRef name,
     out = t;
     return "";
   }
-  // mma.sync m16n8k16 kernels: four warps of 16 query rows, 64-key tiles,
-  // two K/V stages in flight (the direct kernel's defaults, GpuPlan).
+  // mma.sync m16n8k16 kernels (sm_90a: one warpgroup MMA of 64 rows):
+  // four warps of 16 query rows, 64-key tiles, two K/V stages in flight
+  // (the direct kernel's defaults, GpuPlan).
   if (name == "sm_80" || name == "sm_90" || name == "sm_90a") {
     t.gpu = true;
     t.wgmma = name == "sm_90a";

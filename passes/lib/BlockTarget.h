@@ -26,7 +26,7 @@ struct BlockTarget {
   int64_t warps = 4, mTiles = 1;
   /// Keys per step of the walk and the K/V tiles in flight.
   int64_t blockN = 64, stages = 2;
-  /// sm_90a: warpgroup MMA (not lowered from the block program yet).
+  /// sm_90a: warpgroup MMA (FlashToBlockGpu.cpp, makeWgmmaLayouts).
   bool wgmma = false;
 
   int64_t blockM() const { return 16 * mTiles * warps; }

@@ -20,6 +20,15 @@
 //    masks only on the tiles that cross a bound (scf.if); O is stored from
 //    the accumulator layout.
 //
+// For sm_90a (warpgroup MMA, makeWgmmaLayouts) the same kernel with other
+// layouts: Q, K, V buffers are #nvmma_shared<swizzleBytes = 128> and the
+// dots read them in place (local_load into the nvmma_shared tile: a wgmma
+// descriptor, no registers); S and O are in the version-3 accumulator
+// layouts of m64n{block_n}k16 and m64n{Dv}k16, so the row statistics are
+// converted from S's row slice to O's (the same registers) and P to the
+// register A operand of P V; a fence_async_shared before each barrier that
+// publishes copies makes them visible to wgmma.
+//
 // RoPE and FoX are not in this form yet: checkFlashGpuSupport refuses them.
 //
 //===----------------------------------------------------------------------===//
@@ -42,9 +51,21 @@ using arith::CmpIPredicate;
 
 namespace {
 
-/// The layouts of the kernel's tiles.
+/// The layouts of the kernel's tiles. mma.sync: one accumulator layout for
+/// S and O, Q, K and V local_loaded into operand registers. wgmma
+/// (makeWgmmaLayouts): S and O each in the accumulator layout of its own
+/// instruction (m64n{block_n}k16, m64n{Dv}k16), Q, K and V read in place
+/// from 128-byte swizzled buffers, row statistics converted between the
+/// two row slices (the same registers).
 struct Layouts {
   Attribute mma, opA, opB, row, col, shared;
+  /// O's accumulator and row slice (mma.sync: mma, row); P's A layout.
+  Attribute mmaO, rowO, opP;
+  /// What local_load of Q, K and V produces (operand registers, or the
+  /// shared tile in place), and whether wgmma reads shared memory
+  /// (fence_async_shared after each wait).
+  Attribute qLoad, kLoad, vLoad;
+  bool asyncProxy = false;
 };
 
 Layouts makeLayouts(MLIRContext *ctx, const BlockTarget &t) {
@@ -55,6 +76,27 @@ Layouts makeLayouts(MLIRContext *ctx, const BlockTarget &t) {
   l.row = blk::SliceLayoutAttr::get(ctx, 1, l.mma);
   l.col = blk::SliceLayoutAttr::get(ctx, 0, l.mma);
   l.shared = blk::SharedLayoutAttr::get(ctx, 8, 1, 8, {1, 0});
+  l.mmaO = l.mma;
+  l.rowO = l.row;
+  l.opP = l.opA;
+  l.qLoad = l.opA;
+  l.kLoad = l.vLoad = l.opB;
+  return l;
+}
+
+/// sm_90a: warpgroup MMA (see Layouts).
+Layouts makeWgmmaLayouts(MLIRContext *ctx, const BlockTarget &t, int64_t bn,
+                         int64_t dv) {
+  Layouts l;
+  l.mma = blk::MmaLayoutAttr::get(ctx, 3, {t.warps, 1}, {64, bn, 16});
+  l.mmaO = blk::MmaLayoutAttr::get(ctx, 3, {t.warps, 1}, {64, dv, 16});
+  l.row = blk::SliceLayoutAttr::get(ctx, 1, l.mma);
+  l.col = blk::SliceLayoutAttr::get(ctx, 0, l.mma);
+  l.rowO = blk::SliceLayoutAttr::get(ctx, 1, l.mmaO);
+  l.opP = blk::DotOperandLayoutAttr::get(ctx, 0, l.mmaO, 2);
+  l.shared = blk::NvmmaSharedLayoutAttr::get(ctx, 128, false);
+  l.qLoad = l.kLoad = l.vLoad = l.shared;
+  l.asyncProxy = true;
   return l;
 }
 
@@ -87,6 +129,21 @@ struct GpuTiles {
   Value bcast(Value t, int64_t axis, RankedTensorType to) {
     return blk::BroadcastOp::create(b, loc, to, t, axis);
   }
+  /// `t` in layout `enc` (itself when it has it).
+  Value convert(Value t, Attribute enc) {
+    auto type = cast<RankedTensorType>(t.getType());
+    if (type.getEncoding() == enc)
+      return t;
+    return blk::ConvertLayoutOp::create(
+        b, loc, tile(type.getShape(), type.getElementType(), enc), t);
+  }
+  /// Copies waited for are visible to the whole block (and, where wgmma
+  /// reads them, to the async proxy).
+  void publish(const Layouts &l) {
+    if (l.asyncProxy)
+      blk::FenceAsyncSharedOp::create(b, loc);
+    blk::BarrierOp::create(b, loc);
+  }
 };
 
 /// Emits the GPU-form kernel for `op` into `kernel`'s body.
@@ -97,20 +154,21 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   Location loc = op.getLoc();
   TileBuilder t(b, loc);
   GpuTiles g{b, loc};
-  Layouts L = makeLayouts(ctx, tg);
   Block &body = kernel.getBody().front();
   Value q = body.getArgument(0), k = body.getArgument(1),
         v = body.getArgument(2), out = body.getArguments().back();
   auto qType = cast<MemRefType>(q.getType());
   int64_t d = qType.getDimSize(3);
   int64_t dv = cast<MemRefType>(v.getType()).getDimSize(3);
+  Layouts L =
+      tg.wgmma ? makeWgmmaLayouts(ctx, tg, bn, dv) : makeLayouts(ctx, tg);
   int64_t bm = tg.blockM();
   Type elt = qType.getElementType(), f32 = b.getF32Type(), i64 = b.getI64Type();
   const double log2e = 1.4426950408889634;
   const double inf = std::numeric_limits<double>::infinity();
   auto sTile = g.tile({bm, bn}, f32, L.mma);
   auto rowTile = g.tile({bm}, f32, L.row);
-  auto accTile = g.tile({bm, dv}, f32, L.mma);
+  auto accTile = g.tile({bm, dv}, f32, L.mmaO);
 
   FlashProgram prog = t.flashProgram(q, k, bm);
   Value pidM = prog.pidM, hq = prog.hq, hk = prog.hk, tLen = prog.tLen,
@@ -159,8 +217,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   blk::AsyncCommitGroupOp::create(b, loc, ValueRange{tq});
   copyKV(b, kvStart, c0);
   blk::AsyncWaitOp::create(b, loc, ValueRange{}, 1);
-  blk::BarrierOp::create(b, loc);
-  Value qa = blk::LocalLoadOp::create(b, loc, g.tile({bm, d}, elt, L.opA), sQ);
+  g.publish(L);
+  Value qa =
+      blk::LocalLoadOp::create(b, loc, g.tile({bm, d}, elt, L.qLoad), sQ);
   Value rows = blk::IotaOp::create(b, loc, g.tile({bm}, i64, L.row), qPos0);
 
   // Masks: keys past S, and the causal / window bounds. Only the tiles
@@ -225,9 +284,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         // The next tile's copies overlap this step's math.
         copyKV(nb, arith::AddIOp::create(nb, loc, j0, n.idx(bn)), next);
         blk::AsyncWaitOp::create(nb, loc, ValueRange{}, 1);
-        blk::BarrierOp::create(nb, loc);
+        ng.publish(L);
         Value kt = blk::LocalLoadOp::create(
-            nb, loc, ng.tile({bn, d}, elt, L.opB), stageOf(nb, sK, stage));
+            nb, loc, ng.tile({bn, d}, elt, L.kLoad), stageOf(nb, sK, stage));
         Value s = blk::DotOp::create(nb, loc, sTile, qa, kt,
                                      ng.splatF(sTile, 0.0), nb.getUnitAttr());
         if (!rawMax)
@@ -254,11 +313,11 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
             n.add(n.mul(l, alpha), ng.reduce(blk::ReduceKind::sum, p, L.row));
         Value p16 =
             arith::TruncFOp::create(nb, loc, ng.tile({bm, bn}, elt, L.mma), p);
-        Value pa = blk::ConvertLayoutOp::create(
-            nb, loc, ng.tile({bm, bn}, elt, L.opA), p16);
+        Value pa = ng.convert(p16, L.opP);
         Value vt = blk::LocalLoadOp::create(
-            nb, loc, ng.tile({bn, dv}, elt, L.opB), stageOf(nb, sV, stage));
-        Value scaled = n.mul(acc, ng.bcast(alpha, 1, accTile));
+            nb, loc, ng.tile({bn, dv}, elt, L.vLoad), stageOf(nb, sV, stage));
+        Value scaled =
+            n.mul(acc, ng.bcast(ng.convert(alpha, L.rowO), 1, accTile));
         Value accNew =
             blk::DotOp::create(nb, loc, accTile, pa, vt, scaled, UnitAttr());
         // Every warp is done with this stage before it is refilled.
@@ -270,9 +329,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   Value empty = t.cmpf(CmpFPredicate::OEQ, l, g.splatF(rowTile, 0.0));
   Value inv =
       t.select(empty, g.splatF(rowTile, 0.0), t.div(g.splatF(rowTile, 1.0), l));
-  Value o = t.mul(acc, g.bcast(inv, 1, accTile));
+  Value o = t.mul(acc, g.bcast(g.convert(inv, L.rowO), 1, accTile));
   Type outElt = cast<MemRefType>(out.getType()).getElementType();
-  o = arith::TruncFOp::create(b, loc, g.tile({bm, dv}, outElt, L.mma), o);
+  o = arith::TruncFOp::create(b, loc, g.tile({bm, dv}, outElt, L.mmaO), o);
   blk::StoreOp::create(b, loc, o, out, ValueRange{bIdx, h, row0, c0}, dims);
   func::ReturnOp::create(b, loc);
 }
@@ -282,9 +341,12 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
 std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
                                              const BlockTarget &target,
                                              int64_t blockN) {
-  if (target.wgmma)
-    return "the GPU form of the block program has no wgmma (sm_90a) kernel "
-           "yet; use sm_80 or sm_90 (mma.sync)";
+  if (target.wgmma &&
+      ((target.warps != 4 && target.warps != 8) || target.mTiles != 1))
+    return "the sm_90a (wgmma) GPU form runs one or two warpgroups of 64 "
+           "query rows: warps 4 or 8 and m-tiles 1, got warps " +
+           std::to_string(target.warps) + ", m-tiles " +
+           std::to_string(target.mTiles);
   if (op.getRopeTheta())
     return "RoPE is not in the GPU form of the block program yet";
   if (op.getG())
@@ -293,7 +355,8 @@ std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
   auto q = cast<ShapedType>(op.getQ().getType());
   Type e = q.getElementType();
   if (!e.isBF16() && !e.isF16())
-    return "the GPU form takes bf16 or f16 q, k, v (m16n8k16 mma.sync)";
+    return "the GPU form takes bf16 or f16 q, k, v (m16n8k16 mma.sync, "
+           "m64nNk16 wgmma)";
   for (Value x : {op.getK(), op.getV()})
     if (cast<ShapedType>(x.getType()).getElementType() != e)
       return "the GPU form needs q, k and v of one element type";
@@ -306,6 +369,10 @@ std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
   }
   if (blockN % 16 != 0 || blockN < 16)
     return "the GPU form needs block-n to be a multiple of 16, got " +
+           std::to_string(blockN);
+  if (target.wgmma && blockN > 256)
+    return "the sm_90a GPU form needs block-n <= 256 (the N of "
+           "m64nNk16), got " +
            std::to_string(blockN);
   return "";
 }

@@ -165,8 +165,5 @@ std::string mlir::attn::checkGpuLowering(StringRef lowering, StringRef chip) {
   if (lowering != "block")
     return "GPU option lowering must be direct or block, got '" +
            lowering.str() + "'";
-  if (chip == "sm_90a")
-    return "GPU option lowering=block has no wgmma (sm_90a) kernel yet; use "
-           "chip=sm_90 or sm_80 (mma.sync), or lowering=direct";
   return "";
 }

@@ -102,3 +102,27 @@ func.func @tma_producer_consumer(%k: memref<?x?x?x64xbf16>, %q: tensor<64x64xbf1
   }
   return
 }
+
+// A copy into a wgmma-read buffer: wait, proxy fence, barrier, then the
+// dot reads the tile in place.
+// CHECK-LABEL: func.func @wgmma_step
+// CHECK: attn_block.async_wait %{{.*}} pending 0
+// CHECK-NEXT: attn_block.fence_async_shared
+// CHECK-NEXT: attn_block.barrier
+// CHECK: attn_block.dot {{.*}} transpose_b : tensor<64x64xbf16, #[[NV]]>, tensor<64x64xbf16, #[[NV]]> -> tensor<64x64xf32, #{{.*}}>
+func.func @wgmma_step(%k: memref<?x?x?x64xbf16>, %acc: tensor<64x64xf32, #wg>)
+    -> tensor<64x64xf32, #wg>
+    attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %qb = attn_block.local_alloc : !attn_block.smem<64x64xbf16, #nv>
+  %kb = attn_block.local_alloc : !attn_block.smem<64x64xbf16, #nv>
+  %t = attn_block.async_copy %k[%c0, %c0, %c0, %c0] dims [2, 3] padding 0.0 into %kb : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #nv>
+  %g = attn_block.async_commit_group %t
+  attn_block.async_wait %g pending 0
+  attn_block.fence_async_shared
+  attn_block.barrier
+  %qt = attn_block.local_load %qb : !attn_block.smem<64x64xbf16, #nv> -> tensor<64x64xbf16, #nv>
+  %kt = attn_block.local_load %kb : !attn_block.smem<64x64xbf16, #nv> -> tensor<64x64xbf16, #nv>
+  %s = attn_block.dot %qt, %kt, %acc transpose_b : tensor<64x64xbf16, #nv>, tensor<64x64xbf16, #nv> -> tensor<64x64xf32, #wg>
+  return %s : tensor<64x64xf32, #wg>
+}

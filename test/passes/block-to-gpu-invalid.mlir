@@ -5,16 +5,18 @@
 // RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=block" 2>&1 | FileCheck %s --check-prefix=PASS
 // RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=block chip=sm_90a" 2>&1 | FileCheck %s --check-prefix=WGMMA
 // RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=bogus" 2>&1 | FileCheck %s --check-prefix=BOGUS
+// RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=block chip=sm_90a overlap=true" 2>&1 | FileCheck %s --check-prefix=OVERLAP
 
-// WGMMA: lowering=block has no wgmma (sm_90a) kernel yet
+// WGMMA: error: attn-attention-to-gpu{lowering=block}: RoPE is not in the GPU form of the block program yet (lowering=direct builds it)
 // BOGUS: GPU option lowering must be direct or block, got 'bogus'
+// OVERLAP: error: attn-attention-to-gpu{lowering=block}: overlap=true (S_{j+1} and P_j V_j in flight together) is not in the GPU form of the block program yet (lowering=direct builds it)
 
 #blocked = #attn_block.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
 #mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
 gpu.module @m {
   func.func private @k(%x: f32) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
     %s = tensor.splat %x : tensor<64x64xf32, #mma>
-    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.convert_layout': layout #attn_block.blocked<{{.*}}> of tensor<64x64xf32, #attn_block.blocked<{{.*}}>>: only mma.sync layouts
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.convert_layout': layout #attn_block.blocked<{{.*}}> of tensor<64x64xf32, #attn_block.blocked<{{.*}}>>: only mma layouts (#attn_block.mma<version = 2 or 3
     %b = attn_block.convert_layout %s : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #blocked>
     return
   }
@@ -38,6 +40,63 @@ gpu.module @m {
 gpu.module @m {
   func.func private @k(%x: f32) attributes {attn_block.kernel} {
     // CHECK: error: attn-block-to-gpu: a GPU kernel needs attn_block.num_warps
+    return
+  }
+}
+
+// -----
+
+// wgmma: the accumulator's N is the instruction's.
+#wg = #attn_block.mma<version = 3, warpsPerCTA = [4, 1], instrShape = [64, 64, 16]>
+#nv = #attn_block.nvmma_shared<swizzleBytes = 128, transposed = false>
+gpu.module @m {
+  func.func private @k(%x: f32) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %a = attn_block.local_alloc : !attn_block.smem<64x64xbf16, #nv>
+    %b = attn_block.local_alloc : !attn_block.smem<128x64xbf16, #nv>
+    %at = attn_block.local_load %a : !attn_block.smem<64x64xbf16, #nv> -> tensor<64x64xbf16, #nv>
+    %bt = attn_block.local_load %b : !attn_block.smem<128x64xbf16, #nv> -> tensor<128x64xbf16, #nv>
+    %acc = tensor.splat %x : tensor<64x128xf32, #wg>
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.dot': a wgmma accumulator [M, N] needs N a multiple of 8 up to 256 and instrShape = [64, N, 16]
+    %s = attn_block.dot %at, %bt, %acc transpose_b : tensor<64x64xbf16, #nv>, tensor<128x64xbf16, #nv> -> tensor<64x128xf32, #wg>
+    return
+  }
+}
+
+// -----
+
+// wgmma descriptors: the 128-byte swizzle only.
+#nv64 = #attn_block.nvmma_shared<swizzleBytes = 64, transposed = false>
+gpu.module @m {
+  func.func private @k() attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %a = attn_block.local_alloc : !attn_block.smem<64x64xbf16, #nv64>
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.local_load': wgmma descriptors are lowered for 2-D 16-bit buffers in the 128-byte swizzle
+    %at = attn_block.local_load %a : !attn_block.smem<64x64xbf16, #nv64> -> tensor<64x64xbf16, #nv64>
+    return
+  }
+}
+
+// -----
+
+// A warpgroup's accumulator covers 16 rows per warp.
+#wg = #attn_block.mma<version = 3, warpsPerCTA = [4, 1], instrShape = [64, 64, 16]>
+gpu.module @m {
+  func.func private @k(%x: f32) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    // CHECK: error: attn-block-to-gpu cannot lower 'tensor.splat': layout #attn_block.mma<version = 3{{.*}}: a wgmma (mma version 3) tile must have 16 * warps rows
+    %acc = tensor.splat %x : tensor<128x64xf32, #wg>
+    return
+  }
+}
+
+// -----
+
+// cp.async into nvmma_shared: the 128-byte swizzle of 64-column panels.
+#nv = #attn_block.nvmma_shared<swizzleBytes = 128, transposed = false>
+gpu.module @m {
+  func.func private @k(%src: memref<?x?x?x32xbf16>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %c0 = arith.constant 0 : index
+    %a = attn_block.local_alloc : !attn_block.smem<64x32xbf16, #nv>
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.async_copy': cp.async into #attn_block.nvmma_shared is lowered for the 128-byte swizzle of 16-bit tiles of 8 * k rows and 64 * n columns
+    %t = attn_block.async_copy %src[%c0, %c0, %c0, %c0] dims [2, 3] padding 0.0 into %a : memref<?x?x?x32xbf16> -> !attn_block.smem<64x32xbf16, #nv>
     return
   }
 }

@@ -44,6 +44,7 @@ struct Case {
   std::string scale = "";     // "scale 1.000000e-01"
   int64_t Dv = 0;             // v's head dim (0: D)
   double fLo = 0.9;           // forget gates f in (fLo, 1)
+  int64_t S = 0;              // keys (0: T); S > T: queries are the last T
 };
 
 void PrintTo(const Case &c, std::ostream *os) {
@@ -55,7 +56,19 @@ void PrintTo(const Case &c, std::ostream *os) {
       << (c.gateAttrs.empty() ? "" : " " + c.gateAttrs)
       << (c.scale.empty() ? "" : " " + c.scale)
       << (c.Dv ? " Dv=" + std::to_string(c.Dv) : "")
-      << (c.fLo != 0.9 ? " f>" + std::to_string(c.fLo) : "");
+      << (c.fLo != 0.9 ? " f>" + std::to_string(c.fLo) : "")
+      << (c.S ? " S=" + std::to_string(c.S) : "");
+}
+
+/// The last `t` rows (dim 2) of a [B, H, S, D] tensor.
+Tensor lastRows(const Tensor &x, int64_t t) {
+  const int64_t b = x.dim(0), h = x.dim(1), s = x.dim(2), d = x.dim(3);
+  std::vector<double> data;
+  data.reserve(b * h * t * d);
+  for (int64_t bh = 0; bh < b * h; ++bh)
+    data.insert(data.end(), x.data.begin() + (bh * s + s - t) * d,
+                x.data.begin() + (bh * s + s) * d);
+  return Tensor({b, h, t, d}, std::move(data));
 }
 
 std::string programFor(const Case &c) {
@@ -133,11 +146,17 @@ void randomCase(const Case &c, Parsed &p, uint64_t seed,
   attn::ref::RandomSpec spec;
   spec.batch = c.B;
   spec.heads = c.H;
-  spec.seqLen = c.T;
+  spec.seqLen = c.S ? c.S : c.T;
   spec.fLo = c.fLo;
   spec.seed = seed;
   auto ins = attn::ref::randomInputs(p.main(), spec);
   ASSERT_TRUE(static_cast<bool>(ins)) << llvm::toString(ins.takeError());
+  // T < S: q keeps the last T positions of the S drawn (plain only: gates
+  // and rope would need their own rows).
+  if (c.S && c.S != c.T) {
+    ASSERT_EQ(c.variant, "plain") << "T < S cases are plain attention";
+    (*ins)[0] = lastRows((*ins)[0], c.T);
+  }
   std::vector<Tensor> rounded;
   for (auto [i, t] : llvm::enumerate(*ins)) {
     DType dt = t.shape.size() == 4 ? c.dtype : DType::F32;
@@ -178,13 +197,20 @@ TEST_P(GpuAttention, MatchesOracle) {
     shapes = {{"sm_90a", 4, 0, 64, 0},  {"sm_90a", 8, 0, 128, 0},
               {"sm_90a", 4, 0, 64, 1},  {"sm_90a", 8, 0, 64, 1},
               {"sm_90a", 8, 0, 128, 1}, {"sm_90", 4, 1, 64, 0}};
-  // Plain attention also through the block program (lowering=block:
-  // mma.sync only, so sm_90 rather than sm_90a on sm_90 devices).
+  // Plain attention also through the block program (lowering=block): on
+  // sm_90 devices its mma.sync form (sm_90) and its wgmma form (sm_90a, one
+  // warpgroup with 64-key tiles and two with 128-key tiles).
   if (c.variant == "plain") {
     attn::GpuKernelOptions block;
     block.chip = engine->gpuArch() == "sm_90" ? "sm_90" : "";
     block.lowering = "block";
     shapes.push_back(block);
+    if (engine->gpuArch() == "sm_90")
+      for (auto [warps, blockN] : {std::pair{4, 64}, std::pair{8, 128}}) {
+        attn::GpuKernelOptions wg{"sm_90a", warps, 0, blockN, 0};
+        wg.lowering = "block";
+        shapes.push_back(wg);
+      }
   }
   for (const attn::GpuKernelOptions &shape : shapes) {
     attn::CompileOptions opts;
@@ -253,6 +279,13 @@ std::vector<Case> cases() {
     v.push_back(e);
     v.push_back({"plain", 1, 8, 2, 600, 128, DType::F16,
                  "mask sliding_window window 256"});
+    // T < S (decode / chunked prefill): queries are the last T positions.
+    Case f{"plain", 2, 4, 2, 70, 64, DType::BF16};
+    f.S = 333;
+    v.push_back(f);
+    Case g{"plain", 1, 2, 2, 1, 128, DType::F16};
+    g.S = 257;
+    v.push_back(g);
   }
   // FoX with the key term in the product (sm_90a: GpuPlan::gateInMma, the
   // form every FoX head dim takes there): strong gates (the bias spans
@@ -286,7 +319,8 @@ std::string caseName(const ::testing::TestParamInfo<Case> &info) {
                   (c.gateAttrs.empty() ? "" : "_scaledgate") +
                   (c.Dv ? "_Dv" + std::to_string(c.Dv) : "") +
                   (c.fLo != 0.9 ? "_strongf" : "") +
-                  (c.scale.empty() ? "" : "_scale");
+                  (c.scale.empty() ? "" : "_scale") +
+                  (c.S ? "_S" + std::to_string(c.S) : "");
   return llvm::formatv("{0}_B{1}H{2}Hk{3}_T{4}_D{5}_{6}{7}{8}", c.variant, c.B,
                        c.H, c.Hk, c.T, c.D,
                        c.dtype == DType::F16 ? "f16" : "bf16", m, x)

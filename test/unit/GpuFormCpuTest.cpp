@@ -6,16 +6,18 @@
 // flash-gpu-form.mlir) goes through attn-to-cpu, whose
 // attn-block-strip-gpu gives every GPU op its sequential meaning, and runs;
 // the result is checked against the fp64 oracle of the attn.attention the
-// kernel implements, on fresh random inputs (seeds in the messages).
-//
-// The second half runs the GPU form that attn-to-block{target=sm_90}
-// generates (passes/lib/FlashToBlockGpu.cpp) the same way, over the masks
-// and the tile-boundary cases its masked / unmasked key tiles distinguish.
+// kernel implements, on fresh random inputs (seeds in the messages). The
+// same for the forms attn-to-block generates (sm_90 mma.sync, sm_90a
+// wgmma), also over every mask and the tile boundaries where its masked
+// and unmasked key tiles meet.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ExecutionHelpers.h"
+
 #include "attn/Passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
 
 namespace {
 
@@ -36,12 +38,32 @@ std::string gpuFormKernel() {
   return ss.str();
 }
 
-std::shared_ptr<attn::Kernel> compileGpuForm() {
-  std::string src = gpuFormKernel();
-  EXPECT_FALSE(src.empty()) << "test/passes/Inputs/flash-gpu-form.mlir";
+/// The flash kernel attn-to-block builds for `target` from `attention` (the
+/// sm_90a one: wgmma layouts, nvmma_shared buffers, proxy fences), as text.
+std::string generatedGpuForm(const std::string &target,
+                             const std::string &attention = kAttention) {
+  Program p(attention);
+  if (!p.module)
+    return "";
+  mlir::PassManager pm(&p.ctx);
+  mlir::attn::AttnToBlockOptions options;
+  options.target = target;
+  pm.addPass(mlir::attn::createAttnToBlock(options));
+  if (mlir::failed(pm.run(*p.module)))
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  p.module->print(os);
+  return text;
+}
+
+std::shared_ptr<attn::Kernel>
+compileGpuForm(const std::string &src = gpuFormKernel(),
+               const std::string &name = "flash-gpu-form.mlir") {
+  EXPECT_FALSE(src.empty()) << name;
   attn::CompileOptions options;
   options.pipeline = attn::Pipeline::Fused;
-  auto kernel = engine().compile(src, options, "flash-gpu-form.mlir");
+  auto kernel = engine().compile(src, options, name);
   if (!kernel) {
     ADD_FAILURE() << llvm::toString(kernel.takeError());
     return nullptr;
@@ -72,12 +94,9 @@ struct Shape {
   int64_t b, hq, hk, t, s;
 };
 
-TEST(GpuFormOnCpu, FlashKernelMatchesOracle) {
-  std::shared_ptr<attn::Kernel> kernel = compileGpuForm();
-  ASSERT_TRUE(kernel);
+void expectMatchesOracle(attn::Kernel &kernel, uint64_t seed) {
   Program reference(kAttention);
   ASSERT_TRUE(reference.module);
-  uint64_t seed = 2600;
   // One tile and a partial one, GQA over several tiles, T < S (queries are
   // the last T positions, the first query tile starts mid-way), one tile.
   for (Shape c : std::vector<Shape>{{1, 2, 2, 100, 100},
@@ -88,7 +107,7 @@ TEST(GpuFormOnCpu, FlashKernelMatchesOracle) {
     std::vector<Tensor> ins = inputs(c.b, c.hq, c.hk, c.t, c.s, seed);
     auto ref = attn::ref::evaluate(reference.main(), ins);
     ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-    Tensor got = runBf16(*kernel, ins);
+    Tensor got = runBf16(kernel, ins);
     ASSERT_EQ(got.shape, ref->shape);
     std::string what = "B " + std::to_string(c.b) + " Hq " +
                        std::to_string(c.hq) + " Hk " + std::to_string(c.hk) +
@@ -100,27 +119,28 @@ TEST(GpuFormOnCpu, FlashKernelMatchesOracle) {
   }
 }
 
-/// The GPU form attn-to-block generates for `attention` (one entry @main
-/// with an attn.attention), printed so that the engine compiles it as a
-/// hand-written kernel: on the CPU, attn-block-strip-gpu gives it meaning.
-std::string generatedGpuForm(const std::string &attention) {
-  Program p(attention);
-  if (!p.module)
-    return "";
-  mlir::PassManager pm(&p.ctx);
-  pm.addPass(mlir::attn::createAttnFuse());
-  mlir::attn::AttnToBlockOptions opts;
-  opts.target = "sm_90";
-  pm.addPass(mlir::attn::createAttnToBlock(opts));
-  if (mlir::failed(pm.run(*p.module)))
-    return "";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  p.module->print(os);
-  return text;
+TEST(GpuFormOnCpu, FlashKernelMatchesOracle) {
+  std::shared_ptr<attn::Kernel> kernel = compileGpuForm();
+  ASSERT_TRUE(kernel);
+  expectMatchesOracle(*kernel, 2600);
 }
 
-TEST(GpuFormOnCpu, GeneratedKernelMatchesOracle) {
+/// attn-to-block's own sm_90a (wgmma) form of the same attention: its
+/// in-place shared operands, accumulator layouts and row-slice conversions
+/// mean the same on the CPU.
+TEST(GpuFormOnCpu, GeneratedWgmmaKernelMatchesOracle) {
+  std::string src = generatedGpuForm("sm_90a");
+  ASSERT_NE(src.find("#attn_block.nvmma_shared"), std::string::npos) << src;
+  ASSERT_NE(src.find("attn_block.fence_async_shared"), std::string::npos);
+  std::shared_ptr<attn::Kernel> kernel =
+      compileGpuForm(src, "attn-to-block{target=sm_90a}");
+  ASSERT_TRUE(kernel);
+  expectMatchesOracle(*kernel, 2800);
+}
+
+/// The generated GPU forms (mma.sync and wgmma) over the masks and the
+/// tile-boundary cases that their masked / unmasked key tiles tell apart.
+TEST(GpuFormOnCpu, GeneratedKernelsOverMasks) {
   struct Case {
     const char *mask; // attn.attention's mask clause
     Shape shape;
@@ -128,8 +148,8 @@ TEST(GpuFormOnCpu, GeneratedKernelMatchesOracle) {
   // Causal over several tiles with a partial last one, T < S (the first
   // query tile starts mid-key-tile), no mask past a partial S, sliding
   // windows narrower than a tile and wider than two (the window's lower
-  // edge crosses tiles: the unmasked middle tiles are skipped by the
-  // mask's scf.if), GQA.
+  // edge crosses tiles: the unmasked middle tiles skip the mask's scf.if),
+  // GQA.
   const std::vector<Case> cases = {
       {"", {1, 2, 2, 200, 200}},
       {"", {1, 2, 1, 37, 150}},
@@ -139,37 +159,36 @@ TEST(GpuFormOnCpu, GeneratedKernelMatchesOracle) {
       {"mask sliding_window window 150", {1, 2, 1, 333, 333}},
   };
   uint64_t seed = attn::ref::freshSeed();
-  for (const Case &c : cases) {
-    ++seed;
-    std::string attention = kAttention;
-    if (*c.mask) {
-      size_t at = attention.find(" : (tensor");
-      attention.insert(at, std::string(" ") + c.mask);
+  for (const char *target : {"sm_90", "sm_90a"})
+    for (const Case &c : cases) {
+      ++seed;
+      std::string attention = kAttention;
+      if (*c.mask)
+        attention.insert(attention.find(" : (tensor"),
+                         std::string(" ") + c.mask);
+      std::string src = generatedGpuForm(target, attention);
+      ASSERT_NE(src.find("attn_block.async_copy"), std::string::npos)
+          << target << "\n"
+          << attention;
+      std::shared_ptr<attn::Kernel> kernel = compileGpuForm(
+          src, std::string("attn-to-block{target=") + target + "}");
+      ASSERT_TRUE(kernel);
+      Program reference(attention);
+      ASSERT_TRUE(reference.module);
+      const Shape &sh = c.shape;
+      std::vector<Tensor> ins = inputs(sh.b, sh.hq, sh.hk, sh.t, sh.s, seed);
+      auto ref = attn::ref::evaluate(reference.main(), ins);
+      ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+      Tensor got = runBf16(*kernel, ins);
+      ASSERT_EQ(got.shape, ref->shape);
+      std::string what =
+          std::string(target) + ", " + (*c.mask ? c.mask : "causal") + ", B " +
+          std::to_string(sh.b) + " Hq " + std::to_string(sh.hq) + " Hk " +
+          std::to_string(sh.hk) + " T " + std::to_string(sh.t) + " S " +
+          std::to_string(sh.s) + ", seed " + std::to_string(seed);
+      EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3) << what;
+      EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2) << what;
     }
-    std::string src = generatedGpuForm(attention);
-    ASSERT_FALSE(src.empty()) << attention;
-    ASSERT_NE(src.find("attn_block.async_copy"), std::string::npos) << src;
-    attn::CompileOptions options;
-    options.pipeline = attn::Pipeline::Fused;
-    auto kernel = engine().compile(src, options, "generated-gpu-form.mlir");
-    ASSERT_TRUE(static_cast<bool>(kernel))
-        << llvm::toString(kernel.takeError());
-    Program reference(attention);
-    ASSERT_TRUE(reference.module);
-    const Shape &sh = c.shape;
-    std::vector<Tensor> ins = inputs(sh.b, sh.hq, sh.hk, sh.t, sh.s, seed);
-    auto ref = attn::ref::evaluate(reference.main(), ins);
-    ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-    Tensor got = runBf16(**kernel, ins);
-    ASSERT_EQ(got.shape, ref->shape);
-    std::string what = std::string(*c.mask ? c.mask : "causal") + ", B " +
-                       std::to_string(sh.b) + " Hq " + std::to_string(sh.hq) +
-                       " Hk " + std::to_string(sh.hk) + " T " +
-                       std::to_string(sh.t) + " S " + std::to_string(sh.s) +
-                       ", seed " + std::to_string(seed);
-    EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3) << what;
-    EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2) << what;
-  }
 }
 
 /// The last key reaches the last query only: changing it changes the last

@@ -112,6 +112,19 @@ def AttnBlock_BarrierOp : AttnBlock_Op<"barrier", []> {
   let assemblyFormat = "attr-dict";
 }
 
+def AttnBlock_FenceAsyncSharedOp : AttnBlock_Op<"fence_async_shared", []> {
+  let summary = "makes this thread's shared-memory writes visible to wgmma";
+  let description = [{
+    fence.proxy.async.shared::cta: the shared-memory writes this thread has
+    made through the generic proxy (stores, and cp.async copies once an
+    `async_wait` covers them) become visible to the async proxy, which
+    wgmma (a `dot` reading an `#attn_block.nvmma_shared` tile) and TMA read
+    through. A barrier after it publishes every thread's writes: wait,
+    fence, barrier, then the warpgroup MMA.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 def AttnBlock_ConvertLayoutOp : AttnBlock_Op<"convert_layout", [Pure]> {
   let summary = "the same tile in another register layout";
   let description = [{

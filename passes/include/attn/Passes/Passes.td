@@ -102,7 +102,7 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
            "rows per program and the keys per step of its walk)">,
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
            "cpu (tiles without layouts, for attn-block-to-cpu) or a GPU "
-           "chip (sm_80, sm_90): the flash kernel in the GPU form, with "
+           "chip (sm_80, sm_90, sm_90a): the flash kernel in the GPU form, with "
            "layouts, shared buffers and a cp.async pipeline, for "
            "attn-block-to-gpu; block-m is then 16 * 4 warps">,
   ];

@@ -1,0 +1,212 @@
+//===- DotToWgmma.cpp - warpgroup MMA (sm_90a) from shared descriptors ----===//
+//
+// A dot whose accumulator has an mma version 3 layout is wgmma: per
+// warpgroup (warps 4g .. 4g + 3 own rows [64 g, 64 g + 64)) one
+// wgmma.mma_async m64nNk16 per 16 of K, f32 accumulators in the v2 register
+// order (LayoutUtils.h), emitted with Wgmma.h's inline PTX:
+//
+//   wgmma.fence      passes the accumulators and register A fragments
+//                    written since the last wgmma through, so that LLVM
+//                    keeps their writes before it;
+//   mma_async x K/16 A: the register A operand (the P of P V: packed pairs
+//                    of the A layout) or a K-major shared tile; B: a shared
+//                    tile, K-major when the dot is transpose_b (K of
+//                    Q K^T, stored [N, K]) else N-major (V, stored [K, N]);
+//   commit, wait 0   the result registers pass through the wait, so no
+//                    read of them moves above it.
+//
+// A shared operand is a local_load into an #attn_block.nvmma_shared tile,
+// which reads nothing: it stands for its buffer (the type converter makes
+// it the buffer's (memref, element offset)), and the dot builds the 64-bit
+// matrix descriptor from the buffer's shared address. The buffers are in
+// the 128-byte swizzle (LayoutUtils.h: width / 64 panels of [rows][64] on
+// 1024-byte bounds), so
+//
+//   K-major (A [M, K], B [N, K]): LBO unused (16), SBO 1024 (8 rows of
+//     128 bytes); step ks starts (ks / 4) * rows * 128 + (ks % 4) * 32
+//     bytes in (panel ks / 4, 32 bytes per k16 within it);
+//   N-major (B [K, N]): LBO rows * 128 (the next 64 columns: the next
+//     panel), SBO 1024; step ks starts 16 * 128 * ks bytes in.
+//
+// An accumulator that is a splat of 0.0 is not read: the first mma_async
+// runs with scale-d = 0 (D = A B), as the direct sm_90a kernel does.
+// fence_async_shared is fence.proxy.async.shared::cta.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BlockToGPU.h"
+#include "LayoutUtils.h"
+#include "Wgmma.h"
+
+#include "attn/Dialect/AttnBlockDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::blockgpu;
+namespace blk = mlir::attn_block;
+
+namespace {
+
+bool inShared(Value tile) {
+  return isa<blk::NvmmaSharedLayoutAttr>(
+      cast<RankedTensorType>(tile.getType()).getEncoding());
+}
+
+/// Whether `acc` is a splat of +0.0 (D = A B needs no accumulator).
+bool isZeroSplat(Value acc) {
+  auto splat = acc.getDefiningOp<tensor::SplatOp>();
+  FloatAttr f;
+  return splat && matchPattern(splat.getInput(), m_Constant(&f)) &&
+         f.getValue().isPosZero();
+}
+
+struct LocalLoadInPlace : OpConversionPattern<blk::LocalLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::LocalLoadOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    if (!inShared(op.getResult()))
+      return rw.notifyMatchFailure(op, "not a tile read in place");
+    rw.replaceOpWithMultiple(op, {adaptor.getBuffer()});
+    return success();
+  }
+};
+
+struct FenceToProxyAsync : OpConversionPattern<blk::FenceAsyncSharedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::FenceAsyncSharedOp op, OpAdaptor,
+                                ConversionPatternRewriter &rw) const override {
+    wgmma::fenceProxyAsync(rw, op.getLoc());
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct DotToWgmmaPattern : OpConversionPattern<blk::DotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::DotOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto accType = op.getAcc().getType();
+    auto mma = dyn_cast_or_null<blk::MmaLayoutAttr>(accType.getEncoding());
+    if (!mma || mma.getVersion() != 3)
+      return rw.notifyMatchFailure(op, "wgmma accumulators only");
+    if (std::string why = unsupportedWgmmaReason(op); !why.empty())
+      return rw.notifyMatchFailure(op, why);
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rw, loc, v);
+    };
+    auto aType = op.getA().getType(), bType = op.getB().getType();
+    const int64_t n = accType.getDimSize(1), kt = aType.getDimSize(1) / 16;
+    const bool half = aType.getElementType().isF16();
+    const int64_t eltBytes = 2;
+    // Shared address (bytes) of a tile read in place.
+    auto address = [&](ValueRange view) -> Value {
+      Value base =
+          memref::ExtractAlignedPointerAsIndexOp::create(rw, loc, view[0]);
+      return arith::AddIOp::create(
+          rw, loc, base, arith::MulIOp::create(rw, loc, view[1], c(eltBytes)));
+    };
+    Value warp = warpAndLane(rw, loc).first;
+    // This warpgroup's A rows: 64 rows of 128 bytes into each panel.
+    Value groupRows = arith::MulIOp::create(
+        rw, loc, arith::DivUIOp::create(rw, loc, warp, c(4)), c(64 * 128));
+
+    // Registers written since the last wgmma: the accumulators (unless D
+    // = A B) and the A fragments, packed pairs.
+    const bool zeroAcc = isZeroSplat(op.getAcc());
+    SmallVector<Value> regs;
+    if (!zeroAcc)
+      regs.append(adaptor.getAcc().begin(), adaptor.getAcc().end());
+    const size_t nAcc = regs.size();
+    Value descA;
+    if (inShared(op.getA())) {
+      descA = wgmma::descriptor(
+          rw, loc,
+          arith::AddIOp::create(rw, loc, address(adaptor.getA()), groupRows),
+          16, 1024);
+    } else {
+      ValueRange a = adaptor.getA();
+      Type elt = aType.getElementType();
+      auto i32v = VectorType::get({1}, rw.getI32Type());
+      for (size_t i = 0; i + 1 < a.size(); i += 2) {
+        Value pair = vector::FromElementsOp::create(
+            rw, loc, VectorType::get({2}, elt), ValueRange{a[i], a[i + 1]});
+        Value cast = vector::BitCastOp::create(rw, loc, i32v, pair);
+        regs.push_back(vector::ExtractOp::create(rw, loc, cast, 0));
+      }
+    }
+    regs = wgmma::fence(rw, loc, regs);
+    SmallVector<Value> acc(regs.begin(), regs.begin() + nAcc);
+    ArrayRef<Value> aRegs = ArrayRef<Value>(regs).drop_front(nAcc);
+
+    const bool kMajorB = op.getTransposeB();
+    const int64_t bRows = bType.getDimSize(0);
+    Value descB = wgmma::descriptor(rw, loc, address(adaptor.getB()),
+                                    kMajorB ? 16 : bRows * 128, 1024);
+    const int64_t aRows = aType.getDimSize(0);
+    for (int64_t ks = 0; ks < kt; ++ks) {
+      auto kMajorStep = [&](int64_t rows) {
+        return (ks / 4) * rows * 128 + (ks % 4) * 32;
+      };
+      Value stepA =
+          descA ? wgmma::advance(rw, loc, descA, kMajorStep(aRows)) : Value();
+      Value stepB = wgmma::advance(rw, loc, descB,
+                                   kMajorB ? kMajorStep(bRows) : 16 * 128 * ks);
+      ArrayRef<Value> fragment =
+          descA ? ArrayRef<Value>() : aRegs.slice(4 * ks, 4);
+      acc = wgmma::mmaAsync(rw, loc, acc, n, half, fragment, stepA, stepB,
+                            /*transB=*/!kMajorB);
+    }
+    wgmma::commit(rw, loc);
+    // The A fragments must stay untouched until the wait too.
+    SmallVector<Value> pending = acc;
+    pending.append(aRegs.begin(), aRegs.end());
+    pending = wgmma::wait(rw, loc, pending, 0);
+    pending.truncate(acc.size());
+    rw.replaceOpWithMultiple(op, {pending});
+    return success();
+  }
+};
+
+} // namespace
+
+std::string mlir::attn::blockgpu::unsupportedWgmmaReason(blk::DotOp op) {
+  auto accType = op.getAcc().getType();
+  auto mma = cast<blk::MmaLayoutAttr>(accType.getEncoding());
+  auto aType = op.getA().getType(), bType = op.getB().getType();
+  Type e = aType.getElementType();
+  if ((!e.isBF16() && !e.isF16()) || bType.getElementType() != e ||
+      !accType.getElementType().isF32())
+    return "wgmma is lowered for bf16/f16 operands with f32 accumulators";
+  const int64_t n = accType.getDimSize(1);
+  if (n % 8 != 0 || n > 256 || mma.getInstrShape()[1] != n)
+    return "a wgmma accumulator [M, N] needs N a multiple of 8 up to 256 "
+           "and instrShape = [64, N, 16] (one m64nNk16 per k16 step)";
+  if (aType.getDimSize(1) % 16 != 0)
+    return "wgmma needs K a multiple of 16";
+  if (!inShared(op.getB()))
+    return "wgmma reads its B operand from shared memory (a local_load "
+           "into an #attn_block.nvmma_shared tile)";
+  if (!op.getB().getDefiningOp<blk::LocalLoadOp>() ||
+      (inShared(op.getA()) && !op.getA().getDefiningOp<blk::LocalLoadOp>()))
+    return "a shared wgmma operand must be a local_load of its buffer";
+  if (!inShared(op.getA())) {
+    auto d = dyn_cast<blk::DotOperandLayoutAttr>(aType.getEncoding());
+    if (!d || d.getOpIdx() != 0 || d.getKWidth() != 2)
+      return "a register A of wgmma must be #attn_block.dot_operand<opIdx = "
+             "0, kWidth = 2> of the accumulator's mma";
+  }
+  return "";
+}
+
+void mlir::attn::blockgpu::populateWgmmaPatterns(BlockTypeConverter &tc,
+                                                 RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<LocalLoadInPlace, FenceToProxyAsync, DotToWgmmaPattern>(tc, ctx);
+}
