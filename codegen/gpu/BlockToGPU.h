@@ -18,6 +18,7 @@
 
 namespace mlir::attn_block {
 class AsyncCopyOp;
+class LoadOp;
 class StoreOp;
 } // namespace mlir::attn_block
 
@@ -63,7 +64,10 @@ void populateDotPatterns(BlockTypeConverter &tc, RewritePatternSet &patterns,
                          const llvm::DenseSet<Operation *> &transposedLoads);
 /// Why `op` cannot be lowered by LoadStoreToGPU.cpp, or "".
 std::string unsupportedReason(attn_block::StoreOp op);
-/// LoadStoreToGPU.cpp: store of a tile in a register layout (bounds-masked).
+/// Why `op` cannot be lowered by LoadStoreToGPU.cpp, or "".
+std::string unsupportedReason(attn_block::LoadOp op);
+/// LoadStoreToGPU.cpp: store of a tile in a register layout (bounds-masked);
+/// load of a slice tile (a register per element, bounds-masked).
 void populateLoadStorePatterns(BlockTypeConverter &tc,
                                RewritePatternSet &patterns);
 

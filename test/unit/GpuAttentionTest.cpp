@@ -181,9 +181,10 @@ TEST_P(GpuAttention, MatchesOracle) {
     shapes = {{"sm_90a", 4, 0, 64, 0},  {"sm_90a", 8, 0, 128, 0},
               {"sm_90a", 4, 0, 64, 1},  {"sm_90a", 8, 0, 64, 1},
               {"sm_90a", 8, 0, 128, 1}, {"sm_90", 4, 1, 64, 0}};
-  // Plain attention also through the block program (lowering=block:
-  // mma.sync only, so sm_90 rather than sm_90a on sm_90 devices).
-  if (c.variant == "plain") {
+  // Every variant also through the block program (lowering=block:
+  // mma.sync only, so sm_90 rather than sm_90a on sm_90 devices; RoPE
+  // through the rope kernel on q and k, FoX reading the gate kernel's G).
+  {
     attn::GpuKernelOptions block;
     block.chip = engine->gpuArch() == "sm_90" ? "sm_90" : "";
     block.lowering = "block";

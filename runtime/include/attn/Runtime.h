@@ -78,7 +78,8 @@ struct GpuKernelOptions {
   /// -1 = $ATTN_GPU_PDL, else 1.
   int dependentLaunch = -1;
   /// "direct" (the C++-built attention kernel) or "block" (the block
-  /// program through attn-block-to-gpu: sm_80/sm_90, plain attention);
+  /// program through attn-block-to-gpu: sm_80/sm_90 mma.sync; plain,
+  /// RoPE, FoX, RoPE+FoX);
   /// "" = $ATTN_GPU_LOWERING, else "direct".
   std::string lowering;
 };
