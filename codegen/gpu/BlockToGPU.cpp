@@ -13,7 +13,9 @@
 // With `attn_block.abi = "attention"` it takes the direct attention
 // kernel's arguments (GpuPlan.h: flat q, k, v, o, G, then Hq, Hk, T, S), so
 // that the runtime launches either kernel the same way; the 4-D views of
-// the flat buffers are memref.reinterpret_casts, B = gridDim.y / Hq.
+// the flat buffers are memref.reinterpret_casts, B = gridDim.y / Hq. A
+// kernel (q, k, v, G, out) reads G as [B, Hq, S] (FoX); one of (q, k, v,
+// out) ignores it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,6 +128,8 @@ std::string unsupported(Operation *op,
     return unsupportedReason(copy, threads);
   if (auto st = dyn_cast<blk::StoreOp>(op))
     return unsupportedReason(st);
+  if (auto ld = dyn_cast<blk::LoadOp>(op))
+    return unsupportedReason(ld);
   if (auto cvt = dyn_cast<blk::ConvertLayoutOp>(op)) {
     if (!isRegisterIdentity(cast<RankedTensorType>(cvt.getInput().getType()),
                             cast<RankedTensorType>(cvt.getType())))
@@ -256,12 +260,21 @@ FailureOr<gpu::GPUFuncOp> makeGpuFunc(func::FuncOp fn, IRMapping &mapping) {
       mapping.map(from, to);
     return gf;
   }
-  if (abi.getValue() != "attention" || fn.getNumArguments() != 4)
+  const unsigned n = fn.getNumArguments();
+  if (abi.getValue() != "attention" || (n != 4 && n != 5))
     return fn.emitError("attn-block-to-gpu: unknown kernel ABI ")
-           << abi << " (expected \"attention\" with q, k, v, out)";
+           << abi << " (expected \"attention\" with q, k, v, [G,] out)";
+  // m: q, k, v, out (the ABI's first four buffers); G is fn's argument 3
+  // when there are five.
   SmallVector<MemRefType> m;
-  for (Type t : fn.getArgumentTypes())
-    m.push_back(cast<MemRefType>(t));
+  for (unsigned i : {0u, 1u, 2u, n - 1})
+    m.push_back(cast<MemRefType>(fn.getArgumentTypes()[i]));
+  MemRefType gType =
+      n == 5 ? cast<MemRefType>(fn.getArgumentTypes()[3]) : MemRefType();
+  if (gType && (gType.getRank() != 3 || !gType.getElementType().isF32()))
+    return fn.emitError("attn-block-to-gpu: the \"attention\" ABI's G is "
+                        "a [B, Hq, S] f32 memref, got ")
+           << gType;
   Type idx = b.getIndexType();
   auto flat = [](MemRefType t) {
     return MemRefType::get({ShapedType::kDynamic}, t.getElementType());
@@ -286,8 +299,11 @@ FailureOr<gpu::GPUFuncOp> makeGpuFunc(func::FuncOp fn, IRMapping &mapping) {
                        {batch, hk, s, dv},
                        {batch, hq, t, dv}};
   for (int i = 0; i < 4; ++i)
-    mapping.map(fn.getArgument(i),
+    mapping.map(fn.getArgument(i == 3 ? n - 1 : i),
                 view4d(eb, loc, entry.getArgument(i), m[i], sizes[i]));
+  if (gType)
+    mapping.map(fn.getArgument(3),
+                view4d(eb, loc, entry.getArgument(4), gType, {batch, hq, s}));
   return gf;
 }
 

@@ -21,6 +21,7 @@
 namespace mlir::attn_block {
 class AsyncCopyOp;
 class DotOp;
+class LoadOp;
 class StoreOp;
 } // namespace mlir::attn_block
 
@@ -82,7 +83,10 @@ void populateWgmmaPatterns(BlockTypeConverter &tc, RewritePatternSet &patterns);
 std::string unsupportedWgmmaReason(attn_block::DotOp op);
 /// Why `op` cannot be lowered by LoadStoreToGPU.cpp, or "".
 std::string unsupportedReason(attn_block::StoreOp op);
-/// LoadStoreToGPU.cpp: store of a tile in a register layout (bounds-masked).
+/// Why `op` cannot be lowered by LoadStoreToGPU.cpp, or "".
+std::string unsupportedReason(attn_block::LoadOp op);
+/// LoadStoreToGPU.cpp: store of a tile in a register layout (bounds-masked);
+/// load of a slice tile (a register per element, bounds-masked).
 void populateLoadStorePatterns(BlockTypeConverter &tc,
                                RewritePatternSet &patterns);
 

@@ -5,8 +5,13 @@
 // guarded per row (rows outside the memref are dropped; a thread's
 // registers sit on a few rows, so one scf.if covers each). Columns must lie
 // inside the memref statically (a tile as wide as the memref's static dim,
-// starting at column 0). Global loads into register layouts are not used by
-// the GPU form (tiles come through shared memory) and are refused.
+// starting at column 0).
+//
+// attn_block.load of a 1-D tile in a slice of an mma layout (FoX's G at a
+// tile's rows or keys): each register is one scalar load, or the padding
+// where its element lies outside the memref. Q, K and V tiles come through
+// shared memory (async_copy); other global loads into register layouts are
+// refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,7 +45,65 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
   return "";
 }
 
+std::string mlir::attn::blockgpu::unsupportedReason(blk::LoadOp op) {
+  auto type = op.getResult().getType();
+  if (type.getRank() != 1 || !isa<blk::SliceLayoutAttr>(type.getEncoding()))
+    return "global loads into register layouts are lowered for 1-D slice "
+           "tiles only (2-D tiles go through shared memory: async_copy)";
+  return "";
+}
+
 namespace {
+
+/// A 1-D slice tile: the elements the thread's registers stand for, one
+/// bounds-checked scalar load each (threads replicating an element load it
+/// alike).
+struct LoadSliceRegisters : OpConversionPattern<blk::LoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::LoadOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    std::string why = unsupportedReason(op);
+    auto type = op.getResult().getType();
+    auto map = registerMap(type, false, why);
+    if (!why.empty() || failed(map))
+      return rw.notifyMatchFailure(op, why);
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rw, loc, v);
+    };
+    Value base = adaptor.getBase().front();
+    SmallVector<Value> idx;
+    for (ValueRange v : adaptor.getIndices())
+      idx.push_back(v.front());
+    const int64_t dim = op.getDims()[0];
+    Value first = arith::AddIOp::create(rw, loc, idx[dim],
+                                        threadBase(rw, loc, type, false)[0]);
+    Value limit = memref::DimOp::create(rw, loc, base, dim);
+    Type elt = type.getElementType();
+    Value pad = arith::ConstantOp::create(
+        rw, loc, rw.getFloatAttr(elt, op.getPadding().convertToDouble()));
+    using P = arith::CmpIPredicate;
+    SmallVector<Value> regs;
+    for (const auto &o : map->offsets) {
+      Value pos = arith::AddIOp::create(rw, loc, first, c(o[0]));
+      Value ok = arith::AndIOp::create(
+          rw, loc, arith::CmpIOp::create(rw, loc, P::sge, pos, c(0)),
+          arith::CmpIOp::create(rw, loc, P::slt, pos, limit));
+      auto guard = scf::IfOp::create(rw, loc, TypeRange{elt}, ok, true);
+      OpBuilder::InsertionGuard g(rw);
+      rw.setInsertionPointToStart(guard.thenBlock());
+      SmallVector<Value> at = idx;
+      at[dim] = pos;
+      scf::YieldOp::create(
+          rw, loc, ValueRange{memref::LoadOp::create(rw, loc, base, at)});
+      rw.setInsertionPointToStart(guard.elseBlock());
+      scf::YieldOp::create(rw, loc, ValueRange{pad});
+      regs.push_back(guard.getResult(0));
+    }
+    rw.replaceOpWithMultiple(op, {regs});
+    return success();
+  }
+};
 
 struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -107,5 +170,5 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
 
 void mlir::attn::blockgpu::populateLoadStorePatterns(
     BlockTypeConverter &tc, RewritePatternSet &patterns) {
-  patterns.add<StoreRegisters>(tc, patterns.getContext());
+  patterns.add<StoreRegisters, LoadSliceRegisters>(tc, patterns.getContext());
 }

@@ -107,6 +107,13 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
             op.getW() || op.hasMTA() || op.getNorm()
                 ? std::string("PaTH and MTA kernels have no GPU form yet")
                 : checkFlashGpuSupport(op, tgt, blockN);
+        // The GPU form of RoPE reads q and k rotated by the rope prologue
+        // kernels, which only attn-attention-to-gpu{lowering=block}
+        // launches; FoX's G' comes from launchGatePrefix here.
+        if (bad.empty() && op.getRopeTheta())
+          bad = "RoPE in the GPU form reads q and k rotated by the rope "
+                "prologue kernels, which only "
+                "attn-attention-to-gpu{lowering=block} launches";
         if (!bad.empty()) {
           op.emitError() << "attn-to-block{target=" << tgt.name << "}: " << bad;
           signalPassFailure();

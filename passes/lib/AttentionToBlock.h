@@ -43,10 +43,20 @@ std::string checkFlashGpuSupport(AttentionOp op, const BlockTarget &target,
 
 /// The GPU-form flash kernel of `op` (layouts, shared buffers, cp.async
 /// pipeline; see FlashToBlockGpu.cpp) as a private function `name`
-/// (q, k, v, out) built at `mb`'s insertion point; the caller enters it in
-/// its symbol table. checkFlashGpuSupport must have accepted `op`.
+/// (q, k, v, [G' with FoX,] out) built at `mb`'s insertion point; the caller
+/// enters it in its symbol table. checkFlashGpuSupport must have accepted
+/// `op`. With RoPE, q and k must arrive rotated; with FoX, G' is the gate
+/// kernel's -gamma log2(e) cumsum(g) (GpuPlan.h).
 func::FuncOp buildFlashGpuKernel(AttentionOp op, OpBuilder &mb, StringRef name,
                                  const BlockTarget &target, int64_t blockN);
+
+/// For the GPU form of FoX in attn-to-block (no GPU prologue kernels
+/// there): a block kernel `<func>_gate_prefix` computing the gate
+/// kernel's G' = -gamma log2(e) cumsum(g) (GpuPlan.h; f64 sums, f32 out)
+/// per (batch, query head) row in `bn`-key tiles, launched at `b`; returns
+/// the G' buffer. FlashToBlockGpu.cpp.
+Value launchGatePrefix(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
+                       int64_t bn);
 
 /// cos/sin(p * theta^(-2i/R)) for every position p a query or key of `op`
 /// takes, [P, R/2] f32 tensors built on the host in f64 (positions reach

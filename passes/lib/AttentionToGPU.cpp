@@ -67,6 +67,7 @@ DictionaryAttr GpuPlan::toAttr(MLIRContext *ctx) const {
   i("window", window);
   f("scale", scale);
   i("dependent_launch", dependentLaunch);
+  i("block_program", blockProgram);
   return b.getDictionaryAttr(a);
 }
 
@@ -107,6 +108,7 @@ FailureOr<GpuPlan> GpuPlan::fromAttr(DictionaryAttr attr) {
   p.window = i("window");
   p.scale = f("scale");
   p.dependentLaunch = i("dependent_launch");
+  p.blockProgram = i("block_program");
   if (!ok)
     return failure();
   return p;
@@ -413,6 +415,7 @@ struct AttnAttentionToGPUPass
       }
       // lowering=block: the attention kernel is the flash kernel's GPU form.
       const bool block = lowering == "block";
+      plan->blockProgram = block;
       BlockTarget tgt;
       tgt.name = chip;
       tgt.gpu = true;

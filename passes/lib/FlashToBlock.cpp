@@ -162,9 +162,7 @@ void buildKernel(AttentionOp op, func::FuncOp kernel,
           Value gk = n.convert(n.load(g, {bIdx, h, j0}, {2}, {bn}), f64);
           Value gkCum =
               n.add(blk::ScanOp::create(nb, loc, gk), n.fill({bn}, state[3]));
-          Value bias = n.sub(n.bcast(gq, 1, bm, bn), n.bcast(gkCum, 0, bm, bn));
-          bias = n.mul(n.convert(bias, f32), n.splat({bm, bn}, f32, gateScale));
-          s = n.add(s, bias);
+          s = n.addFoxBias(s, gq, gkCum, gateScale);
           Value total = n.reduce(blk::ReduceKind::sum, n.bcast(gk, 0, 1, bn));
           carry = n.add(state[3],
                         tensor::ExtractOp::create(nb, loc, total, n.idx(0)));
@@ -301,6 +299,9 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
   for (Value v : tensors)
     args.push_back(bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,
                                                      /*read_only=*/true));
+  // The GPU form reads G' (the gate prologue's output), not g.
+  if (cfg.target.gpu && op.getG())
+    args[3] = launchGatePrefix(op, symbols, b, cfg.blockN);
   auto outType = bufferTypeOf(op.getResult());
   SmallVector<Value> dyn;
   Value bDim = tensor::DimOp::create(b, loc, op.getQ(), 0);

@@ -18,7 +18,14 @@
 //  * base-2 softmax: with a positive scale the row maxima are taken on the
 //    raw S and exp2(c s - c m) is one fma per score (c = scale * log2(e));
 //    masks only on the tiles that cross a bound (scf.if); O is stored from
-//    the accumulator layout.
+//    the accumulator layout;
+//  * FoX: the gate prologue kernel's G' = -gamma log2(e) cumsum(g) (f32,
+//    [B, Hq, S], GpuPlan.h) is the kernel argument after v; G' at the
+//    block's query rows is loaded once into the row slice, G' at each key
+//    tile's keys into the column slice, and the bias G'_j - G'_i joins S
+//    through TileBuilder::addFoxBias, the construction of the CPU form;
+//  * RoPE: the rope prologue kernels rotate q and k (GpuPlan::blockProgram),
+//    so the kernel reads rotated tiles and has nothing to add.
 //
 // For sm_90a (warpgroup MMA, makeWgmmaLayouts) the same kernel with other
 // layouts: Q, K, V buffers are #nvmma_shared<swizzleBytes = 128> and the
@@ -29,14 +36,13 @@
 // register A operand of P V; a fence_async_shared before each barrier that
 // publishes copies makes them visible to wgmma.
 //
-// RoPE and FoX are not in this form yet: checkFlashGpuSupport refuses them.
-//
 //===----------------------------------------------------------------------===//
 
 #include "AttentionToBlock.h"
 #include "BlockTarget.h"
 #include "TileBuilder.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -157,6 +163,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   Block &body = kernel.getBody().front();
   Value q = body.getArgument(0), k = body.getArgument(1),
         v = body.getArgument(2), out = body.getArguments().back();
+  // FoX: G' (see the file comment), indexed [b, h, position].
+  Value gPrefix = op.getG() ? body.getArgument(3) : Value();
   auto qType = cast<MemRefType>(q.getType());
   int64_t d = qType.getDimSize(3);
   int64_t dv = cast<MemRefType>(v.getType()).getDimSize(3);
@@ -221,6 +229,14 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   Value qa =
       blk::LocalLoadOp::create(b, loc, g.tile({bm, d}, elt, L.qLoad), sQ);
   Value rows = blk::IotaOp::create(b, loc, g.tile({bm}, i64, L.row), qPos0);
+  // G' at the query rows; rows before position 0 (mask none, T > S) read
+  // 0, the empty prefix, as in the CPU form.
+  auto loadG = [&](OpBuilder &ob, Value pos, int64_t n, Attribute enc) {
+    return blk::LoadOp::create(ob, loc, g.tile({n}, f32, enc), gPrefix,
+                               ValueRange{bIdx, h, pos},
+                               ob.getDenseI64ArrayAttr({2}), zeroPad);
+  };
+  Value gRows = gPrefix ? loadG(b, qPos0, bm, L.row) : Value();
 
   // Masks: keys past S, and the causal / window bounds. Only the tiles
   // that cross one of them pay for the per-score compare and select (an
@@ -270,7 +286,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   // the scale folds into the exponent's fma, as FlashAttention does: one
   // multiply per score less than scaling S first.
   const double c = op.getScaleOrDefault() * log2e;
-  const bool rawMax = c > 0;
+  // FoX's bias is in the units of c S, so with a gate S is scaled first.
+  const bool rawMax = c > 0 && !gPrefix;
 
   SmallVector<Value> init = {g.splatF(rowTile, -inf), g.splatF(rowTile, 0.0),
                              g.splatF(accTile, 0.0), c0};
@@ -291,6 +308,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
                                      ng.splatF(sTile, 0.0), nb.getUnitAttr());
         if (!rawMax)
           s = n.mul(s, ng.splatF(sTile, c));
+        // FoX: gamma log2(e) (G_i - G_j) = G'_j - G'_i.
+        if (gPrefix)
+          s = n.addFoxBias(s, gRows, loadG(nb, j0, bn, L.col), -1.0);
         s = maskTile(nb, j0, s);
         // Online softmax (see FlashToBlock.cpp), m in the units of s.
         Value mNew = n.maxf(m, ng.reduce(blk::ReduceKind::max, s, L.row));
@@ -347,11 +367,6 @@ std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
            "query rows: warps 4 or 8 and m-tiles 1, got warps " +
            std::to_string(target.warps) + ", m-tiles " +
            std::to_string(target.mTiles);
-  if (op.getRopeTheta())
-    return "RoPE is not in the GPU form of the block program yet";
-  if (op.getG())
-    return "FoX (a forget gate) is not in the GPU form of the block "
-           "program yet";
   auto q = cast<ShapedType>(op.getQ().getType());
   Type e = q.getElementType();
   if (!e.isBF16() && !e.isF16())
@@ -377,13 +392,74 @@ std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
   return "";
 }
 
+Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
+                                   OpBuilder &b, int64_t bn) {
+  Location loc = op.getLoc();
+  Value g = op.getG();
+  auto gType = cast<RankedTensorType>(g.getType());
+  auto outType = MemRefType::get(gType.getShape(), b.getF32Type());
+  func::FuncOp kernel =
+      createBlockKernel(op, symbols, "gate_prefix", {bufferTypeOf(g), outType});
+  {
+    OpBuilder kb = OpBuilder::atBlockBegin(&kernel.getBody().front());
+    TileBuilder t(kb, loc);
+    Value gm = kernel.getArgument(0), gp = kernel.getArgument(1);
+    Value row = blk::ProgramIdOp::create(kb, loc, 0);
+    Value hq = memref::DimOp::create(kb, loc, gm, 1);
+    Value sLen = memref::DimOp::create(kb, loc, gm, 2);
+    Value bIdx = arith::DivUIOp::create(kb, loc, row, hq);
+    Value h = arith::RemUIOp::create(kb, loc, row, hq);
+    const double toG = -(op.getGateScaled() ? op.getScaleOrDefault() : 1.0) *
+                       1.4426950408889634;
+    Type f64 = kb.getF64Type();
+    scf::ForOp::create(
+        kb, loc, t.idx(0), sLen, t.idx(bn),
+        ValueRange{arith::ConstantOp::create(kb, loc, kb.getF64FloatAttr(0))},
+        [&](OpBuilder &nb, Location, Value j0, ValueRange carry) {
+          TileBuilder n(nb, loc);
+          Value gt = n.convert(n.load(gm, {bIdx, h, j0}, {2}, {bn}), f64);
+          Value cum =
+              n.add(blk::ScanOp::create(nb, loc, gt), n.fill({bn}, carry[0]));
+          Value out =
+              n.convert(n.mul(cum, n.splat({bn}, f64, toG)), nb.getF32Type());
+          blk::StoreOp::create(nb, loc, out, gp, ValueRange{bIdx, h, j0},
+                               nb.getDenseI64ArrayAttr({2}));
+          Value total = n.reduce(blk::ReduceKind::sum, n.bcast(gt, 0, 1, bn));
+          scf::YieldOp::create(
+              nb, loc,
+              ValueRange{n.add(carry[0], tensor::ExtractOp::create(
+                                             nb, loc, total, n.idx(0)))});
+        });
+    func::ReturnOp::create(kb, loc);
+  }
+  SmallVector<Value> dyn;
+  for (int64_t i = 0; i < 3; ++i)
+    if (outType.isDynamicDim(i))
+      dyn.push_back(tensor::DimOp::create(b, loc, g, i));
+  Value out = memref::AllocOp::create(b, loc, outType, dyn);
+  Value rows =
+      arith::MulIOp::create(b, loc, tensor::DimOp::create(b, loc, g, 0),
+                            tensor::DimOp::create(b, loc, g, 1));
+  Value in = bufferization::ToBufferOp::create(b, loc, bufferTypeOf(g), g,
+                                               /*read_only=*/true);
+  blk::LaunchOp::create(b, loc, kernel.getName(), rows,
+                        arith::ConstantIndexOp::create(b, loc, 1),
+                        ValueRange{in, out});
+  return out;
+}
+
 func::FuncOp mlir::attn::buildFlashGpuKernel(AttentionOp op, OpBuilder &mb,
                                              StringRef name,
                                              const BlockTarget &target,
                                              int64_t blockN) {
   SmallVector<Type> argTypes;
-  for (Value v : {op.getQ(), op.getK(), op.getV(), op.getResult()})
+  for (Value v : {op.getQ(), op.getK(), op.getV()})
     argTypes.push_back(bufferTypeOf(v));
+  // FoX: the gate kernel's G' [B, Hq, S], f32 whatever g's type.
+  if (Value g = op.getG())
+    argTypes.push_back(MemRefType::get(cast<ShapedType>(g.getType()).getShape(),
+                                       mb.getF32Type()));
+  argTypes.push_back(bufferTypeOf(op.getResult()));
   auto kernel = func::FuncOp::create(mb, op.getLoc(), name,
                                      mb.getFunctionType(argTypes, {}));
   kernel.setPrivate();

@@ -118,6 +118,35 @@ public:
     return blk::BroadcastOp::create(
         b, loc, RankedTensorType::get({rows, cols}, elt), t, axis);
   }
+  /// A tile of `type` (a layout included) filled with `v`: tensor.splat
+  /// where the type has a layout (the GPU form writes its tile constants
+  /// so), else as fill() does.
+  Value splatLike(RankedTensorType type, double v) {
+    Value c = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(type.getElementType(), v));
+    if (type.getEncoding())
+      return tensor::SplatOp::create(b, loc, type, c);
+    return fill(type.getShape(), c);
+  }
+  /// s + scale * (G_i - G_j): FoX's bias on the score tile `s` [M, N] (f32,
+  /// base-2 logits) from G at its rows (`gi` [M]) and keys (`gj` [N]). The
+  /// difference is taken in G's type (f64 keeps the digits that cancel) and
+  /// then rounded to f32; tiles keep s's layout (in the GPU form gi and gj
+  /// are s's row and column slices). A scale of 1 or -1 multiplies nothing.
+  Value addFoxBias(Value s, Value gi, Value gj, double scale) {
+    auto sType = cast<RankedTensorType>(s.getType());
+    auto gType =
+        sType.clone(cast<RankedTensorType>(gi.getType()).getElementType());
+    Value colG = blk::BroadcastOp::create(b, loc, gType, gj, 0);
+    Value rowG = blk::BroadcastOp::create(b, loc, gType, gi, 1);
+    Value bias = scale == -1.0 ? sub(colG, rowG) : sub(rowG, colG);
+    Value factor =
+        scale == 1.0 || scale == -1.0 ? Value() : splatLike(sType, scale);
+    bias = convert(bias, sType.getElementType());
+    if (factor)
+      bias = mul(bias, factor);
+    return add(s, bias);
+  }
   Value iota(Value start, int64_t n) {
     return blk::IotaOp::create(
         b, loc, RankedTensorType::get({n}, b.getI64Type()), start);

@@ -2,12 +2,9 @@
 // and the layout or feature, never a crash.
 //
 // RUN: not attn-opt %s --split-input-file --attn-block-to-gpu 2>&1 | FileCheck %s
-// RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=block" 2>&1 | FileCheck %s --check-prefix=PASS
-// RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=block chip=sm_90a" 2>&1 | FileCheck %s --check-prefix=WGMMA
 // RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=bogus" 2>&1 | FileCheck %s --check-prefix=BOGUS
 // RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=block chip=sm_90a overlap=true" 2>&1 | FileCheck %s --check-prefix=OVERLAP
 
-// WGMMA: error: attn-attention-to-gpu{lowering=block}: RoPE is not in the GPU form of the block program yet (lowering=direct builds it)
 // BOGUS: GPU option lowering must be direct or block, got 'bogus'
 // OVERLAP: error: attn-attention-to-gpu{lowering=block}: overlap=true (S_{j+1} and P_j V_j in flight together) is not in the GPU form of the block program yet (lowering=direct builds it)
 
@@ -103,7 +100,30 @@ gpu.module @m {
 
 // -----
 
-// PASS: error: attn-attention-to-gpu{lowering=block}: RoPE is not in the GPU form of the block program yet (lowering=direct builds it)
+// Global loads into register layouts: 1-D slice tiles only (FoX's G).
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+gpu.module @m {
+  func.func private @k(%m: memref<?x?xf32>, %i: index) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.load': global loads into register layouts are lowered for 1-D slice tiles only
+    %t = attn_block.load %m[%i, %i] dims [0, 1] padding 0.0 : memref<?x?xf32> -> tensor<64x64xf32, #mma>
+    return
+  }
+}
+
+// -----
+
+// The attention ABI's G is [B, Hq, S] f32.
+gpu.module @m {
+  func.func private @attention(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>, %g: memref<?x?xf32>, %o: memref<?x?x?x64xbf16>) attributes {attn_block.abi = "attention", attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    // CHECK: error: attn-block-to-gpu: the "attention" ABI's G is a [B, Hq, S] f32 memref, got 'memref<?x?xf32>'
+    return
+  }
+}
+
+// -----
+
+// An attention op for the option runs (BOGUS, OVERLAP): refused before any
+// kernel is built.
 func.func @rope(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v rope(1.0e+04) : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16>
   return %o : tensor<?x?x?x64xbf16>

@@ -197,10 +197,11 @@ TEST_P(GpuAttention, MatchesOracle) {
     shapes = {{"sm_90a", 4, 0, 64, 0},  {"sm_90a", 8, 0, 128, 0},
               {"sm_90a", 4, 0, 64, 1},  {"sm_90a", 8, 0, 64, 1},
               {"sm_90a", 8, 0, 128, 1}, {"sm_90", 4, 1, 64, 0}};
-  // Plain attention also through the block program (lowering=block): on
+  // Every variant also through the block program (lowering=block): on
   // sm_90 devices its mma.sync form (sm_90) and its wgmma form (sm_90a, one
-  // warpgroup with 64-key tiles and two with 128-key tiles).
-  if (c.variant == "plain") {
+  // warpgroup with 64-key tiles and two with 128-key tiles); RoPE through
+  // the rope kernel on q and k, FoX reading the gate kernel's G.
+  {
     attn::GpuKernelOptions block;
     block.chip = engine->gpuArch() == "sm_90" ? "sm_90" : "";
     block.lowering = "block";

@@ -79,7 +79,7 @@ struct GpuKernelOptions {
   int dependentLaunch = -1;
   /// "direct" (the C++-built attention kernel) or "block" (the block
   /// program through attn-block-to-gpu: sm_80/sm_90 mma.sync and sm_90a
-  /// wgmma, plain attention);
+  /// wgmma; plain, RoPE, FoX, RoPE+FoX);
   /// "" = $ATTN_GPU_LOWERING, else "direct".
   std::string lowering;
 };

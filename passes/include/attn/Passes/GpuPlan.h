@@ -79,6 +79,12 @@ struct GpuPlan {
   /// launches attention with programmatic stream serialization; without
   /// it the wait returns at once.
   bool dependentLaunch = false;
+  /// The attention kernel is the block program's GPU form
+  /// (lowering=block, FlashToBlockGpu.cpp): the rope kernel rotates q as
+  /// well as k, and the gate kernel writes G alone, which the kernel reads
+  /// per row and per key (no key tile records): ropeQInKernel() and
+  /// gateInAcc() are false.
+  bool blockProgram = false;
 
   /// wgmma's swizzled tiles start on 1024-byte bounds: the kernel rounds
   /// the dynamic shared memory base up, within this much slack.
@@ -96,14 +102,18 @@ struct GpuPlan {
   int64_t ropePairsPerThread() const { return ropeDim % 16 == 0 ? 8 : 1; }
   /// The attention kernel rotates its Q tile in shared memory (once per
   /// block) instead of a rope pass over q; needs 8-pair chunks.
-  bool ropeQInKernel() const { return rope && ropePairsPerThread() == 8; }
+  bool ropeQInKernel() const {
+    return rope && !blockProgram && ropePairsPerThread() == 8;
+  }
   int64_t threads() const { return 32 * warps; }
   /// The attention kernel starts while a rope or gate kernel before it
   /// still runs, and waits for it (dependentLaunch, and such a kernel
   /// exists). The kernel's wait and the runtime's launch mode both follow
   /// this.
+  /// The block program's kernel has no griddepcontrol.wait yet
+  /// (blockProgram): it starts after the prologue kernels end.
   bool attentionOverlapsPrologue() const {
-    return dependentLaunch && (rope || gate);
+    return dependentLaunch && !blockProgram && (rope || gate);
   }
   /// FoX with the key term of its bias as the scores' initial value: S =
   /// Q K^T accumulates onto u_j = (G'_j - G'_j0) / (scale log2(e)) instead
@@ -121,7 +131,7 @@ struct GpuPlan {
   /// accumulators of rows r and r+8), copied two tiles ahead into
   /// gateTiles() = 4 shared slots and read after the step's copies, before
   /// its wait and barrier.
-  bool gateInAcc() const { return gate && scale > 0; }
+  bool gateInAcc() const { return gate && scale > 0 && !blockProgram; }
   /// gateInAcc with wgmma: u enters S through the tensor cores, as one more
   /// k16 step ahead of Q K^T (zero-initialised accumulators): A is a
   /// constant 256-byte shared tile after the record slots, ones in columns

@@ -1,0 +1,85 @@
+// RoPE, FoX and RoPE+FoX on the block-program GPU path
+// (attn-attention-to-gpu{lowering=block}, FlashToBlockGpu.cpp): the rope
+// prologue rotates q and k (the kernel reads rotated tiles), the gate
+// prologue writes G' = -gamma log2(e) cumsum(g) [B, Hq, S] alone (no key tile
+// records: GpuPlan::blockProgram), and the kernel adds the bias G'_j - G'_i
+// from G' loaded into the accumulator's row and column slices.
+//
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-attention-to-gpu="lowering=block chip=sm_90" | FileCheck %s --check-prefix=FOX
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-attention-to-gpu="lowering=block chip=sm_80" --attn-block-to-gpu | FileCheck %s --check-prefix=LOWER
+// RUN: attn-opt %attn_examples/rope_bf16.mlir --attn-fuse --attn-attention-to-gpu="lowering=block chip=sm_90" | FileCheck %s --check-prefix=ROPE
+// RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-to-gpu="lowering=block chip=sm_90 format=isa" | FileCheck %s --check-prefix=ISA
+// RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-to-gpu="lowering=block chip=sm_80" | FileCheck %s --check-prefix=BIN
+// RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-fuse --attn-to-block="target=sm_90" 2>&1 | FileCheck %s --check-prefix=TOBLOCK
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_80" | FileCheck %s --check-prefix=PREFIX
+
+// The gate kernel's output is G alone (B*Hq*S floats) and, as the block
+// kernel has no griddepcontrol.wait, attention is not a dependent launch.
+// FOX: attn_launch.buffer<"gate_prefix", bytes = ()[s0, s1, s2, s3, s4] -> (((s0 * s1) * s4) * 4)>
+// FOX: #attn_launch.kernel<name = @main_gpu::@gate
+// FOX: #attn_launch.kernel<name = @main_gpu::@attention, {{.*}}, args = [#attn_launch.arg<input 0, {{.*}}>, #attn_launch.arg<input 1, {{.*}}>, #attn_launch.arg<input 2, {{.*}}>, #attn_launch.arg<output, {{.*}}>, #attn_launch.arg<scratch 0, {{.*}}>, {{.*}}]>]>
+// FOX-NOT: dependent = true
+// FOX: attn.plan = {{{.*}}block_program = 1 : i64
+// FOX: func.func private @attention(%[[Q:.*]]: memref<?x?x?x64xbf16>, %[[K:.*]]: memref<?x?x?x64xbf16>, %[[V:.*]]: memref<?x?x?x64xbf16>, %[[G:.*]]: memref<?x?x?xf32>, %[[O:.*]]: memref<?x?x?x64xbf16>)
+// FOX-SAME: attn_block.abi = "attention"
+// G' at the query rows, once: the row slice of the accumulator layout.
+// FOX: %[[GI:.*]] = attn_block.load %[[G]][%{{.*}}, %{{.*}}, %{{.*}}] dims [2] padding 0.000000e+00 : memref<?x?x?xf32> -> tensor<64xf32, #[[ROW:.*]]>
+// FOX: scf.for %[[J:[^ ]*]] =
+// FOX: %[[S:.*]] = attn_block.dot {{.*}} transpose_b
+// FOX-NEXT: arith.constant
+// FOX-NEXT: tensor.splat
+// FOX-NEXT: %[[SS:.*]] = arith.mulf %[[S]]
+// G' at the tile's keys: the column slice; bias = G'_j - G'_i on the scores.
+// FOX-NEXT: %[[GJ:.*]] = attn_block.load %[[G]][%{{.*}}, %{{.*}}, %[[J]]] dims [2] padding 0.000000e+00 : memref<?x?x?xf32> -> tensor<64xf32, #[[COL:.*]]>
+// FOX-NEXT: %[[BJ:.*]] = attn_block.broadcast %[[GJ]] axis 0 : tensor<64xf32, #[[COL]]> -> tensor<64x64xf32, #[[MMA:.*]]>
+// FOX-NEXT: %[[BI:.*]] = attn_block.broadcast %[[GI]] axis 1 : tensor<64xf32, #[[ROW]]> -> tensor<64x64xf32, #[[MMA]]>
+// FOX-NEXT: %[[BIAS:.*]] = arith.subf %[[BJ]], %[[BI]] : tensor<64x64xf32, #[[MMA]]>
+// FOX-NEXT: arith.addf %[[SS]], %[[BIAS]] : tensor<64x64xf32, #[[MMA]]>
+
+// The ABI's G (argument 4, flat f32) viewed [B, Hq, S]; each register of a
+// slice tile is one bounds-checked scalar load (padding past S).
+// LOWER: gpu.func @attention(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %[[GF:.*]]: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel
+// LOWER: %[[GV:.*]] = memref.reinterpret_cast %[[GF]] to offset: [0], sizes: [%{{.*}}, %{{.*}}, %{{.*}}], strides: [%{{.*}}, %{{.*}}, 1] : memref<?xf32> to memref<?x?x?xf32>
+// LOWER: scf.if %{{.*}} -> (f32) {
+// LOWER-NEXT: memref.load %[[GV]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf32>
+// LOWER: scf.for
+// LOWER: nvvm.mma.sync
+// LOWER: scf.if %{{.*}} -> (f32) {
+// LOWER-NEXT: memref.load %[[GV]]
+// LOWER-NOT: attn_block.
+
+// RoPE: the rope kernel rotates q (q_rotated) and k (k_rotated); attention
+// reads both and takes no cos/sin tables.
+// ROPE: attn_launch.buffer<"q_rotated"
+// ROPE: attn_launch.buffer<"k_rotated"
+// ROPE: #attn_launch.kernel<name = @main_gpu::@rope,
+// ROPE: #attn_launch.kernel<name = @main_gpu::@rope,
+// ROPE: #attn_launch.kernel<name = @main_gpu::@attention, {{.*}}, args = [#attn_launch.arg<scratch 2, {{.*}}>, #attn_launch.arg<scratch 3, {{.*}}>, #attn_launch.arg<input 2, {{.*}}>, #attn_launch.arg<output, {{.*}}>, #attn_launch.arg<output, {{.*}}>, #attn_launch.arg<scalar ()[s0, s1, s2, s3, s4, s5] -> (s1)>, #attn_launch.arg<scalar ()[s0, s1, s2, s3, s4, s5] -> (s2)>, #attn_launch.arg<scalar ()[s0, s1, s2, s3, s4, s5] -> (s3)>, #attn_launch.arg<scalar ()[s0, s1, s2, s3, s4, s5] -> (s4)>]>]>
+// ROPE: func.func private @attention(%{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>) attributes {attn_block.abi = "attention"
+// ROPE-NOT: attn_block.rope
+
+// RoPE+FoX down to PTX and a cubin: the four prologue kernels and attention.
+// ISA: .entry rope_table
+// ISA: .entry rope
+// ISA: .entry gate
+// ISA: .entry attention
+// ISA: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// BIN: gpu.binary @main_gpu
+
+// TOBLOCK: attn-to-block{target=sm_90}: RoPE in the GPU form reads q and k rotated by the rope prologue kernels, which only attn-attention-to-gpu{lowering=block} launches
+
+// attn-to-block{target=...} has no GPU prologue: FoX's G' comes from a block
+// kernel doing what the gate kernel does (f64 prefix sums times
+// -gamma log2(e) = -1.4427, f32 out), launched over the B*Hq rows first.
+// PREFIX: func.func private @main_attention_kernel(%{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?xf32>, %{{.*}}: memref<?x?x?x64xbf16>)
+// PREFIX: attn_block.load %{{.*}} -> tensor<64xf32, #{{.*}}>
+// PREFIX: func.func private @main_gate_prefix(%{{.*}}: memref<?x?x?xf32>, %[[GP:.*]]: memref<?x?x?xf32>)
+// PREFIX: scf.for
+// PREFIX: attn_block.scan %{{.*}} : tensor<64xf64>
+// PREFIX: arith.constant -1.4426950408889634 : f64
+// PREFIX: arith.truncf %{{.*}} : tensor<64xf64> to tensor<64xf32>
+// PREFIX: attn_block.store %{{.*}}, %[[GP]][
+// PREFIX: func.func @main
+// PREFIX: %[[GPB:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
+// PREFIX: attn_block.launch @main_gate_prefix grid(%{{.*}}, %{{.*}}) args(%{{.*}}, %[[GPB]])
+// PREFIX: attn_block.launch @main_attention_kernel grid(%{{.*}}, %{{.*}}) args(%{{.*}}, %{{.*}}, %{{.*}}, %[[GPB]], %{{.*}})
