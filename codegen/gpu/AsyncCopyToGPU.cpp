@@ -115,9 +115,7 @@ struct AsyncCopyToCpAsync : OpConversionPattern<blk::AsyncCopyOp> {
     };
     using P = arith::CmpIPredicate;
     Value base = adaptor.getBase().front();
-    SmallVector<Value> idx;
-    for (ValueRange v : adaptor.getIndices())
-      idx.push_back(v.front());
+    SmallVector<Value> idx = singleValues(adaptor.getIndices());
     ArrayRef<int64_t> dims = op.getDims();
     Value rowLimit = memref::DimOp::create(rw, loc, base, dims[0]);
     Value colLimit = memref::DimOp::create(rw, loc, base, dims[1]);

@@ -33,6 +33,15 @@ public:
   explicit BlockTypeConverter(MLIRContext *ctx);
 };
 
+/// The converted scalar operands of a 1:N adaptor (index operands convert
+/// 1:1): the first value of each range.
+inline SmallVector<Value> singleValues(ArrayRef<ValueRange> ranges) {
+  SmallVector<Value> out;
+  for (ValueRange v : ranges)
+    out.push_back(v.front());
+  return out;
+}
+
 /// Byte offset of each local_alloc in the dynamic shared memory; with
 /// `alignedBase` (a kernel with #attn_block.nvmma_shared buffers) the
 /// offsets count from the first kSharedAlign-byte bound of it.

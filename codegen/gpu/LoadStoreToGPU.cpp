@@ -72,9 +72,7 @@ struct LoadSliceRegisters : OpConversionPattern<blk::LoadOp> {
       return arith::ConstantIndexOp::create(rw, loc, v);
     };
     Value base = adaptor.getBase().front();
-    SmallVector<Value> idx;
-    for (ValueRange v : adaptor.getIndices())
-      idx.push_back(v.front());
+    SmallVector<Value> idx = singleValues(adaptor.getIndices());
     const int64_t dim = op.getDims()[0];
     Value first = arith::AddIOp::create(rw, loc, idx[dim],
                                         threadBase(rw, loc, type, false)[0]);
@@ -119,9 +117,7 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
       return arith::ConstantIndexOp::create(rw, loc, v);
     };
     Value base = adaptor.getBase().front();
-    SmallVector<Value> idx;
-    for (ValueRange v : adaptor.getIndices())
-      idx.push_back(v.front());
+    SmallVector<Value> idx = singleValues(adaptor.getIndices());
     ArrayRef<int64_t> dims = op.getDims();
     SmallVector<Value> thread = threadBase(rw, loc, type, false);
     Value row0 = arith::AddIOp::create(rw, loc, idx[dims[0]], thread[0]);

@@ -103,17 +103,10 @@ void buildKernel(AttentionOp op, func::FuncOp kernel,
   qt = t.mul(qt, t.splat({bm, d}, f32, op.getScaleOrDefault() * log2e));
   Value rows = t.iota(qPos0, bm);
 
-  // Key range: causal tile skipping stops the walk after the diagonal.
   MaskKind mask = op.getMask();
-  Value kvEnd = sLen;
-  if (mask != MaskKind::none)
-    kvEnd = arith::MinSIOp::create(
-        b, loc, sLen, arith::AddIOp::create(b, loc, qPos0, t.idx(bm)));
-  Value kvStart = c0;
   int64_t window = op.getWindow().value_or(0);
-  if (mask == MaskKind::sliding_window)
-    kvStart = arith::MaxSIOp::create(
-        b, loc, c0, arith::SubIOp::create(b, loc, qPos0, t.idx(window - 1)));
+  Value kvStart, kvEnd;
+  std::tie(kvStart, kvEnd) = t.flashKeyRange(prog, mask, window, bm, c0);
 
   // FoX: G at the query rows and at the walk's start, in f64 (G_i - G_j
   // cancels; f32 would lose ~1e-5 of the logit at T = 4K).

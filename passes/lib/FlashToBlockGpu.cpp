@@ -184,17 +184,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         off = prog.off, row0 = prog.row0, qPos0 = prog.qPos0;
   Value c0 = t.idx(0), c1 = t.idx(1);
 
-  // Key range, as in the CPU form: causal tile skipping, window start.
   MaskKind mask = op.getMask();
-  Value kvEnd = sLen;
-  if (mask != MaskKind::none)
-    kvEnd = arith::MinSIOp::create(
-        b, loc, sLen, arith::AddIOp::create(b, loc, qPos0, t.idx(bm)));
-  Value kvStart = c0;
   int64_t window = op.getWindow().value_or(0);
-  if (mask == MaskKind::sliding_window)
-    kvStart = arith::MaxSIOp::create(
-        b, loc, c0, arith::SubIOp::create(b, loc, qPos0, t.idx(window - 1)));
+  Value kvStart, kvEnd;
+  std::tie(kvStart, kvEnd) = t.flashKeyRange(prog, mask, window, bm, c0);
 
   // Shared buffers and the first two copy groups (Q; K/V tile 0).
   auto smem = [&](ArrayRef<int64_t> shape) {

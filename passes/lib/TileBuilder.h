@@ -10,6 +10,7 @@
 #define ATTN_PASSES_TILEBUILDER_H
 
 #include "attn/Dialect/AttnBlockDialect.h"
+#include "attn/Dialect/AttnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -52,6 +53,25 @@ public:
     p.row0 = arith::MulIOp::create(b, loc, p.pidM, idx(bm));
     p.qPos0 = arith::AddIOp::create(b, loc, p.off, p.row0);
     return p;
+  }
+
+  /// The keys [start, end) a flash program's walk visits: causal tile
+  /// skipping stops it after the diagonal (`mask` not none), a sliding
+  /// window of `window` keys starts it at the window of the first query.
+  /// `zero` is the kernel's index 0 (the walk's start without a window).
+  std::pair<Value, Value> flashKeyRange(const FlashProgram &p, MaskKind mask,
+                                        int64_t window, int64_t bm,
+                                        Value zero) {
+    Value end = p.sLen;
+    if (mask != MaskKind::none)
+      end = arith::MinSIOp::create(
+          b, loc, p.sLen, arith::AddIOp::create(b, loc, p.qPos0, idx(bm)));
+    Value start = zero;
+    if (mask == MaskKind::sliding_window)
+      start = arith::MaxSIOp::create(
+          b, loc, zero,
+          arith::SubIOp::create(b, loc, p.qPos0, idx(window - 1)));
+    return {start, end};
   }
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }

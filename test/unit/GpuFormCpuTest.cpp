@@ -245,10 +245,9 @@ TEST(GpuFormOnCpu, GeneratedFoxKernelMatchesOracle) {
 void expectFoxFormMatchesOracle(const char *target) {
   std::string form = generatedGpuForm(target, kFox);
   ASSERT_NE(form.find("attn_block.local_alloc"), std::string::npos) << form;
-  attn::CompileOptions options;
-  options.pipeline = attn::Pipeline::Fused;
-  auto kernel = engine().compile(form, options, "fox-gpu-form.mlir");
-  ASSERT_TRUE(static_cast<bool>(kernel)) << llvm::toString(kernel.takeError());
+  std::shared_ptr<attn::Kernel> kernel =
+      compileGpuForm(form, std::string("fox-gpu-form ") + target);
+  ASSERT_TRUE(kernel);
   Program reference(kFox);
   ASSERT_TRUE(reference.module);
   uint64_t seed = attn::ref::freshSeed();
@@ -276,7 +275,7 @@ void expectFoxFormMatchesOracle(const char *target) {
       }
       auto ref = attn::ref::evaluate(reference.main(), rounded);
       ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-      auto out = (*kernel)->run(host);
+      auto out = kernel->run(host);
       ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
       Tensor got = *attn::ref::fromHost(*out);
       ASSERT_EQ(got.shape, ref->shape);

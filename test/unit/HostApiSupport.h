@@ -75,6 +75,21 @@ private:
 
 using attn::ref::freshSeed;
 
+/// The CPU engine the host-API tests share (one per process).
+inline Engine &cpuEngine() {
+  // Never destroyed: JIT-compiled kernels must not outlive LLVM's static
+  // state, which static destruction at exit does not order.
+  static Engine *e = [] {
+    auto created = Engine::create("cpu");
+    if (!created) {
+      ADD_FAILURE() << llvm::toString(created.takeError());
+      std::abort();
+    }
+    return created->release();
+  }();
+  return *e;
+}
+
 /// A parsed program for the oracle (one context per instance: threads each
 /// parse their own).
 struct Parsed {

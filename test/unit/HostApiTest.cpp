@@ -15,20 +15,6 @@ using namespace attn::hostapi;
 
 namespace {
 
-Engine &cpuEngine() {
-  // Never destroyed: JIT-compiled kernels must not outlive LLVM's static
-  // state, which static destruction at exit does not order.
-  static Engine *e = [] {
-    auto created = Engine::create("cpu");
-    if (!created) {
-      ADD_FAILURE() << llvm::toString(created.takeError());
-      std::abort();
-    }
-    return created->release();
-  }();
-  return *e;
-}
-
 MemoryFactory hostMemory() {
   return [] { return std::make_unique<HostMemory>(); };
 }

@@ -15,20 +15,6 @@
 namespace attn::hostapi {
 namespace {
 
-Engine &engine() {
-  // Never destroyed: JIT-compiled kernels must not outlive LLVM's static
-  // state, which static destruction at exit does not order.
-  static Engine *e = [] {
-    auto created = Engine::create("cpu");
-    if (!created) {
-      ADD_FAILURE() << llvm::toString(created.takeError());
-      std::abort();
-    }
-    return created->release();
-  }();
-  return *e;
-}
-
 /// A poisoned f32 buffer the views below point into.
 struct Buffer {
   std::vector<float> data;
@@ -73,7 +59,7 @@ void launchInPlace(
     const std::function<Placement(int64_t, int64_t, int64_t)> &place) {
   const int64_t D = 64;
   std::string src = attentionProgram(variant, D, "f32");
-  auto kernel = engine().compile(src);
+  auto kernel = cpuEngine().compile(src);
   ASSERT_TRUE(static_cast<bool>(kernel)) << llvm::toString(kernel.takeError());
   Parsed p(src);
   uint64_t seed = freshSeed();
