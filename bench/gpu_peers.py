@@ -7,6 +7,12 @@ Peers (DESIGN.md section 7, spec/path_fox.md section 4.2):
   fla_fox     fla's parallel_forgetting_attn (Triton), [B, T, H, D] q/k/v bf16,
               g = logsigmoid(randn) fp32 [B, T, H] (per-step log forget gate,
               fla takes the inclusive cumsum itself, inside the timed call)
+  fla_path    fla's parallel_path_attn (PaTH), q/k/v bf16 [B, T, H, D], w fp32
+              L2-normalised rows, beta = 2 sigmoid(randn) fp32 [B, T, H] (fla
+              requires w and beta in fp32), g = None; the whole forward is
+              timed (chunk preparation, solve_tril, the main kernel)
+  fla_path_fox  the same with g = logsigmoid(randn) fp32 [B, T, H] (PaTH-FoX)
+  (fla_path and fla_path_fox run only when named in --only)
 
 Shapes: B*T = 16384 tokens, T in --T, B = 16384 / T, D in --D, H = 2048 / D
 (H*D = 2048, the convention of spec/path_fox.md section 4.2) unless --heads.
@@ -56,7 +62,7 @@ def parse_args():
     p.add_argument("--peers", default=os.path.join(REPO, ".peers"),
                    help="directory holding the exported fla package (default <repo>/.peers)")
     p.add_argument("--only", nargs="+", default=None,
-                   choices=["sdpa_flash", "sdpa_cudnn", "fla_fox"],
+                   choices=["sdpa_flash", "sdpa_cudnn", "fla_fox", "fla_path", "fla_path_fox"],
                    help="run only these peers")
     p.add_argument("--check", action="store_true",
                    help="also compare fla FoX (and SDPA) against a naive fp32 reference at T=256")
@@ -86,15 +92,25 @@ def header(torch, peers_dir):
         flush=True)
 
 
-def import_fla(peers_dir):
-    """Returns (parallel_forgetting_attn, None) or (None, reason)."""
+def import_fla(peers_dir, module="fla.ops.forgetting_attn.parallel",
+               name="parallel_forgetting_attn"):
+    """Returns (the fla function `name` of `module`, None) or (None, reason)."""
     if os.path.isdir(peers_dir) and peers_dir not in sys.path:
         sys.path.insert(0, peers_dir)
     try:
-        from fla.ops.forgetting_attn.parallel import parallel_forgetting_attn
-        return parallel_forgetting_attn, None
+        import importlib
+        return getattr(importlib.import_module(module), name), None
     except Exception as e:  # noqa: BLE001
         return None, "import failed (peers=%s): %s: %s" % (peers_dir, type(e).__name__, e)
+
+
+def path_inputs(torch, F, B, T, H, D, gate):
+    """fla's PaTH inputs ([B, T, H, D]; w, beta, g fp32, as fla requires)."""
+    q, k, v = (torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    w = F.normalize(torch.randn(B, T, H, D, device="cuda", dtype=torch.float32), dim=-1)
+    beta = 2 * torch.sigmoid(torch.randn(B, T, H, device="cuda", dtype=torch.float32))
+    g = F.logsigmoid(torch.randn(B, T, H, device="cuda", dtype=torch.float32)) if gate else None
+    return q, k, v, w, beta, g
 
 
 def time_calls(torch, fn, warmup, reps):
@@ -187,6 +203,7 @@ def main():
         return 1
     header(torch, args.peers)
     fox, fox_err = import_fla(args.peers)
+    path, path_err = import_fla(args.peers, "fla.ops.path_attn.parallel", "parallel_path_attn")
     peers = args.only or ["sdpa_flash", "sdpa_cudnn", "fla_fox"]
 
     if args.check:
@@ -207,6 +224,15 @@ def main():
                                    for _ in range(3))
                         backend = "FLASH_ATTENTION" if name == "sdpa_flash" else "CUDNN_ATTENTION"
                         fn = make_sdpa(torch, backend, q, k, v)
+                    elif name.startswith("fla_path"):
+                        if path is None:
+                            raise RuntimeError(path_err)
+                        q, k, v, w, beta, g = path_inputs(torch, F, B, T, H, D,
+                                                          name == "fla_path_fox")
+                        scale = D ** -0.5
+
+                        def fn(q=q, k=k, v=v, w=w, beta=beta, g=g, scale=scale):
+                            return path(q, k, v, w, beta, g, scale=scale)
                     else:
                         if fox is None:
                             raise RuntimeError(fox_err)
@@ -226,7 +252,7 @@ def main():
                     print("PEER name=%s %s ms=nan tflops=nan status=%s reason=\"%s\"" % (
                         name, dims, status, one_line("%s: %s" % (type(e).__name__, e))), flush=True)
                 finally:
-                    fn = q = k = v = g = None  # noqa: F841
+                    fn = q = k = v = g = w = beta = None  # noqa: F841
                     try:
                         torch.cuda.synchronize()
                     except Exception:  # noqa: BLE001

@@ -7,6 +7,8 @@
 // RUN: attn-opt %S/../../examples/path.mlir --mlir-print-op-generic | attn-opt | FileCheck %s --check-prefix=PATH
 // RUN: attn-opt %S/../../examples/path_fox.mlir | attn-opt | FileCheck %s --check-prefix=PATHFOX
 // RUN: attn-opt %S/../../examples/path_fox.mlir --mlir-print-op-generic | attn-opt | FileCheck %s --check-prefix=PATHFOX
+// RUN: attn-opt %S/../../examples/path_bf16.mlir | attn-opt | FileCheck %s --check-prefix=PATHBF16
+// RUN: attn-opt %S/../../examples/path_fox_bf16.mlir | attn-opt | FileCheck %s --check-prefix=PATHFOXBF16
 // RUN: attn-opt %S/../../examples/rope.mlir | attn-opt | FileCheck %s --check-prefix=ROPE
 // RUN: attn-opt %S/../../examples/rope.mlir --mlir-print-op-generic | attn-opt | FileCheck %s --check-prefix=ROPE
 // RUN: attn-opt %S/../../examples/mta.mlir | attn-opt | FileCheck %s --check-prefix=MTA
@@ -60,3 +62,11 @@
 // MTAPRE-NEXT: attn.kq_conv pre %{{.*}}, %{{.*}} : tensor<?x?x?x?xf32>, tensor<?x6x11xf32>
 // MTAPRE-NEXT: attn.softmax
 // MTAPRE-NEXT: attn.weighted_sum
+
+// PATHBF16-LABEL: func.func @main
+// PATHBF16: attn.scores %{{.*}}, %{{.*}} path(%{{.*}}, %{{.*}}) : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?x?xf32>
+// PATHBF16: attn.weighted_sum {{.*}} -> tensor<?x?x?x64xbf16>
+
+// PATHFOXBF16-LABEL: func.func @main
+// PATHFOXBF16: attn.scores %{{.*}}, %{{.*}} path(%{{.*}}, %{{.*}}) gate(%{{.*}}) scaled : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?x?xf32>
+// PATHFOXBF16: attn.weighted_sum {{.*}} -> tensor<?x?x?x64xbf16>
