@@ -16,7 +16,7 @@
 #include "RegisterLoops.h"
 #include "RowOpsToCPU.h"
 #include "attn/Dialect/AttnBlockDialect.h"
-#include "attn/Passes/Passes.h"
+#include "attn/Codegen/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -30,7 +30,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNBLOCKTOCPU
-#include "attn/Passes/Passes.h.inc"
+#include "attn/Codegen/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;
@@ -500,7 +500,7 @@ struct AttnBlockToCPUPass : attn::impl::AttnBlockToCPUBase<AttnBlockToCPUPass> {
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCPUFUSEELEMENTWISE
-#include "attn/Passes/Passes.h.inc"
+#include "attn/Codegen/Passes.h.inc"
 } // namespace mlir::attn
 
 namespace {

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Passes/Passes.h"
+#include "attn/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,7 +24,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCPUSCHEDULEPROGRAMS
-#include "attn/Passes/Passes.h.inc"
+#include "attn/Codegen/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

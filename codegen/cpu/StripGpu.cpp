@@ -28,7 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/AttnBlockDialect.h"
-#include "attn/Passes/Passes.h"
+#include "attn/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -36,7 +36,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNBLOCKSTRIPGPU
-#include "attn/Passes/Passes.h.inc"
+#include "attn/Codegen/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

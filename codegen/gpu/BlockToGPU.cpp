@@ -23,7 +23,7 @@
 #include "LayoutUtils.h"
 
 #include "attn/Dialect/AttnBlockDialect.h"
-#include "attn/Passes/Passes.h"
+#include "attn/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,7 +40,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNBLOCKTOGPU
-#include "attn/Passes/Passes.h.inc"
+#include "attn/Codegen/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -1,5 +1,6 @@
 //===- Pipelines.cpp - named attn pipelines -------------------------------===//
 
+#include "attn/Codegen/Passes.h"
 #include "attn/Passes/GpuTarget.h"
 #include "attn/Passes/Passes.h"
 

@@ -9,6 +9,7 @@
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Dialect/AttnLaunchDialect.h"
+#include "attn/Codegen/Passes.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -33,6 +34,7 @@ static llvm::cl::opt<std::string> dumpPtx(
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::attn::registerAttnPasses();
+  mlir::attn::registerAttnCodegenPasses();
   mlir::attn::registerAttnPipelines();
 
   mlir::DialectRegistry registry;
