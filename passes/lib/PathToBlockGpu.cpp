@@ -349,10 +349,13 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
       scale(t.dot(qA, t.operand(s.k, 1), t.zeros({c, c}), /*transposeB=*/true));
   sc = t.dotSplit2(nqw, t.operand(s.kcHi, 1), t.operand(s.kcLo, 1), sc,
                    /*transposeB=*/true);
-  if (gPrime)
-    sc = t.addFoxBias(sc, t.loadSlice(gPrime, {p.b, p.head, p.pos0}, c, t.row),
-                      t.loadSlice(gPrime, {p.b, p.head, p.pos0}, c, t.col),
-                      -1.0);
+  if (gPrime) {
+    // gamma log2(e) (G_i - G_j) = G'_j - G'_i (one statement each: the IR's
+    // order does not hang on the compiler's argument order).
+    Value gi = t.loadSlice(gPrime, {p.b, p.head, p.pos0}, c, t.row);
+    Value gj = t.loadSlice(gPrime, {p.b, p.head, p.pos0}, c, t.col);
+    sc = t.addFoxBias(sc, gi, gj, -1.0);
+  }
   Value sLen = memref::DimOp::create(t.b, t.loc, k, 2);
   auto iTile = t.acc({c, c}, t.b.getI64Type());
   Value keyPos = t.spread(t.iotaIn(t.col, p.pos0, c), 0, c, c);
