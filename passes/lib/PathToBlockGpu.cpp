@@ -195,11 +195,11 @@ struct GpuPathTiles : TileBuilder {
   void store(Value t, Value mem, ValueRange at) {
     blk::StoreOp::create(b, loc, t, mem, at, b.getDenseI64ArrayAttr({2, 3}));
   }
-  /// The [n, n] i64 tiles of local row and column indices.
-  std::pair<Value, Value> localIndices(int64_t n) {
+  /// The [n, n] i1 tile `column + shift pred row` over local indices.
+  Value localMask(CmpIPredicate pred, int64_t n, int64_t shift = 0) {
     Value r = spread(iotaIn(row, idx(0), n), 1, n, n);
-    Value c = spread(iotaIn(col, idx(0), n), 0, n, n);
-    return {r, c};
+    Value c = spread(iotaIn(col, idx(shift), n), 0, n, n);
+    return cmpi(pred, c, r);
   }
   Value keep(Value mask, Value t) {
     auto type = cast<RankedTensorType>(t.getType());
@@ -239,22 +239,23 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   Value sTHi = t.alloc({c, c}), sTLo = t.alloc({c, c});
   t.landCopies(
       {t.copy(wHiMem, at, sWHi), t.copy(wLoMem, at, sWLo), t.copy(k, at, sK)});
-  Value kA = t.operand(sK, 0);
-  // W's rows as the keys of a transpose_b dot (W^T), and as the B of T W.
-  Value wBtHi = t.operand(sWHi, 1), wBtLo = t.operand(sWLo, 1);
-  Value wBHi = t.operand(sWHi, 1), wBLo = t.operand(sWLo, 1);
-  Value kf = t.loadAcc(k, at, {c, d});
+  // Operand tiles are read from shared memory where they are used (W's
+  // rows as the keys of a transpose_b dot, W^T, or as the B of T W), so
+  // that no register tile lives across the substitution.
+  auto wOperands = [&] {
+    Value hi = t.operand(sWHi, 1);
+    return std::make_pair(hi, t.operand(sWLo, 1));
+  };
   SmallVector<Value> sliceAt = {p.b, p.kvHead, p.pos0};
-  Value betaRow = t.loadSlice(betaMem, sliceAt, c, t.row);
-  Value betaCol = t.loadSlice(betaMem, sliceAt, c, t.col);
-  Value rows, cols;
-  std::tie(rows, cols) = t.localIndices(c);
 
   // A = stril(beta W W^T), to the scratch its columns are read from.
-  Value a =
-      t.mul(t.dotSplit2(wf, wBtHi, wBtLo, t.zeros({c, c}), /*transposeB=*/true),
-            t.spread(betaRow, 1, c, c));
-  a = t.keep(t.cmpi(CmpIPredicate::slt, cols, rows), a);
+  Value a;
+  {
+    auto [wBtHi, wBtLo] = wOperands();
+    a = t.dotSplit2(wf, wBtHi, wBtLo, t.zeros({c, c}), /*transposeB=*/true);
+  }
+  a = t.mul(a, t.spread(t.loadSlice(betaMem, sliceAt, c, t.row), 1, c, c));
+  a = t.keep(t.localMask(CmpIPredicate::slt, c), a);
   t.store(a, aMem, at);
   blk::BarrierOp::create(b, loc);
 
@@ -273,26 +274,38 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
             x.cmpi(CmpIPredicate::eq, rowIdx,
                    x.splatIdx(x.slice(c, x.row, nb.getI64Type()), ci)),
             x.splatF(x.slice(c, x.row), 1.0), x.splatF(x.slice(c, x.row), 0.0));
-        Value isCol = x.cmpi(CmpIPredicate::eq, cols,
-                             x.splatIdx(x.acc({c, c}, nb.getI64Type()), ci));
+        Value isCol =
+            x.spread(x.cmpi(CmpIPredicate::eq, x.iotaIn(x.col, x.idx(0), c),
+                            x.splatIdx(x.slice(c, x.col, nb.getI64Type()), ci)),
+                     0, c, c);
         Value next =
             x.select(isCol, x.spread(x.sub(unit, sum), 1, c, c), state[0]);
         scf::YieldOp::create(nb, loc, ValueRange{next});
       });
   // T = X diag(beta), then U = T W.
-  Value tt = t.mul(loop.getResult(0), t.spread(betaCol, 0, c, c));
+  Value tt = t.mul(loop.getResult(0),
+                   t.spread(t.loadSlice(betaMem, sliceAt, c, t.col), 0, c, c));
   Split ts = t.split(tt);
   t.store(ts.hi, tHiMem, at);
   t.store(ts.lo, tLoMem, at);
-  Split us = t.split(t.dotSplit2(ts, wBHi, wBLo, t.zeros({c, d})));
+  Value u;
+  {
+    auto [wBHi, wBLo] = wOperands();
+    u = t.dotSplit2(ts, wBHi, wBLo, t.zeros({c, d}));
+  }
+  Split us = t.split(u);
   t.store(us.hi, uHiMem, at);
   t.store(us.lo, uLoMem, at);
 
   // KC = stril'(K W^T) T^T: T comes back through shared memory as the B
   // operand (rows of T are its [N, K] rows).
-  Value kw = t.keep(t.cmpi(CmpIPredicate::sgt, cols, rows),
-                    t.dot2(kA, wBtHi, wBtLo, t.zeros({c, c}),
-                           /*transposeB=*/true));
+  Value kw;
+  {
+    auto [wBtHi, wBtLo] = wOperands();
+    kw = t.dot2(t.operand(sK, 0), wBtHi, wBtLo, t.zeros({c, c}),
+                /*transposeB=*/true);
+  }
+  kw = t.keep(t.localMask(CmpIPredicate::sgt, c), kw);
   blk::BarrierOp::create(b, loc);
   t.landCopies({t.copy(tHiMem, at, sTHi), t.copy(tLoMem, at, sTLo)});
   Value kc = t.dotSplit2(t.split(kw), t.operand(sTHi, 1), t.operand(sTLo, 1),
@@ -301,7 +314,9 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   t.store(kcs.hi, kcHiMem, at);
   t.store(kcs.lo, kcLoMem, at);
   // Khat = K - KC W: the keys moved to the chunk end.
-  Value khat = t.dotSplit2(t.split(t.neg(kc)), wBHi, wBLo, kf);
+  Split nkc = t.split(t.neg(kc));
+  auto [wBHi, wBLo] = wOperands();
+  Value khat = t.dotSplit2(nkc, wBHi, wBLo, t.loadAcc(k, at, {c, d}));
   t.store(t.round(khat), khatMem, at);
   func::ReturnOp::create(b, loc);
 }
@@ -332,13 +347,11 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
                 t.copy(uHi, kvAt, s.uHi), t.copy(uLo, kvAt, s.uLo),
                 t.copy(kcHi, kvAt, s.kcHi), t.copy(kcLo, kvAt, s.kcLo)});
   Value qA = t.operand(s.q, 0);
-  Value rows, cols;
-  std::tie(rows, cols) = t.localIndices(c);
   auto scale = [&](Value x) {
     return t.mul(x, t.splatF(cast<RankedTensorType>(x.getType()), ps.qScale));
   };
   // q_i^T H_i ... H_a: the query's projections on the w's up to its own.
-  Value qw = t.keep(t.cmpi(CmpIPredicate::sle, cols, rows),
+  Value qw = t.keep(t.localMask(CmpIPredicate::sle, c),
                     scale(t.dot2(qA, t.operand(s.wHi, 1), t.operand(s.wLo, 1),
                                  t.zeros({c, c}), /*transposeB=*/true)));
   Split nqw = t.split(t.neg(qw));
@@ -357,16 +370,14 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
     sc = t.addFoxBias(sc, gi, gj, -1.0);
   }
   Value sLen = memref::DimOp::create(t.b, t.loc, k, 2);
-  auto iTile = t.acc({c, c}, t.b.getI64Type());
-  Value keyPos = t.spread(t.iotaIn(t.col, p.pos0, c), 0, c, c);
+  // Causal inside the chunk, keys before S, and with a window
+  // key + window > query.
+  Value inS = t.cmpi(CmpIPredicate::slt, t.iotaIn(t.col, p.pos0, c),
+                     t.splatIdx(t.slice(c, t.col, t.b.getI64Type()), sLen));
   Value valid =
-      t.andi(t.cmpi(CmpIPredicate::sle, cols, rows),
-             t.cmpi(CmpIPredicate::slt, keyPos, t.splatIdx(iTile, sLen)));
+      t.andi(t.localMask(CmpIPredicate::sle, c), t.spread(inS, 0, c, c));
   if (ps.mask == MaskKind::sliding_window)
-    valid = t.andi(valid, t.cmpi(CmpIPredicate::sgt, cols,
-                                 arith::SubIOp::create(
-                                     t.b, t.loc, rows,
-                                     t.splatIdx(iTile, t.idx(ps.window)))));
+    valid = t.andi(valid, t.localMask(CmpIPredicate::sgt, c, ps.window));
   sc = t.select(valid, sc, t.splatF(t.acc({c, c}), -kInf));
   Value m = t.rowReduce(blk::ReduceKind::max, sc);
   Value pr = t.exp2(t.sub(sc, t.spread(t.safeMax(m), 1, c, c)));
