@@ -11,7 +11,7 @@
 // sliding windows. q, k, v are rounded to the 16-bit type first, so only
 // the kernels' own rounding is measured; w stays f32 (the op's type).
 // Outputs start as junk (MALLOC_PERTURB_ in CMake). beta = 0 must give
-// plain attention's oracle.
+// plain attention's oracle; a later token must not reach an earlier row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -253,6 +253,43 @@ func.func @main(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor
     ASSERT_EQ(got.shape, ref->shape);
     EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3);
     EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2);
+  }
+}
+
+/// Causality across and inside chunks: changing token 100's k, v, w and
+/// beta (chunk 1, its 37th row) leaves every earlier output row bit for bit
+/// as it was and changes row 100 and later ones.
+TEST(PathGpuFormOnCpu, IsCausal) {
+  uint64_t seed = attn::ref::freshSeed();
+  for (bool gate : {false, true}) {
+    Form f;
+    f.gate = gate;
+    const int64_t t = 200, d = 64, at = 100;
+    Case c{1, 1, 1, t, t};
+    SCOPED_TRACE(describe(f, c, ++seed));
+    std::vector<Tensor> ins = inputs(f, c, seed);
+    Tensor before = runForm(f, ins);
+    Tensor w2 = unitRows({1, 1, 1, d}, seed + 7);
+    for (int64_t e = 0; e < d; ++e) {
+      ins[1].data[at * d + e] = 2.0 * (e % 2 ? 1 : -1); // k, bf16-exact
+      ins[2].data[at * d + e] = 3.0;                    // v
+      ins[3].data[at * d + e] = w2.data[e];
+    }
+    ins[4].data[at] = 1.25;
+    Tensor after = runForm(f, ins);
+    ASSERT_EQ(before.data.size(), after.data.size());
+    ASSERT_EQ(before.data.size(), static_cast<size_t>(t * d));
+    bool laterChanged = false;
+    for (int64_t i = 0; i < t; ++i)
+      for (int64_t e = 0; e < d; ++e) {
+        double x = before.data[i * d + e], y = after.data[i * d + e];
+        if (i < at)
+          ASSERT_EQ(x, y) << "row " << i << " saw token " << at;
+        else
+          laterChanged |= x != y;
+      }
+    EXPECT_TRUE(laterChanged)
+        << "rows from " << at << " on ignored token " << at;
   }
 }
 
