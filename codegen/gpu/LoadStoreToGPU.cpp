@@ -9,9 +9,11 @@
 //
 // attn_block.load of a 1-D tile in a slice of an mma layout (FoX's G at a
 // tile's rows or keys): each register is one scalar load, or the padding
-// where its element lies outside the memref. Q, K and V tiles come through
-// shared memory (async_copy); other global loads into register layouts are
-// refused.
+// where its element lies outside the memref. A 2-D tile in an mma
+// accumulator layout (PaTH's f32 transport starts from q and k there) is
+// the store's inverse: rows bounds-checked, columns the memref's whole
+// static dim. Operand tiles (Q, K, V) come through shared memory
+// (async_copy); other global loads into register layouts are refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,9 +49,20 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
 
 std::string mlir::attn::blockgpu::unsupportedReason(blk::LoadOp op) {
   auto type = op.getResult().getType();
+  if (type.getRank() == 2 && isa<blk::MmaLayoutAttr>(type.getEncoding())) {
+    auto mem = cast<MemRefType>(op.getBase().getType());
+    int64_t colDim = op.getDims()[1];
+    if (!matchPattern(op.getIndices()[colDim], m_Zero()) ||
+        mem.getDimSize(colDim) != type.getDimSize(1))
+      return "a 2-D load into an mma layout needs the tile's columns to be "
+             "the memref's whole static dim " +
+             std::to_string(colDim);
+    return "";
+  }
   if (type.getRank() != 1 || !isa<blk::SliceLayoutAttr>(type.getEncoding()))
     return "global loads into register layouts are lowered for 1-D slice "
-           "tiles only (2-D tiles go through shared memory: async_copy)";
+           "tiles and 2-D mma accumulator tiles only (operand tiles go "
+           "through shared memory: async_copy)";
   return "";
 }
 
@@ -64,6 +77,8 @@ struct LoadSliceRegisters : OpConversionPattern<blk::LoadOp> {
                                 ConversionPatternRewriter &rw) const override {
     std::string why = unsupportedReason(op);
     auto type = op.getResult().getType();
+    if (type.getRank() != 1)
+      return rw.notifyMatchFailure(op, "not a 1-D tile");
     auto map = registerMap(type, false, why);
     if (!why.empty() || failed(map))
       return rw.notifyMatchFailure(op, why);
@@ -97,6 +112,68 @@ struct LoadSliceRegisters : OpConversionPattern<blk::LoadOp> {
       rw.setInsertionPointToStart(guard.elseBlock());
       scf::YieldOp::create(rw, loc, ValueRange{pad});
       regs.push_back(guard.getResult(0));
+    }
+    rw.replaceOpWithMultiple(op, {regs});
+    return success();
+  }
+};
+
+/// A 2-D tile in an mma accumulator layout (PaTH's f32 query and keys
+/// the transport starts from): the inverse of StoreRegisters, one scalar
+/// load per register, rows outside the memref reading the padding (one
+/// scf.if per row a thread's registers sit on).
+struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::LoadOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto type = op.getResult().getType();
+    if (type.getRank() != 2)
+      return rw.notifyMatchFailure(op, "not a 2-D tile");
+    std::string why = unsupportedReason(op);
+    auto map = registerMap(type, false, why);
+    if (!why.empty() || failed(map))
+      return rw.notifyMatchFailure(op, why);
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rw, loc, v);
+    };
+    Value base = adaptor.getBase().front();
+    SmallVector<Value> idx = singleValues(adaptor.getIndices());
+    ArrayRef<int64_t> dims = op.getDims();
+    SmallVector<Value> thread = threadBase(rw, loc, type, false);
+    Value row0 = arith::AddIOp::create(rw, loc, idx[dims[0]], thread[0]);
+    Value col0 = arith::AddIOp::create(rw, loc, idx[dims[1]], thread[1]);
+    Value limit = memref::DimOp::create(rw, loc, base, dims[0]);
+    Type elt = type.getElementType();
+    Value pad = arith::ConstantOp::create(
+        rw, loc, rw.getFloatAttr(elt, op.getPadding().convertToDouble()));
+    std::map<int64_t, SmallVector<int64_t>> byRow;
+    for (auto [i, o] : llvm::enumerate(map->offsets))
+      byRow[o[0]].push_back(i);
+    using P = arith::CmpIPredicate;
+    SmallVector<Value> regs(map->numRegs());
+    for (auto &[dr, list] : byRow) {
+      Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
+      Value ok = arith::AndIOp::create(
+          rw, loc, arith::CmpIOp::create(rw, loc, P::sge, row, c(0)),
+          arith::CmpIOp::create(rw, loc, P::slt, row, limit));
+      SmallVector<Type> types(list.size(), elt);
+      auto guard = scf::IfOp::create(rw, loc, types, ok, true);
+      OpBuilder::InsertionGuard g(rw);
+      rw.setInsertionPointToStart(guard.thenBlock());
+      SmallVector<Value> loaded;
+      for (int64_t i : list) {
+        SmallVector<Value> at = idx;
+        at[dims[0]] = row;
+        at[dims[1]] =
+            arith::AddIOp::create(rw, loc, col0, c(map->offsets[i][1]));
+        loaded.push_back(memref::LoadOp::create(rw, loc, base, at));
+      }
+      scf::YieldOp::create(rw, loc, loaded);
+      rw.setInsertionPointToStart(guard.elseBlock());
+      scf::YieldOp::create(rw, loc, SmallVector<Value>(list.size(), pad));
+      for (auto [k, i] : llvm::enumerate(list))
+        regs[i] = guard.getResult(k);
     }
     rw.replaceOpWithMultiple(op, {regs});
     return success();
@@ -166,5 +243,6 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
 
 void mlir::attn::blockgpu::populateLoadStorePatterns(
     BlockTypeConverter &tc, RewritePatternSet &patterns) {
-  patterns.add<StoreRegisters, LoadSliceRegisters>(tc, patterns.getContext());
+  patterns.add<StoreRegisters, LoadSliceRegisters, LoadTileRegisters>(
+      tc, patterns.getContext());
 }

@@ -2,9 +2,9 @@
 //
 // The pass driver: each fusable attn.attention goes to the lowering of its
 // algorithm (FlashToBlock.cpp for plain/RoPE/FoX, PathToBlock.cpp for
-// PaTH/PaTH-FoX, MtaToBlock.cpp for MTA and the MTA output norm, with
-// RoPE/FoX), which emits the kernels (attn_block functions) and their
-// launches.
+// PaTH/PaTH-FoX (PathToBlockGpu.cpp for a GPU target), MtaToBlock.cpp for MTA
+// and the MTA output norm, with RoPE/FoX), which emits the kernels (attn_block
+// functions) and their launches.
 //
 // PaTH with RoPE, and PaTH with MTA pieces, are not fused yet: such ops
 // stay attn.attention and the CPU pipeline runs them through the reference
@@ -101,12 +101,12 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
       }
       BlockLoweringConfig cfg{blockM, blockN, pathChunk, tgt};
       if (tgt.gpu) {
-        // The GPU form exists for the flash kernel only; nothing is
+        // The GPU form exists for the flash and PaTH kernels; nothing is
         // lowered silently in the CPU form instead.
-        std::string bad =
-            op.getW() || op.hasMTA() || op.getNorm()
-                ? std::string("PaTH and MTA kernels have no GPU form yet")
-                : checkFlashGpuSupport(op, tgt, blockN);
+        std::string bad = op.hasMTA() || op.getNorm()
+                              ? std::string("MTA kernels have no GPU form yet")
+                          : op.getW() ? checkPathGpuSupport(op, tgt, pathChunk)
+                                      : checkFlashGpuSupport(op, tgt, blockN);
         // The GPU form of RoPE reads q and k rotated by the rope prologue
         // kernels, which only attn-attention-to-gpu{lowering=block}
         // launches; FoX's G' comes from launchGatePrefix here.
@@ -120,7 +120,9 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
           continue;
         }
       }
-      if (op.getW())
+      if (op.getW() && tgt.gpu)
+        lowerPathAttentionGpu(op, symbols, cfg);
+      else if (op.getW())
         lowerPathAttention(op, symbols, cfg);
       else if (op.hasMTA() || op.getNorm())
         lowerMtaAttention(op, symbols, cfg);

@@ -73,6 +73,17 @@ void lowerMtaAttention(AttentionOp op, SymbolTable &symbols,
 void lowerPathAttention(AttentionOp op, SymbolTable &symbols,
                         const BlockLoweringConfig &cfg);
 
+/// Why the GPU form of PaTH cannot express `op` for `target` with chunks
+/// of `pathChunk` positions, or "" if it can. PathToBlockGpu.cpp.
+std::string checkPathGpuSupport(AttentionOp op, const BlockTarget &target,
+                                int64_t pathChunk);
+
+/// PaTH / PaTH-FoX in the GPU form (chunk kernel, attention kernel, with
+/// FoX the gate-prefix kernel): PathToBlockGpu.cpp. checkPathGpuSupport
+/// must have accepted `op`.
+void lowerPathAttentionGpu(AttentionOp op, SymbolTable &symbols,
+                           const BlockLoweringConfig &cfg);
+
 } // namespace mlir::attn
 
 #endif // ATTN_PASSES_ATTENTIONTOBLOCK_H

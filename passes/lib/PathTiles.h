@@ -1,0 +1,141 @@
+//===- PathTiles.h - what PaTH's CPU and GPU block kernels share -*- C++
+//-*-===//
+//
+// The op's shape and constants, the program indices and the walk's range
+// of PaTH's block kernels: PathToBlock.cpp (the CPU form) and
+// PathToBlockGpu.cpp (the GPU form) derive them the same way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PASSES_PATHTILES_H
+#define ATTN_PASSES_PATHTILES_H
+
+#include "TileBuilder.h"
+
+namespace mlir::attn {
+
+inline constexpr double kPathLog2e = 1.4426950408889634;
+
+/// What the kernels of both forms know about the op.
+struct PathShape {
+  int64_t c, d, dv;
+  double qScale;    ///< scale * log2(e), folded into q
+  double gateScale; ///< factor of G_i - G_j in the base-2 logits
+  MaskKind mask;
+  int64_t window;
+  /// The walk moves q~ through a chunk with one dot by the dense D x D
+  /// matrix -W^T U (C D^2 MACs) when that is cheaper than the two low-rank
+  /// dots by W^T and U (2 C^2 D MACs), i.e. when D < 2C.
+  bool dense() const { return d < 2 * c; }
+};
+
+/// PaTH's tile idioms on top of TileBuilder.
+struct PathTiles : TileBuilder {
+  PathTiles(OpBuilder &b, Location loc) : TileBuilder(b, loc) {}
+
+  Value zeros(ArrayRef<int64_t> shape) {
+    return splat(shape, b.getF32Type(), 0.0);
+  }
+  /// acc + a b (or a b^T).
+  Value dot(Value a, Value bt, Value acc, bool transposeB = false) {
+    return blk::DotOp::create(b, loc, acc.getType(), a, bt, acc,
+                              transposeB ? b.getUnitAttr() : UnitAttr());
+  }
+  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
+  Value f32Load(Value mem, ValueRange indices, ArrayRef<int64_t> dims,
+                ArrayRef<int64_t> shape) {
+    return toF32(load(mem, indices, dims, shape));
+  }
+  /// The [n, n] identity.
+  Value identity(int64_t n) {
+    return select(localMask(arith::CmpIPredicate::eq, n),
+                  splat({n, n}, b.getF32Type(), 1.0), zeros({n, n}));
+  }
+  /// The [n, n] i1 tile `col pred row` over local indices.
+  Value localMask(arith::CmpIPredicate pred, int64_t n) {
+    Value i = iota(idx(0), n);
+    return cmpi(pred, bcast(i, 0, n, n), bcast(i, 1, n, n));
+  }
+  Value keep(Value mask, Value t) {
+    auto shape = cast<RankedTensorType>(t.getType()).getShape();
+    return select(mask, t, zeros(shape));
+  }
+  /// Sum of a 1-D f64 tile as a scalar.
+  Value total(Value t) {
+    int64_t n = cast<RankedTensorType>(t.getType()).getDimSize(0);
+    Value s = reduce(blk::ReduceKind::sum, bcast(t, 0, 1, n));
+    return tensor::ExtractOp::create(b, loc, s, idx(0));
+  }
+};
+
+/// Program ids and the indices every kernel derives from them.
+struct PathProgram {
+  Value b, head, kvHead;
+  Value pos0; ///< first position of this program's chunk
+  Value row0; ///< its query row (pos0 - (S - T)); kernels 2 and 3
+  Value chunk;
+};
+
+/// pid1 = b * heads + head; kernels 2 and 3 (`q` given) start at the chunk
+/// holding the first query, S - T.
+inline PathProgram programIndices(TileBuilder &t, Value q, Value k, int64_t c) {
+  OpBuilder &b = t.b;
+  Location loc = t.loc;
+  PathProgram p;
+  Value pid0 = blk::ProgramIdOp::create(b, loc, 0);
+  Value pid1 = blk::ProgramIdOp::create(b, loc, 1);
+  Value hk = memref::DimOp::create(b, loc, k, 1);
+  Value heads = q ? memref::DimOp::create(b, loc, q, 1).getResult() : hk;
+  p.b = arith::DivUIOp::create(b, loc, pid1, heads);
+  p.head = arith::RemUIOp::create(b, loc, pid1, heads);
+  p.kvHead = q ? arith::DivUIOp::create(
+                     b, loc, p.head, arith::DivUIOp::create(b, loc, heads, hk))
+                     .getResult()
+               : p.head;
+  p.chunk = pid0;
+  if (!q) {
+    p.pos0 = arith::MulIOp::create(b, loc, pid0, t.idx(c));
+    return p;
+  }
+  Value tLen = memref::DimOp::create(b, loc, q, 2);
+  Value sLen = memref::DimOp::create(b, loc, k, 2);
+  Value off = arith::SubIOp::create(b, loc, sLen, tLen);
+  p.chunk = arith::AddIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, off, t.idx(c)), pid0);
+  p.pos0 = arith::MulIOp::create(b, loc, p.chunk, t.idx(c));
+  p.row0 = arith::SubIOp::create(b, loc, p.pos0, off);
+  return p;
+}
+
+/// The PathShape of `op` for chunks of `c` positions.
+inline PathShape makePathShape(AttentionOp op, int64_t c) {
+  PathShape ps;
+  ps.c = c;
+  ps.d = cast<ShapedType>(op.getK().getType()).getDimSize(3);
+  ps.dv = cast<ShapedType>(op.getV().getType()).getDimSize(3);
+  ps.qScale = op.getScaleOrDefault() * kPathLog2e;
+  ps.gateScale =
+      (op.getGateScaled() ? op.getScaleOrDefault() : 1.0) * kPathLog2e;
+  ps.mask = op.getMask();
+  ps.window = op.getWindow().value_or(0);
+  return ps;
+}
+
+/// The first key chunk the right-to-left walk of the query chunk starting
+/// at `pos0` visits: 0, or with a sliding window the chunk of the window's
+/// first key. The walk runs over chunks [that, pos0 / C).
+inline Value walkLowChunk(TileBuilder &t, const PathShape &ps, Value pos0) {
+  Value c0 = t.idx(0);
+  if (ps.mask != MaskKind::sliding_window)
+    return c0;
+  OpBuilder &b = t.b;
+  Value first = arith::SubIOp::create(
+      b, t.loc, arith::AddIOp::create(b, t.loc, pos0, t.idx(1)),
+      t.idx(ps.window));
+  return arith::DivSIOp::create(
+      b, t.loc, arith::MaxSIOp::create(b, t.loc, first, c0), t.idx(ps.c));
+}
+
+} // namespace mlir::attn
+
+#endif // ATTN_PASSES_PATHTILES_H

@@ -1,0 +1,606 @@
+//===- PathToBlockGpu.cpp - PaTH's block kernels in the GPU form ----------===//
+//
+// PaTH / PaTH-FoX (PathToBlock.cpp's algorithm) for a GPU target, stated so
+// that attn-block-to-gpu lowers it op by op: 4 warps, chunk C = 64 = the
+// rows of one mma.sync accumulator block (#mma = mma<version = 2,
+// warpsPerCTA = [4, 1], instrShape = [16, 8]>), every 16-bit tile an mma
+// operand goes global -> shared (async_copy into #shared<vec = 8, maxPhase
+// = 8>) -> registers (local_load, ldmatrix), every f32 tile in #mma and
+// the row statistics in its row slice. Two kernels:
+//
+//  1. chunk kernel, grid (ceil(S/C), B*Hk): W (f32) split into a 16-bit
+//     hi/lo pair (stored for kernel 2 and copied back into shared);
+//     A = stril(beta W W^T), stored to an f32 scratch; then
+//     X = (I + A)^-1 by columns in decreasing order,
+//     X[:, c] = e_c - sum_i X[:, i] A[i, c] (column c of A a column-slice
+//     load of the scratch, the sum a row reduction, the insert a select on
+//     the column index): no row access inside a register tile is needed.
+//     T = X diag(beta); U = T W; the key correction KC = stril'(K W^T) T^T
+//     (T back through global memory into shared: the B operand of a dot is
+//     read by ldmatrix); Khat = K - KC W. Stores U and KC as hi/lo 16-bit
+//     pairs (W too) and Khat in 16 bits.
+//  2. attention kernel, grid (query chunks, B*Hq): the diagonal block
+//     (CPU kernel 2: q^ = q - tril(q W^T) U and the exact in-chunk logits
+//     q K^T - tril(q W^T) KC^T with their softmax) in registers, then the
+//     right-to-left walk carrying q~ (f32, #mma): s = q~ Khat^T, online
+//     softmax, q~ <- q~ - (q~ W^T) U.
+//
+// Precision: an f32 tile that is an mma operand is split x = hi + lo
+// (hi = 16-bit(x), lo = 16-bit(x - hi)) and the products of both halves are
+// added (the third, lo * lo, is below f32's last digits), so W, T, U, KC,
+// q^ and the transport keep about 16 bits more than one rounding would;
+// the walk's transport compounds over S / C chunks (and W's rounding over
+// every Householder factor). q~ and Khat as the operands
+// of the score dot, and P as the A of P V, are rounded once, as the flash
+// kernel rounds P. FoX: G' = -gamma log2(e) cumsum(g) from the gate-prefix
+// kernel (launchGatePrefix, f64 sums, f32 out) and the bias G'_j - G'_i in
+// f32 (TileBuilder::addFoxBias), where the CPU form subtracts f64 scans.
+//
+// The transport is the low-rank form at every D: the dense chunk matrix
+// -W^T U of the CPU form needs W^T as an A operand, which ldmatrix without
+// .trans does not give. sm_90a reuses these mma.sync kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionToBlock.h"
+#include "PathTiles.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using arith::CmpFPredicate;
+using arith::CmpIPredicate;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+/// Warps of both kernels: C = 16 * kWarps rows, one m16 tile per warp.
+constexpr int64_t kWarps = 4;
+constexpr int64_t kChunk = 16 * kWarps;
+
+/// A 16-bit pair hi + lo of an f32 tile, in the accumulator layout (for
+/// stores) and as A operands (for dots).
+struct Split {
+  Value hi, lo, hiA, loA;
+};
+
+/// Tile builders that name each tile's layout.
+struct GpuPathTiles : TileBuilder {
+  GpuPathTiles(OpBuilder &b, Location loc, Type elt)
+      : TileBuilder(b, loc), elt(elt) {
+    MLIRContext *ctx = b.getContext();
+    mma = blk::MmaLayoutAttr::get(ctx, 2, {kWarps, 1}, {16, 8});
+    opA = blk::DotOperandLayoutAttr::get(ctx, 0, mma, 2);
+    opB = blk::DotOperandLayoutAttr::get(ctx, 1, mma, 2);
+    row = blk::SliceLayoutAttr::get(ctx, 1, mma);
+    col = blk::SliceLayoutAttr::get(ctx, 0, mma);
+    shared = blk::SharedLayoutAttr::get(ctx, 8, 1, 8, {1, 0});
+  }
+  GpuPathTiles(OpBuilder &nb, const GpuPathTiles &o)
+      : GpuPathTiles(nb, o.loc, o.elt) {}
+
+  Type elt;
+  Attribute mma, opA, opB, row, col, shared;
+
+  RankedTensorType acc(ArrayRef<int64_t> shape, Type e = {}) {
+    return RankedTensorType::get(shape, e ? e : b.getF32Type(), mma);
+  }
+  RankedTensorType slice(int64_t n, Attribute enc, Type e = {}) {
+    return RankedTensorType::get({n}, e ? e : b.getF32Type(), enc);
+  }
+  Value splatF(RankedTensorType type, double v) { return splatLike(type, v); }
+  Value splatIdx(RankedTensorType type, Value index) {
+    Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+    return tensor::SplatOp::create(b, loc, type, i);
+  }
+  Value zeros(ArrayRef<int64_t> shape) { return splatF(acc(shape), 0.0); }
+  Value iotaIn(Attribute enc, Value start, int64_t n) {
+    return blk::IotaOp::create(b, loc, slice(n, enc, b.getI64Type()), start);
+  }
+  /// A row-slice (axis 1) or column-slice (axis 0) tile over [rows, cols].
+  Value spread(Value v, int64_t axis, int64_t rows, int64_t cols) {
+    Type e = cast<RankedTensorType>(v.getType()).getElementType();
+    return blk::BroadcastOp::create(b, loc, acc({rows, cols}, e), v, axis);
+  }
+  Value rowReduce(blk::ReduceKind kind, Value t) {
+    auto type = cast<RankedTensorType>(t.getType());
+    return blk::ReduceOp::create(
+        b, loc, slice(type.getDimSize(0), row, type.getElementType()), kind, t,
+        1);
+  }
+  Value dot(Value a, Value bt, Value accv, bool transposeB = false) {
+    return blk::DotOp::create(b, loc, accv.getType(), a, bt, accv,
+                              transposeB ? b.getUnitAttr() : UnitAttr());
+  }
+  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
+  /// An f32 accumulator tile rounded to the 16-bit element type.
+  Value round(Value x) {
+    auto type = cast<RankedTensorType>(x.getType());
+    return arith::TruncFOp::create(b, loc, type.clone(elt), x);
+  }
+  /// A 16-bit accumulator tile as an A operand (the same registers).
+  Value asA(Value x16) {
+    auto type = cast<RankedTensorType>(x16.getType());
+    return blk::ConvertLayoutOp::create(
+        b, loc, RankedTensorType::get(type.getShape(), elt, opA), x16);
+  }
+  Split split(Value x) {
+    Split s;
+    s.hi = round(x);
+    s.lo = round(sub(x, arith::ExtFOp::create(b, loc, x.getType(), s.hi)));
+    s.hiA = asA(s.hi);
+    s.loA = asA(s.lo);
+    return s;
+  }
+  /// acc + x y for a split x and a 16-bit y (exact as an input is).
+  Value dotSplit(const Split &x, Value y, Value accv, bool transposeB = false) {
+    return dot(x.loA, y, dot(x.hiA, y, accv, transposeB), transposeB);
+  }
+  /// acc + x (yHi + yLo) for a 16-bit x.
+  Value dot2(Value x, Value yHi, Value yLo, Value accv,
+             bool transposeB = false) {
+    return dot(x, yLo, dot(x, yHi, accv, transposeB), transposeB);
+  }
+  /// acc + x y for split x and y: hi hi + lo hi + hi lo.
+  Value dotSplit2(const Split &x, Value yHi, Value yLo, Value accv,
+                  bool transposeB = false) {
+    return dot(x.hiA, yLo, dotSplit(x, yHi, accv, transposeB), transposeB);
+  }
+
+  Value alloc(ArrayRef<int64_t> shape) {
+    return blk::LocalAllocOp::create(
+        b, loc, blk::SharedBufferType::get(b.getContext(), shape, elt, shared));
+  }
+  /// async_copy of the tile at `at` (dims 2, 3) of `mem` into `buf`.
+  Value copy(Value mem, ValueRange at, Value buf) {
+    return blk::AsyncCopyOp::create(b, loc, mem, at,
+                                    b.getDenseI64ArrayAttr({2, 3}),
+                                    b.getF64FloatAttr(0.0), buf);
+  }
+  /// Commit the copies and wait for all of them, visible to the block.
+  void landCopies(ValueRange tokens) {
+    blk::AsyncCommitGroupOp::create(b, loc, tokens);
+    blk::AsyncWaitOp::create(b, loc, ValueRange{}, 0);
+    blk::BarrierOp::create(b, loc);
+  }
+  /// The buffer as an operand: A (`opIdx` 0) or B (1).
+  Value operand(Value buf, int64_t opIdx) {
+    auto type = cast<blk::SharedBufferType>(buf.getType());
+    return blk::LocalLoadOp::create(
+        b, loc, RankedTensorType::get(type.getShape(), elt, opIdx ? opB : opA),
+        buf);
+  }
+  /// A 2-D tile of `mem` in the accumulator layout, as f32.
+  Value loadAcc(Value mem, ValueRange at, ArrayRef<int64_t> shape) {
+    Type e = cast<MemRefType>(mem.getType()).getElementType();
+    Value t = blk::LoadOp::create(b, loc, acc(shape, e), mem, at,
+                                  b.getDenseI64ArrayAttr({2, 3}),
+                                  b.getF64FloatAttr(0.0));
+    return convert(t, b.getF32Type());
+  }
+  /// A 1-D tile along dim 2 of `mem` at `at` in slice `enc`, as f32.
+  Value loadSlice(Value mem, ValueRange at, int64_t n, Attribute enc) {
+    Type e = cast<MemRefType>(mem.getType()).getElementType();
+    Value t = blk::LoadOp::create(b, loc, slice(n, enc, e), mem, at,
+                                  b.getDenseI64ArrayAttr({2}),
+                                  b.getF64FloatAttr(0.0));
+    return convert(t, b.getF32Type());
+  }
+  void store(Value t, Value mem, ValueRange at) {
+    blk::StoreOp::create(b, loc, t, mem, at, b.getDenseI64ArrayAttr({2, 3}));
+  }
+  /// The [n, n] i1 tile `column + shift pred row` over local indices.
+  Value localMask(CmpIPredicate pred, int64_t n, int64_t shift = 0) {
+    Value r = spread(iotaIn(row, idx(0), n), 1, n, n);
+    Value c = spread(iotaIn(col, idx(shift), n), 0, n, n);
+    return cmpi(pred, c, r);
+  }
+  Value keep(Value mask, Value t) {
+    auto type = cast<RankedTensorType>(t.getType());
+    return select(mask, t, splatF(type, 0.0));
+  }
+  /// Row maxima with -inf (no visible key yet) read as 0.
+  Value safeMax(Value m) {
+    auto type = cast<RankedTensorType>(m.getType());
+    Value dead = cmpf(CmpFPredicate::OEQ, m, splatF(type, -kInf));
+    return select(dead, splatF(type, 0.0), m);
+  }
+};
+
+/// Kernel 1: args (k, w, beta, A, T hi, T lo, W hi, W lo, U hi, U lo,
+/// KC hi, KC lo, Khat); A and T are its own scratch.
+void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
+                      Location loc) {
+  Block &body = kernel.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  GpuPathTiles t(b, loc, elt);
+  auto arg = [&](unsigned i) -> Value { return body.getArgument(i); };
+  Value k = arg(0), w = arg(1), betaMem = arg(2), aMem = arg(3),
+        tHiMem = arg(4), tLoMem = arg(5), wHiMem = arg(6), wLoMem = arg(7),
+        uHiMem = arg(8), uLoMem = arg(9), kcHiMem = arg(10), kcLoMem = arg(11),
+        khatMem = arg(12);
+  int64_t c = ps.c, d = ps.d;
+  PathProgram p = programIndices(t, Value(), k, c);
+  SmallVector<Value> at = {p.b, p.kvHead, p.pos0, t.idx(0)};
+
+  // w (f32) as a hi/lo pair of 16-bit operands, through global memory
+  // into shared.
+  Split wf = t.split(t.loadAcc(w, at, {c, d}));
+  t.store(wf.hi, wHiMem, at);
+  t.store(wf.lo, wLoMem, at);
+  blk::BarrierOp::create(b, loc);
+  Value sWHi = t.alloc({c, d}), sWLo = t.alloc({c, d}), sK = t.alloc({c, d});
+  Value sTHi = t.alloc({c, c}), sTLo = t.alloc({c, c});
+  t.landCopies(
+      {t.copy(wHiMem, at, sWHi), t.copy(wLoMem, at, sWLo), t.copy(k, at, sK)});
+  // Operand tiles are read from shared memory where they are used (W's
+  // rows as the keys of a transpose_b dot, W^T, or as the B of T W), so
+  // that no register tile lives across the substitution.
+  auto wOperands = [&] {
+    Value hi = t.operand(sWHi, 1);
+    return std::make_pair(hi, t.operand(sWLo, 1));
+  };
+  SmallVector<Value> sliceAt = {p.b, p.kvHead, p.pos0};
+
+  // A = stril(beta W W^T), to the scratch its columns are read from.
+  Value a;
+  {
+    auto [wBtHi, wBtLo] = wOperands();
+    a = t.dotSplit2(wf, wBtHi, wBtLo, t.zeros({c, c}), /*transposeB=*/true);
+  }
+  a = t.mul(a, t.spread(t.loadSlice(betaMem, sliceAt, c, t.row), 1, c, c));
+  a = t.keep(t.localMask(CmpIPredicate::slt, c), a);
+  t.store(a, aMem, at);
+  blk::BarrierOp::create(b, loc);
+
+  // X = (I + A)^-1 column by column, right to left: columns right of c
+  // are final, and only they meet A[:, c] (A is strictly lower).
+  Value rowIdx = t.iotaIn(t.row, t.idx(0), c);
+  auto loop = scf::ForOp::create(
+      b, loc, t.idx(0), t.idx(c), t.idx(1), ValueRange{t.zeros({c, c})},
+      [&](OpBuilder &nb, Location, Value n, ValueRange state) {
+        GpuPathTiles x(nb, t);
+        Value ci = arith::SubIOp::create(nb, loc, x.idx(c - 1), n);
+        Value aCol = x.loadSlice(aMem, {p.b, p.kvHead, p.pos0, ci}, c, x.col);
+        Value sum = x.rowReduce(blk::ReduceKind::sum,
+                                x.mul(state[0], x.spread(aCol, 0, c, c)));
+        Value unit = x.select(
+            x.cmpi(CmpIPredicate::eq, rowIdx,
+                   x.splatIdx(x.slice(c, x.row, nb.getI64Type()), ci)),
+            x.splatF(x.slice(c, x.row), 1.0), x.splatF(x.slice(c, x.row), 0.0));
+        Value isCol =
+            x.spread(x.cmpi(CmpIPredicate::eq, x.iotaIn(x.col, x.idx(0), c),
+                            x.splatIdx(x.slice(c, x.col, nb.getI64Type()), ci)),
+                     0, c, c);
+        Value next =
+            x.select(isCol, x.spread(x.sub(unit, sum), 1, c, c), state[0]);
+        scf::YieldOp::create(nb, loc, ValueRange{next});
+      });
+  // T = X diag(beta), then U = T W.
+  Value tt = t.mul(loop.getResult(0),
+                   t.spread(t.loadSlice(betaMem, sliceAt, c, t.col), 0, c, c));
+  Split ts = t.split(tt);
+  t.store(ts.hi, tHiMem, at);
+  t.store(ts.lo, tLoMem, at);
+  Value u;
+  {
+    auto [wBHi, wBLo] = wOperands();
+    u = t.dotSplit2(ts, wBHi, wBLo, t.zeros({c, d}));
+  }
+  Split us = t.split(u);
+  t.store(us.hi, uHiMem, at);
+  t.store(us.lo, uLoMem, at);
+
+  // KC = stril'(K W^T) T^T: T comes back through shared memory as the B
+  // operand (rows of T are its [N, K] rows).
+  Value kw;
+  {
+    auto [wBtHi, wBtLo] = wOperands();
+    kw = t.dot2(t.operand(sK, 0), wBtHi, wBtLo, t.zeros({c, c}),
+                /*transposeB=*/true);
+  }
+  kw = t.keep(t.localMask(CmpIPredicate::sgt, c), kw);
+  blk::BarrierOp::create(b, loc);
+  t.landCopies({t.copy(tHiMem, at, sTHi), t.copy(tLoMem, at, sTLo)});
+  Value kc = t.dotSplit2(t.split(kw), t.operand(sTHi, 1), t.operand(sTLo, 1),
+                         t.zeros({c, c}), /*transposeB=*/true);
+  Split kcs = t.split(kc);
+  t.store(kcs.hi, kcHiMem, at);
+  t.store(kcs.lo, kcLoMem, at);
+  // Khat = K - KC W: the keys moved to the chunk end.
+  Split nkc = t.split(t.neg(kc));
+  auto [wBHi, wBLo] = wOperands();
+  Value khat = t.dotSplit2(nkc, wBHi, wBLo, t.loadAcc(k, at, {c, d}));
+  t.store(t.round(khat), khatMem, at);
+  func::ReturnOp::create(b, loc);
+}
+
+/// The shared buffers of the attention kernel, one stage each: the
+/// diagonal block's tiles, then each walk step's (K holds Khat there).
+struct AttnBuffers {
+  Value q, k, v, wHi, wLo, uHi, uLo, kcHi, kcLo;
+};
+
+/// The softmax state of the walk (and of the diagonal block).
+struct WalkState {
+  Value qt, m, l, acc;
+};
+
+/// Kernel 2's diagonal block: q^ and the in-chunk softmax state.
+WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
+                        const PathProgram &p, ValueRange mems, Value gPrime,
+                        const AttnBuffers &s) {
+  Value q = mems[0], k = mems[1], v = mems[2], wHi = mems[3], wLo = mems[4],
+        uHi = mems[5], uLo = mems[6], kcHi = mems[7], kcLo = mems[8];
+  int64_t c = ps.c, d = ps.d, dv = ps.dv;
+  Value c0 = t.idx(0);
+  SmallVector<Value> kvAt = {p.b, p.kvHead, p.pos0, c0};
+  SmallVector<Value> qAt = {p.b, p.head, p.row0, c0};
+  t.landCopies({t.copy(q, qAt, s.q), t.copy(k, kvAt, s.k), t.copy(v, kvAt, s.v),
+                t.copy(wHi, kvAt, s.wHi), t.copy(wLo, kvAt, s.wLo),
+                t.copy(uHi, kvAt, s.uHi), t.copy(uLo, kvAt, s.uLo),
+                t.copy(kcHi, kvAt, s.kcHi), t.copy(kcLo, kvAt, s.kcLo)});
+  Value qA = t.operand(s.q, 0);
+  auto scale = [&](Value x) {
+    return t.mul(x, t.splatF(cast<RankedTensorType>(x.getType()), ps.qScale));
+  };
+  // q_i^T H_i ... H_a: the query's projections on the w's up to its own.
+  Value qw = t.keep(t.localMask(CmpIPredicate::sle, c),
+                    scale(t.dot2(qA, t.operand(s.wHi, 1), t.operand(s.wLo, 1),
+                                 t.zeros({c, c}), /*transposeB=*/true)));
+  Split nqw = t.split(t.neg(qw));
+  Value uBHi = t.operand(s.uHi, 1), uBLo = t.operand(s.uLo, 1);
+  Value qhat = t.dotSplit2(nqw, uBHi, uBLo, scale(t.loadAcc(q, qAt, {c, d})));
+  // Exact in-chunk logits q K^T - QW KC^T.
+  Value sc =
+      scale(t.dot(qA, t.operand(s.k, 1), t.zeros({c, c}), /*transposeB=*/true));
+  sc = t.dotSplit2(nqw, t.operand(s.kcHi, 1), t.operand(s.kcLo, 1), sc,
+                   /*transposeB=*/true);
+  if (gPrime) {
+    // gamma log2(e) (G_i - G_j) = G'_j - G'_i (one statement each: the IR's
+    // order does not hang on the compiler's argument order).
+    Value gi = t.loadSlice(gPrime, {p.b, p.head, p.pos0}, c, t.row);
+    Value gj = t.loadSlice(gPrime, {p.b, p.head, p.pos0}, c, t.col);
+    sc = t.addFoxBias(sc, gi, gj, -1.0);
+  }
+  Value sLen = memref::DimOp::create(t.b, t.loc, k, 2);
+  // Causal inside the chunk, keys before S, and with a window
+  // key + window > query.
+  Value inS = t.cmpi(CmpIPredicate::slt, t.iotaIn(t.col, p.pos0, c),
+                     t.splatIdx(t.slice(c, t.col, t.b.getI64Type()), sLen));
+  Value valid =
+      t.andi(t.localMask(CmpIPredicate::sle, c), t.spread(inS, 0, c, c));
+  if (ps.mask == MaskKind::sliding_window)
+    valid = t.andi(valid, t.localMask(CmpIPredicate::sgt, c, ps.window));
+  sc = t.select(valid, sc, t.splatF(t.acc({c, c}), -kInf));
+  Value m = t.rowReduce(blk::ReduceKind::max, sc);
+  Value pr = t.exp2(t.sub(sc, t.spread(t.safeMax(m), 1, c, c)));
+  Value l = t.rowReduce(blk::ReduceKind::sum, pr);
+  Value acc = t.dot(t.asA(t.round(pr)), t.operand(s.v, 1), t.zeros({c, dv}));
+  return {qhat, m, l, acc};
+}
+
+/// One step of the walk over key chunk `j0` (its tiles already in `s`).
+WalkState walkStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
+                   Value gPrime, Value gRows, Value rowPos, Value j0,
+                   const AttnBuffers &s, const WalkState &st) {
+  int64_t c = ps.c, d = ps.d, dv = ps.dv;
+  Value sc = x.dot(x.asA(x.round(st.qt)), x.operand(s.k, 1), x.zeros({c, c}),
+                   /*transposeB=*/true);
+  if (gPrime)
+    sc = x.addFoxBias(sc, gRows,
+                      x.loadSlice(gPrime, {p.b, p.head, j0}, c, x.col), -1.0);
+  if (ps.mask == MaskKind::sliding_window) {
+    auto iTile = x.acc({c, c}, x.b.getI64Type());
+    Value keys = x.spread(x.iotaIn(x.col, j0, c), 0, c, c);
+    Value lo = arith::SubIOp::create(x.b, x.loc, x.spread(rowPos, 1, c, c),
+                                     x.splatIdx(iTile, x.idx(ps.window)));
+    sc = x.select(x.cmpi(CmpIPredicate::sgt, keys, lo), sc,
+                  x.splatF(x.acc({c, c}), -kInf));
+  }
+  Value mNew = x.maxf(st.m, x.rowReduce(blk::ReduceKind::max, sc));
+  Value mSafe = x.safeMax(mNew);
+  Value alpha = x.exp2(x.sub(st.m, mSafe));
+  Value pr = x.exp2(x.sub(sc, x.spread(mSafe, 1, c, c)));
+  Value lNew = x.add(x.mul(st.l, alpha), x.rowReduce(blk::ReduceKind::sum, pr));
+  Value accNew = x.dot(x.asA(x.round(pr)), x.operand(s.v, 1),
+                       x.mul(st.acc, x.spread(alpha, 1, c, dv)));
+  // q~ <- q~ - (q~ W^T) U, through this chunk for the next.
+  Value r = x.dotSplit2(x.split(st.qt), x.operand(s.wHi, 1),
+                        x.operand(s.wLo, 1), x.zeros({c, c}),
+                        /*transposeB=*/true);
+  Value qNew = x.dotSplit2(x.split(x.neg(r)), x.operand(s.uHi, 1),
+                           x.operand(s.uLo, 1), st.qt);
+  (void)d;
+  return {qNew, mNew, lNew, accNew};
+}
+
+/// Kernel 2: args (q, k, v, [G'], W hi, W lo, U hi, U lo, KC hi, KC lo,
+/// Khat, out).
+void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
+                          bool gate, Location loc) {
+  Block &body = kernel.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  GpuPathTiles t(b, loc, elt);
+  unsigned i = 0;
+  Value q = body.getArgument(i++), k = body.getArgument(i++),
+        v = body.getArgument(i++);
+  Value gPrime = gate ? body.getArgument(i++) : Value();
+  Value wHi = body.getArgument(i++), wLo = body.getArgument(i++);
+  Value uHi = body.getArgument(i++), uLo = body.getArgument(i++),
+        kcHi = body.getArgument(i++), kcLo = body.getArgument(i++),
+        khat = body.getArgument(i++), out = body.getArgument(i++);
+  int64_t c = ps.c, d = ps.d, dv = ps.dv;
+  PathProgram p = programIndices(t, q, k, c);
+  Value c0 = t.idx(0);
+
+  AttnBuffers s;
+  s.q = t.alloc({c, d});
+  s.k = t.alloc({c, d});
+  s.v = t.alloc({c, dv});
+  s.wHi = t.alloc({c, d});
+  s.wLo = t.alloc({c, d});
+  s.uHi = t.alloc({c, d});
+  s.uLo = t.alloc({c, d});
+  s.kcHi = t.alloc({c, c});
+  s.kcLo = t.alloc({c, c});
+  WalkState st = diagonalBlock(
+      t, ps, p, {q, k, v, wHi, wLo, uHi, uLo, kcHi, kcLo}, gPrime, s);
+  // Every warp is done with the diagonal's tiles before the walk refills.
+  blk::BarrierOp::create(b, loc);
+
+  Value gRows =
+      gPrime ? t.loadSlice(gPrime, {p.b, p.head, p.pos0}, c, t.row) : Value();
+  Value rowPos = t.iotaIn(t.row, p.pos0, c);
+  Value steps =
+      arith::SubIOp::create(b, loc, p.chunk, walkLowChunk(t, ps, p.pos0));
+  auto loop = scf::ForOp::create(
+      b, loc, c0, steps, t.idx(1), ValueRange{st.qt, st.m, st.l, st.acc},
+      [&](OpBuilder &nb, Location, Value n, ValueRange state) {
+        GpuPathTiles x(nb, t);
+        Value j0 = arith::SubIOp::create(
+            nb, loc, p.pos0,
+            arith::MulIOp::create(nb, loc,
+                                  arith::AddIOp::create(nb, loc, n, x.idx(1)),
+                                  x.idx(c)));
+        SmallVector<Value> kvAt = {p.b, p.kvHead, j0, x.idx(0)};
+        x.landCopies({x.copy(khat, kvAt, s.k), x.copy(v, kvAt, s.v),
+                      x.copy(wHi, kvAt, s.wHi), x.copy(wLo, kvAt, s.wLo),
+                      x.copy(uHi, kvAt, s.uHi), x.copy(uLo, kvAt, s.uLo)});
+        WalkState next = walkStep(x, ps, p, gPrime, gRows, rowPos, j0, s,
+                                  {state[0], state[1], state[2], state[3]});
+        // Every warp is done with this step's tiles before they are refilled.
+        blk::BarrierOp::create(nb, loc);
+        scf::YieldOp::create(nb, loc,
+                             ValueRange{next.qt, next.m, next.l, next.acc});
+      });
+  Value l = loop.getResult(2), acc = loop.getResult(3);
+  auto rowType = t.slice(c, t.row);
+  Value empty = t.cmpf(CmpFPredicate::OEQ, l, t.splatF(rowType, 0.0));
+  Value inv =
+      t.select(empty, t.splatF(rowType, 0.0), t.div(t.splatF(rowType, 1.0), l));
+  Value o = t.mul(acc, t.spread(inv, 1, c, dv));
+  o = t.convert(o, cast<MemRefType>(out.getType()).getElementType());
+  t.store(o, out, {p.b, p.head, p.row0, c0});
+  func::ReturnOp::create(b, loc);
+}
+
+void markGpuKernel(func::FuncOp kernel) {
+  kernel->setAttr(
+      "attn_block.num_warps",
+      IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), kWarps));
+}
+
+} // namespace
+
+std::string mlir::attn::checkPathGpuSupport(AttentionOp op,
+                                            const BlockTarget &target,
+                                            int64_t pathChunk) {
+  (void)target;
+  if (pathChunk != kChunk)
+    return "the PaTH GPU form runs chunks of " + std::to_string(kChunk) +
+           " positions (the rows of " + std::to_string(kWarps) +
+           " warps' m16 tiles), got path-chunk " + std::to_string(pathChunk);
+  Type e = cast<ShapedType>(op.getQ().getType()).getElementType();
+  if (!e.isBF16() && !e.isF16())
+    return "the PaTH GPU form takes bf16 or f16 q, k, v (the m16n8k16 "
+           "mma.sync operands)";
+  for (Value x : {op.getK(), op.getV()})
+    if (cast<ShapedType>(x.getType()).getElementType() != e)
+      return "the PaTH GPU form needs q, k and v of one element type";
+  for (Value x : {op.getQ(), op.getV()}) {
+    int64_t d = cast<ShapedType>(x.getType()).getDimSize(3);
+    if (d != 64 && d != 128)
+      return "the PaTH GPU form needs head dims 64 or 128, got " +
+             (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+  }
+  return "";
+}
+
+void mlir::attn::lowerPathAttentionGpu(AttentionOp op, SymbolTable &symbols,
+                                       const BlockLoweringConfig &cfg) {
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  int64_t c = cfg.pathChunk;
+  PathShape ps = makePathShape(op, c);
+  Type elt = cast<ShapedType>(op.getQ().getType()).getElementType();
+
+  auto dim = [&](Value x, int64_t i) -> Value {
+    return tensor::DimOp::create(b, loc, x, i);
+  };
+  auto buffer = [&](Value x) -> Value {
+    return bufferization::ToBufferOp::create(b, loc, bufferTypeOf(x), x,
+                                             /*read_only=*/true);
+  };
+  Value q = buffer(op.getQ()), k = buffer(op.getK()), v = buffer(op.getV()),
+        w = buffer(op.getW()), beta = buffer(op.getBeta());
+  Value gPrime = op.getG() ? launchGatePrefix(op, symbols, b, c) : Value();
+  Value bDim = dim(op.getQ(), 0), hq = dim(op.getQ(), 1),
+        tLen = dim(op.getQ(), 2), hk = dim(op.getK(), 1),
+        sLen = dim(op.getK(), 2);
+
+  // Scratch, O(B Hk S (C + D)): A (f32) and T for the chunk kernel itself;
+  // W, U and KC as hi/lo pairs and Khat for the attention kernel.
+  auto scratch = [&](Type e, int64_t inner) -> Value {
+    return memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
+                         ShapedType::kDynamic, inner},
+                        e),
+        ValueRange{bDim, hk, sLen});
+  };
+  Value aMem = scratch(b.getF32Type(), c), tHi = scratch(elt, c),
+        tLo = scratch(elt, c), wHi = scratch(elt, ps.d),
+        wLo = scratch(elt, ps.d), uHi = scratch(elt, ps.d),
+        uLo = scratch(elt, ps.d), kcHi = scratch(elt, c),
+        kcLo = scratch(elt, c), khat = scratch(elt, ps.d);
+  auto outType = bufferTypeOf(op.getResult());
+  SmallVector<Value> dyn;
+  Value sizes[3] = {bDim, hq, tLen};
+  for (int64_t i = 0; i < 3; ++i)
+    if (outType.isDynamicDim(i))
+      dyn.push_back(sizes[i]);
+  Value out = memref::AllocOp::create(b, loc, outType, dyn);
+
+  auto types = [](ValueRange vals) {
+    SmallVector<Type> ts;
+    for (Value x : vals)
+      ts.push_back(x.getType());
+    return ts;
+  };
+  SmallVector<Value> chunkArgs = {k,   w,   beta, aMem, tHi,  tLo, wHi,
+                                  wLo, uHi, uLo,  kcHi, kcLo, khat};
+  SmallVector<Value> mainArgs = {q, k, v};
+  if (gPrime)
+    mainArgs.push_back(gPrime);
+  mainArgs.append({wHi, wLo, uHi, uLo, kcHi, kcLo, khat, out});
+
+  func::FuncOp chunkKernel =
+      createBlockKernel(op, symbols, "path_chunk_kernel", types(chunkArgs));
+  markGpuKernel(chunkKernel);
+  buildChunkKernel(chunkKernel, ps, elt, loc);
+  func::FuncOp mainKernel =
+      createBlockKernel(op, symbols, "path_attention_kernel", types(mainArgs));
+  markGpuKernel(mainKernel);
+  buildAttentionKernel(mainKernel, ps, elt, static_cast<bool>(gPrime), loc);
+
+  Value cIdx = arith::ConstantIndexOp::create(b, loc, c);
+  Value chunks = arith::CeilDivUIOp::create(b, loc, sLen, cIdx);
+  Value firstChunk = arith::DivUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, sLen, tLen), cIdx);
+  Value queryChunks = arith::SubIOp::create(b, loc, chunks, firstChunk);
+  blk::LaunchOp::create(b, loc, chunkKernel.getName(), chunks,
+                        arith::MulIOp::create(b, loc, bDim, hk), chunkArgs);
+  blk::LaunchOp::create(b, loc, mainKernel.getName(), queryChunks,
+                        arith::MulIOp::create(b, loc, bDim, hq), mainArgs);
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, op.getType(), out, /*restrict=*/true, /*writable=*/true);
+  op.replaceAllUsesWith(result);
+  op.erase();
+}

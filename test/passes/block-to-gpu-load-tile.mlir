@@ -1,0 +1,43 @@
+// attn_block.load of a 2-D tile in an mma accumulator layout (PaTH's f32
+// transport starts from q and k there): each thread loads its registers,
+// one scf.if per row its registers sit on (rows outside the memref read
+// the padding), the inverse of the register store.
+//
+// The second kernel is refused (its columns are not the memref's whole
+// row), so the tool fails; stdout holds the first one's lowering.
+// RUN: not attn-opt %s --split-input-file --attn-block-to-gpu 2>/dev/null | FileCheck %s
+// RUN: not attn-opt %s --split-input-file --attn-block-to-gpu 2>&1 >/dev/null | FileCheck %s --check-prefix=BAD
+
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @k
+  // A [64, 16] tile over 4 warps: rows warp*16 + lane/4 (+8), columns
+  // 2*(lane%4) (+1) of each n8 tile: two rows of 4 registers per thread.
+  // CHECK: %[[OK:.*]] = arith.andi
+  // CHECK: scf.if %[[OK]] -> (f32, f32, f32, f32)
+  // CHECK-COUNT-4: memref.load
+  // CHECK: } else {
+  // CHECK-NEXT: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, f32, f32
+  // CHECK: scf.if {{.*}} -> (f32, f32, f32, f32)
+  // CHECK-COUNT-4: memref.load
+  // CHECK-NOT: memref.load
+  // CHECK: vector.store
+  func.func private @k(%src: memref<?x16xf32>, %dst: memref<?x16xf32>, %row: index) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %c0 = arith.constant 0 : index
+    %t = attn_block.load %src[%row, %c0] dims [0, 1] padding -1.5 : memref<?x16xf32> -> tensor<64x16xf32, #mma>
+    attn_block.store %t, %dst[%row, %c0] dims [0, 1] : tensor<64x16xf32, #mma> -> memref<?x16xf32>
+    return
+  }
+}
+
+// -----
+
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+gpu.module @m {
+  func.func private @k(%src: memref<?x32xf32>, %row: index) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %c0 = arith.constant 0 : index
+    // BAD: error: attn-block-to-gpu cannot lower 'attn_block.load': a 2-D load into an mma layout needs the tile's columns to be the memref's whole static dim 1
+    %t = attn_block.load %src[%row, %c0] dims [0, 1] padding 0.0 : memref<?x32xf32> -> tensor<64x16xf32, #mma>
+    return
+  }
+}

@@ -1,0 +1,28 @@
+// What the GPU form of PaTH does not cover is refused by name, never
+// lowered in the CPU form instead.
+//
+// RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_90" 2>&1 | FileCheck %s
+// RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_80 path-chunk=32" 2>&1 | FileCheck %s --check-prefix=CHUNK
+
+// CHUNK: error: attn-to-block{target=sm_80}: the PaTH GPU form runs chunks of 64 positions (the rows of 4 warps' m16 tiles), got path-chunk 32
+
+// CHECK: error: attn-to-block{target=sm_90}: the PaTH GPU form takes bf16 or f16 q, k, v (the m16n8k16 mma.sync operands)
+func.func @f32(%q: tensor<1x1x64x64xf32>, %k: tensor<1x1x64x64xf32>, %v: tensor<1x1x64x64xf32>,
+               %w: tensor<1x1x64x64xf32>, %beta: tensor<1x1x64xf32>) -> tensor<1x1x64x64xf32> {
+  %o = attn.attention %q, %k, %v path(%w, %beta)
+      : (tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64xf32>)
+      -> tensor<1x1x64x64xf32>
+  return %o : tensor<1x1x64x64xf32>
+}
+
+// -----
+
+// CHECK: error: attn-to-block{target=sm_90}: the PaTH GPU form needs head dims 64 or 128, got 32
+func.func @d32(%q: tensor<1x1x64x32xbf16>, %k: tensor<1x1x64x32xbf16>, %v: tensor<1x1x64x32xbf16>,
+               %w: tensor<1x1x64x32xf32>, %beta: tensor<1x1x64xf32>) -> tensor<1x1x64x32xbf16> {
+  %o = attn.attention %q, %k, %v path(%w, %beta)
+      : (tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x32xf32>, tensor<1x1x64xf32>)
+      -> tensor<1x1x64x32xbf16>
+  return %o : tensor<1x1x64x32xbf16>
+}
+

@@ -1,0 +1,306 @@
+//===- PathGpuFormCpuTest.cpp - PaTH's GPU form on the CPU vs the oracle --===//
+//
+// The GPU form of PaTH / PaTH-FoX that attn-to-block{target=sm_90} builds
+// (PathToBlockGpu.cpp: mma layouts, shared buffers, cp.async copies, the
+// hi/lo 16-bit splits of its f32 operands) runs on the CPU through
+// attn-to-cpu (attn-block-strip-gpu gives each GPU op its sequential
+// meaning) against the fp64 oracle, on fresh random inputs (seeds in the
+// messages): lengths around the chunk size 64 and T = 1000, S = 4096 keys
+// with the last 256 queries (63 transports), near-reflections (beta in
+// (1.5, 2)) and general betas, GQA, T < S, D = 64 and 128, Dv != D, f16,
+// sliding windows. q, k, v are rounded to the 16-bit type first, so only
+// the kernels' own rounding is measured; w stays f32 (the op's type).
+// Outputs start as junk (MALLOC_PERTURB_ in CMake). beta = 0 must give
+// plain attention's oracle; a later token must not reach an earlier row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExecutionHelpers.h"
+#include "attn/Passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+#include <iostream>
+#include <map>
+
+namespace {
+
+using namespace attn::exec_test;
+
+const char *kPath = R"(
+func.func @main(%q: tensor<?x?x?x$Dx$E>, %k: tensor<?x?x?x$Dx$E>, %v: tensor<?x?x?x$Vx$E>,
+                %w: tensor<?x?x?x$Dxf32>, %beta: tensor<?x?x?xf32>$GARG) -> tensor<?x?x?x$Vx$E> {
+  %o = attn.attention %q, %k, %v path(%w, %beta) $ATTRS
+      : (tensor<?x?x?x$Dx$E>, tensor<?x?x?x$Dx$E>, tensor<?x?x?x$Vx$E>, tensor<?x?x?x$Dxf32>, tensor<?x?x?xf32>$GTYPE)
+      -> tensor<?x?x?x$Vx$E>
+  return %o : tensor<?x?x?x$Vx$E>
+})";
+
+struct Form {
+  int d = 64, dv = 64;
+  bool gate = false;
+  std::string attrs, elt = "bf16";
+};
+
+std::string pathSource(const Form &f) {
+  return subst(kPath, {{"$GARG", f.gate ? ", %g: tensor<?x?x?xf32>" : ""},
+                       {"$GTYPE", f.gate ? ", tensor<?x?x?xf32>" : ""},
+                       {"$ATTRS", (f.gate ? "gate(%g) " : "") + f.attrs},
+                       {"$D", std::to_string(f.d)},
+                       {"$V", std::to_string(f.dv)},
+                       {"$E", f.elt}});
+}
+
+/// attn-to-block{target=...} of `source`, as text ("" on failure).
+std::string gpuForm(const std::string &source, const std::string &target) {
+  Program p(source);
+  if (!p.module)
+    return "";
+  mlir::PassManager pm(&p.ctx);
+  mlir::attn::AttnToBlockOptions options;
+  options.target = target;
+  pm.addPass(mlir::attn::createAttnToBlock(options));
+  if (mlir::failed(pm.run(*p.module)))
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  p.module->print(os);
+  return text;
+}
+
+/// The compiled GPU form of `source` (one compile per source).
+attn::Kernel *compiledForm(const std::string &source) {
+  static std::map<std::string, std::shared_ptr<attn::Kernel>> cache;
+  auto it = cache.find(source);
+  if (it != cache.end())
+    return it->second.get();
+  std::string form = gpuForm(source, "sm_90");
+  EXPECT_NE(form.find("attn_block.local_load"), std::string::npos) << form;
+  EXPECT_NE(form.find("#attn_block.mma"), std::string::npos);
+  attn::CompileOptions options;
+  options.pipeline = attn::Pipeline::Fused;
+  auto kernel = engine().compile(form, options, "path-gpu-form");
+  if (!kernel) {
+    ADD_FAILURE() << llvm::toString(kernel.takeError());
+    return nullptr;
+  }
+  return (cache[source] = *kernel).get();
+}
+
+attn::DType dtypeOf(const std::string &elt) {
+  return elt == "f16" ? attn::DType::F16 : attn::DType::BF16;
+}
+
+struct Case {
+  int64_t b, hq, hk, t, s;
+  double lo = 1.5, hi = 2.0; // beta's range
+};
+
+/// q [B,Hq,T,D], k [B,Hk,S,D], v [B,Hk,S,Dv] rounded to the 16-bit type;
+/// w unit rows, beta in (lo, hi), g = log U(0.9, 1) (f32).
+std::vector<Tensor> inputs(const Form &f, const Case &c, uint64_t seed) {
+  std::vector<Tensor> ins = qkv(c.b, c.hq, c.hk, c.t, c.s, f.d, f.dv, seed);
+  for (Tensor &x : ins)
+    x = *attn::ref::fromHost(attn::ref::toHost(x, dtypeOf(f.elt)));
+  ins.push_back(unitRows({c.b, c.hk, c.s, f.d}, seed + 3));
+  ins.push_back(attn::ref::randUniform({c.b, c.hk, c.s}, seed + 4, c.lo, c.hi));
+  if (f.gate) {
+    Tensor g = attn::ref::randUniform({c.b, c.hq, c.s}, seed + 5, 0.9, 1.0);
+    for (double &x : g.data)
+      x = std::log(x);
+    ins.push_back(g);
+  }
+  return ins;
+}
+
+std::vector<attn::HostArray> hostInputs(const Form &f,
+                                        const std::vector<Tensor> &ins) {
+  std::vector<attn::HostArray> host;
+  for (size_t i = 0; i < ins.size(); ++i)
+    host.push_back(
+        attn::ref::toHost(ins[i], i < 3 ? dtypeOf(f.elt) : attn::DType::F32));
+  return host;
+}
+
+Tensor runForm(const Form &f, const std::vector<Tensor> &ins) {
+  attn::Kernel *kernel = compiledForm(pathSource(f));
+  if (!kernel)
+    return {};
+  auto out = kernel->run(hostInputs(f, ins));
+  if (!out) {
+    ADD_FAILURE() << llvm::toString(out.takeError());
+    return {};
+  }
+  EXPECT_EQ(out->dtype, dtypeOf(f.elt));
+  return *attn::ref::fromHost(*out);
+}
+
+std::string describe(const Form &f, const Case &c, uint64_t seed) {
+  return "D " + std::to_string(f.d) + " Dv " + std::to_string(f.dv) + " " +
+         f.elt + (f.gate ? " gate " : " ") + f.attrs + ", B " +
+         std::to_string(c.b) + " Hq " + std::to_string(c.hq) + " Hk " +
+         std::to_string(c.hk) + " T " + std::to_string(c.t) + " S " +
+         std::to_string(c.s) + ", beta in (" + std::to_string(c.lo) + ", " +
+         std::to_string(c.hi) + "), seed " + std::to_string(seed);
+}
+
+/// The GPU form vs the oracle: relative RMS <= 5e-3 and every row within
+/// 2e-2 (the 16-bit output alone is about 2^-9 per element).
+void expectMatches(const Form &f, const Case &c, uint64_t seed) {
+  std::string what = describe(f, c, seed);
+  SCOPED_TRACE(what);
+  std::vector<Tensor> ins = inputs(f, c, seed);
+  Program reference(pathSource(f));
+  ASSERT_TRUE(reference.module);
+  auto ref = attn::ref::evaluate(reference.main(), ins);
+  ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+  Tensor got = runForm(f, ins);
+  ASSERT_EQ(got.shape, ref->shape);
+  double rms = attn::ref::relRmsError(got, *ref);
+  double worst = attn::ref::worstRowRelError(got, *ref);
+  std::cout << "[ path gpu form ] " << what << ": rms " << rms << ", worst row "
+            << worst << "\n";
+  EXPECT_LE(rms, 5e-3);
+  EXPECT_LE(worst, 2e-2);
+}
+
+/// Lengths around one chunk of 64, T = 1000, both beta ranges, PaTH and
+/// PaTH-FoX, GQA (2 query heads per KV head).
+TEST(PathGpuFormOnCpu, LengthsAndBetas) {
+  uint64_t seed = attn::ref::freshSeed();
+  for (bool gate : {false, true}) {
+    Form f;
+    f.gate = gate;
+    f.attrs = gate ? "scaled" : "";
+    for (auto [lo, hi] : {std::pair{1.5, 2.0}, std::pair{0.0, 2.0}})
+      for (int64_t t : {1, 63, 64, 65, 1000})
+        expectMatches(f, {1, 2, 1, t, t, lo, hi}, ++seed);
+  }
+}
+
+/// S = 4096 keys, the last 256 queries: the longest walks (63 transports
+/// through near-reflections) and T < S; T < S mid-chunk too. With beta in
+/// (1.9, 2) a transport rounded once to bf16 (no hi/lo split) measured
+/// 8.1e-3 relative RMS here (2.7e-3 split): docs/block-program.md.
+TEST(PathGpuFormOnCpu, LongWalksAndFewerQueries) {
+  uint64_t seed = attn::ref::freshSeed();
+  for (bool gate : {false, true}) {
+    Form f;
+    f.gate = gate;
+    expectMatches(f, {1, 1, 1, 256, 4096}, ++seed);
+    expectMatches(f, {1, 1, 1, 256, 4096, 1.9, 2.0}, ++seed);
+    expectMatches(f, {2, 4, 2, 37, 150, 0.0, 2.0}, ++seed);
+  }
+}
+
+/// D = 128 (Dv 128 and 64), f16, a sliding window (the walk starts at the
+/// window's first chunk and masks its edge).
+TEST(PathGpuFormOnCpu, HeadDimsTypesAndWindows) {
+  uint64_t seed = attn::ref::freshSeed();
+  Form d128;
+  d128.d = d128.dv = 128;
+  d128.gate = true;
+  d128.attrs = "scaled";
+  expectMatches(d128, {1, 4, 2, 200, 200}, ++seed);
+  expectMatches(d128, {1, 2, 2, 67, 131, 0.0, 2.0}, ++seed);
+  Form narrowV;
+  narrowV.d = 128;
+  narrowV.dv = 64;
+  expectMatches(narrowV, {1, 2, 1, 130, 130}, ++seed);
+  Form half;
+  half.elt = "f16";
+  half.gate = true;
+  expectMatches(half, {1, 2, 1, 150, 150}, ++seed);
+  Form window;
+  window.attrs = "mask sliding_window window 100";
+  expectMatches(window, {1, 2, 2, 300, 300}, ++seed);
+  window.gate = true;
+  window.attrs = "scaled mask sliding_window window 37";
+  expectMatches(window, {1, 2, 1, 150, 150, 0.0, 2.0}, ++seed);
+}
+
+/// beta = 0: every Householder factor is the identity, so the GPU form
+/// must give plain (FoX) attention's oracle.
+TEST(PathGpuFormOnCpu, ZeroBetaIsPlainAttention) {
+  uint64_t seed = attn::ref::freshSeed();
+  for (bool gate : {false, true}) {
+    Form f;
+    f.gate = gate;
+    f.attrs = gate ? "scaled" : "";
+    Case c{1, 4, 2, 150, 150};
+    std::string what = describe(f, c, ++seed) + ", beta = 0";
+    SCOPED_TRACE(what);
+    std::vector<Tensor> ins = inputs(f, c, seed);
+    for (double &x : ins[4].data)
+      x = 0.0;
+    std::string plain = subst(R"(
+func.func @main(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>$GARG) -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v $ATTRS
+      : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>$GTYPE) -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+})",
+                              {{"$GARG", gate ? ", %g: tensor<?x?x?xf32>" : ""},
+                               {"$GTYPE", gate ? ", tensor<?x?x?xf32>" : ""},
+                               {"$ATTRS", gate ? "gate(%g) scaled" : ""}});
+    std::vector<Tensor> flashIns = {ins[0], ins[1], ins[2]};
+    if (gate)
+      flashIns.push_back(ins[5]);
+    Program reference(plain);
+    ASSERT_TRUE(reference.module);
+    auto ref = attn::ref::evaluate(reference.main(), flashIns);
+    ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+    Tensor got = runForm(f, ins);
+    ASSERT_EQ(got.shape, ref->shape);
+    EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3);
+    EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2);
+  }
+}
+
+/// Causality across and inside chunks: changing token 100's k, v, w and
+/// beta (chunk 1, its 37th row) leaves every earlier output row bit for bit
+/// as it was and changes row 100 and later ones.
+TEST(PathGpuFormOnCpu, IsCausal) {
+  uint64_t seed = attn::ref::freshSeed();
+  for (bool gate : {false, true}) {
+    Form f;
+    f.gate = gate;
+    const int64_t t = 200, d = 64, at = 100;
+    Case c{1, 1, 1, t, t};
+    SCOPED_TRACE(describe(f, c, ++seed));
+    std::vector<Tensor> ins = inputs(f, c, seed);
+    Tensor before = runForm(f, ins);
+    Tensor w2 = unitRows({1, 1, 1, d}, seed + 7);
+    for (int64_t e = 0; e < d; ++e) {
+      ins[1].data[at * d + e] = 2.0 * (e % 2 ? 1 : -1); // k, bf16-exact
+      ins[2].data[at * d + e] = 3.0;                    // v
+      ins[3].data[at * d + e] = w2.data[e];
+    }
+    ins[4].data[at] = 1.25;
+    Tensor after = runForm(f, ins);
+    ASSERT_EQ(before.data.size(), after.data.size());
+    ASSERT_EQ(before.data.size(), static_cast<size_t>(t * d));
+    bool laterChanged = false;
+    for (int64_t i = 0; i < t; ++i)
+      for (int64_t e = 0; e < d; ++e) {
+        double x = before.data[i * d + e], y = after.data[i * d + e];
+        if (i < at)
+          ASSERT_EQ(x, y) << "row " << i << " saw token " << at;
+        else
+          laterChanged |= x != y;
+      }
+    EXPECT_TRUE(laterChanged)
+        << "rows from " << at << " on ignored token " << at;
+  }
+}
+
+/// What the GPU form does not cover is refused by name.
+TEST(PathGpuFormOnCpu, RefusesWhatItDoesNotCover) {
+  Form f32;
+  f32.elt = "f32";
+  Form d32;
+  d32.d = d32.dv = 32;
+  for (const Form &f : {f32, d32})
+    EXPECT_EQ(gpuForm(pathSource(f), "sm_90"), "") << pathSource(f);
+}
+
+} // namespace
