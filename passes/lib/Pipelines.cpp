@@ -131,11 +131,13 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
 }
 
 /// attn-to-block's target for `chip` (checkGpuChip accepted it): the GPU
-/// form of the block program differs only in whether the chip has wgmma.
+/// form of the block program differs only in whether the chip has wgmma,
+/// so sm_86 or sm_89 take the sm_80 form, sm_100 the sm_90 one.
 static std::string blockFormOf(StringRef chip) {
-  return llvm::cantFail(attn::getTargetDesc(chip)).mma == attn::MmaKind::Wgmma
-             ? "sm_90a"
-             : "sm_80";
+  const attn::TargetDesc &t = llvm::cantFail(attn::getTargetDesc(chip));
+  if (t.mma == attn::MmaKind::Wgmma)
+    return "sm_90a";
+  return t.sm >= 90 ? "sm_90" : "sm_80";
 }
 
 void mlir::attn::buildGPUPipeline(OpPassManager &pm,
