@@ -116,4 +116,6 @@ if str(getattr(config, "attn_sanitize", "OFF")).upper() in ("ON", "1", "TRUE", "
 cuda_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
 if os.access(os.path.join(cuda_home, "bin", "ptxas"), os.X_OK):
     config.available_features.add("ptxas")
+# `%ptxas`: the toolkit's ptxas, for tests that compile dumped PTX.
+config.substitutions.append(("%ptxas", os.path.join(cuda_home, "bin", "ptxas")))
 llvm_config.with_system_environment(["CUDA_HOME"])

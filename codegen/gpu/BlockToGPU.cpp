@@ -9,18 +9,21 @@
 // LoadStoreToGPU.cpp; scf.for
 // loops carrying tiles carry their registers instead.
 //
-// ABIs: by default the gpu.func takes the kernel's memrefs as they are.
-// With `attn_block.abi = "attention"` it takes the direct attention
-// kernel's arguments (GpuPlan.h: flat q, k, v, o, G, then Hq, Hk, T, S), so
-// that the runtime launches either kernel the same way; the 4-D views of
-// the flat buffers are memref.reinterpret_casts, B = gridDim.y / Hq. A
-// kernel (q, k, v, G, out) reads G as [B, Hq, S] (FoX); one of (q, k, v,
-// out) ignores it.
+// ABIs: by default the flat-pointer ABI of BlockGpuAbi.h (each memref a
+// flat buffer followed by its dynamic sizes, which attn-block-launch-plan's
+// launch plan passes in the same order). With `attn_block.abi = "attention"` it
+// takes the direct attention kernel's arguments (GpuPlan.h: flat q, k, v, o, G,
+// then Hq, Hk, T, S), so that the runtime launches either kernel the same way;
+// the 4-D views of the flat buffers are memref.reinterpret_casts, B = gridDim.y
+// / Hq. A kernel (q, k, v, G, out) reads G as [B, Hq, S] (FoX); one of (q, k,
+// v, out) ignores it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "BlockToGPU.h"
 #include "LayoutUtils.h"
+
+#include "attn/Codegen/BlockGpuAbi.h"
 
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Codegen/Passes.h"
@@ -246,20 +249,79 @@ Value view4d(OpBuilder &b, Location loc, Value flat, MemRefType type,
                                            b.getIndexAttr(0), sz, st);
 }
 
+} // namespace
+
+std::string mlir::attn::blockgpu::flatAbiUnsupported(TypeRange argTypes) {
+  for (auto [i, t] : llvm::enumerate(argTypes)) {
+    auto m = dyn_cast<MemRefType>(t);
+    if (!m || !m.getLayout().isIdentity() || m.getMemorySpace())
+      return "argument " + std::to_string(i) + " (" + str(t) +
+             ") is not a memref with the identity layout in global memory, "
+             "which the flat-pointer kernel ABI passes";
+  }
+  return "";
+}
+
+SmallVector<FlatAbiParam>
+mlir::attn::blockgpu::flatAbiParams(TypeRange argTypes) {
+  SmallVector<FlatAbiParam> params;
+  for (auto [i, t] : llvm::enumerate(argTypes)) {
+    auto m = cast<MemRefType>(t);
+    params.push_back({static_cast<unsigned>(i), -1});
+    for (int64_t d = 0; d < m.getRank(); ++d)
+      if (m.isDynamicDim(d))
+        params.push_back({static_cast<unsigned>(i), d});
+  }
+  return params;
+}
+
+int64_t mlir::attn::blockgpu::sharedMemoryBytes(func::FuncOp fn) {
+  SharedOffsets offsets;
+  return assignShared(fn, offsets);
+}
+
+namespace {
+
+/// The gpu.func of kernel `fn` in the flat-pointer ABI (BlockGpuAbi.h):
+/// each memref argument is the identity-layout view of its flat buffer
+/// with the sizes that follow it.
+FailureOr<gpu::GPUFuncOp> makeFlatAbiFunc(func::FuncOp fn, IRMapping &mapping) {
+  if (std::string bad = flatAbiUnsupported(fn.getArgumentTypes()); !bad.empty())
+    return fn.emitError("attn-block-to-gpu: ") << bad;
+  OpBuilder b(fn);
+  Location loc = fn.getLoc();
+  SmallVector<FlatAbiParam> params = flatAbiParams(fn.getArgumentTypes());
+  SmallVector<Type> types;
+  for (FlatAbiParam p : params) {
+    auto m = cast<MemRefType>(fn.getArgumentTypes()[p.arg]);
+    types.push_back(p.dim < 0 ? Type(MemRefType::get({ShapedType::kDynamic},
+                                                     m.getElementType()))
+                              : b.getIndexType());
+  }
+  auto gf = gpu::GPUFuncOp::create(b, loc, fn.getName(),
+                                   b.getFunctionType(types, {}));
+  Block &entry = gf.getBody().front();
+  OpBuilder eb = OpBuilder::atBlockBegin(&entry);
+  for (unsigned a = 0; a < fn.getNumArguments(); ++a) {
+    auto m = cast<MemRefType>(fn.getArgumentTypes()[a]);
+    Value flat;
+    SmallVector<Value> sizes(m.getRank());
+    for (auto [i, p] : llvm::enumerate(params))
+      if (p.arg == a)
+        (p.dim < 0 ? flat : sizes[p.dim]) = entry.getArgument(i);
+    mapping.map(fn.getArgument(a), view4d(eb, loc, flat, m, sizes));
+  }
+  return gf;
+}
+
 /// The gpu.func replacing kernel `fn`; `mapping` receives the values that
 /// stand for fn's arguments.
 FailureOr<gpu::GPUFuncOp> makeGpuFunc(func::FuncOp fn, IRMapping &mapping) {
   OpBuilder b(fn);
   Location loc = fn.getLoc();
   auto abi = fn->getAttrOfType<StringAttr>(blk::kAbiAttrName);
-  if (!abi) {
-    auto gf =
-        gpu::GPUFuncOp::create(b, loc, fn.getName(), fn.getFunctionType());
-    for (auto [from, to] :
-         llvm::zip(fn.getArguments(), gf.getBody().front().getArguments()))
-      mapping.map(from, to);
-    return gf;
-  }
+  if (!abi)
+    return makeFlatAbiFunc(fn, mapping);
   const unsigned n = fn.getNumArguments();
   if (abi.getValue() != "attention" || (n != 4 && n != 5))
     return fn.emitError("attn-block-to-gpu: unknown kernel ABI ")

@@ -51,12 +51,11 @@ func::FuncOp buildFlashGpuKernel(AttentionOp op, OpBuilder &mb, StringRef name,
                                  const BlockTarget &target, int64_t blockN);
 
 /// For the GPU form of FoX in attn-to-block (no GPU prologue kernels
-/// there): a block kernel `<func>_gate_prefix` computing the gate
-/// kernel's G' = -gamma log2(e) cumsum(g) (GpuPlan.h; f64 sums, f32 out)
-/// per (batch, query head) row in `bn`-key tiles, launched at `b`; returns
-/// the G' buffer. FlashToBlockGpu.cpp.
-Value launchGatePrefix(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
-                       int64_t bn);
+/// there): a GPU-form block kernel `<func>_gate_prefix` (one warp per
+/// (batch, query head) row, scalar code) computing the gate kernel's
+/// G' = -gamma log2(e) cumsum(g) (GpuPlan.h; f64 sums, f32 out), launched
+/// at `b`; returns the G' buffer. FlashToBlockGpu.cpp.
+Value launchGatePrefix(AttentionOp op, SymbolTable &symbols, OpBuilder &b);
 
 /// cos/sin(p * theta^(-2i/R)) for every position p a query or key of `op`
 /// takes, [P, R/2] f32 tensors built on the host in f64 (positions reach

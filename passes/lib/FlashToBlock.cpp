@@ -294,7 +294,7 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
                                                      /*read_only=*/true));
   // The GPU form reads G' (the gate prologue's output), not g.
   if (cfg.target.gpu && op.getG())
-    args[3] = launchGatePrefix(op, symbols, b, cfg.blockN);
+    args[3] = launchGatePrefix(op, symbols, b);
   auto outType = bufferTypeOf(op.getResult());
   SmallVector<Value> dyn;
   Value bDim = tensor::DimOp::create(b, loc, op.getQ(), 0);

@@ -386,13 +386,19 @@ std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
 }
 
 Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
-                                   OpBuilder &b, int64_t bn) {
+                                   OpBuilder &b) {
   Location loc = op.getLoc();
   Value g = op.getG();
   auto gType = cast<RankedTensorType>(g.getType());
   auto outType = MemRefType::get(gType.getShape(), b.getF32Type());
   func::FuncOp kernel =
       createBlockKernel(op, symbols, "gate_prefix", {bufferTypeOf(g), outType});
+  // The GPU form of a scan with no tiles: one warp per row, whose lanes
+  // all walk the row in order (they store the same values), so that
+  // attn-block-to-gpu lowers it as scalar code; a tile scan has no GPU
+  // lowering yet. O(S) steps per row: the gate kernel of the direct
+  // launch plan scans with 256 threads.
+  kernel->setAttr("attn_block.num_warps", b.getI64IntegerAttr(1));
   {
     OpBuilder kb = OpBuilder::atBlockBegin(&kernel.getBody().front());
     TileBuilder t(kb, loc);
@@ -405,23 +411,20 @@ Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
     const double toG = -(op.getGateScaled() ? op.getScaleOrDefault() : 1.0) *
                        1.4426950408889634;
     Type f64 = kb.getF64Type();
+    Value scale = arith::ConstantOp::create(kb, loc, kb.getF64FloatAttr(toG));
     scf::ForOp::create(
-        kb, loc, t.idx(0), sLen, t.idx(bn),
+        kb, loc, t.idx(0), sLen, t.idx(1),
         ValueRange{arith::ConstantOp::create(kb, loc, kb.getF64FloatAttr(0))},
-        [&](OpBuilder &nb, Location, Value j0, ValueRange carry) {
-          TileBuilder n(nb, loc);
-          Value gt = n.convert(n.load(gm, {bIdx, h, j0}, {2}, {bn}), f64);
-          Value cum =
-              n.add(blk::ScanOp::create(nb, loc, gt), n.fill({bn}, carry[0]));
-          Value out =
-              n.convert(n.mul(cum, n.splat({bn}, f64, toG)), nb.getF32Type());
-          blk::StoreOp::create(nb, loc, out, gp, ValueRange{bIdx, h, j0},
-                               nb.getDenseI64ArrayAttr({2}));
-          Value total = n.reduce(blk::ReduceKind::sum, n.bcast(gt, 0, 1, bn));
-          scf::YieldOp::create(
-              nb, loc,
-              ValueRange{n.add(carry[0], tensor::ExtractOp::create(
-                                             nb, loc, total, n.idx(0)))});
+        [&](OpBuilder &nb, Location, Value j, ValueRange carry) {
+          Value x = memref::LoadOp::create(nb, loc, gm, ValueRange{bIdx, h, j});
+          if (x.getType() != f64)
+            x = arith::ExtFOp::create(nb, loc, f64, x);
+          Value cum = arith::AddFOp::create(nb, loc, carry[0], x);
+          Value out = arith::TruncFOp::create(
+              nb, loc, nb.getF32Type(),
+              arith::MulFOp::create(nb, loc, cum, scale));
+          memref::StoreOp::create(nb, loc, out, gp, ValueRange{bIdx, h, j});
+          scf::YieldOp::create(nb, loc, ValueRange{cum});
         });
     func::ReturnOp::create(kb, loc);
   }

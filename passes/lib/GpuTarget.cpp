@@ -162,8 +162,8 @@ std::string mlir::attn::checkGpuFormat(StringRef format) {
 std::string mlir::attn::checkGpuLowering(StringRef lowering, StringRef chip) {
   if (lowering == "direct")
     return "";
-  if (lowering != "block")
-    return "GPU option lowering must be direct or block, got '" +
+  if (lowering != "block" && lowering != "block-plan")
+    return "GPU option lowering must be direct, block or block-plan, got '" +
            lowering.str() + "'";
   return "";
 }

@@ -119,16 +119,48 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
     bad = checkGpuFormat(options.format);
   if (bad.empty())
     bad = checkGpuLowering(options.lowering, options.chip);
+  // attn-to-block takes the chip's tile shape (4 warps of one 16-row
+  // tile); warps and m-tiles shape only attn-attention-to-gpu's kernels.
+  const AttnAttentionToGPUOptions defaults;
+  if (bad.empty() && options.lowering == "block-plan" &&
+      (options.warps != defaults.warps || options.mTiles != defaults.mTiles ||
+       options.overlap))
+    bad = "GPU options warps, m-tiles and overlap are not options of "
+          "lowering=block-plan (attn-to-block builds 4 warps of one 16-row "
+          "tile)";
   return bad;
+}
+
+/// attn-to-block's target for `chip` (checkGpuChip accepted it): the GPU
+/// form of the block program differs only in whether the chip has wgmma,
+/// so sm_86 or sm_89 take the sm_80 form, sm_100 the sm_90 one.
+static std::string blockFormOf(StringRef chip) {
+  const attn::TargetDesc &t = llvm::cantFail(attn::getTargetDesc(chip));
+  if (t.mma == attn::MmaKind::Wgmma)
+    return "sm_90a";
+  return t.sm >= 90 ? "sm_90" : "sm_80";
 }
 
 void mlir::attn::buildGPUPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
   pm.addPass(createAttnFuse());
-  pm.addPass(createAttnAttentionToGPU(
-      static_cast<const AttnAttentionToGPUOptions &>(options)));
-  if (options.lowering == "block")
+  // lowering=block-plan: every kernel and the launch plan from the block
+  // program; lowering=block: the flash launch plan with the block program's
+  // attention kernel, and that route for what the flash plan does not
+  // cover (PaTH, MTA).
+  if (options.lowering != "block-plan")
+    pm.addPass(createAttnAttentionToGPU(
+        static_cast<const AttnAttentionToGPUOptions &>(options)));
+  if (options.lowering == "block" || options.lowering == "block-plan") {
+    AttnToBlockOptions toBlock;
+    toBlock.target = blockFormOf(options.chip);
+    toBlock.blockN = options.blockN;
+    pm.addPass(createAttnToBlock(toBlock));
+    AttnBlockLaunchPlanOptions plan;
+    plan.chip = options.chip;
+    pm.addPass(createAttnBlockLaunchPlan(plan));
     pm.addPass(createAttnBlockToGPU());
+  }
   // The kernels' gpu/nvgpu/arith/memref/vector/scf ops -> LLVM + NVVM.
   OpPassManager &gm = pm.nest<gpu::GPUModuleOp>();
   gm.addPass(memref::createExpandStridedMetadataPass());
@@ -181,9 +213,11 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
       llvm::cl::init(kKernelDefaults.overlap)};
   PassOptions::Option<std::string> lowering{
       *this, "lowering",
-      llvm::cl::desc("direct (the C++-built attention kernel) or block (the "
-                     "block program through attn-block-to-gpu; sm_80/sm_90, "
-                     "plain attention)"),
+      llvm::cl::desc("direct (the C++-built attention kernel), block (the "
+                     "block program's attention kernel in the flash launch "
+                     "plan; PaTH/MTA through attn-block-launch-plan) or "
+                     "block-plan (every kernel and the launch plan from the "
+                     "block program)"),
       llvm::cl::init(kKernelDefaults.lowering)};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",

@@ -153,10 +153,15 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
 
   auto fn = lowered->lookupSymbol<func::FuncOp>(options.entry);
   auto gm = lowered->lookupSymbol<gpu::GPUModuleOp>((options.entry + "_gpu"));
-  auto plan = mlir::attn::GpuPlan::fromAttr(
-      gm ? gm->getAttrOfType<DictionaryAttr>("attn.plan") : DictionaryAttr());
-  if (!gm || failed(plan))
-    return createStringError("internal error: no GPU plan for @" +
+  if (!gm)
+    return createStringError("internal error: no gpu.module @" + options.entry +
+                             "_gpu");
+  // The flash kernels' options (attn-attention-to-gpu); a plan built from
+  // the block program's launches (attn-block-launch-plan) has none.
+  auto attr = gm->getAttrOfType<DictionaryAttr>("attn.plan");
+  auto plan = mlir::attn::GpuPlan::fromAttr(attr);
+  if (attr && failed(plan))
+    return createStringError("internal error: a bad GPU plan for @" +
                              options.entry);
   auto launchPlan =
       LaunchPlan::read(fn, options.entry, mlir::attn_launch::Device::cuda);
@@ -167,14 +172,19 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   bool dependent =
       kernel->dependentLaunch &&
       llvm::any_of(kernel->plan.kernels(), [](auto &k) { return k.dependent; });
-  kernel->notes.push_back(
-      "GPU kernel: " + chip +
-      (plan->wgmma ? (plan->overlap ? " wgmma overlapped" : " wgmma")
-                   : " mma.sync") +
-      (gpuOpts.lowering == "block" ? " (block program)" : "") + ", " +
-      std::to_string(plan->warps) + " warps, block " +
-      std::to_string(plan->blockM()) + " x " + std::to_string(plan->blockN) +
-      (dependent ? ", dependent launch" : ""));
+  if (succeeded(plan))
+    kernel->notes.push_back(
+        "GPU kernel: " + chip +
+        (plan->wgmma ? (plan->overlap ? " wgmma overlapped" : " wgmma")
+                     : " mma.sync") +
+        (gpuOpts.lowering == "block" ? " (block program)" : "") + ", " +
+        std::to_string(plan->warps) + " warps, block " +
+        std::to_string(plan->blockM()) + " x " + std::to_string(plan->blockN) +
+        (dependent ? ", dependent launch" : ""));
+  else
+    kernel->notes.push_back(
+        "GPU kernel: " + chip + ", the block program's launch plan (" +
+        std::to_string(kernel->plan.kernels().size()) + " kernels)");
 
   // Serialize (or take from the disk cache).
   std::string toolkit = mlir::attn::cudaToolkitPath();

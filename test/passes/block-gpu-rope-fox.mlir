@@ -70,15 +70,20 @@
 
 // attn-to-block{target=...} has no GPU prologue: FoX's G' comes from a block
 // kernel doing what the gate kernel does (f64 prefix sums times
-// -gamma log2(e) = -1.4427, f32 out), launched over the B*Hq rows first.
+// -gamma log2(e) = -1.4427, f32 out), launched over the B*Hq rows first; its
+// GPU form is scalar code, one warp per row.
 // PREFIX: func.func private @main_attention_kernel(%{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?xf32>, %{{.*}}: memref<?x?x?x64xbf16>)
 // PREFIX: attn_block.load %{{.*}} -> tensor<64xf32, #{{.*}}>
-// PREFIX: func.func private @main_gate_prefix(%{{.*}}: memref<?x?x?xf32>, %[[GP:.*]]: memref<?x?x?xf32>)
-// PREFIX: scf.for
-// PREFIX: attn_block.scan %{{.*}} : tensor<64xf64>
+// PREFIX: func.func private @main_gate_prefix(%[[G:.*]]: memref<?x?x?xf32>, %[[GP:.*]]: memref<?x?x?xf32>) attributes {attn_block.kernel, attn_block.num_warps = 1 : i64}
 // PREFIX: arith.constant -1.4426950408889634 : f64
-// PREFIX: arith.truncf %{{.*}} : tensor<64xf64> to tensor<64xf32>
-// PREFIX: attn_block.store %{{.*}}, %[[GP]][
+// PREFIX: scf.for %[[J:.*]] = %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f64)
+// PREFIX-NEXT: %[[X:.*]] = memref.load %[[G]][%{{.*}}, %{{.*}}, %[[J]]] : memref<?x?x?xf32>
+// PREFIX-NEXT: %[[XD:.*]] = arith.extf %[[X]] : f32 to f64
+// PREFIX-NEXT: %[[CUM:.*]] = arith.addf %[[ACC]], %[[XD]] : f64
+// PREFIX-NEXT: arith.mulf %[[CUM]]
+// PREFIX-NEXT: arith.truncf %{{.*}} : f64 to f32
+// PREFIX-NEXT: memref.store %{{.*}}, %[[GP]][%{{.*}}, %{{.*}}, %[[J]]] : memref<?x?x?xf32>
+// PREFIX-NEXT: scf.yield %[[CUM]] : f64
 // PREFIX: func.func @main
 // PREFIX: %[[GPB:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
 // PREFIX: attn_block.launch @main_gate_prefix grid(%{{.*}}, %{{.*}}) args(%{{.*}}, %[[GPB]])

@@ -5,7 +5,7 @@
 // RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=bogus" 2>&1 | FileCheck %s --check-prefix=BOGUS
 // RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=block chip=sm_90a overlap=true" 2>&1 | FileCheck %s --check-prefix=OVERLAP
 
-// BOGUS: GPU option lowering must be direct or block, got 'bogus'
+// BOGUS: GPU option lowering must be direct, block or block-plan, got 'bogus'
 // OVERLAP: error: attn-attention-to-gpu{lowering=block}: overlap=true (S_{j+1} and P_j V_j in flight together) is not in the GPU form of the block program yet (lowering=direct builds it)
 
 #blocked = #attn_block.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>

@@ -172,6 +172,45 @@ void randomCase(const Case &c, Parsed &p, uint64_t seed,
 
 using attn::ref::freshSeed;
 
+/// `src` (case `c`) compiled with `shape` and run on `host` matches the
+/// oracle's `ref`: every output finite (the runtime poisons the output),
+/// relative RMS <= 5e-3 and every row's relative error <= 2e-2.
+void expectMatchesOracle(attn::Engine &engine, const Case &c,
+                         const std::string &src,
+                         const std::vector<HostArray> &host, const Tensor &ref,
+                         const attn::GpuKernelOptions &shape, uint64_t seed) {
+  attn::CompileOptions opts;
+  opts.gpu = shape;
+  auto kernel = engine.compile(src, opts);
+  ASSERT_TRUE(static_cast<bool>(kernel)) << llvm::toString(kernel.takeError());
+  ASSERT_EQ((*kernel)->device(), attn::Device::CUDA);
+  std::string what = "?";
+  for (const std::string &r : (*kernel)->remarks())
+    if (llvm::StringRef(r).starts_with("GPU kernel: "))
+      what = r.substr(12);
+  auto out = (*kernel)->run(host);
+  ASSERT_TRUE(static_cast<bool>(out))
+      << what << ": " << llvm::toString(out.takeError());
+  auto got = attn::ref::fromHost(*out);
+  ASSERT_TRUE(static_cast<bool>(got));
+  ASSERT_EQ(got->shape, ref.shape);
+  size_t bad = 0;
+  for (double x : got->data)
+    bad += !std::isfinite(x);
+  EXPECT_EQ(bad, 0u) << what << ": non-finite outputs (unwritten rows?)";
+  double err = attn::ref::relRmsError(*got, ref);
+  EXPECT_LE(err, 5e-3) << what << ", seed " << seed << "\n" << src;
+  int64_t row = -1;
+  double rowErr = attn::ref::worstRowRelError(*got, ref, &row);
+  EXPECT_LE(rowErr, 2e-2) << what << ": worst row " << row << ", seed " << seed
+                          << "\n"
+                          << src;
+  std::printf("[ gpu ] %s T=%lld D=%lld (%s): relative RMS error %.3e, "
+              "worst row %.3e\n",
+              c.variant.c_str(), static_cast<long long>(c.T),
+              static_cast<long long>(c.D), what.c_str(), err, rowErr);
+}
+
 class GpuAttention : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GpuAttention, MatchesOracle) {
@@ -213,39 +252,8 @@ TEST_P(GpuAttention, MatchesOracle) {
         shapes.push_back(wg);
       }
   }
-  for (const attn::GpuKernelOptions &shape : shapes) {
-    attn::CompileOptions opts;
-    opts.gpu = shape;
-    auto kernel = engine->compile(src, opts);
-    ASSERT_TRUE(static_cast<bool>(kernel))
-        << llvm::toString(kernel.takeError());
-    ASSERT_EQ((*kernel)->device(), attn::Device::CUDA);
-    std::string what = "?";
-    for (const std::string &r : (*kernel)->remarks())
-      if (llvm::StringRef(r).starts_with("GPU kernel: "))
-        what = r.substr(12);
-    auto out = (*kernel)->run(host);
-    ASSERT_TRUE(static_cast<bool>(out))
-        << what << ": " << llvm::toString(out.takeError());
-    auto got = attn::ref::fromHost(*out);
-    ASSERT_TRUE(static_cast<bool>(got));
-    ASSERT_EQ(got->shape, ref.shape);
-    size_t bad = 0;
-    for (double x : got->data)
-      bad += !std::isfinite(x);
-    EXPECT_EQ(bad, 0u) << what << ": non-finite outputs (unwritten rows?)";
-    double err = attn::ref::relRmsError(*got, ref);
-    EXPECT_LE(err, 5e-3) << what << ", seed " << seed << "\n" << src;
-    int64_t row = -1;
-    double rowErr = attn::ref::worstRowRelError(*got, ref, &row);
-    EXPECT_LE(rowErr, 2e-2)
-        << what << ": worst row " << row << ", seed " << seed << "\n"
-        << src;
-    std::printf("[ gpu ] %s T=%lld D=%lld (%s): relative RMS error %.3e, "
-                "worst row %.3e\n",
-                c.variant.c_str(), static_cast<long long>(c.T),
-                static_cast<long long>(c.D), what.c_str(), err, rowErr);
-  }
+  for (const attn::GpuKernelOptions &shape : shapes)
+    expectMatchesOracle(*engine, c, src, host, ref, shape, seed);
 }
 
 std::vector<Case> cases() {
@@ -330,6 +338,61 @@ std::string caseName(const ::testing::TestParamInfo<Case> &info) {
 
 INSTANTIATE_TEST_SUITE_P(All, GpuAttention, ::testing::ValuesIn(cases()),
                          caseName);
+
+/// lowering=block-plan: every kernel and the launch plan from the block
+/// program (attn-to-block{target=chip}, attn-block-launch-plan, the
+/// flat-pointer kernel ABI, the runtime's generic plan executor): plain
+/// attention, and FoX with its gate-prefix block kernel. On sm_90 devices
+/// the mma.sync form (sm_90) and the wgmma form (sm_90a).
+class GpuBlockPlan : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GpuBlockPlan, MatchesOracle) {
+  const Case &c = GetParam();
+  std::string src = programFor(c);
+  Parsed p(src);
+  ASSERT_TRUE(p.module) << src;
+  std::string why;
+  attn::Engine *engine = gpuEngine(why);
+  if (!engine)
+    GTEST_SKIP() << "no GPU: " << why;
+  const uint64_t seed = freshSeed();
+  std::vector<HostArray> host;
+  Tensor ref;
+  ASSERT_NO_FATAL_FAILURE(randomCase(c, p, seed, host, ref));
+  std::vector<std::string> chips = {""};
+  if (engine->gpuArch() == "sm_90")
+    chips = {"sm_90", "sm_90a"};
+  for (const std::string &chip : chips) {
+    attn::GpuKernelOptions shape;
+    shape.chip = chip;
+    shape.lowering = "block-plan";
+    expectMatchesOracle(*engine, c, src, host, ref, shape, seed);
+  }
+}
+
+std::vector<Case> blockPlanCases() {
+  std::vector<Case> v;
+  for (int64_t D : {64, 128})
+    for (int64_t T : {1, 65, 1000, 4096})
+      for (const char *variant : {"plain", "fox"})
+        v.push_back({variant, 1, 2, 2, T, D, DType::BF16});
+  // f16 and GQA, batch > 1, masks, Dv != D, T < S.
+  v.push_back({"fox", 2, 4, 1, 257, 64, DType::F16});
+  v.push_back({"plain", 2, 4, 2, 333, 128, DType::BF16});
+  v.push_back({"plain", 1, 2, 2, 200, 64, DType::BF16, "mask none"});
+  v.push_back(
+      {"fox", 1, 2, 1, 900, 128, DType::F16, "mask sliding_window window 200"});
+  Case e{"plain", 2, 2, 2, 129, 64, DType::BF16};
+  e.Dv = 128;
+  v.push_back(e);
+  Case f{"plain", 2, 4, 2, 70, 64, DType::BF16};
+  f.S = 333;
+  v.push_back(f);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, GpuBlockPlan,
+                         ::testing::ValuesIn(blockPlanCases()), caseName);
 
 /// Cold compile, then an in-memory hit, printed (not pass/fail).
 TEST(GpuAttentionCompile, Latency) {

@@ -77,9 +77,11 @@ struct GpuKernelOptions {
   /// before it runs (programmatic dependent launch), 0 = after it ends;
   /// -1 = $ATTN_GPU_PDL, else 1.
   int dependentLaunch = -1;
-  /// "direct" (the C++-built attention kernel) or "block" (the block
-  /// program through attn-block-to-gpu: sm_80/sm_90 mma.sync and sm_90a
-  /// wgmma; plain, RoPE, FoX, RoPE+FoX);
+  /// "direct" (the C++-built attention kernel), "block" (the block
+  /// program's attention kernel through attn-block-to-gpu: sm_80/sm_90
+  /// mma.sync and sm_90a wgmma; plain, RoPE, FoX, RoPE+FoX) or
+  /// "block-plan" (every kernel and the launch plan from the block program,
+  /// attn-block-launch-plan: plain, FoX);
   /// "" = $ATTN_GPU_LOWERING, else "direct".
   std::string lowering;
 };

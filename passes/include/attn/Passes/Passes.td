@@ -180,6 +180,39 @@ def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
   ];
 }
 
+def AttnBlockLaunchPlan : Pass<"attn-block-launch-plan", "ModuleOp"> {
+  let summary = "Launch plan and gpu.module from a block program's host "
+                "launches";
+  let description = [{
+    For each host function holding `attn_block.launch` ops (what
+    `attn-to-block{target=<chip>}` makes), moves the launched GPU-form
+    kernels into `gpu.module @<function>_gpu` targeting
+    `#nvvm.target<chip>` and states the host side as an `attn_launch.plan`
+    (docs/launch-plan.md) on the function, with `attn.gpu_module` naming
+    the module: the plan's dims are the dynamic dims of the function's
+    arguments, each `memref.alloc` a launch passes a scratch buffer (the one
+    returned is the output), each launch a kernel in order, with its grid,
+    `32 * attn_block.num_warps` threads, the shared memory attn-block-to-gpu
+    gives it, and the arguments of the flat-pointer ABI
+    (attn/Codegen/BlockGpuAbi.h: each memref its buffer, then its dynamic
+    sizes as scalars). Index arithmetic (arith.constant, tensor/memref.dim,
+    addi, subi, muli, divui/divsi, ceildivui, remui, maxsi/minsi) becomes
+    affine expressions; any other op on the way to a grid or a size, a
+    host op other than launches, allocations and index arithmetic, a
+    CPU-form kernel, a kernel with wgmma layouts for a chip without wgmma,
+    or one whose shared memory exceeds the chip's is an error naming it.
+    The host function keeps its launches as the statement of the plan.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "NVIDIA architecture of the kernels (sm_80, sm_90, sm_90a, ...)">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::attn_launch::AttnLaunchDialect"
+  ];
+}
+
 def AttnDumpPtx : Pass<"attn-write-ptx", "ModuleOp"> {
   let summary = "Write the PTX of every gpu.module lowered to NVVM";
   let description = [{

@@ -1,0 +1,112 @@
+// attn-block-launch-plan on attn-to-block{target=sm_90}: the launched GPU-form
+// kernels move into gpu.module @main_gpu and the host's launches become the
+// function's #attn_launch.plan. Dims are the arguments' dynamic dims in
+// order (s0..s2 = q's B, H, T; s3..s5 k's; s6..s8 v's; FoX: s9..s11 g's);
+// each launch a kernel in order, each memref argument its buffer followed by
+// its dynamic sizes (the flat-pointer ABI of attn/Codegen/BlockGpuAbi.h).
+//
+// RUN: attn-opt %attn_examples/plain_bf16.mlir --attn-fuse --attn-to-block="target=sm_90" --attn-block-launch-plan="chip=sm_90" | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_90" --attn-block-launch-plan="chip=sm_90" | FileCheck %s --check-prefix=FOX
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_90" --attn-block-launch-plan="chip=sm_90" --attn-block-to-gpu | FileCheck %s --check-prefix=FLAT
+// RUN: attn-opt %s --attn-block-launch-plan="chip=sm_80" | FileCheck %s --check-prefix=ARITH
+// RUN: not attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_90a" --attn-block-launch-plan="chip=sm_90" 2>&1 | FileCheck %s --check-prefix=WGMMA
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_90a" --attn-block-launch-plan="chip=sm_90a" | FileCheck %s --check-prefix=SM90A
+// The pipeline: lowering=block-plan shows the block program on the way;
+// lowering=block sends PaTH (not in the flash launch plan) through
+// attn-to-block, which says it has no GPU form yet.
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90 format=none" --mlir-print-ir-after-all 2>&1 | FileCheck %s --check-prefix=PIPE
+// RUN: not attn-opt %attn_examples/path.mlir --attn-to-gpu="lowering=block chip=sm_90" 2>&1 | FileCheck %s --check-prefix=PATH
+// RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90" 2>&1 | FileCheck %s --check-prefix=ROPE
+// RUN: not attn-opt %attn_examples/plain_bf16.mlir --attn-to-gpu="lowering=block-plan warps=8" 2>&1 | FileCheck %s --check-prefix=WARPS
+
+// Plain: one kernel, grid (T ceildiv 64, B * H), 128 threads, Q + 2 K + 2 V
+// stages of 64 x 128 bf16 in shared memory; q, k, v are inputs 0-2 with
+// their (B, H, T) and the output with q's.
+// PLAIN: module attributes {gpu.container_module}
+// PLAIN: func.func @main({{.*}}) -> tensor<?x?x?x128xbf16> attributes {attn.gpu_module = @main_gpu, attn_launch.plan = #attn_launch.plan<device = cuda,
+// PLAIN-SAME: dims = [#attn_launch.dim<"arg0.0", input = 0, dim = 0>, #attn_launch.dim<"arg0.1", input = 0, dim = 1>, #attn_launch.dim<"arg0.2", input = 0, dim = 2>, #attn_launch.dim<"arg1.0", input = 1, dim = 0>, {{.*}}, #attn_launch.dim<"arg2.2", input = 2, dim = 2>], values = [], buffers = [],
+// PLAIN-SAME: kernels = [#attn_launch.kernel<name = @main_gpu::@main_attention_kernel, grid = ()[s0, s1, s2, s3, s4, s5, s6, s7, s8] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 81920,
+// PLAIN-SAME: args = [#attn_launch.arg<input 0>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>,
+// PLAIN-SAME: #attn_launch.arg<input 1>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s3)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s4)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s5)>,
+// PLAIN-SAME: #attn_launch.arg<input 2>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s6)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s7)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s8)>,
+// PLAIN-SAME: #attn_launch.arg<output>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>]>]>}
+// The launches stay in the host as the statement of the plan.
+// PLAIN: attn_block.launch @main_attention_kernel
+// PLAIN: gpu.module @main_gpu [#nvvm.target<O = 3, chip = "sm_90">] {
+// PLAIN-NEXT: func.func private @main_attention_kernel({{.*}}) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64}
+// PLAIN-NOT: func.func private @main_attention_kernel
+
+// FoX: the gate prefix (one warp per (b, h) row: grid B * H) writes G' into
+// scratch 0 ([B, H, S] f32, named after its first use), which the attention
+// kernel reads as its fourth buffer; launch order as in the host.
+// FOX: buffers = [#attn_launch.buffer<"main_gate_prefix.1", bytes = ()[s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11] -> (((s9 * s10) * s11) * 4)>]
+// FOX-SAME: kernels = [#attn_launch.kernel<name = @main_gpu::@main_gate_prefix, grid = ()[{{[^]]*}}] -> (s9 * s10, 1, 1), block = [32, 1, 1], smem = 0,
+// FOX-SAME: args = [#attn_launch.arg<input 3>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>,
+// FOX-SAME: #attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s9 * s10) * s11)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>]>,
+// FOX-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_kernel, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 40960,
+// FOX-SAME: args = [#attn_launch.arg<input 0>, {{.*}}, #attn_launch.arg<input 1>, {{.*}}, #attn_launch.arg<input 2>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s6)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s7)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s8)>,
+// FOX-SAME: #attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s9 * s10) * s11)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>,
+// FOX-SAME: #attn_launch.arg<output>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>]>]>
+// FOX: gpu.module @main_gpu
+// FOX-DAG: func.func private @main_gate_prefix({{.*}}attn_block.num_warps = 1
+// FOX-DAG: func.func private @main_attention_kernel({{.*}}attn_block.num_warps = 4
+
+// The flat-pointer ABI: each memref a flat buffer and its dynamic sizes,
+// viewed with the identity layout (row-major strides from the sizes).
+// FLAT: gpu.func @main_gate_prefix(%[[G:.*]]: memref<?xf32>, %[[B:.*]]: index, %[[H:.*]]: index, %[[S:.*]]: index, %[[P:.*]]: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 0 : i64, known_block_size = array<i32: 32, 1, 1>}
+// FLAT: memref.reinterpret_cast %[[G]] to offset: [0], sizes: [%[[B]], %[[H]], %[[S]]], strides: [%{{.*}}, %{{.*}}, 1] : memref<?xf32> to memref<?x?x?xf32>
+// FLAT: gpu.func @main_attention_kernel(%[[Q:.*]]: memref<?xbf16>, %[[QB:.*]]: index, %[[QH:.*]]: index, %[[QT:.*]]: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 40960 : i64, known_block_size = array<i32: 128, 1, 1>}
+// FLAT: memref.reinterpret_cast %[[Q]] to offset: [0], sizes: [%[[QB]], %[[QH]], %[[QT]], 64], strides: [%{{.*}}, %{{.*}}, 64, 1] : memref<?xbf16> to memref<?x?x?x64xbf16>
+// FLAT-NOT: attn_block.
+
+// Index arithmetic: max(m - n, 0) is value 0 (s2), min(m, n) = -max(-m, -n)
+// with value 1 (s3); divsi / remui / muli / addi as affine expressions;
+// the scratch's dynamic size is a scalar after it; the alloc returned is
+// the output.
+// ARITH-DAG: #map = affine_map<()[s0, s1] -> (s0 - s1, 0)>
+// ARITH-DAG: #map1 = affine_map<()[s0, s1, s2] -> (-s0, -s1)>
+// ARITH: values = [#map, #map1]
+// ARITH-SAME: buffers = [#attn_launch.buffer<"k.1", bytes = ()[s0, s1, s2, s3] -> ((s2 + (-s3) floordiv 3) * 32)>]
+// ARITH-SAME: kernels = [#attn_launch.kernel<name = @main_gpu::@k, grid = ()[s0, s1, s2, s3] -> (s2 + (-s3) floordiv 3, (s0 mod 16) * 3, 1), block = [64, 1, 1], smem = 0, args = [#attn_launch.arg<input 0>, #attn_launch.arg<scalar ()[s0, s1, s2, s3] -> (s0)>, #attn_launch.arg<scalar ()[s0, s1, s2, s3] -> (s1)>, #attn_launch.arg<scratch 0, elements = ()[s0, s1, s2, s3] -> ((s2 + (-s3) floordiv 3) * 8)>, #attn_launch.arg<scalar ()[s0, s1, s2, s3] -> (s2 + (-s3) floordiv 3)>]>,
+// ARITH-SAME: #attn_launch.kernel<name = @main_gpu::@k, grid = ()[s0, s1, s2, s3] -> (1, s0, 1), block = [64, 1, 1], smem = 0, args = [#attn_launch.arg<input 0>, {{.*}}, #attn_launch.arg<output>, #attn_launch.arg<scalar ()[s0, s1, s2, s3] -> (s0)>]>]>
+
+// WGMMA: attn-block-launch-plan: kernel @main_attention_kernel uses wgmma (mma version 3 layouts), which sm_90 lacks
+// sm_90a: the wgmma kernel's shared memory includes the 1024-byte alignment slack.
+// SM90A: #attn_launch.kernel<name = @main_gpu::@main_attention_kernel, {{.*}}, block = [128, 1, 1], smem = 41984,
+
+// PIPE: IR Dump After AttnToBlock (attn-to-block)
+// PIPE: attn_block.launch @main_gate_prefix
+// PIPE: IR Dump After AttnBlockLaunchPlan (attn-block-launch-plan)
+// PIPE: attn_launch.plan = #attn_launch.plan<device = cuda
+// PIPE: IR Dump After AttnBlockToGPU (attn-block-to-gpu)
+// PIPE: gpu.func @main_gate_prefix
+
+// PATH: error: attn-to-block{target=sm_90}: PaTH and MTA kernels have no GPU form yet
+// ROPE: error: attn-to-block{target=sm_90}: RoPE in the GPU form reads q and k rotated by the rope prologue kernels
+// WARPS: GPU options warps, m-tiles and overlap are not options of lowering=block-plan
+
+func.func private @k(%a: memref<?x?xf32>, %o: memref<?x8xf32>) attributes {attn_block.kernel, attn_block.num_warps = 2 : i64} {
+  return
+}
+func.func @main(%x: tensor<?x?xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c16 = arith.constant 16 : index
+  %m = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %d = arith.subi %m, %n : index
+  %hi = arith.maxsi %d, %c0 : index
+  %lo = arith.minsi %m, %n : index
+  %q = arith.divsi %lo, %c3 : index
+  %r = arith.remui %m, %c16 : index
+  %gx = arith.addi %hi, %q : index
+  %gy = arith.muli %r, %c3 : index
+  %b = bufferization.to_buffer %x read_only : tensor<?x?xf32> to memref<?x?xf32>
+  %t = memref.alloc(%gx) : memref<?x8xf32>
+  attn_block.launch @k grid(%gx, %gy) args(%b, %t) : memref<?x?xf32>, memref<?x8xf32>
+  %o = memref.alloc(%m) : memref<?x8xf32>
+  attn_block.launch @k grid(%c1, %m) args(%b, %o) : memref<?x?xf32>, memref<?x8xf32>
+  %res = bufferization.to_tensor %o restrict writable : memref<?x8xf32> to tensor<?x8xf32>
+  return %res : tensor<?x8xf32>
+}
