@@ -390,19 +390,18 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
 WalkState walkStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
                    Value gPrime, Value gRows, Value rowPos, Value j0,
                    const AttnBuffers &s, const WalkState &st) {
-  int64_t c = ps.c, d = ps.d, dv = ps.dv;
+  int64_t c = ps.c, dv = ps.dv;
   Value sc = x.dot(x.asA(x.round(st.qt)), x.operand(s.k, 1), x.zeros({c, c}),
                    /*transposeB=*/true);
   if (gPrime)
     sc = x.addFoxBias(sc, gRows,
                       x.loadSlice(gPrime, {p.b, p.head, j0}, c, x.col), -1.0);
   if (ps.mask == MaskKind::sliding_window) {
-    auto iTile = x.acc({c, c}, x.b.getI64Type());
-    Value keys = x.spread(x.iotaIn(x.col, j0, c), 0, c, c);
-    Value lo = arith::SubIOp::create(x.b, x.loc, x.spread(rowPos, 1, c, c),
-                                     x.splatIdx(iTile, x.idx(ps.window)));
-    sc = x.select(x.cmpi(CmpIPredicate::sgt, keys, lo), sc,
-                  x.splatF(x.acc({c, c}), -kInf));
+    // key + window > query.
+    Value shifted = arith::AddIOp::create(x.b, x.loc, j0, x.idx(ps.window));
+    Value keys = x.spread(x.iotaIn(x.col, shifted, c), 0, c, c);
+    sc = x.select(x.cmpi(CmpIPredicate::sgt, keys, x.spread(rowPos, 1, c, c)),
+                  sc, x.splatF(x.acc({c, c}), -kInf));
   }
   Value mNew = x.maxf(st.m, x.rowReduce(blk::ReduceKind::max, sc));
   Value mSafe = x.safeMax(mNew);
@@ -417,7 +416,6 @@ WalkState walkStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
                         /*transposeB=*/true);
   Value qNew = x.dotSplit2(x.split(x.neg(r)), x.operand(s.uHi, 1),
                            x.operand(s.uLo, 1), st.qt);
-  (void)d;
   return {qNew, mNew, lNew, accNew};
 }
 
@@ -499,10 +497,8 @@ void markGpuKernel(func::FuncOp kernel) {
 
 } // namespace
 
-std::string mlir::attn::checkPathGpuSupport(AttentionOp op,
-                                            const BlockTarget &target,
+std::string mlir::attn::checkPathGpuSupport(AttentionOp op, const BlockTarget &,
                                             int64_t pathChunk) {
-  (void)target;
   if (pathChunk != kChunk)
     return "the PaTH GPU form runs chunks of " + std::to_string(kChunk) +
            " positions (the rows of " + std::to_string(kWarps) +
