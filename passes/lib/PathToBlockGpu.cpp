@@ -536,7 +536,7 @@ void mlir::attn::lowerPathAttentionGpu(AttentionOp op, SymbolTable &symbols,
   };
   Value q = buffer(op.getQ()), k = buffer(op.getK()), v = buffer(op.getV()),
         w = buffer(op.getW()), beta = buffer(op.getBeta());
-  Value gPrime = op.getG() ? launchGatePrefix(op, symbols, b, c) : Value();
+  Value gPrime = op.getG() ? launchGatePrefix(op, symbols, b) : Value();
   Value bDim = dim(op.getQ(), 0), hq = dim(op.getQ(), 1),
         tLen = dim(op.getQ(), 2), hk = dim(op.getK(), 1),
         sLen = dim(op.getK(), 2);
