@@ -173,6 +173,12 @@ double relRmsError(const Tensor &got, const Tensor &ref);
 double worstRowRelError(const Tensor &got, const Tensor &ref,
                         int64_t *row = nullptr);
 
+/// The bounds a 16-bit (f16/bf16) result is held to against the fp64
+/// oracle: relative RMS over the whole result, and the worst row's relative
+/// error (worstRowRelError). attn-run --check and the GPU tests use them.
+constexpr double kHalfRmsBound = 5e-3;
+constexpr double kHalfRowBound = 2e-2;
+
 /// A fresh seed for a test's random inputs (from the steady clock): each run
 /// draws new data; the test prints the seed so a failure can be replayed.
 inline uint64_t freshSeed() {

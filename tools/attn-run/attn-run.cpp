@@ -75,6 +75,11 @@ static cl::opt<double>
         cl::desc("Relative error bound for --check: max|err|/max|ref| "
                  "(default 1e-5 for f32 results, 5e-3 RMS for f16/bf16)"),
         cl::init(-1), cl::cat(category));
+static cl::opt<double>
+    rowTol("row-tol",
+           cl::desc("Worst-row relative error bound for --check on f16/bf16 "
+                    "results (default 2e-2)"),
+           cl::init(-1), cl::cat(category));
 static cl::opt<bool> timeIt("time", cl::desc("Print compile and run times"),
                             cl::cat(category));
 static cl::opt<unsigned> repeat("repeat",
@@ -275,12 +280,27 @@ int main(int argc, char **argv) {
         result.dtype == attn::DType::I64 || result.dtype == attn::DType::I32;
     double err = half ? attn::ref::relRmsError(*got, *ref)
                       : attn::ref::relError(*got, *ref);
-    double bound = tol >= 0 ? double(tol) : half ? 5e-3 : integer ? 0 : 1e-5;
+    double bound = tol >= 0  ? double(tol)
+                   : half    ? attn::ref::kHalfRmsBound
+                   : integer ? 0
+                             : 1e-5;
     checkText = formatv(", {0} error vs fp64 oracle {1:e3} (bound {2:e0})",
                         half ? "relative RMS" : "max relative", err, bound)
                     .str();
     if (!(err <= bound))
       status = 1;
+    // An RMS over millions of values can hide one wrong row: bound the
+    // worst row of a 16-bit result too.
+    if (half) {
+      int64_t row = 0;
+      double rowErr = attn::ref::worstRowRelError(*got, *ref, &row);
+      double rowBound = rowTol >= 0 ? double(rowTol) : attn::ref::kHalfRowBound;
+      checkText += formatv(", worst row {0}: {1:e3} (bound {2:e0})", row,
+                           rowErr, rowBound)
+                       .str();
+      if (!(rowErr <= rowBound))
+        status = 1;
+    }
   }
   outs() << inputFile << ": @" << entry << " on "
          << attn::deviceName((*kernel)->device()) << ", result "
