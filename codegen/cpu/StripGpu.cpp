@@ -93,6 +93,7 @@ void stripTypes(Operation *root) {
         if (dense.getType() != cst.getType())
           cst.setValueAttr(dense.reshape(cast<ShapedType>(cst.getType())));
     op->removeAttr(blk::kNumWarpsAttrName);
+    op->removeAttr(blk::kMinBlocksPerSmAttrName);
   });
 }
 

@@ -344,6 +344,11 @@ LogicalResult lowerKernel(func::FuncOp fn) {
   (*gf)->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
   (*gf)->setAttr(blk::kSharedBytesAttrName,
                  IntegerAttr::get(IntegerType::get(ctx, 64), shared));
+  if (auto blocks =
+          fn->getAttrOfType<IntegerAttr>(blk::kMinBlocksPerSmAttrName))
+    (*gf)->setAttr(
+        NVVM::NVVMDialect::getMinctasmAttrName(),
+        IntegerAttr::get(IntegerType::get(ctx, 32), blocks.getInt()));
   // Move the body after the ABI's prologue; func.return -> gpu.return.
   Block &src = fn.getBody().front();
   Block &dst = gf->getBody().front();
