@@ -184,7 +184,7 @@ std::string unsupported(Operation *op,
   }
   if (isa<blk::ProgramIdOp, blk::LocalAllocOp, blk::LocalIndexOp,
           blk::AsyncCommitGroupOp, blk::AsyncWaitOp, blk::BarrierOp,
-          blk::FenceAsyncSharedOp, blk::IotaOp>(op))
+          blk::FenceAsyncSharedOp, blk::GriddepWaitOp, blk::IotaOp>(op))
     return "";
   if (isa_and_nonnull<blk::AttnBlockDialect>(op->getDialect()))
     return "not lowered to the GPU yet";

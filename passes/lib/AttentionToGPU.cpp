@@ -424,6 +424,7 @@ struct AttnAttentionToGPUPass
       tgt.mTiles = mTiles;
       tgt.blockN = blockN;
       tgt.stages = plan->stages;
+      tgt.dependentLaunch = plan->attentionOverlapsPrologue();
       if (block) {
         std::string bad =
             plan->overlap

@@ -125,12 +125,11 @@ struct GpuPlan {
   }
   /// The attention kernel starts while a rope or gate kernel before it
   /// still runs, and waits for it (dependentLaunch, and such a kernel
-  /// exists). The kernel's wait and the runtime's launch mode both follow
-  /// this.
-  /// The block program's kernel has no griddepcontrol.wait yet
-  /// (blockProgram): it starts after the prologue kernels end.
+  /// exists). The kernel's wait (griddepcontrol.wait in the direct kernel,
+  /// attn_block.griddep_wait in the block program's: BlockTarget::
+  /// dependentLaunch) and the runtime's launch mode all follow this.
   bool attentionOverlapsPrologue() const {
-    return dependentLaunch && !blockProgram && (rope || gate);
+    return dependentLaunch && (rope || gate);
   }
   /// FoX with the key term of its bias as the scores' initial value: S =
   /// Q K^T accumulates onto u_j = (G'_j - G'_j0) / (scale log2(e)) instead
