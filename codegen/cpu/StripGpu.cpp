@@ -93,6 +93,7 @@ void stripTypes(Operation *root) {
         if (dense.getType() != cst.getType())
           cst.setValueAttr(dense.reshape(cast<ShapedType>(cst.getType())));
     op->removeAttr(blk::kNumWarpsAttrName);
+    op->removeAttr(blk::kMinBlocksPerSmAttrName);
   });
 }
 
@@ -174,8 +175,9 @@ void stripOp(Operation *op, SmallVectorImpl<Operation *> &made) {
   } else if (auto cvt = dyn_cast<blk::ConvertLayoutOp>(op)) {
     cvt.replaceAllUsesWith(cvt.getInput());
   } else if (!isa<blk::AsyncWaitOp, blk::BarrierOp, blk::FenceAsyncSharedOp,
-                  blk::MbarrierInitOp, blk::MbarrierExpectOp,
-                  blk::MbarrierArriveOp, blk::MbarrierWaitOp>(op)) {
+                  blk::GriddepWaitOp, blk::MbarrierInitOp,
+                  blk::MbarrierExpectOp, blk::MbarrierArriveOp,
+                  blk::MbarrierWaitOp>(op)) {
     return;
   }
   op->erase();

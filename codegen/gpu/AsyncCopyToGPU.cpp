@@ -9,7 +9,8 @@
 // swizzled position; a chunk outside the memref reads nothing (source
 // size 0, the clamped address is never dereferenced) and is zero-filled,
 // which is what padding 0 means. async_commit_group is cp.async's
-// commit_group, async_wait its wait_group, barrier bar.sync 0.
+// commit_group, async_wait its wait_group, barrier bar.sync 0, griddep_wait
+// griddepcontrol.wait.
 //
 //===----------------------------------------------------------------------===//
 
@@ -190,6 +191,17 @@ struct BarrierToGpu : OpConversionPattern<blk::BarrierOp> {
   }
 };
 
+/// griddepcontrol.wait (GpuPlan::attentionOverlapsPrologue).
+struct GriddepWaitToNvvm : OpConversionPattern<blk::GriddepWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::GriddepWaitOp op, OpAdaptor,
+                                ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::GriddepcontrolOp>(
+        op, NVVM::GridDepActionKind::wait);
+    return success();
+  }
+};
+
 } // namespace
 
 std::string mlir::attn::blockgpu::unsupportedReason(blk::AsyncCopyOp op,
@@ -234,5 +246,5 @@ void mlir::attn::blockgpu::populateAsyncCopyPatterns(
   patterns.add<LocalAllocToView>(tc, ctx, offsets);
   patterns.add<AsyncCopyToCpAsync>(tc, ctx, numThreads);
   patterns.add<LocalIndexToOffset, CommitToCreateGroup, WaitToWaitGroup,
-               BarrierToGpu>(tc, ctx);
+               BarrierToGpu, GriddepWaitToNvvm>(tc, ctx);
 }

@@ -310,18 +310,9 @@ void buildAttentionKernel(OpBuilder &mb, gpu::GPUModuleOp module,
   auto fn = newKernel(mb, module, "attention", args);
   fn.setKnownBlockSizeAttr(
       mb.getDenseI32ArrayAttr({static_cast<int32_t>(plan.threads()), 1, 1}));
-  // Blocks per SM that shared memory allows on sm_90 (228 KB, 1 KB per
-  // block reserved). Where that is more than 2 and the registers it leaves
-  // (64K per SM) are still >= 96 per thread, ptxas is asked for it: at
-  // D = 64 plain attention fits 5 blocks by itself, FoX took 108 registers
-  // (4 blocks) and fits 96 without spills. Not with the overlap (P of the
-  // previous step stays live: it spills at 96).
-  if (plan.wgmma && !plan.overlap) {
-    const int64_t blocks = 228 * 1024 / (plan.smemBytes() + 1024);
-    if (blocks > 2 && 65536 / (blocks * plan.threads()) >= 96)
-      fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                  mb.getI32IntegerAttr(static_cast<int32_t>(blocks)));
-  }
+  if (int64_t blocks = plan.minBlocksPerSm())
+    fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                mb.getI32IntegerAttr(static_cast<int32_t>(blocks)));
   Block &entry = fn.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   KB k{b, loc};

@@ -187,7 +187,7 @@ std::string unsupported(Operation *op,
   }
   if (isa<blk::ProgramIdOp, blk::LocalAllocOp, blk::LocalIndexOp,
           blk::AsyncCommitGroupOp, blk::AsyncWaitOp, blk::BarrierOp,
-          blk::FenceAsyncSharedOp, blk::IotaOp>(op))
+          blk::FenceAsyncSharedOp, blk::GriddepWaitOp, blk::IotaOp>(op))
     return "";
   if (isa_and_nonnull<blk::AttnBlockDialect>(op->getDialect()))
     return "not lowered to the GPU yet";
@@ -406,6 +406,11 @@ LogicalResult lowerKernel(func::FuncOp fn) {
   (*gf)->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
   (*gf)->setAttr(blk::kSharedBytesAttrName,
                  IntegerAttr::get(IntegerType::get(ctx, 64), shared));
+  if (auto blocks =
+          fn->getAttrOfType<IntegerAttr>(blk::kMinBlocksPerSmAttrName))
+    (*gf)->setAttr(
+        NVVM::NVVMDialect::getMinctasmAttrName(),
+        IntegerAttr::get(IntegerType::get(ctx, 32), blocks.getInt()));
   // Move the body after the ABI's prologue; func.return -> gpu.return.
   Block &src = fn.getBody().front();
   Block &dst = gf->getBody().front();

@@ -44,6 +44,13 @@ LogicalResult AttnBlockDialect::verifyOperationAttribute(Operation *op,
              << "'" << kAbiAttrName << "' must be \"attention\"";
     return success();
   }
+  if (attr.getName() == kMinBlocksPerSmAttrName) {
+    auto n = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!n || n.getInt() < 1 || n.getInt() > 32)
+      return op->emitError() << "'" << kMinBlocksPerSmAttrName
+                             << "' must be an integer in [1, 32]";
+    return success();
+  }
   if (attr.getName() == kSharedBytesAttrName) {
     auto n = dyn_cast<IntegerAttr>(attr.getValue());
     if (!n || n.getInt() < 0)

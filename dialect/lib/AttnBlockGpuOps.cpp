@@ -35,6 +35,16 @@ LogicalResult LocalIndexOp::verify() {
   return success();
 }
 
+LogicalResult GriddepWaitOp::verify() {
+  Operation *fn = (*this)->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+  if (!fn || !fn->hasAttr(kKernelAttrName))
+    return emitOpError() << "orders a GPU kernel after the kernels it was "
+                            "launched dependent on: it must be inside a "
+                            "function marked '"
+                         << kKernelAttrName << "'";
+  return success();
+}
+
 LogicalResult LocalLoadOp::verify() {
   return verifyTileMatchesBuffer(*this, getType(), getBuffer().getType());
 }

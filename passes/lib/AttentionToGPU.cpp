@@ -430,6 +430,7 @@ struct AttnAttentionToGPUPass
       tgt.mTiles = mTiles;
       tgt.blockN = blockN;
       tgt.stages = plan->stages;
+      tgt.dependentLaunch = plan->attentionOverlapsPrologue();
       if (block) {
         std::string bad =
             plan->overlap
@@ -459,6 +460,10 @@ struct AttnAttentionToGPUPass
             buildFlashGpuKernel(*att, kb, "attention", tgt, blockN);
         kernel->setAttr(mlir::attn_block::kAbiAttrName,
                         kb.getStringAttr("attention"));
+        // The direct kernel's occupancy hint (one rule: GpuPlan).
+        if (int64_t blocks = plan->minBlocksPerSm())
+          kernel->setAttr(mlir::attn_block::kMinBlocksPerSmAttrName,
+                          kb.getI64IntegerAttr(blocks));
       }
       fn->setAttr("attn.gpu_module", FlatSymbolRefAttr::get(ctx, name));
       fn->setAttr(attn_launch::AttnLaunchDialect::kPlanAttrName,

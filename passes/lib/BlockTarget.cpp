@@ -18,6 +18,7 @@ std::string mlir::attn::parseBlockTarget(llvm::StringRef name,
   if (name == "sm_80" || name == "sm_90" || name == "sm_90a") {
     t.gpu = true;
     t.wgmma = name == "sm_90a";
+    t.dependentLaunch = name != "sm_80"; // griddepcontrol from sm_90 on
     out = t;
     return "";
   }

@@ -25,7 +25,10 @@
 //    tile's keys into the column slice, and the bias G'_j - G'_i joins S
 //    through TileBuilder::addFoxBias, the construction of the CPU form;
 //  * RoPE: the rope prologue kernels rotate q and k (GpuPlan::blockProgram),
-//    so the kernel reads rotated tiles and has nothing to add.
+//    so the kernel reads rotated tiles and has nothing to add;
+//  * dependent launch (BlockTarget::dependentLaunch): a griddep_wait right
+//    before the first read of a prologue kernel's output (the Q copy with
+//    RoPE, the load of G' at the query rows with FoX).
 //
 // For sm_90a (warpgroup MMA, makeWgmmaLayouts) the same kernel with other
 // layouts: Q, K, V buffers are #nvmma_shared<swizzleBytes = 128> and the
@@ -213,6 +216,19 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
                                  zeroPad, stageOf(ob, sV, stage));
     blk::AsyncCommitGroupOp::create(ob, loc, ValueRange{tk, tv});
   };
+  // Dependent launch: the rope / gate kernels may still run. The index
+  // math and the copies of inputs they do not write (v; q and k without
+  // RoPE) overlap them; the wait comes once, in the straight-line
+  // prologue, right before the first read of what they wrote.
+  bool waited = !tg.dependentLaunch;
+  auto waitOnce = [&]() {
+    if (!waited)
+      blk::GriddepWaitOp::create(b, loc);
+    waited = true;
+  };
+  const bool rotated = op.getRopeTheta().has_value();
+  if (rotated)
+    waitOnce(); // q and k come from the rope kernels
   Value tq = blk::AsyncCopyOp::create(b, loc, q, ValueRange{bIdx, h, row0, c0},
                                       dims, zeroPad, sQ);
   blk::AsyncCommitGroupOp::create(b, loc, ValueRange{tq});
@@ -229,6 +245,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
                                ValueRange{bIdx, h, pos},
                                ob.getDenseI64ArrayAttr({2}), zeroPad);
   };
+  if (gPrefix)
+    waitOnce(); // G' comes from the gate kernel
   Value gRows = gPrefix ? loadG(b, qPos0, bm, L.row) : Value();
 
   // Masks: keys past S, and the causal / window bounds. Only the tiles

@@ -152,3 +152,16 @@ func.func private @k() attributes {attn_block.num_warps = 0 : i64}
 
 // expected-error @+1 {{unknown attn_block attribute 'attn_block.warps'}}
 func.func private @k() attributes {attn_block.warps = 4 : i64}
+
+// -----
+
+// expected-error @+1 {{'attn_block.min_blocks_per_sm' must be an integer in [1, 32]}}
+func.func private @k() attributes {attn_block.min_blocks_per_sm = 0 : i64}
+
+// -----
+
+func.func @not_a_kernel() {
+  // expected-error @+1 {{'attn_block.griddep_wait' op orders a GPU kernel after the kernels it was launched dependent on: it must be inside a function marked 'attn_block.kernel'}}
+  attn_block.griddep_wait
+  return
+}

@@ -13,12 +13,11 @@
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-fuse --attn-to-block="target=sm_90" 2>&1 | FileCheck %s --check-prefix=TOBLOCK
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_80" | FileCheck %s --check-prefix=PREFIX
 
-// The gate kernel's output is G alone (B*Hq*S floats) and, as the block
-// kernel has no griddepcontrol.wait, attention is not a dependent launch.
+// The gate kernel's output is G alone (B*Hq*S floats), and attention is a
+// dependent launch (its griddep_wait: block-gpu-dependent-launch.mlir).
 // FOX: attn_launch.buffer<"gate_prefix", bytes = ()[s0, s1, s2, s3, s4] -> (((s0 * s1) * s4) * 4)>
 // FOX: #attn_launch.kernel<name = @main_gpu::@gate
-// FOX: #attn_launch.kernel<name = @main_gpu::@attention, {{.*}}, args = [#attn_launch.arg<input 0, {{.*}}>, #attn_launch.arg<input 1, {{.*}}>, #attn_launch.arg<input 2, {{.*}}>, #attn_launch.arg<output, {{.*}}>, #attn_launch.arg<scratch 0, {{.*}}>, {{.*}}]>]>
-// FOX-NOT: dependent = true
+// FOX: #attn_launch.kernel<name = @main_gpu::@attention, {{.*}}, args = [#attn_launch.arg<input 0, {{.*}}>, #attn_launch.arg<input 1, {{.*}}>, #attn_launch.arg<input 2, {{.*}}>, #attn_launch.arg<output, {{.*}}>, #attn_launch.arg<scratch 0, {{.*}}>, {{.*}}], dependent = true>]>
 // FOX: attn.plan = {{{.*}}block_program = 1 : i64
 // FOX: func.func private @attention(%[[Q:.*]]: memref<?x?x?x64xbf16>, %[[K:.*]]: memref<?x?x?x64xbf16>, %[[V:.*]]: memref<?x?x?x64xbf16>, %[[G:.*]]: memref<?x?x?xf32>, %[[O:.*]]: memref<?x?x?x64xbf16>)
 // FOX-SAME: attn_block.abi = "attention"
@@ -54,7 +53,7 @@
 // ROPE: attn_launch.buffer<"k_rotated"
 // ROPE: #attn_launch.kernel<name = @main_gpu::@rope,
 // ROPE: #attn_launch.kernel<name = @main_gpu::@rope,
-// ROPE: #attn_launch.kernel<name = @main_gpu::@attention, {{.*}}, args = [#attn_launch.arg<scratch 2, {{.*}}>, #attn_launch.arg<scratch 3, {{.*}}>, #attn_launch.arg<input 2, {{.*}}>, #attn_launch.arg<output, {{.*}}>, #attn_launch.arg<output, {{.*}}>, #attn_launch.arg<scalar ()[s0, s1, s2, s3, s4, s5] -> (s1)>, #attn_launch.arg<scalar ()[s0, s1, s2, s3, s4, s5] -> (s2)>, #attn_launch.arg<scalar ()[s0, s1, s2, s3, s4, s5] -> (s3)>, #attn_launch.arg<scalar ()[s0, s1, s2, s3, s4, s5] -> (s4)>]>]>
+// ROPE: #attn_launch.kernel<name = @main_gpu::@attention, {{.*}}, args = [#attn_launch.arg<scratch 2, {{.*}}>, #attn_launch.arg<scratch 3, {{.*}}>, #attn_launch.arg<input 2, {{.*}}>, #attn_launch.arg<output, {{.*}}>, #attn_launch.arg<output, {{.*}}>, #attn_launch.arg<scalar ()[s0, s1, s2, s3, s4, s5] -> (s1)>, #attn_launch.arg<scalar ()[s0, s1, s2, s3, s4, s5] -> (s2)>, #attn_launch.arg<scalar ()[s0, s1, s2, s3, s4, s5] -> (s3)>, #attn_launch.arg<scalar ()[s0, s1, s2, s3, s4, s5] -> (s4)>], dependent = true>]>
 // ROPE: func.func private @attention(%{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>) attributes {attn_block.abi = "attention"
 // ROPE-NOT: attn_block.rope
 

@@ -7,7 +7,8 @@
 // RUN:   --implicit-check-not=attn_block.async --implicit-check-not=attn_block.barrier \
 // RUN:   --implicit-check-not=attn_block.convert_layout \
 // RUN:   --implicit-check-not=attn_block.mbarrier --implicit-check-not=attn_block.tma \
-// RUN:   --implicit-check-not=attn_block.num_warps --implicit-check-not=!attn_block
+// RUN:   --implicit-check-not=attn_block.num_warps --implicit-check-not=attn_block.min_blocks \
+// RUN:   --implicit-check-not=!attn_block
 // The output verifies (attn-opt verifies after the pass); a whole GPU-form
 // flash kernel runs through attn-to-cpu in pipeline-attn-to-cpu-gpu-form.mlir
 // and against the fp64 oracle in test/unit/GpuFormCpuTest.cpp.
@@ -25,7 +26,7 @@
 // CHECK-SAME: attributes {attn_block.kernel}
 func.func @cp_async_pipeline(%k: memref<?x64xbf16>, %q: tensor<64x64xbf16, #opA>, %n: index)
     -> (tensor<64x64xf32, #mma>, tensor<64xf32, #row>)
-    attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    attributes {attn_block.kernel, attn_block.num_warps = 4 : i64, attn_block.min_blocks_per_sm = 2 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -111,7 +112,7 @@ func.func @cp_async_pipeline(%k: memref<?x64xbf16>, %q: tensor<64x64xbf16, #opA>
 // CHECK-NEXT: return %[[S]]
 func.func @tma_mbarrier(%k: memref<?x?x?x64xbf16>, %q: tensor<64x64xbf16, #wgA>,
                         %acc: tensor<64x64xf32, #wg>, %phase: i1) -> tensor<64x64xf32, #wg>
-    attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    attributes {attn_block.kernel, attn_block.num_warps = 4 : i64, attn_block.min_blocks_per_sm = 2 : i64} {
   %c0 = arith.constant 0 : index
   %kb = attn_block.local_alloc : !attn_block.smem<2x64x64xbf16, #nv>
   %full = attn_block.local_alloc : !attn_block.smem<2xi64, #bar>

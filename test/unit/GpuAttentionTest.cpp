@@ -424,7 +424,9 @@ TEST(GpuAttentionCompile, Latency) {
 /// matches the oracle. Each prologue kernel in turn is the one right before
 /// attention: gate, the rope pass over k (Q rotated in the kernel), the
 /// rope pass over q and k (8 rotated dims). From sm_90 on the default
-/// kernel must say it uses the dependent launch.
+/// kernel must say it uses the dependent launch. The same for the block
+/// program's kernel (lowering=block: its griddep_wait; the rope kernels
+/// rotate q and k there).
 TEST(GpuAttentionLaunch, DependentLaunchIsExact) {
   std::string why;
   attn::Engine *engine = gpuEngine(why);
@@ -439,45 +441,51 @@ TEST(GpuAttentionLaunch, DependentLaunchIsExact) {
       {"rope", 2, 4, 2, 1000, 64, DType::BF16},
       {"rope", 2, 4, 2, 1000, 64, DType::BF16, "", "rope_dim 8"},
       {"rope_fox", 2, 4, 2, 1000, 128, DType::F16}};
-  for (const Case &c : cases) {
-    std::string src = programFor(c);
-    Parsed p(src);
-    ASSERT_TRUE(p.module) << src;
-    const uint64_t seed = freshSeed();
-    std::vector<HostArray> host;
-    Tensor ref;
-    ASSERT_NO_FATAL_FAILURE(randomCase(c, p, seed, host, ref));
-    std::vector<decltype(HostArray::bytes)> outs;
-    for (int dependent : {1, 0}) {
-      attn::CompileOptions opts;
-      opts.gpu.dependentLaunch = dependent;
-      auto kernel = engine->compile(src, opts);
-      ASSERT_TRUE(static_cast<bool>(kernel))
-          << llvm::toString(kernel.takeError());
-      bool says = false;
-      for (const std::string &r : (*kernel)->remarks())
-        says |= llvm::StringRef(r).contains("dependent launch");
-      EXPECT_EQ(says, dependent && smVersion >= 90) << src;
-      for (int run = 0; run < 3; ++run) {
-        auto out = (*kernel)->run(host);
-        ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
-        outs.push_back(out->bytes);
-        if (outs.size() == 1) {
-          auto got = attn::ref::fromHost(*out);
-          ASSERT_TRUE(static_cast<bool>(got));
-          double err = attn::ref::relRmsError(*got, ref);
-          EXPECT_LE(err, 5e-3) << "seed " << seed << "\n" << src;
-          EXPECT_LE(attn::ref::worstRowRelError(*got, ref), 2e-2)
-              << "seed " << seed << "\n"
-              << src;
+  for (const Case &c : cases)
+    for (const char *lowering : {"direct", "block"}) {
+      std::string src = programFor(c);
+      Parsed p(src);
+      ASSERT_TRUE(p.module) << src;
+      const uint64_t seed = freshSeed();
+      std::vector<HostArray> host;
+      Tensor ref;
+      ASSERT_NO_FATAL_FAILURE(randomCase(c, p, seed, host, ref));
+      std::vector<decltype(HostArray::bytes)> outs;
+      for (int dependent : {1, 0}) {
+        attn::CompileOptions opts;
+        opts.gpu.dependentLaunch = dependent;
+        opts.gpu.lowering = lowering;
+        auto kernel = engine->compile(src, opts);
+        ASSERT_TRUE(static_cast<bool>(kernel))
+            << llvm::toString(kernel.takeError());
+        bool says = false;
+        for (const std::string &r : (*kernel)->remarks())
+          says |= llvm::StringRef(r).contains("dependent launch");
+        EXPECT_EQ(says, dependent && smVersion >= 90) << lowering << "\n"
+                                                      << src;
+        for (int run = 0; run < 3; ++run) {
+          auto out = (*kernel)->run(host);
+          ASSERT_TRUE(static_cast<bool>(out))
+              << llvm::toString(out.takeError());
+          outs.push_back(out->bytes);
+          if (outs.size() == 1) {
+            auto got = attn::ref::fromHost(*out);
+            ASSERT_TRUE(static_cast<bool>(got));
+            double err = attn::ref::relRmsError(*got, ref);
+            EXPECT_LE(err, 5e-3) << lowering << ", seed " << seed << "\n"
+                                 << src;
+            EXPECT_LE(attn::ref::worstRowRelError(*got, ref), 2e-2)
+                << lowering << ", seed " << seed << "\n"
+                << src;
+          }
         }
       }
+      for (size_t i = 1; i < outs.size(); ++i)
+        EXPECT_TRUE(outs[i] == outs[0])
+            << lowering << ": run " << i << " differs from the first (seed "
+            << seed << ")\n"
+            << src;
     }
-    for (size_t i = 1; i < outs.size(); ++i)
-      EXPECT_TRUE(outs[i] == outs[0])
-          << "run " << i << " differs from the first (seed " << seed << ")\n"
-          << src;
-  }
 }
 
 /// Programs the GPU backend cannot run: a clear error with device cuda.

@@ -50,6 +50,10 @@ constexpr llvm::StringLiteral kNumWarpsAttrName = "attn_block.num_warps";
 constexpr llvm::StringLiteral kAbiAttrName = "attn_block.abi";
 /// Bytes of dynamic shared memory a lowered kernel's buffers take.
 constexpr llvm::StringLiteral kSharedBytesAttrName = "attn_block.shared_bytes";
+/// Blocks per SM a GPU kernel asks the register allocator to fit (ptxas'
+/// .minnctapersm, nvvm.minctasm once lowered), when it sets one.
+constexpr llvm::StringLiteral kMinBlocksPerSmAttrName =
+    "attn_block.min_blocks_per_sm";
 /// The unit attribute marking a block-program kernel function.
 constexpr llvm::StringLiteral kKernelAttrName = "attn_block.kernel";
 

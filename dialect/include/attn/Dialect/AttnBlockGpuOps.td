@@ -125,6 +125,23 @@ def AttnBlock_FenceAsyncSharedOp : AttnBlock_Op<"fence_async_shared", []> {
   let assemblyFormat = "attr-dict";
 }
 
+def AttnBlock_GriddepWaitOp : AttnBlock_Op<"griddep_wait", []> {
+  let summary = "waits for the kernels this one was launched dependent on";
+  let description = [{
+    griddepcontrol.wait (sm_90 and newer): the kernel may have been
+    launched with programmatic dependent launch, i.e. while the kernel
+    before it in the stream still runs; this waits until that kernel (and
+    so every kernel before it) has completed and its memory writes are
+    visible. A kernel states it right before its first read of memory an
+    earlier kernel writes, so that its prologue and the copies of its other
+    inputs overlap that kernel. Without a dependent launch it returns at
+    once; on the CPU (attn-block-strip-gpu) kernels run one after another
+    and it vanishes. Only in an `attn_block.kernel` function.
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 def AttnBlock_ConvertLayoutOp : AttnBlock_Op<"convert_layout", [Pure]> {
   let summary = "the same tile in another register layout";
   let description = [{

@@ -106,14 +106,30 @@ struct GpuPlan {
     return rope && !blockProgram && ropePairsPerThread() == 8;
   }
   int64_t threads() const { return 32 * warps; }
+  /// Blocks per SM the attention kernel asks ptxas for (nvvm.minctasm), or
+  /// 0 for no hint; both lowerings follow it. The blocks that shared memory
+  /// allows on sm_90 (228 KB, 1 KB per block reserved), where that is more
+  /// than 2 and the registers it leaves (64K per SM) are still >= 96 per
+  /// thread: at D = 64 plain attention fits 5 blocks by itself, FoX with
+  /// its key term in the S wgmma (gateInMma) took 108 registers (4 blocks)
+  /// and fits 96 without spills. wgmma only; not with the overlap (P of the
+  /// previous step stays live: it spills at 96), nor with FoX's bias added
+  /// per score (G_j stays live: at D = 64 the block program's kernel needs
+  /// 148 registers and spills 240 bytes at 96, the direct kernel's with a
+  /// negative scale 107 and 8 bytes).
+  int64_t minBlocksPerSm() const {
+    if (!wgmma || overlap || (gate && !gateInMma()))
+      return 0;
+    const int64_t blocks = 228 * 1024 / (smemBytes() + 1024);
+    return blocks > 2 && 65536 / (blocks * threads()) >= 96 ? blocks : 0;
+  }
   /// The attention kernel starts while a rope or gate kernel before it
   /// still runs, and waits for it (dependentLaunch, and such a kernel
-  /// exists). The kernel's wait and the runtime's launch mode both follow
-  /// this.
-  /// The block program's kernel has no griddepcontrol.wait yet
-  /// (blockProgram): it starts after the prologue kernels end.
+  /// exists). The kernel's wait (griddepcontrol.wait in the direct kernel,
+  /// attn_block.griddep_wait in the block program's: BlockTarget::
+  /// dependentLaunch) and the runtime's launch mode all follow this.
   bool attentionOverlapsPrologue() const {
-    return dependentLaunch && !blockProgram && (rope || gate);
+    return dependentLaunch && (rope || gate);
   }
   /// FoX with the key term of its bias as the scores' initial value: S =
   /// Q K^T accumulates onto u_j = (G'_j - G'_j0) / (scale log2(e)) instead
