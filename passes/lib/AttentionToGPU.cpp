@@ -377,6 +377,10 @@ struct AttnAttentionToGPUPass
       bad = checkGpuKernelOptions(chip, overlap, warps, mTiles, blockN);
     if (bad.empty())
       bad = checkGpuLowering(lowering, chip);
+    // block-plan builds no flash launch plan (Pipelines.cpp).
+    if (bad.empty() && lowering == "block-plan")
+      bad = "lowering=block-plan takes its kernels and launch plan from "
+            "attn-to-block and attn-block-launch-plan, not from this pass";
     if (bad.empty())
       return success();
     return emitError(UnknownLoc::get(ctx), "attn-attention-to-gpu: ") << bad;

@@ -4,8 +4,10 @@
 // RUN: not attn-opt %s --split-input-file --attn-block-to-gpu 2>&1 | FileCheck %s
 // RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=bogus" 2>&1 | FileCheck %s --check-prefix=BOGUS
 // RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=block chip=sm_90a overlap=true" 2>&1 | FileCheck %s --check-prefix=OVERLAP
+// RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=block-plan" 2>&1 | FileCheck %s --check-prefix=PLANPASS
 
 // BOGUS: GPU option lowering must be direct, block or block-plan, got 'bogus'
+// PLANPASS: attn-attention-to-gpu: lowering=block-plan takes its kernels and launch plan from attn-to-block and attn-block-launch-plan, not from this pass
 // OVERLAP: error: attn-attention-to-gpu{lowering=block}: overlap=true (S_{j+1} and P_j V_j in flight together) is not in the GPU form of the block program yet (lowering=direct builds it)
 
 #blocked = #attn_block.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
