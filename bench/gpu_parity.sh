@@ -2,26 +2,31 @@
 # Parity of the GPU backend's two lowerings of the attention kernel on the
 # GPU machine (issue 15, item 6): the block program through
 # attn-block-to-gpu (`lowering=block`) against the C++-built kernel
-# (`lowering=direct`), both mma.sync (ATTN_GPU_CHIP, default sm_90: the
-# block path has no wgmma kernel yet), in one run, interleaved pass by pass
-# so drift of the GPU's clock cancels out of the ratios. bf16, causal,
-# B*T = 16384, H*D = 2048 (bench/gpu_bench.sh's shapes), VARIANTS (default
-# plain: the only variant the block path lowers so far).
+# (`lowering=direct`), on each chip of CHIPS (default: ATTN_GPU_CHIP, else
+# sm_90: mma.sync; sm_90a: wgmma), in one run, interleaved pass by pass
+# (every chip and lowering in each pass) so drift of the GPU's clock
+# cancels out of the ratios. bf16, causal, B*T = 16384, H*D = 2048
+# (bench/gpu_bench.sh's shapes), VARIANTS (default plain; any of plain
+# rope fox).
 # Usage: bench/gpu_parity.sh [BIN_DIR]   (default .device)
-# Env: TS, DS, REPS (default 30), PASSES (default 3), ATTN_GPU_CHIP.
-# Prints gpu_bench.sh's lines tagged _direct / _block and pass=k, then per
-# shape the median over passes of block / direct.
+# Env: TS, DS, REPS (default 30), PASSES (default 3), CHIPS, VARIANTS.
+# Prints gpu_bench.sh's lines tagged _<chip>_direct / _<chip>_block and
+# pass=k, then per variant, chip and shape the median over passes of
+# block / direct.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$root/.device}
-export ATTN_GPU_CHIP=${ATTN_GPU_CHIP:-sm_90}
+chips=${CHIPS:-${ATTN_GPU_CHIP:-sm_90}}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for pass in $(seq "${PASSES:-3}"); do
-  for lowering in direct block; do
-    ATTN_GPU_LOWERING=$lowering TAG=_$lowering PEERS=0 PASSES=1 \
-      VARIANTS=${VARIANTS:-plain} "$root/bench/gpu_bench.sh" "$bin" |
-      grep '^ATTN' | sed "s/\$/ pass=$pass/" | tee -a "$out"
+  for chip in $chips; do
+    for lowering in direct block; do
+      ATTN_GPU_CHIP=$chip ATTN_GPU_LOWERING=$lowering TAG=_${chip}_$lowering \
+        PEERS=0 PASSES=1 VARIANTS=${VARIANTS:-plain} \
+        "$root/bench/gpu_bench.sh" "$bin" |
+        grep '^ATTN' | sed "s/\$/ pass=$pass/" | tee -a "$out"
+    done
   done
 done
 python3 - "$out" <<'PY'
@@ -33,7 +38,7 @@ for line in open(sys.argv[1]):
         continue
     v, low = m['name'].rsplit('_', 1)
     t[(v, m['D'], m['T'])].setdefault(m['pass'], {})[low] = float(m['ms'])
-print('| variant | D | T | direct ms (median) | block ms (median) | block / direct (median of passes) |')
+print('| variant_chip | D | T | direct ms (median) | block ms (median) | block / direct (median of passes) |')
 print('| --- | --- | --- | --- | --- | --- |')
 for (v, d, T), passes in sorted(t.items(), key=lambda k: (k[0][0], int(k[0][1]), int(k[0][2]))):
     both = [p for p in passes.values() if 'direct' in p and 'block' in p]

@@ -24,6 +24,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 using namespace mlir::attn::blockgpu;
@@ -98,6 +99,134 @@ struct LocalIndexToOffset : OpConversionPattern<blk::LocalIndexOp> {
   }
 };
 
+/// One async_copy's 16-byte chunks, spread over the block's threads: chunk
+/// c = tid + i * threads is row c / perRow, column (c % perRow) * vec of
+/// the tile. A chunk outside the memref reads nothing (source size 0) and
+/// is zero-filled.
+struct ChunkCopy {
+  OpBuilder &b;
+  Location loc;
+  Value base;             // the source memref
+  SmallVector<Value> idx; // the tile's origin in it
+  ArrayRef<int64_t> dims; // the memref dims of the tile's rows and columns
+  Attribute layout;       // the shared buffer's
+  ValueRange dst;         // (its shared memref, the stage's offset)
+  int64_t rows, cols, vec, threads;
+
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value andi(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  int64_t perRow() const { return cols / vec; }
+  int64_t chunks() const { return rows * perRow(); }
+
+  /// cp.async of `vec` elements at source indices `src` into shared offset
+  /// `at`, or of none where `ok` is false.
+  Value issue(Value at, ValueRange src, Value ok) {
+    Value n = arith::SelectOp::create(b, loc, ok, c(vec), c(0));
+    return nvgpu::DeviceAsyncCopyOp::create(
+               b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst[0],
+               ValueRange{at}, base, src, b.getIndexAttr(vec), n,
+               b.getUnitAttr())
+        .getAsyncToken();
+  }
+
+  /// Whether columns [srcCol, srcCol + vec) lie in the memref; null where
+  /// that holds statically (the tile's rows from column 0 of a static
+  /// width that covers them).
+  Value columnsInBounds(Value srcCol) {
+    using P = arith::CmpIPredicate;
+    int64_t width = cast<MemRefType>(base.getType()).getDimSize(dims[1]);
+    std::optional<int64_t> col0 = getConstantIntValue(idx[dims[1]]);
+    if (col0 && *col0 == 0 && !ShapedType::isDynamic(width) && width >= cols)
+      return Value();
+    Value limit = memref::DimOp::create(b, loc, base, dims[1]);
+    return andi(cmp(P::sge, srcCol, c(0)),
+                cmp(P::sle, add(srcCol, c(vec)), limit));
+  }
+
+  /// Any thread count: each chunk computes its row, column, bounds and
+  /// clamped source indices.
+  Value byChunk(Value tid) {
+    using P = arith::CmpIPredicate;
+    Value rowLimit = memref::DimOp::create(b, loc, base, dims[0]);
+    Value token;
+    for (int64_t it = 0; it < chunks() / threads; ++it) {
+      Value chunk = add(tid, c(it * threads));
+      Value r = arith::DivUIOp::create(b, loc, chunk, c(perRow()));
+      Value col = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, chunk, c(perRow())), c(vec));
+      Value srcRow = add(idx[dims[0]], r), srcCol = add(idx[dims[1]], col);
+      Value ok = andi(cmp(P::sge, srcRow, c(0)), cmp(P::slt, srcRow, rowLimit));
+      if (Value colOk = columnsInBounds(srcCol))
+        ok = andi(ok, colOk);
+      SmallVector<Value> src = idx;
+      src[dims[0]] = arith::SelectOp::create(b, loc, ok, srcRow, c(0));
+      src[dims[1]] = arith::SelectOp::create(b, loc, ok, srcCol, c(0));
+      token =
+          issue(add(dst[1], swizzledOffset(b, loc, layout, r, col, cols, rows)),
+                src, ok);
+    }
+    return token;
+  }
+
+  /// threads % perRow == 0: a thread's chunks share a column and lie
+  /// `threads / perRow` rows apart, so its column, row bounds and
+  /// addresses are computed once per copy and each chunk adds constants
+  /// (the direct kernel's copyTile): the row check is an i32 compare of the
+  /// chunk's constant row with the thread's valid range, the shared offset
+  /// a constant step wherever the swizzle pattern repeats, and the source
+  /// row is not clamped (a chunk with source size 0 reads nothing).
+  Value byThreadRows(Value tid) {
+    using P = arith::CmpIPredicate;
+    const int64_t step = threads / perRow();
+    Value r0 = arith::DivUIOp::create(b, loc, tid, c(perRow()));
+    Value col = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, tid, c(perRow())), c(vec));
+    Value first = add(idx[dims[0]], r0);
+    Value rowLimit = memref::DimOp::create(b, loc, base, dims[0]);
+    // Row first + dr is in [0, rowLimit) iff lo <= dr < hi, i.e.
+    // (unsigned) (dr - lo) < hi - lo: one i32 compare per chunk, which
+    // ptxas folds into cp.async's source-size predicate (dr < rows).
+    auto clampI32 = [&](Value x) -> Value {
+      Value y = arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, x, c(0)), c(rows));
+      return arith::IndexCastOp::create(b, loc, b.getI32Type(), y);
+    };
+    Value lo = clampI32(arith::SubIOp::create(b, loc, c(0), first));
+    Value hi = clampI32(arith::SubIOp::create(b, loc, rowLimit, first));
+    Value width =
+        arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, hi, lo),
+                               arith::ConstantIntOp::create(b, loc, 0, 32));
+    Value srcCol = add(idx[dims[1]], col);
+    Value colOk = columnsInBounds(srcCol);
+    Value dstBase =
+        add(dst[1], swizzledOffset(b, loc, layout, r0, col, cols, rows));
+    auto [period, periodElems] = swizzlePeriod(layout, cols);
+    Value token;
+    for (int64_t it = 0; it < chunks() / threads; ++it) {
+      const int64_t dr = it * step;
+      Value fromLo = arith::SubIOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, dr, 32), lo);
+      Value ok = cmp(P::ult, fromLo, width);
+      if (colOk)
+        ok = andi(ok, colOk);
+      SmallVector<Value> src = idx;
+      src[dims[0]] = add(first, c(dr));
+      src[dims[1]] = srcCol;
+      Value at =
+          dr % period == 0
+              ? add(dstBase, c(dr / period * periodElems))
+              : add(dst[1], swizzledOffset(b, loc, layout, add(r0, c(dr)), col,
+                                           cols, rows));
+      token = issue(at, src, ok);
+    }
+    return token;
+  }
+};
+
 struct AsyncCopyToCpAsync : OpConversionPattern<blk::AsyncCopyOp> {
   AsyncCopyToCpAsync(const TypeConverter &tc, MLIRContext *ctx, int64_t threads)
       : OpConversionPattern(tc, ctx), threads(threads) {}
@@ -106,54 +235,21 @@ struct AsyncCopyToCpAsync : OpConversionPattern<blk::AsyncCopyOp> {
     std::string why = unsupportedReason(op, threads);
     if (!why.empty())
       return rw.notifyMatchFailure(op, why);
-    Location loc = op.getLoc();
     auto buf = op.getBuffer().getType();
-    const int64_t rows = buf.getShape()[0], cols = buf.getShape()[1];
-    const int64_t vec = 16 / (buf.getElementType().getIntOrFloatBitWidth() / 8);
-    const int64_t perRow = cols / vec, total = rows * perRow;
-    auto c = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(rw, loc, v);
-    };
-    using P = arith::CmpIPredicate;
-    Value base = adaptor.getBase().front();
-    SmallVector<Value> idx = singleValues(adaptor.getIndices());
-    ArrayRef<int64_t> dims = op.getDims();
-    Value rowLimit = memref::DimOp::create(rw, loc, base, dims[0]);
-    Value colLimit = memref::DimOp::create(rw, loc, base, dims[1]);
-    Value tid = gpu::ThreadIdOp::create(rw, loc, gpu::Dimension::x);
-    ValueRange dst = adaptor.getBuffer();
-    Value token;
-    for (int64_t it = 0; it < total / threads; ++it) {
-      Value chunk = arith::AddIOp::create(rw, loc, tid, c(it * threads));
-      Value r = arith::DivUIOp::create(rw, loc, chunk, c(perRow));
-      Value col = arith::MulIOp::create(
-          rw, loc, arith::RemUIOp::create(rw, loc, chunk, c(perRow)), c(vec));
-      Value srcRow = arith::AddIOp::create(rw, loc, idx[dims[0]], r);
-      Value srcCol = arith::AddIOp::create(rw, loc, idx[dims[1]], col);
-      Value ok = arith::AndIOp::create(
-          rw, loc,
-          arith::AndIOp::create(
-              rw, loc, arith::CmpIOp::create(rw, loc, P::sge, srcRow, c(0)),
-              arith::CmpIOp::create(rw, loc, P::slt, srcRow, rowLimit)),
-          arith::AndIOp::create(
-              rw, loc, arith::CmpIOp::create(rw, loc, P::sge, srcCol, c(0)),
-              arith::CmpIOp::create(
-                  rw, loc, P::sle,
-                  arith::AddIOp::create(rw, loc, srcCol, c(vec)), colLimit)));
-      SmallVector<Value> src = idx;
-      src[dims[0]] = arith::SelectOp::create(rw, loc, ok, srcRow, c(0));
-      src[dims[1]] = arith::SelectOp::create(rw, loc, ok, srcCol, c(0));
-      Value at = arith::AddIOp::create(
-          rw, loc, dst[1],
-          swizzledOffset(rw, loc, buf.getEncoding(), r, col, cols, rows));
-      Value n = arith::SelectOp::create(rw, loc, ok, c(vec), c(0));
-      token = nvgpu::DeviceAsyncCopyOp::create(
-                  rw, loc, nvgpu::DeviceAsyncTokenType::get(rw.getContext()),
-                  dst[0], ValueRange{at}, base, src, rw.getIndexAttr(vec), n,
-                  rw.getUnitAttr())
-                  .getAsyncToken();
-    }
-    rw.replaceOp(op, token);
+    ChunkCopy copy{rw,
+                   op.getLoc(),
+                   adaptor.getBase().front(),
+                   singleValues(adaptor.getIndices()),
+                   op.getDims(),
+                   buf.getEncoding(),
+                   adaptor.getBuffer(),
+                   buf.getShape()[0],
+                   buf.getShape()[1],
+                   16 / (buf.getElementType().getIntOrFloatBitWidth() / 8),
+                   threads};
+    Value tid = gpu::ThreadIdOp::create(rw, op.getLoc(), gpu::Dimension::x);
+    rw.replaceOp(op, threads % copy.perRow() == 0 ? copy.byThreadRows(tid)
+                                                  : copy.byChunk(tid));
     return success();
   }
 

@@ -222,3 +222,13 @@ Value mlir::attn::blockgpu::swizzledOffset(OpBuilder &b, Location loc,
   return arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, row, c(width)), inRow);
 }
+
+std::pair<int64_t, int64_t>
+mlir::attn::blockgpu::swizzlePeriod(Attribute sharedLayout, int64_t width) {
+  // nvmma_shared: the chunk ^ (row % 8) of [rows][64] panels.
+  if (isa<blk::NvmmaSharedLayoutAttr>(sharedLayout))
+    return {8, 8 * 64};
+  auto s = cast<blk::SharedLayoutAttr>(sharedLayout);
+  int64_t rows = s.getPerPhase() * s.getMaxPhase();
+  return {rows, rows * width};
+}

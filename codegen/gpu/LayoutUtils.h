@@ -76,6 +76,12 @@ std::pair<Value, Value> warpAndLane(OpBuilder &b, Location loc);
 Value swizzledOffset(OpBuilder &b, Location loc, Attribute sharedLayout,
                      Value row, Value col, int64_t width, int64_t rows);
 
+/// (rows, elements) after which the pattern of `sharedLayout` (a tile of
+/// `width` columns) repeats: swizzledOffset(r + k * rows, c) =
+/// swizzledOffset(r, c) + k * elements.
+std::pair<int64_t, int64_t> swizzlePeriod(Attribute sharedLayout,
+                                          int64_t width);
+
 /// Whether `sharedLayout` is the 128-byte wgmma swizzle this backend
 /// lowers for `elt` rows of `width` elements.
 bool isSwizzle128(Attribute sharedLayout, Type elt, int64_t width);

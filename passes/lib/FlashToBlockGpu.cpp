@@ -16,9 +16,11 @@
 //    column slice; P = S rounded to 16 bits is converted to the A layout
 //    of P V, which for m16n8k16 is the same registers;
 //  * base-2 softmax: with a positive scale the row maxima are taken on the
-//    raw S and exp2(c s - c m) is one fma per score (c = scale * log2(e));
-//    masks only on the tiles that cross a bound (scf.if); O is stored from
-//    the accumulator layout;
+//    raw S (then times c = scale * log2(e): m is kept in the units of c s)
+//    and exp2(c s - m) is one fma per score, l alpha + the row sum one fma
+//    per row; masks only on the tiles that cross a bound (scf.if, one
+//    compare per step against bounds computed before the loop); O is
+//    stored from the accumulator layout;
 //  * FoX: the gate prologue kernel's G' = -gamma log2(e) cumsum(g) (f32,
 //    [B, Hq, S], GpuPlan.h) is the kernel argument after v; G' at the
 //    block's query rows is loaded once into the row slice, G' at each key
@@ -254,18 +256,25 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   // scf.if on a condition uniform over the program): at T = 16K with
   // 64-key tiles that is one or two tiles of a row block's 128 on average,
   // and the compares were a fifth of a step's instructions.
+  // The tiles from j0 > lastClean on hold a key past S or (causal, window)
+  // after the block's first query; a window's tiles before lastLo a key
+  // before its last query's window. Bounds computed once, a compare per
+  // step.
+  Value keysEnd = sLen;
+  if (mask != MaskKind::none)
+    keysEnd = arith::MinSIOp::create(b, loc, sLen,
+                                     arith::AddIOp::create(b, loc, qPos0, c1));
+  Value lastClean = arith::SubIOp::create(b, loc, keysEnd, t.idx(bn));
+  Value lastLo =
+      mask == MaskKind::sliding_window
+          ? arith::AddIOp::create(b, loc, qPos0, t.idx(bm - window)).getResult()
+          : Value();
   auto maskTile = [&](OpBuilder &nb, Value j0, Value s) -> Value {
     TileBuilder n(nb, loc);
     GpuTiles ng{nb, loc};
-    Value jEnd = arith::AddIOp::create(nb, loc, j0, n.idx(bn));
-    Value need = n.cmpi(CmpIPredicate::sgt, jEnd, sLen);
-    if (mask != MaskKind::none) // a key after the block's first query
-      need = n.ori(need, n.cmpi(CmpIPredicate::sgt, jEnd,
-                                arith::AddIOp::create(nb, loc, qPos0, c1)));
-    if (mask == MaskKind::sliding_window) { // a key before the last's window
-      Value lastLo = arith::AddIOp::create(nb, loc, qPos0, n.idx(bm - window));
+    Value need = n.cmpi(CmpIPredicate::sgt, j0, lastClean);
+    if (lastLo)
       need = n.ori(need, n.cmpi(CmpIPredicate::slt, j0, lastLo));
-    }
     auto ifOp = scf::IfOp::create(nb, loc, TypeRange{sTile}, need,
                                   /*withElseRegion=*/true);
     {
@@ -323,25 +332,29 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         if (gPrefix)
           s = n.addFoxBias(s, gRows, loadG(nb, j0, bn, L.col), -1.0);
         s = maskTile(nb, j0, s);
-        // Online softmax (see FlashToBlock.cpp), m in the units of s.
-        Value mNew = n.maxf(m, ng.reduce(blk::ReduceKind::max, s, L.row));
+        // Online softmax (see FlashToBlock.cpp), m in the units of c s (the
+        // raw maxima times c: one multiply per row, as in the direct
+        // kernel).
+        Value rowMax = ng.reduce(blk::ReduceKind::max, s, L.row);
+        if (rawMax)
+          rowMax = n.mul(rowMax, ng.splatF(rowTile, c));
+        Value mNew = n.maxf(m, rowMax);
         Value dead = n.cmpf(CmpFPredicate::OEQ, mNew, ng.splatF(rowTile, -inf));
         Value mSafe = n.select(dead, ng.splatF(rowTile, 0.0), mNew);
-        Value alpha, p;
+        Value alpha = n.exp2(n.sub(m, mSafe));
+        Value p;
         if (rawMax) {
-          // exp2(c s - c m) as one fma per score.
-          Value cRow = ng.splatF(rowTile, c);
-          Value mc = n.mul(mSafe, cRow);
-          alpha = n.exp2(n.sub(n.mul(m, cRow), mc));
-          Value negMc = ng.bcast(arith::NegFOp::create(nb, loc, mc), 1, sTile);
+          // exp2(c s - m) as one fma per score.
+          Value negM =
+              ng.bcast(arith::NegFOp::create(nb, loc, mSafe), 1, sTile);
           p = n.exp2(
-              math::FmaOp::create(nb, loc, s, ng.splatF(sTile, c), negMc));
+              math::FmaOp::create(nb, loc, s, ng.splatF(sTile, c), negM));
         } else {
-          alpha = n.exp2(n.sub(m, mSafe));
           p = n.exp2(n.sub(s, ng.bcast(mSafe, 1, sTile)));
         }
-        Value lNew =
-            n.add(n.mul(l, alpha), ng.reduce(blk::ReduceKind::sum, p, L.row));
+        // l alpha + the row sums as one fma per row.
+        Value lNew = math::FmaOp::create(
+            nb, loc, l, alpha, ng.reduce(blk::ReduceKind::sum, p, L.row));
         Value p16 =
             arith::TruncFOp::create(nb, loc, ng.tile({bm, bn}, elt, L.mma), p);
         Value pa = ng.convert(p16, L.opP);
