@@ -25,8 +25,8 @@
 
 #include "attn/Codegen/BlockGpuAbi.h"
 
-#include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Codegen/Passes.h"
+#include "attn/Dialect/AttnBlockDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -441,7 +441,10 @@ LogicalResult lowerKernel(func::FuncOp fn) {
   populateDotPatterns(tc, patterns, transposed);
   populateWgmmaPatterns(tc, patterns);
   populateLoadStorePatterns(tc, patterns);
-  return applyPartialConversion(*gf, target, std::move(patterns));
+  if (failed(applyPartialConversion(*gf, target, std::move(patterns))))
+    return failure();
+  sinkOperandLoads(*gf);
+  return success();
 }
 
 struct AttnBlockToGPUPass : attn::impl::AttnBlockToGPUBase<AttnBlockToGPUPass> {

@@ -99,6 +99,12 @@ std::string unsupportedReason(attn_block::LoadOp op);
 void populateLoadStorePatterns(BlockTypeConverter &tc,
                                RewritePatternSet &patterns);
 
+/// SinkOperandLoads.cpp: after the conversion, every ldmatrix (and the
+/// register ops unpacking it) moves down to right before its first use,
+/// never past a memory write or barrier: a dot then holds one k-slice of
+/// its operand tiles at a time instead of the whole tiles.
+void sinkOperandLoads(Operation *kernel);
+
 /// A pair of 16-bit values as nvvm.mma.sync takes them: vector<2xf16>, or
 /// bf16 pairs bit-cast to i32.
 Value mmaOperand(OpBuilder &b, Location loc, Value pair);

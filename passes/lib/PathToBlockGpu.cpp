@@ -65,9 +65,9 @@ constexpr int64_t kWarps = 4;
 constexpr int64_t kChunk = 16 * kWarps;
 
 /// A 16-bit pair hi + lo of an f32 tile, in the accumulator layout (for
-/// stores) and as A operands (for dots).
+/// stores).
 struct Split {
-  Value hi, lo, hiA, loA;
+  Value hi, lo;
 };
 
 /// Tile builders that name each tile's layout.
@@ -130,27 +130,33 @@ struct GpuPathTiles : TileBuilder {
     return blk::ConvertLayoutOp::create(
         b, loc, RankedTensorType::get(type.getShape(), elt, opA), x16);
   }
+  /// The 16-bit rounding of x - hi (hi = round(x)).
+  Value lowHalf(Value x, Value hi) {
+    return round(sub(x, arith::ExtFOp::create(b, loc, x.getType(), hi)));
+  }
   Split split(Value x) {
-    Split s;
-    s.hi = round(x);
-    s.lo = round(sub(x, arith::ExtFOp::create(b, loc, x.getType(), s.hi)));
-    s.hiA = asA(s.hi);
-    s.loA = asA(s.lo);
-    return s;
+    Value hi = round(x);
+    return {hi, lowHalf(x, hi)};
   }
-  /// acc + x y for a split x and a 16-bit y (exact as an input is).
-  Value dotSplit(const Split &x, Value y, Value accv, bool transposeB = false) {
-    return dot(x.loA, y, dot(x.hiA, y, accv, transposeB), transposeB);
-  }
-  /// acc + x (yHi + yLo) for a 16-bit x.
-  Value dot2(Value x, Value yHi, Value yLo, Value accv,
+  /// acc + x (yHi + yLo) for a 16-bit A operand x and a hi/lo pair of
+  /// shared buffers, each read as the B operand right before its product:
+  /// one B tile is live at a time (at D = 128 one is 128 registers).
+  Value dot2(Value x, Value bufHi, Value bufLo, Value accv,
              bool transposeB = false) {
-    return dot(x, yLo, dot(x, yHi, accv, transposeB), transposeB);
+    accv = dot(x, operand(bufHi, 1), accv, transposeB);
+    return dot(x, operand(bufLo, 1), accv, transposeB);
   }
-  /// acc + x y for split x and y: hi hi + lo hi + hi lo.
-  Value dotSplit2(const Split &x, Value yHi, Value yLo, Value accv,
+  /// acc + x y for an f32 tile x split into 16-bit hi + lo and a hi/lo
+  /// pair y in shared buffers: hi yHi + hi yLo + lo yHi (lo lo is below
+  /// f32's last digits). x's lo half is formed after hi's products, so
+  /// both halves are never live at once (yHi is read twice instead).
+  Value dotSplit2(Value x, Value bufHi, Value bufLo, Value accv,
                   bool transposeB = false) {
-    return dot(x.hiA, yLo, dotSplit(x, yHi, accv, transposeB), transposeB);
+    Value hi = round(x);
+    Value hiA = asA(hi);
+    accv = dot(hiA, operand(bufHi, 1), accv, transposeB);
+    accv = dot(hiA, operand(bufLo, 1), accv, transposeB);
+    return dot(asA(lowHalf(x, hi)), operand(bufHi, 1), accv, transposeB);
   }
 
   Value alloc(ArrayRef<int64_t> shape) {
@@ -231,7 +237,8 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
 
   // w (f32) as a hi/lo pair of 16-bit operands, through global memory
   // into shared.
-  Split wf = t.split(t.loadAcc(w, at, {c, d}));
+  Value wTile = t.loadAcc(w, at, {c, d});
+  Split wf = t.split(wTile);
   t.store(wf.hi, wHiMem, at);
   t.store(wf.lo, wLoMem, at);
   blk::BarrierOp::create(b, loc);
@@ -242,18 +249,11 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   // Operand tiles are read from shared memory where they are used (W's
   // rows as the keys of a transpose_b dot, W^T, or as the B of T W), so
   // that no register tile lives across the substitution.
-  auto wOperands = [&] {
-    Value hi = t.operand(sWHi, 1);
-    return std::make_pair(hi, t.operand(sWLo, 1));
-  };
   SmallVector<Value> sliceAt = {p.b, p.kvHead, p.pos0};
 
   // A = stril(beta W W^T), to the scratch its columns are read from.
-  Value a;
-  {
-    auto [wBtHi, wBtLo] = wOperands();
-    a = t.dotSplit2(wf, wBtHi, wBtLo, t.zeros({c, c}), /*transposeB=*/true);
-  }
+  Value a =
+      t.dotSplit2(wTile, sWHi, sWLo, t.zeros({c, c}), /*transposeB=*/true);
   a = t.mul(a, t.spread(t.loadSlice(betaMem, sliceAt, c, t.row), 1, c, c));
   a = t.keep(t.localMask(CmpIPredicate::slt, c), a);
   t.store(a, aMem, at);
@@ -288,35 +288,25 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   Split ts = t.split(tt);
   t.store(ts.hi, tHiMem, at);
   t.store(ts.lo, tLoMem, at);
-  Value u;
-  {
-    auto [wBHi, wBLo] = wOperands();
-    u = t.dotSplit2(ts, wBHi, wBLo, t.zeros({c, d}));
-  }
+  Value u = t.dotSplit2(tt, sWHi, sWLo, t.zeros({c, d}));
   Split us = t.split(u);
   t.store(us.hi, uHiMem, at);
   t.store(us.lo, uLoMem, at);
 
   // KC = stril'(K W^T) T^T: T comes back through shared memory as the B
   // operand (rows of T are its [N, K] rows).
-  Value kw;
-  {
-    auto [wBtHi, wBtLo] = wOperands();
-    kw = t.dot2(t.operand(sK, 0), wBtHi, wBtLo, t.zeros({c, c}),
-                /*transposeB=*/true);
-  }
+  Value kw = t.dot2(t.operand(sK, 0), sWHi, sWLo, t.zeros({c, c}),
+                    /*transposeB=*/true);
   kw = t.keep(t.localMask(CmpIPredicate::sgt, c), kw);
   blk::BarrierOp::create(b, loc);
   t.landCopies({t.copy(tHiMem, at, sTHi), t.copy(tLoMem, at, sTLo)});
-  Value kc = t.dotSplit2(t.split(kw), t.operand(sTHi, 1), t.operand(sTLo, 1),
-                         t.zeros({c, c}), /*transposeB=*/true);
+  Value kc = t.dotSplit2(kw, sTHi, sTLo, t.zeros({c, c}),
+                         /*transposeB=*/true);
   Split kcs = t.split(kc);
   t.store(kcs.hi, kcHiMem, at);
   t.store(kcs.lo, kcLoMem, at);
   // Khat = K - KC W: the keys moved to the chunk end.
-  Split nkc = t.split(t.neg(kc));
-  auto [wBHi, wBLo] = wOperands();
-  Value khat = t.dotSplit2(nkc, wBHi, wBLo, t.loadAcc(k, at, {c, d}));
+  Value khat = t.dotSplit2(t.neg(kc), sWHi, sWLo, t.loadAcc(k, at, {c, d}));
   t.store(t.round(khat), khatMem, at);
   func::ReturnOp::create(b, loc);
 }
@@ -352,16 +342,14 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
   };
   // q_i^T H_i ... H_a: the query's projections on the w's up to its own.
   Value qw = t.keep(t.localMask(CmpIPredicate::sle, c),
-                    scale(t.dot2(qA, t.operand(s.wHi, 1), t.operand(s.wLo, 1),
-                                 t.zeros({c, c}), /*transposeB=*/true)));
-  Split nqw = t.split(t.neg(qw));
-  Value uBHi = t.operand(s.uHi, 1), uBLo = t.operand(s.uLo, 1);
-  Value qhat = t.dotSplit2(nqw, uBHi, uBLo, scale(t.loadAcc(q, qAt, {c, d})));
+                    scale(t.dot2(qA, s.wHi, s.wLo, t.zeros({c, c}),
+                                 /*transposeB=*/true)));
+  Value nqw = t.neg(qw);
+  Value qhat = t.dotSplit2(nqw, s.uHi, s.uLo, scale(t.loadAcc(q, qAt, {c, d})));
   // Exact in-chunk logits q K^T - QW KC^T.
   Value sc =
       scale(t.dot(qA, t.operand(s.k, 1), t.zeros({c, c}), /*transposeB=*/true));
-  sc = t.dotSplit2(nqw, t.operand(s.kcHi, 1), t.operand(s.kcLo, 1), sc,
-                   /*transposeB=*/true);
+  sc = t.dotSplit2(nqw, s.kcHi, s.kcLo, sc, /*transposeB=*/true);
   if (gPrime) {
     // gamma log2(e) (G_i - G_j) = G'_j - G'_i (one statement each: the IR's
     // order does not hang on the compiler's argument order).
@@ -411,11 +399,9 @@ WalkState walkStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
   Value accNew = x.dot(x.asA(x.round(pr)), x.operand(s.v, 1),
                        x.mul(st.acc, x.spread(alpha, 1, c, dv)));
   // q~ <- q~ - (q~ W^T) U, through this chunk for the next.
-  Value r = x.dotSplit2(x.split(st.qt), x.operand(s.wHi, 1),
-                        x.operand(s.wLo, 1), x.zeros({c, c}),
+  Value r = x.dotSplit2(st.qt, s.wHi, s.wLo, x.zeros({c, c}),
                         /*transposeB=*/true);
-  Value qNew = x.dotSplit2(x.split(x.neg(r)), x.operand(s.uHi, 1),
-                           x.operand(s.uLo, 1), st.qt);
+  Value qNew = x.dotSplit2(x.neg(r), s.uHi, s.uLo, st.qt);
   return {qNew, mNew, lNew, accNew};
 }
 

@@ -1,0 +1,339 @@
+//===- GpuPathTest.cpp - PaTH / PaTH-FoX on CUDA vs the fp64 oracle -------===//
+//
+// PaTH and PaTH-FoX through the runtime on a CUDA device, on the route the
+// runtime takes for them with CompileOptions::gpu.lowering = "block" (or
+// ATTN_GPU_LOWERING=block): attn-to-block{target=chip} builds PaTH's GPU
+// form (PathToBlockGpu.cpp: the chunk kernel and the attention kernel),
+// attn-block-launch-plan its launch plan, attn-block-to-gpu the PTX. Fresh
+// random inputs (the seed is printed), q, k, v rounded to bf16/f16 first so
+// that the oracle sees what the kernels see; w unit rows and beta, g f32 as
+// the op types them. The runtime poisons the output (all-ones bytes: NaN in
+// 16 bits) before each run, so an unwritten row fails. Bounds: relative RMS
+// <= kHalfRmsBound (5e-3) and the worst row <= kHalfRowBound (2e-2).
+// Without a GPU every case skips with a message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExecutionHelpers.h"
+#include "attn/Runtime.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+namespace {
+
+using attn::DType;
+using attn::HostArray;
+using attn::exec_test::Program;
+using attn::exec_test::subst;
+using attn::ref::Tensor;
+
+/// The engine of this file's tests, destroyed when the tests end (its
+/// cached kernels free their device scratch then, while the driver is
+/// still loaded).
+std::unique_ptr<attn::Engine> &engineSlot() {
+  static std::unique_ptr<attn::Engine> engine;
+  return engine;
+}
+struct ReleaseEngine : ::testing::Environment {
+  void TearDown() override { engineSlot().reset(); }
+};
+[[maybe_unused]] ::testing::Environment *const releaseEngine =
+    ::testing::AddGlobalTestEnvironment(new ReleaseEngine);
+
+attn::Engine *gpuEngine(std::string &why) {
+  std::unique_ptr<attn::Engine> &engine = engineSlot();
+  static std::string error;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    auto e = attn::Engine::create("cuda");
+    if (e)
+      engine = std::move(*e);
+    else
+      error = llvm::toString(e.takeError());
+  }
+  why = error;
+  return engine.get();
+}
+
+struct PathCase {
+  bool gate;
+  int64_t B, Hq, Hk, T, S, D;
+  DType dtype;
+  double betaLo, betaHi;
+};
+
+void PrintTo(const PathCase &c, std::ostream *os) {
+  *os << (c.gate ? "path_fox" : "path") << " B=" << c.B << " Hq=" << c.Hq
+      << " Hk=" << c.Hk << " T=" << c.T << " S=" << c.S << " D=" << c.D
+      << (c.dtype == DType::F16 ? " f16" : " bf16") << " beta in (" << c.betaLo
+      << ", " << c.betaHi << ")";
+}
+
+const char *kPathProgram = R"(
+func.func @main(%q: tensor<?x?x?x$Dx$E>, %k: tensor<?x?x?x$Dx$E>, %v: tensor<?x?x?x$Dx$E>,
+                %w: tensor<?x?x?x$Dxf32>, %beta: tensor<?x?x?xf32>$GARG) -> tensor<?x?x?x$Dx$E> {
+  %o = attn.attention %q, %k, %v path(%w, %beta) $ATTRS
+      : (tensor<?x?x?x$Dx$E>, tensor<?x?x?x$Dx$E>, tensor<?x?x?x$Dx$E>, tensor<?x?x?x$Dxf32>, tensor<?x?x?xf32>$GTYPE)
+      -> tensor<?x?x?x$Dx$E>
+  return %o : tensor<?x?x?x$Dx$E>
+})";
+
+std::string elementName(DType t) { return t == DType::F16 ? "f16" : "bf16"; }
+
+std::string programFor(const PathCase &c) {
+  return subst(kPathProgram,
+               {{"$GARG", c.gate ? ", %g: tensor<?x?x?xf32>" : ""},
+                {"$GTYPE", c.gate ? ", tensor<?x?x?xf32>" : ""},
+                {"$ATTRS", c.gate ? "gate(%g) scaled" : ""},
+                {"$D", std::to_string(c.D)},
+                {"$E", elementName(c.dtype)}});
+}
+
+/// q [B,Hq,T,D], k, v [B,Hk,S,D] rounded to the 16-bit type; w [B,Hk,S,D]
+/// unit rows, beta [B,Hk,S] in (lo, hi), g [B,Hq,S] = log U(0.9, 1).
+std::vector<Tensor> inputsFor(const PathCase &c, uint64_t seed) {
+  std::vector<Tensor> ins =
+      attn::exec_test::qkv(c.B, c.Hq, c.Hk, c.T, c.S, c.D, c.D, seed);
+  for (Tensor &x : ins)
+    x = *attn::ref::fromHost(attn::ref::toHost(x, c.dtype));
+  ins.push_back(attn::exec_test::unitRows({c.B, c.Hk, c.S, c.D}, seed + 3));
+  ins.push_back(
+      attn::ref::randUniform({c.B, c.Hk, c.S}, seed + 4, c.betaLo, c.betaHi));
+  if (c.gate) {
+    Tensor g = attn::ref::randUniform({c.B, c.Hq, c.S}, seed + 5, 0.9, 1.0);
+    for (double &x : g.data)
+      x = std::log(x);
+    ins.push_back(std::move(g));
+  }
+  return ins;
+}
+
+std::vector<HostArray> hostInputs(const std::vector<Tensor> &ins, DType t) {
+  std::vector<HostArray> host;
+  for (size_t i = 0; i < ins.size(); ++i)
+    host.push_back(attn::ref::toHost(ins[i], i < 3 ? t : DType::F32));
+  return host;
+}
+
+/// The chips the device runs PaTH's GPU form for: on sm_90 devices both
+/// the mma.sync target (sm_90) and sm_90a (which reuses the mma.sync
+/// kernels, its wgmma chip in the launch plan); elsewhere the default.
+std::vector<std::string> chipsOf(attn::Engine &engine) {
+  if (engine.gpuArch() == "sm_90")
+    return {"sm_90", "sm_90a"};
+  return {""};
+}
+
+/// `src` compiled for CUDA through lowering=block on `chip`; the remark
+/// must say it runs the block program's launch plan (PaTH's two kernels,
+/// PaTH-FoX's three with the gate prefix).
+std::shared_ptr<attn::Kernel> compilePath(attn::Engine &engine,
+                                          const std::string &src,
+                                          const std::string &chip) {
+  attn::CompileOptions opts;
+  opts.gpu.lowering = "block";
+  opts.gpu.chip = chip;
+  auto kernel = engine.compile(src, opts);
+  if (!kernel) {
+    ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\n" << src;
+    return nullptr;
+  }
+  EXPECT_EQ((*kernel)->device(), attn::Device::CUDA);
+  bool planned = false;
+  for (const std::string &r : (*kernel)->remarks())
+    planned |= llvm::StringRef(r).contains("the block program's launch plan");
+  EXPECT_TRUE(planned) << "PaTH did not take the block program's plan\n" << src;
+  return *kernel;
+}
+
+/// `kernel` run on `ins` as a tensor (empty on failure, which fails).
+Tensor runOn(attn::Kernel &kernel, const std::vector<Tensor> &ins, DType t) {
+  auto out = kernel.run(hostInputs(ins, t));
+  if (!out) {
+    ADD_FAILURE() << llvm::toString(out.takeError());
+    return {};
+  }
+  EXPECT_EQ(out->dtype, t);
+  auto got = attn::ref::fromHost(*out);
+  EXPECT_TRUE(static_cast<bool>(got));
+  return got ? *got : Tensor();
+}
+
+class GpuPath : public ::testing::TestWithParam<PathCase> {};
+
+TEST_P(GpuPath, MatchesOracle) {
+  const PathCase &c = GetParam();
+  // The program parses and verifies everywhere (CI has no GPU).
+  std::string src = programFor(c);
+  Program p(src);
+  ASSERT_TRUE(p.module) << src;
+  std::string why;
+  attn::Engine *engine = gpuEngine(why);
+  if (!engine)
+    GTEST_SKIP() << "no GPU: " << why;
+  const uint64_t seed = attn::ref::freshSeed();
+  std::vector<Tensor> ins = inputsFor(c, seed);
+  auto ref = attn::ref::evaluate(p.main(), ins);
+  ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+  for (const std::string &chip : chipsOf(*engine)) {
+    SCOPED_TRACE("chip '" + chip + "', seed " + std::to_string(seed));
+    std::shared_ptr<attn::Kernel> kernel = compilePath(*engine, src, chip);
+    ASSERT_TRUE(kernel);
+    Tensor got = runOn(*kernel, ins, c.dtype);
+    ASSERT_EQ(got.shape, ref->shape);
+    size_t bad = 0;
+    for (double x : got.data)
+      bad += !std::isfinite(x);
+    EXPECT_EQ(bad, 0u) << "non-finite outputs (unwritten rows?)";
+    double rms = attn::ref::relRmsError(got, *ref);
+    int64_t row = -1;
+    double worst = attn::ref::worstRowRelError(got, *ref, &row);
+    EXPECT_LE(rms, attn::ref::kHalfRmsBound) << src;
+    EXPECT_LE(worst, attn::ref::kHalfRowBound) << "worst row " << row << "\n"
+                                               << src;
+    std::printf("[ gpu path ] %s chip '%s' seed %llu: relative RMS %.3e, "
+                "worst row %.3e (row %lld)\n",
+                ::testing::PrintToString(c).c_str(), chip.c_str(),
+                static_cast<unsigned long long>(seed), rms, worst,
+                static_cast<long long>(row));
+  }
+}
+
+std::vector<PathCase> pathCases() {
+  std::vector<PathCase> v;
+  for (bool gate : {false, true}) {
+    // Lengths, both head dims, near-reflections and general betas, GQA
+    // (2 query heads per KV head).
+    for (int64_t d : {64, 128})
+      for (int64_t t : {1, 65, 1000})
+        for (auto [lo, hi] : {std::pair{1.5, 2.0}, std::pair{0.0, 2.0}})
+          v.push_back({gate, 1, 2, 1, t, t, d, DType::BF16, lo, hi});
+    // f16, batch > 1, GQA 4:2.
+    v.push_back({gate, 2, 4, 2, 300, 300, 64, DType::F16, 1.5, 2.0});
+    v.push_back({gate, 1, 2, 2, 257, 257, 128, DType::F16, 0.0, 2.0});
+    // T < S (queries are the last T): decode, mid-chunk and chunk-aligned.
+    v.push_back({gate, 1, 2, 1, 1, 1000, 64, DType::BF16, 1.5, 2.0});
+    v.push_back({gate, 2, 4, 2, 37, 150, 128, DType::BF16, 0.0, 2.0});
+    v.push_back({gate, 1, 2, 2, 256, 4096, 64, DType::F16, 1.5, 2.0});
+    // The longest walks, one head (the fp64 oracle is O(T^2 D)).
+    for (int64_t d : {64, 128}) {
+      v.push_back({gate, 1, 1, 1, 4096, 4096, d, DType::BF16, 1.5, 2.0});
+      v.push_back({gate, 1, 1, 1, 16384, 16384, d, DType::BF16, 1.5, 2.0});
+    }
+    v.push_back({gate, 1, 1, 1, 4096, 4096, 128, DType::F16, 0.0, 2.0});
+  }
+  return v;
+}
+
+std::string caseName(const ::testing::TestParamInfo<PathCase> &info) {
+  const PathCase &c = info.param;
+  return llvm::formatv("{0}_B{1}Hq{2}Hk{3}_T{4}_S{5}_D{6}_{7}_beta{8}",
+                       c.gate ? "fox" : "path", c.B, c.Hq, c.Hk, c.T, c.S, c.D,
+                       elementName(c.dtype),
+                       c.betaLo == 0.0 ? "0to2" : "1p5to2")
+      .str();
+}
+
+INSTANTIATE_TEST_SUITE_P(All, GpuPath, ::testing::ValuesIn(pathCases()),
+                         caseName);
+
+/// Causality on the device: changing token 100's k, v, w and beta (chunk 1,
+/// its 37th row) leaves rows 0-99 bit for bit and changes row 100 or later
+/// ones; PaTH and PaTH-FoX, D 64 and 128.
+TEST(GpuPathProperties, IsCausal) {
+  std::string why;
+  attn::Engine *engine = gpuEngine(why);
+  if (!engine)
+    GTEST_SKIP() << "no GPU: " << why;
+  for (bool gate : {false, true})
+    for (int64_t d : {64, 128}) {
+      const int64_t t = 200, at = 100;
+      PathCase c{gate, 1, 1, 1, t, t, d, DType::BF16, 1.5, 2.0};
+      const uint64_t seed = attn::ref::freshSeed();
+      SCOPED_TRACE(::testing::PrintToString(c) + ", seed " +
+                   std::to_string(seed));
+      std::string src = programFor(c);
+      std::vector<Tensor> ins = inputsFor(c, seed);
+      for (const std::string &chip : chipsOf(*engine)) {
+        std::shared_ptr<attn::Kernel> kernel = compilePath(*engine, src, chip);
+        ASSERT_TRUE(kernel);
+        Tensor before = runOn(*kernel, ins, c.dtype);
+        std::vector<Tensor> changed = ins;
+        Tensor w2 = attn::exec_test::unitRows({1, 1, 1, d}, seed + 7);
+        for (int64_t e = 0; e < d; ++e) {
+          changed[1].data[at * d + e] = 2.0 * (e % 2 ? 1 : -1); // 16-bit exact
+          changed[2].data[at * d + e] = 3.0;
+          changed[3].data[at * d + e] = w2.data[e];
+        }
+        changed[4].data[at] = 1.25;
+        Tensor after = runOn(*kernel, changed, c.dtype);
+        ASSERT_EQ(before.data.size(), static_cast<size_t>(t * d));
+        ASSERT_EQ(after.data.size(), before.data.size());
+        bool laterChanged = false;
+        for (int64_t i = 0; i < t; ++i)
+          for (int64_t e = 0; e < d; ++e) {
+            double x = before.data[i * d + e], y = after.data[i * d + e];
+            if (i < at)
+              ASSERT_EQ(x, y) << "row " << i << " saw token " << at;
+            else
+              laterChanged |= x != y;
+          }
+        EXPECT_TRUE(laterChanged)
+            << "rows from " << at << " on ignored token " << at;
+      }
+    }
+}
+
+/// examples/path_bf16.mlir and path_fox_bf16.mlir (attn.scores / softmax /
+/// weighted_sum, fused by attn-fuse) on the device: what
+/// `ATTN_GPU_LOWERING=block attn-run <example> --device=cuda
+/// --random=1x2x1000 --check` runs, inputs from the oracle's randomInputs
+/// as attn-run draws them.
+TEST(GpuPathProperties, ExamplesRunOnTheDevice) {
+  std::string why;
+  attn::Engine *engine = gpuEngine(why);
+  if (!engine)
+    GTEST_SKIP() << "no GPU: " << why;
+  for (const char *name : {"path_bf16.mlir", "path_fox_bf16.mlir"}) {
+    std::string src = attn::exec_test::readExample(name);
+    ASSERT_FALSE(src.empty()) << name;
+    Program p(src);
+    ASSERT_TRUE(p.module) << name;
+    const uint64_t seed = attn::ref::freshSeed();
+    SCOPED_TRACE(std::string(name) + ", seed " + std::to_string(seed));
+    attn::ref::RandomSpec spec;
+    spec.batch = 1;
+    spec.heads = 2;
+    spec.seqLen = 1000;
+    spec.seed = seed;
+    auto drawn = attn::ref::randomInputs(p.main(), spec);
+    ASSERT_TRUE(static_cast<bool>(drawn)) << llvm::toString(drawn.takeError());
+    std::vector<Tensor> ins = std::move(*drawn);
+    for (size_t i = 0; i < 3; ++i)
+      ins[i] = *attn::ref::fromHost(attn::ref::toHost(ins[i], DType::BF16));
+    auto ref = attn::ref::evaluate(p.main(), ins);
+    ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+    for (const std::string &chip : chipsOf(*engine)) {
+      std::shared_ptr<attn::Kernel> kernel = compilePath(*engine, src, chip);
+      ASSERT_TRUE(kernel);
+      Tensor got = runOn(*kernel, ins, DType::BF16);
+      ASSERT_EQ(got.shape, ref->shape);
+      double rms = attn::ref::relRmsError(got, *ref);
+      double worst = attn::ref::worstRowRelError(got, *ref);
+      EXPECT_LE(rms, attn::ref::kHalfRmsBound) << chip;
+      EXPECT_LE(worst, attn::ref::kHalfRowBound) << chip;
+      std::printf("[ gpu path ] %s chip '%s' seed %llu: relative RMS %.3e, "
+                  "worst row %.3e\n",
+                  name, chip.c_str(), static_cast<unsigned long long>(seed),
+                  rms, worst);
+    }
+  }
+}
+
+} // namespace
