@@ -16,6 +16,7 @@
 // attn-to-block, which says it has no GPU form yet.
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90 format=none" --mlir-print-ir-after-all 2>&1 | FileCheck %s --check-prefix=PIPE
 // RUN: not attn-opt %attn_examples/path.mlir --attn-to-gpu="lowering=block chip=sm_90" 2>&1 | FileCheck %s --check-prefix=PATH
+// RUN: attn-opt %attn_examples/path_bf16.mlir --attn-to-gpu="lowering=block chip=sm_90 format=none" | FileCheck %s --check-prefix=PATHGPU
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90" 2>&1 | FileCheck %s --check-prefix=ROPE
 // RUN: not attn-opt %attn_examples/plain_bf16.mlir --attn-to-gpu="lowering=block-plan warps=8" 2>&1 | FileCheck %s --check-prefix=WARPS
 
@@ -81,7 +82,10 @@
 // PIPE: IR Dump After AttnBlockToGPU (attn-block-to-gpu)
 // PIPE: gpu.func @main_gate_prefix
 
-// PATH: error: attn-to-block{target=sm_90}: PaTH and MTA kernels have no GPU form yet
+// f32 PaTH has no GPU form; bf16 PaTH takes the route to its two kernels.
+// PATH: error: attn-to-block{target=sm_90}: the PaTH GPU form takes bf16 or f16 q, k, v
+// PATHGPU: llvm.func @main_path_chunk_kernel
+// PATHGPU: llvm.func @main_path_attention_kernel
 // ROPE: error: attn-to-block{target=sm_90}: RoPE in the GPU form reads q and k rotated by the rope prologue kernels
 // WARPS: GPU options warps, m-tiles and overlap are not options of lowering=block-plan
 

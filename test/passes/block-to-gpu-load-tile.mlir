@@ -22,8 +22,11 @@ gpu.module @m {
   // CHECK-COUNT-4: memref.load
   // CHECK-NOT: memref.load
   // CHECK: vector.store
-  func.func private @k(%src: memref<?x16xf32>, %dst: memref<?x16xf32>, %row: index) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+  // (The row comes from the program id: the flat-pointer ABI passes
+  // memrefs and their sizes only.)
+  func.func private @k(%src: memref<?x16xf32>, %dst: memref<?x16xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
     %c0 = arith.constant 0 : index
+    %row = attn_block.program_id 0
     %t = attn_block.load %src[%row, %c0] dims [0, 1] padding -1.5 : memref<?x16xf32> -> tensor<64x16xf32, #mma>
     attn_block.store %t, %dst[%row, %c0] dims [0, 1] : tensor<64x16xf32, #mma> -> memref<?x16xf32>
     return
@@ -34,8 +37,9 @@ gpu.module @m {
 
 #mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
 gpu.module @m {
-  func.func private @k(%src: memref<?x32xf32>, %row: index) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+  func.func private @k(%src: memref<?x32xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
     %c0 = arith.constant 0 : index
+    %row = attn_block.program_id 0
     // BAD: error: attn-block-to-gpu cannot lower 'attn_block.load': a 2-D load into an mma layout needs the tile's columns to be the memref's whole static dim 1
     %t = attn_block.load %src[%row, %c0] dims [0, 1] padding 0.0 : memref<?x32xf32> -> tensor<64x16xf32, #mma>
     return

@@ -38,7 +38,6 @@
 // CHECK: %[[WHI:.*]] = arith.truncf %[[W]] : tensor<64x64xf32, #[[MMA]]> to tensor<64x64xbf16, #[[MMA]]>
 // CHECK: arith.extf %[[WHI]]
 // CHECK: %[[WLO:.*]] = arith.truncf
-// CHECK: attn_block.convert_layout %[[WHI]] : tensor<64x64xbf16, #[[MMA]]> -> tensor<64x64xbf16, #[[A]]>
 // CHECK: attn_block.store %[[WHI]], %arg6
 // CHECK: attn_block.store %[[WLO]], %arg7
 // CHECK: attn_block.barrier
@@ -48,8 +47,10 @@
 // CHECK: attn_block.async_copy %arg0
 // CHECK: attn_block.async_wait pending 0
 // CHECK-NEXT: attn_block.barrier
+// W's hi half as the A operand; each B operand read right before its dot.
+// CHECK: attn_block.convert_layout {{.*}} : tensor<64x64xbf16, #[[MMA]]> -> tensor<64x64xbf16, #[[A]]>
 // CHECK: attn_block.local_load {{.*}} -> tensor<64x64xbf16, #[[B]]>
-// CHECK: attn_block.dot {{.*}} transpose_b : tensor<64x64xbf16, #[[A]]>, tensor<64x64xbf16, #[[B]]> -> tensor<64x64xf32, #[[MMA]]>
+// CHECK-NEXT: attn_block.dot {{.*}} transpose_b : tensor<64x64xbf16, #[[A]]>, tensor<64x64xbf16, #[[B]]> -> tensor<64x64xf32, #[[MMA]]>
 // CHECK: attn_block.load %arg2{{.*}} dims [2] {{.*}} -> tensor<64xf32, #[[ROW]]>
 // CHECK: arith.cmpi slt
 // CHECK: attn_block.store {{.*}}, %arg3{{.*}} : tensor<64x64xf32, #[[MMA]]> -> memref<?x?x?x64xf32>
