@@ -14,6 +14,8 @@ if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,driver_version --format=csv
 fi
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+# Tests that read examples/ find them in this checkout, not the build tree.
+export ATTN_SOURCE_DIR=${ATTN_SOURCE_DIR:-$root}
 if [ -e attn-gpu-tests ]; then
   chmod +x attn-gpu-tests
   ./attn-gpu-tests

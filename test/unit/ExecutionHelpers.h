@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -135,8 +136,13 @@ inline std::vector<Tensor> randomFor(const std::string &source, int64_t b,
   return ins ? *ins : std::vector<Tensor>{};
 }
 
+/// examples/<name> of the source tree: $ATTN_SOURCE_DIR when set (a test
+/// binary copied to another machine, e.g. the GPU one, run from a checkout
+/// there), else the tree it was built from.
 inline std::string readExample(const std::string &name) {
-  std::ifstream f(std::string(ATTN_SOURCE_DIR) + "/examples/" + name);
+  const char *dir = std::getenv("ATTN_SOURCE_DIR");
+  std::ifstream f(std::string(dir && *dir ? dir : ATTN_SOURCE_DIR) +
+                  "/examples/" + name);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
