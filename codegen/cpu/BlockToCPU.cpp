@@ -15,8 +15,8 @@
 #include "MtaToCPU.h"
 #include "RegisterLoops.h"
 #include "RowOpsToCPU.h"
-#include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Codegen/Passes.h"
+#include "attn/Dialect/AttnBlockDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

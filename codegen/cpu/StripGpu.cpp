@@ -27,8 +27,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Codegen/Passes.h"
+#include "attn/Dialect/AttnBlockDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Codegen/Passes.h"
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Dialect/AttnLaunchDialect.h"
-#include "attn/Codegen/Passes.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
