@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuEngine.h"
 #include "ProgramOracle.h"
 #include "attn/CudaDriver.h"
 #include "attn/Dialect/AttnDialect.h"
@@ -94,34 +95,7 @@ std::string programFor(const Case &c) {
          "\n  return %o : " + out + "\n}\n";
 }
 
-/// The engine of this file's tests, destroyed when the tests end (its
-/// cached kernels free their device scratch then), not at exit after the
-/// driver may be gone: compute-sanitizer's leak check then finds nothing.
-std::unique_ptr<attn::Engine> &engineSlot() {
-  static std::unique_ptr<attn::Engine> engine;
-  return engine;
-}
-struct ReleaseEngine : ::testing::Environment {
-  void TearDown() override { engineSlot().reset(); }
-};
-[[maybe_unused]] ::testing::Environment *const releaseEngine =
-    ::testing::AddGlobalTestEnvironment(new ReleaseEngine);
-
-attn::Engine *gpuEngine(std::string &why) {
-  std::unique_ptr<attn::Engine> &engine = engineSlot();
-  static std::string error;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    auto e = attn::Engine::create("cuda");
-    if (e)
-      engine = std::move(*e);
-    else
-      error = llvm::toString(e.takeError());
-  }
-  why = error;
-  return engine.get();
-}
+using attn::gpu_test::gpuEngine;
 
 struct Parsed {
   mlir::MLIRContext ctx;

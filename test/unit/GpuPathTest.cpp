@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExecutionHelpers.h"
+#include "GpuEngine.h"
 #include "attn/Runtime.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -32,34 +33,7 @@ using attn::exec_test::Program;
 using attn::exec_test::subst;
 using attn::ref::Tensor;
 
-/// The engine of this file's tests, destroyed when the tests end (its
-/// cached kernels free their device scratch then, while the driver is
-/// still loaded).
-std::unique_ptr<attn::Engine> &engineSlot() {
-  static std::unique_ptr<attn::Engine> engine;
-  return engine;
-}
-struct ReleaseEngine : ::testing::Environment {
-  void TearDown() override { engineSlot().reset(); }
-};
-[[maybe_unused]] ::testing::Environment *const releaseEngine =
-    ::testing::AddGlobalTestEnvironment(new ReleaseEngine);
-
-attn::Engine *gpuEngine(std::string &why) {
-  std::unique_ptr<attn::Engine> &engine = engineSlot();
-  static std::string error;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    auto e = attn::Engine::create("cuda");
-    if (e)
-      engine = std::move(*e);
-    else
-      error = llvm::toString(e.takeError());
-  }
-  why = error;
-  return engine.get();
-}
+using attn::gpu_test::gpuEngine;
 
 struct PathCase {
   bool gate;

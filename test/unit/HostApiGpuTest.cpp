@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuEngine.h"
 #include "HostApiSupport.h"
 #include "attn/CudaDriver.h"
 
@@ -37,34 +38,7 @@ cuda::Device *testDevice(std::string &why) {
   return dev.get();
 }
 
-/// The engine of this file's tests, destroyed when the tests end (its
-/// cached kernels free their device scratch then), not at exit after the
-/// driver may be gone: compute-sanitizer's leak check then finds nothing.
-std::unique_ptr<Engine> &engineSlot() {
-  static std::unique_ptr<Engine> engine;
-  return engine;
-}
-struct ReleaseEngine : ::testing::Environment {
-  void TearDown() override { engineSlot().reset(); }
-};
-[[maybe_unused]] ::testing::Environment *const releaseEngine =
-    ::testing::AddGlobalTestEnvironment(new ReleaseEngine);
-
-Engine *gpuEngine(std::string &why) {
-  std::unique_ptr<Engine> &engine = engineSlot();
-  static std::string error;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    auto e = Engine::create("cuda");
-    if (e)
-      engine = std::move(*e);
-    else
-      error = llvm::toString(e.takeError());
-  }
-  why = error;
-  return engine.get();
-}
+using attn::gpu_test::gpuEngine;
 
 /// Fails the running test on a driver error.
 void ok(llvm::Error e) {
