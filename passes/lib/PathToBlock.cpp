@@ -348,20 +348,8 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
         khat = scratch(hk, sLen, ps.d), qhat = scratch(hq, tLen, ps.d),
         mMem = scratch(hq, tLen, 0), lMem = scratch(hq, tLen, 0),
         oPart = scratch(hq, tLen, ps.dv);
-  auto outType = bufferTypeOf(op.getResult());
-  SmallVector<Value> dyn;
-  Value sizes[3] = {bDim, hq, tLen};
-  for (int64_t i = 0; i < 3; ++i)
-    if (outType.isDynamicDim(i))
-      dyn.push_back(sizes[i]);
-  Value out = memref::AllocOp::create(b, loc, outType, dyn);
+  Value out = allocPathOutput(b, loc, op, bDim, hq, tLen);
 
-  auto types = [](ValueRange vals) {
-    SmallVector<Type> ts;
-    for (Value x : vals)
-      ts.push_back(x.getType());
-    return ts;
-  };
   auto withGate = [&](SmallVector<Value> head, ArrayRef<Value> tail) {
     if (g)
       head.push_back(g);
@@ -384,13 +372,13 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   }
 
   func::FuncOp chunkKernel =
-      createBlockKernel(op, symbols, "path_chunk_kernel", types(chunkArgs));
+      createBlockKernel(op, symbols, "path_chunk_kernel", typesOf(chunkArgs));
   buildChunkKernel(chunkKernel, ps, loc);
   func::FuncOp diagKernel =
-      createBlockKernel(op, symbols, "path_diagonal_kernel", types(diagArgs));
+      createBlockKernel(op, symbols, "path_diagonal_kernel", typesOf(diagArgs));
   buildDiagonalKernel(diagKernel, ps, gate, loc);
-  func::FuncOp mainKernel =
-      createBlockKernel(op, symbols, "path_attention_kernel", types(mainArgs));
+  func::FuncOp mainKernel = createBlockKernel(
+      op, symbols, "path_attention_kernel", typesOf(mainArgs));
   buildAttentionKernel(mainKernel, ps, gate, loc);
 
   Value firstChunk = arith::DivUIOp::create(

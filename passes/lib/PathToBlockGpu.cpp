@@ -542,20 +542,8 @@ void mlir::attn::lowerPathAttentionGpu(AttentionOp op, SymbolTable &symbols,
         wLo = scratch(elt, ps.d), uHi = scratch(elt, ps.d),
         uLo = scratch(elt, ps.d), kcHi = scratch(elt, c),
         kcLo = scratch(elt, c), khat = scratch(elt, ps.d);
-  auto outType = bufferTypeOf(op.getResult());
-  SmallVector<Value> dyn;
-  Value sizes[3] = {bDim, hq, tLen};
-  for (int64_t i = 0; i < 3; ++i)
-    if (outType.isDynamicDim(i))
-      dyn.push_back(sizes[i]);
-  Value out = memref::AllocOp::create(b, loc, outType, dyn);
+  Value out = allocPathOutput(b, loc, op, bDim, hq, tLen);
 
-  auto types = [](ValueRange vals) {
-    SmallVector<Type> ts;
-    for (Value x : vals)
-      ts.push_back(x.getType());
-    return ts;
-  };
   SmallVector<Value> chunkArgs = {k,   w,   beta, aMem, tHi,  tLo, wHi,
                                   wLo, uHi, uLo,  kcHi, kcLo, khat};
   SmallVector<Value> mainArgs = {q, k, v};
@@ -564,11 +552,11 @@ void mlir::attn::lowerPathAttentionGpu(AttentionOp op, SymbolTable &symbols,
   mainArgs.append({wHi, wLo, uHi, uLo, kcHi, kcLo, khat, out});
 
   func::FuncOp chunkKernel =
-      createBlockKernel(op, symbols, "path_chunk_kernel", types(chunkArgs));
+      createBlockKernel(op, symbols, "path_chunk_kernel", typesOf(chunkArgs));
   markGpuKernel(chunkKernel);
   buildChunkKernel(chunkKernel, ps, elt, loc);
-  func::FuncOp mainKernel =
-      createBlockKernel(op, symbols, "path_attention_kernel", types(mainArgs));
+  func::FuncOp mainKernel = createBlockKernel(
+      op, symbols, "path_attention_kernel", typesOf(mainArgs));
   markGpuKernel(mainKernel);
   buildAttentionKernel(mainKernel, ps, elt, static_cast<bool>(gPrime), loc);
 
