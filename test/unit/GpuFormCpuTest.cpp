@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockFormText.h"
 #include "ExecutionHelpers.h"
 #include "attn/Passes/Passes.h"
 
@@ -45,19 +46,7 @@ std::string gpuFormKernel() {
 /// sm_90a one: wgmma layouts, nvmma_shared buffers, proxy fences), as text.
 std::string generatedGpuForm(const std::string &target,
                              const std::string &attention = kAttention) {
-  Program p(attention);
-  if (!p.module)
-    return "";
-  mlir::PassManager pm(&p.ctx);
-  mlir::attn::AttnToBlockOptions options;
-  options.target = target;
-  pm.addPass(mlir::attn::createAttnToBlock(options));
-  if (mlir::failed(pm.run(*p.module)))
-    return "";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  p.module->print(os);
-  return text;
+  return blockFormText(attention, target);
 }
 
 std::shared_ptr<attn::Kernel>

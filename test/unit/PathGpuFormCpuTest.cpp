@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockFormText.h"
 #include "ExecutionHelpers.h"
 #include "attn/Passes/Passes.h"
 
@@ -51,30 +52,13 @@ std::string pathSource(const Form &f) {
                        {"$E", f.elt}});
 }
 
-/// attn-to-block{target=...} of `source`, as text ("" on failure).
-std::string gpuForm(const std::string &source, const std::string &target) {
-  Program p(source);
-  if (!p.module)
-    return "";
-  mlir::PassManager pm(&p.ctx);
-  mlir::attn::AttnToBlockOptions options;
-  options.target = target;
-  pm.addPass(mlir::attn::createAttnToBlock(options));
-  if (mlir::failed(pm.run(*p.module)))
-    return "";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  p.module->print(os);
-  return text;
-}
-
 /// The compiled GPU form of `source` (one compile per source).
 attn::Kernel *compiledForm(const std::string &source) {
   static std::map<std::string, std::shared_ptr<attn::Kernel>> cache;
   auto it = cache.find(source);
   if (it != cache.end())
     return it->second.get();
-  std::string form = gpuForm(source, "sm_90");
+  std::string form = blockFormText(source, "sm_90");
   EXPECT_NE(form.find("attn_block.local_load"), std::string::npos) << form;
   EXPECT_NE(form.find("#attn_block.mma"), std::string::npos);
   attn::CompileOptions options;
@@ -300,7 +284,7 @@ TEST(PathGpuFormOnCpu, RefusesWhatItDoesNotCover) {
   Form d32;
   d32.d = d32.dv = 32;
   for (const Form &f : {f32, d32})
-    EXPECT_EQ(gpuForm(pathSource(f), "sm_90"), "") << pathSource(f);
+    EXPECT_EQ(blockFormText(pathSource(f), "sm_90"), "") << pathSource(f);
 }
 
 } // namespace

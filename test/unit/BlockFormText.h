@@ -1,0 +1,40 @@
+//===- BlockFormText.h - attn-to-block's output as text ---------*- C++ -*-===//
+//
+// The block program attn-to-block{target=...} makes of a source, printed:
+// what the GPU-form tests run on the CPU through attn-to-cpu.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TEST_UNIT_BLOCKFORMTEXT_H
+#define ATTN_TEST_UNIT_BLOCKFORMTEXT_H
+
+#include "ExecutionHelpers.h"
+#include "attn/Passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace attn::exec_test {
+
+/// attn-to-block{target=`target`} of `source`, as text ("" on failure).
+inline std::string blockFormText(const std::string &source,
+                                 const std::string &target) {
+  Program p(source);
+  if (!p.module)
+    return "";
+  mlir::PassManager pm(&p.ctx);
+  mlir::attn::AttnToBlockOptions options;
+  options.target = target;
+  pm.addPass(mlir::attn::createAttnToBlock(options));
+  if (mlir::failed(pm.run(*p.module)))
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  p.module->print(os);
+  return text;
+}
+
+} // namespace attn::exec_test
+
+#endif // ATTN_TEST_UNIT_BLOCKFORMTEXT_H
