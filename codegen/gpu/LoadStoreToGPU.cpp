@@ -5,14 +5,19 @@
 // guarded per row (rows outside the memref are dropped; a thread's
 // registers sit on a few rows, so one scf.if covers each). Columns must lie
 // inside the memref statically (a tile as wide as the memref's static dim,
-// starting at column 0).
+// starting at column 0). A 1-D tile in a slice layout (MTA's per-head row
+// statistics, its log-sum-exp) stores each register as one scalar,
+// bounds-checked; threads replicating an element write the same value.
 //
 // attn_block.load of a 1-D tile in a slice of an mma layout (FoX's G at a
 // tile's rows or keys): each register is one scalar load, or the padding
 // where its element lies outside the memref. A 2-D tile in an mma
 // accumulator layout (PaTH's f32 transport starts from q and k there) is
 // the store's inverse: rows bounds-checked, columns the memref's whole
-// static dim. Operand tiles (Q, K, V) come through shared memory
+// static dim; or, for a tile narrower than that dim or at a column other
+// than 0 (MTA's stencil reads its score tile shifted by each tap), every
+// register's column bounds-checked too (a clamped address and a select, no
+// branch). Operand tiles (Q, K, V) come through shared memory
 // (async_copy); other global loads into register layouts are refused.
 //
 //===----------------------------------------------------------------------===//
@@ -37,8 +42,10 @@ namespace blk = mlir::attn_block;
 std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
   auto type = op.getValue().getType();
   auto mem = cast<MemRefType>(op.getBase().getType());
+  if (type.getRank() == 1 && isa<blk::SliceLayoutAttr>(type.getEncoding()))
+    return "";
   if (type.getRank() != 2)
-    return "stores of 2-D tiles only";
+    return "stores of 2-D tiles and 1-D slice tiles only";
   int64_t colDim = op.getDims()[1];
   if (!matchPattern(op.getIndices()[colDim], m_Zero()) ||
       mem.getDimSize(colDim) != type.getDimSize(1))
@@ -49,16 +56,8 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
 
 std::string mlir::attn::blockgpu::unsupportedReason(blk::LoadOp op) {
   auto type = op.getResult().getType();
-  if (type.getRank() == 2 && isa<blk::MmaLayoutAttr>(type.getEncoding())) {
-    auto mem = cast<MemRefType>(op.getBase().getType());
-    int64_t colDim = op.getDims()[1];
-    if (!matchPattern(op.getIndices()[colDim], m_Zero()) ||
-        mem.getDimSize(colDim) != type.getDimSize(1))
-      return "a 2-D load into an mma layout needs the tile's columns to be "
-             "the memref's whole static dim " +
-             std::to_string(colDim);
+  if (type.getRank() == 2 && isa<blk::MmaLayoutAttr>(type.getEncoding()))
     return "";
-  }
   if (type.getRank() != 1 || !isa<blk::SliceLayoutAttr>(type.getEncoding()))
     return "global loads into register layouts are lowered for 1-D slice "
            "tiles and 2-D mma accumulator tiles only (operand tiles go "
@@ -147,10 +146,29 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
     Type elt = type.getElementType();
     Value pad = arith::ConstantOp::create(
         rw, loc, rw.getFloatAttr(elt, op.getPadding().convertToDouble()));
+    auto mem = cast<MemRefType>(op.getBase().getType());
+    const bool wholeRows = matchPattern(op.getIndices()[dims[1]], m_Zero()) &&
+                           mem.getDimSize(dims[1]) == type.getDimSize(1);
+    Value colLimit = memref::DimOp::create(rw, loc, base, dims[1]);
     std::map<int64_t, SmallVector<int64_t>> byRow;
     for (auto [i, o] : llvm::enumerate(map->offsets))
       byRow[o[0]].push_back(i);
     using P = arith::CmpIPredicate;
+    // A column outside the memref reads the padding: its address is
+    // clamped into the row and the value replaced.
+    auto loadAt = [&](SmallVector<Value> at) -> Value {
+      if (wholeRows)
+        return memref::LoadOp::create(rw, loc, base, at);
+      Value col = at[dims[1]];
+      Value ok = arith::AndIOp::create(
+          rw, loc, arith::CmpIOp::create(rw, loc, P::sge, col, c(0)),
+          arith::CmpIOp::create(rw, loc, P::slt, col, colLimit));
+      at[dims[1]] = arith::MinSIOp::create(
+          rw, loc, arith::MaxSIOp::create(rw, loc, col, c(0)),
+          arith::SubIOp::create(rw, loc, colLimit, c(1)));
+      Value v = memref::LoadOp::create(rw, loc, base, at);
+      return arith::SelectOp::create(rw, loc, ok, v, pad);
+    };
     SmallVector<Value> regs(map->numRegs());
     for (auto &[dr, list] : byRow) {
       Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
@@ -167,7 +185,7 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
         at[dims[0]] = row;
         at[dims[1]] =
             arith::AddIOp::create(rw, loc, col0, c(map->offsets[i][1]));
-        loaded.push_back(memref::LoadOp::create(rw, loc, base, at));
+        loaded.push_back(loadAt(at));
       }
       scf::YieldOp::create(rw, loc, loaded);
       rw.setInsertionPointToStart(guard.elseBlock());
@@ -180,12 +198,56 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
   }
 };
 
+/// A 1-D slice tile: one bounds-checked scalar store per register (the
+/// inverse of LoadSliceRegisters).
+struct StoreSliceRegisters : OpConversionPattern<blk::StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::StoreOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto type = op.getValue().getType();
+    if (type.getRank() != 1)
+      return rw.notifyMatchFailure(op, "not a 1-D tile");
+    std::string why = unsupportedReason(op);
+    auto map = registerMap(type, false, why);
+    if (!why.empty() || failed(map))
+      return rw.notifyMatchFailure(op, why);
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rw, loc, v);
+    };
+    Value base = adaptor.getBase().front();
+    SmallVector<Value> idx = singleValues(adaptor.getIndices());
+    const int64_t dim = op.getDims()[0];
+    Value first = arith::AddIOp::create(rw, loc, idx[dim],
+                                        threadBase(rw, loc, type, false)[0]);
+    Value limit = memref::DimOp::create(rw, loc, base, dim);
+    ValueRange regs = adaptor.getValue();
+    using P = arith::CmpIPredicate;
+    for (auto [i, o] : llvm::enumerate(map->offsets)) {
+      Value pos = arith::AddIOp::create(rw, loc, first, c(o[0]));
+      Value ok = arith::AndIOp::create(
+          rw, loc, arith::CmpIOp::create(rw, loc, P::sge, pos, c(0)),
+          arith::CmpIOp::create(rw, loc, P::slt, pos, limit));
+      auto guard = scf::IfOp::create(rw, loc, TypeRange{}, ok, false);
+      OpBuilder::InsertionGuard g(rw);
+      rw.setInsertionPointToStart(guard.thenBlock());
+      SmallVector<Value> at = idx;
+      at[dim] = pos;
+      memref::StoreOp::create(rw, loc, regs[i], base, at);
+    }
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(blk::StoreOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     std::string why = unsupportedReason(op);
     auto type = op.getValue().getType();
+    if (type.getRank() != 2)
+      return rw.notifyMatchFailure(op, "not a 2-D tile");
     auto map = registerMap(type, false, why);
     if (!why.empty() || failed(map))
       return rw.notifyMatchFailure(op, why);
@@ -243,6 +305,6 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
 
 void mlir::attn::blockgpu::populateLoadStorePatterns(
     BlockTypeConverter &tc, RewritePatternSet &patterns) {
-  patterns.add<StoreRegisters, LoadSliceRegisters, LoadTileRegisters>(
-      tc, patterns.getContext());
+  patterns.add<StoreRegisters, StoreSliceRegisters, LoadSliceRegisters,
+               LoadTileRegisters>(tc, patterns.getContext());
 }

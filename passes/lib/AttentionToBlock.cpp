@@ -107,10 +107,10 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
       }
       BlockLoweringConfig cfg{blockM, blockN, pathChunk, tgt};
       if (tgt.gpu) {
-        // The GPU form exists for the flash and PaTH kernels; nothing is
-        // lowered silently in the CPU form instead.
+        // The GPU form exists for the flash, PaTH and MTA kernels; nothing
+        // is lowered silently in the CPU form instead.
         std::string bad = op.hasMTA() || op.getNorm()
-                              ? std::string("MTA kernels have no GPU form yet")
+                              ? checkMtaGpuSupport(op, tgt)
                           : op.getW() ? checkPathGpuSupport(op, tgt, pathChunk)
                                       : checkFlashGpuSupport(op, tgt, blockN);
         // The GPU form of RoPE reads q and k rotated by the rope prologue
@@ -130,6 +130,8 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
         lowerPathAttentionGpu(op, symbols, cfg);
       else if (op.getW())
         lowerPathAttention(op, symbols, cfg);
+      else if ((op.hasMTA() || op.getNorm()) && tgt.gpu)
+        lowerMtaAttentionGpu(op, symbols, cfg);
       else if (op.hasMTA() || op.getNorm())
         lowerMtaAttention(op, symbols, cfg);
       else

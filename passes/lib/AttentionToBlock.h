@@ -68,6 +68,16 @@ std::pair<Value, Value> buildRopeTables(AttentionOp op, OpBuilder &b);
 void lowerMtaAttention(AttentionOp op, SymbolTable &symbols,
                        const BlockLoweringConfig &cfg);
 
+/// Why the GPU form of MTA cannot express `op` for `target`, or "" if it
+/// can. MtaToBlockGpu.cpp.
+std::string checkMtaGpuSupport(AttentionOp op, const BlockTarget &target);
+
+/// MTA and the MTA output norm in the GPU form (one kernel, or the LSE and
+/// output passes; with FoX the gate-prefix kernel): MtaToBlockGpu.cpp.
+/// checkMtaGpuSupport must have accepted `op`.
+void lowerMtaAttentionGpu(AttentionOp op, SymbolTable &symbols,
+                          const BlockLoweringConfig &cfg);
+
 /// PaTH / PaTH-FoX attention (no RoPE, no MTA): PathToBlock.cpp.
 void lowerPathAttention(AttentionOp op, SymbolTable &symbols,
                         const BlockLoweringConfig &cfg);

@@ -792,13 +792,7 @@ void MtaHost::lower() {
   gridY = arith::MulIOp::create(b, loc, bDim,
                                 arith::DivUIOp::create(b, loc, hDim, groupSz));
 
-  auto outType = bufferTypeOf(op.getResult());
-  SmallVector<Value> dyn;
-  Value sizes[3] = {bDim, hDim, tLen};
-  for (int64_t i = 0; i < 3; ++i)
-    if (outType.isDynamicDim(i))
-      dyn.push_back(sizes[i]);
-  Value out = memref::AllocOp::create(b, loc, outType, dyn);
+  Value out = allocResult(b, loc, op, bDim, hDim, tLen);
 
   if (!plan.twoPass()) {
     SmallVector<std::pair<Arg, Value>> extra = {queryScratch(bm)};

@@ -182,6 +182,19 @@ inline MemRefType bufferTypeOf(Value tensor) {
   return MemRefType::get(t.getShape(), t.getElementType());
 }
 
+/// The buffer of `op`'s result [B, Hq, T, Dv] (dynamic sizes from `bDim`,
+/// `hq`, `tLen`) that a lowering's last kernel writes.
+inline Value allocResult(OpBuilder &b, Location loc, Operation *op, Value bDim,
+                         Value hq, Value tLen) {
+  auto outType = bufferTypeOf(op->getResult(0));
+  SmallVector<Value> dyn;
+  Value sizes[3] = {bDim, hq, tLen};
+  for (int64_t i = 0; i < 3; ++i)
+    if (outType.isDynamicDim(i))
+      dyn.push_back(sizes[i]);
+  return memref::AllocOp::create(b, loc, outType, dyn);
+}
+
 } // namespace mlir::attn
 
 #endif // ATTN_PASSES_TILEBUILDER_H

@@ -103,19 +103,8 @@ gpu.module @m {
 // -----
 
 // Global loads into register layouts: 1-D slice tiles (FoX's G) and 2-D
-// accumulator tiles whose columns are the memref's whole static dim
-// (PaTH's f32 q and k); operand tiles go through shared memory.
-#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
-gpu.module @m {
-  func.func private @k(%m: memref<?x?xf32>, %i: index) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
-    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.load': a 2-D load into an mma layout needs the tile's columns to be the memref's whole static dim 1
-    %t = attn_block.load %m[%i, %i] dims [0, 1] padding 0.0 : memref<?x?xf32> -> tensor<64x64xf32, #mma>
-    return
-  }
-}
-
-// -----
-
+// accumulator tiles (PaTH's f32 q and k, MTA's shifted score tiles);
+// operand tiles go through shared memory.
 #mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
 #A = #attn_block.dot_operand<opIdx = 0, parent = #mma, kWidth = 2>
 gpu.module @m {

@@ -3,10 +3,11 @@
 // one scf.if per row its registers sit on (rows outside the memref read
 // the padding), the inverse of the register store.
 //
-// The second kernel is refused (its columns are not the memref's whole
-// row), so the tool fails; stdout holds the first one's lowering.
-// RUN: not attn-opt %s --split-input-file --attn-block-to-gpu 2>/dev/null | FileCheck %s
-// RUN: not attn-opt %s --split-input-file --attn-block-to-gpu 2>&1 >/dev/null | FileCheck %s --check-prefix=BAD
+// A tile narrower than the memref's row, or at another column (MTA's
+// stencil reads its score tile shifted by each tap), checks every
+// register's column too: a clamped address and a select. A 1-D slice tile
+// (MTA's row statistics) stores one bounds-checked scalar per register.
+// RUN: attn-opt %s --split-input-file --attn-block-to-gpu | FileCheck %s
 
 #mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
 gpu.module @m {
@@ -36,12 +37,29 @@ gpu.module @m {
 // -----
 
 #mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+#row = #attn_block.slice<dim = 1, parent = #mma>
 gpu.module @m {
-  func.func private @k(%src: memref<?x32xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+  // CHECK-LABEL: gpu.func @shifted
+  // CHECK: scf.if {{.*}} -> (f32, f32, f32, f32)
+  // CHECK: arith.maxsi
+  // CHECK: arith.minsi
+  // CHECK: memref.load
+  // CHECK: arith.select
+  // CHECK-LABEL: gpu.func @rowstats
+  // Rows warp*16 + lane/4 and + 8: two guarded scalar stores.
+  // CHECK-COUNT-2: memref.store
+  // CHECK-NOT: memref.store
+  func.func private @shifted(%src: memref<?x32xf32>, %dst: memref<?x16xf32>, %col: index) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
     %c0 = arith.constant 0 : index
     %row = attn_block.program_id 0
-    // BAD: error: attn-block-to-gpu cannot lower 'attn_block.load': a 2-D load into an mma layout needs the tile's columns to be the memref's whole static dim 1
-    %t = attn_block.load %src[%row, %c0] dims [0, 1] padding 0.0 : memref<?x32xf32> -> tensor<64x16xf32, #mma>
+    %t = attn_block.load %src[%row, %col] dims [0, 1] padding 0.0 : memref<?x32xf32> -> tensor<64x16xf32, #mma>
+    attn_block.store %t, %dst[%row, %c0] dims [0, 1] : tensor<64x16xf32, #mma> -> memref<?x16xf32>
+    return
+  }
+  func.func private @rowstats(%dst: memref<?xf32>, %x: f32) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %row = attn_block.program_id 0
+    %t = tensor.splat %x : tensor<64xf32, #row>
+    attn_block.store %t, %dst[%row] dims [0] : tensor<64xf32, #row> -> memref<?xf32>
     return
   }
 }

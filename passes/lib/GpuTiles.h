@@ -1,0 +1,150 @@
+//===- GpuTiles.h - tile builders of the mma.sync GPU forms -----*- C++ -*-===//
+//
+// The tiles of a GPU-form kernel on 4 warps stacked along rows: f32 tiles
+// in the m16n8 mma.sync accumulator layout (#mma = mma<version = 2,
+// warpsPerCTA = [4, 1], instrShape = [16, 8]>), row statistics in its row
+// slice, key indices in its column slice, 16-bit operands read from
+// XOR-swizzled shared buffers (#shared<vec = 8, maxPhase = 8>) by
+// local_load as the A / B of m16n8k16 (kWidth 2), and a 16-bit
+// accumulator tile reused as an A operand (the same registers). Every
+// builder names the layout of the tile it makes, so attn-block-to-gpu
+// lowers the kernel op by op. Used by the MTA GPU form (MtaToBlockGpu.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PASSES_GPUTILES_H
+#define ATTN_PASSES_GPUTILES_H
+
+#include "TileBuilder.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+#include <limits>
+
+namespace mlir::attn {
+
+/// Warps of the GPU-form programs built with GpuTiles, stacked along rows:
+/// a program's row tile is 16 * kGpuWarps rows, one m16 tile per warp.
+constexpr int64_t kGpuWarps = 4;
+constexpr int64_t kGpuRows = 16 * kGpuWarps;
+
+struct GpuTiles : TileBuilder {
+  GpuTiles(OpBuilder &b, Location loc, Type elt)
+      : TileBuilder(b, loc), elt(elt) {
+    MLIRContext *ctx = b.getContext();
+    mma = blk::MmaLayoutAttr::get(ctx, 2, {kGpuWarps, 1}, {16, 8});
+    opA = blk::DotOperandLayoutAttr::get(ctx, 0, mma, 2);
+    opB = blk::DotOperandLayoutAttr::get(ctx, 1, mma, 2);
+    row = blk::SliceLayoutAttr::get(ctx, 1, mma);
+    col = blk::SliceLayoutAttr::get(ctx, 0, mma);
+    shared = blk::SharedLayoutAttr::get(ctx, 8, 1, 8, {1, 0});
+  }
+  /// The same layouts at another insertion point (a loop body).
+  GpuTiles(OpBuilder &nb, const GpuTiles &o) : GpuTiles(nb, o.loc, o.elt) {}
+
+  /// The 16-bit element type of the dot operands.
+  Type elt;
+  Attribute mma, opA, opB, row, col, shared;
+
+  RankedTensorType acc(ArrayRef<int64_t> shape, Type e = {}) {
+    return RankedTensorType::get(shape, e ? e : b.getF32Type(), mma);
+  }
+  RankedTensorType slice(int64_t n, Attribute enc, Type e = {}) {
+    return RankedTensorType::get({n}, e ? e : b.getF32Type(), enc);
+  }
+  Value splatF(RankedTensorType type, double v) { return splatLike(type, v); }
+  Value splatIdx(RankedTensorType type, Value index) {
+    Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+    return tensor::SplatOp::create(b, loc, type, i);
+  }
+  Value zeros(ArrayRef<int64_t> shape) { return splatF(acc(shape), 0.0); }
+  /// start, start + 1, ... (i64) in slice `enc`.
+  Value iotaIn(Attribute enc, Value start, int64_t n) {
+    return blk::IotaOp::create(b, loc, slice(n, enc, b.getI64Type()), start);
+  }
+  /// A row-slice (axis 1) or column-slice (axis 0) tile over [rows, cols].
+  Value spread(Value v, int64_t axis, int64_t rows, int64_t cols) {
+    Type e = cast<RankedTensorType>(v.getType()).getElementType();
+    return blk::BroadcastOp::create(b, loc, acc({rows, cols}, e), v, axis);
+  }
+  Value rowReduce(blk::ReduceKind kind, Value t) {
+    auto type = cast<RankedTensorType>(t.getType());
+    return blk::ReduceOp::create(
+        b, loc, slice(type.getDimSize(0), row, type.getElementType()), kind, t,
+        1);
+  }
+  Value dot(Value a, Value bt, Value accv, bool transposeB = false) {
+    return blk::DotOp::create(b, loc, accv.getType(), a, bt, accv,
+                              transposeB ? b.getUnitAttr() : UnitAttr());
+  }
+  /// An f32 accumulator tile rounded to the 16-bit element type.
+  Value round(Value x) {
+    auto type = cast<RankedTensorType>(x.getType());
+    return arith::TruncFOp::create(b, loc, type.clone(elt), x);
+  }
+  /// A 16-bit accumulator tile as an A operand (the same registers).
+  Value asA(Value x16) {
+    auto type = cast<RankedTensorType>(x16.getType());
+    return blk::ConvertLayoutOp::create(
+        b, loc, RankedTensorType::get(type.getShape(), elt, opA), x16);
+  }
+  Value alloc(ArrayRef<int64_t> shape) {
+    return blk::LocalAllocOp::create(
+        b, loc, blk::SharedBufferType::get(b.getContext(), shape, elt, shared));
+  }
+  /// async_copy of the tile at `at` (dims 2, 3) of `mem` into `buf`; rows
+  /// outside `mem` are zero-filled.
+  Value copy(Value mem, ValueRange at, Value buf) {
+    return blk::AsyncCopyOp::create(b, loc, mem, at,
+                                    b.getDenseI64ArrayAttr({2, 3}),
+                                    b.getF64FloatAttr(0.0), buf);
+  }
+  /// Commit the copies and wait for all of them, visible to the block.
+  void landCopies(ValueRange tokens) {
+    blk::AsyncCommitGroupOp::create(b, loc, tokens);
+    blk::AsyncWaitOp::create(b, loc, ValueRange{}, 0);
+    blk::BarrierOp::create(b, loc);
+  }
+  void barrier() { blk::BarrierOp::create(b, loc); }
+  /// The buffer as an operand: A (`opIdx` 0) or B (1).
+  Value operand(Value buf, int64_t opIdx) {
+    auto type = cast<blk::SharedBufferType>(buf.getType());
+    return blk::LocalLoadOp::create(
+        b, loc, RankedTensorType::get(type.getShape(), elt, opIdx ? opB : opA),
+        buf);
+  }
+  /// The 2-D tile at `at` (its dims `dims`) of `mem` in the accumulator
+  /// layout, as f32; elements outside `mem` read 0.
+  Value loadAcc(Value mem, ValueRange at, ArrayRef<int64_t> shape,
+                ArrayRef<int64_t> dims) {
+    Type e = cast<MemRefType>(mem.getType()).getElementType();
+    Value t = blk::LoadOp::create(b, loc, acc(shape, e), mem, at,
+                                  b.getDenseI64ArrayAttr(dims),
+                                  b.getF64FloatAttr(0.0));
+    return convert(t, b.getF32Type());
+  }
+  /// The 1-D tile along dim `dim` of `mem` at `at` in slice `enc`, as f32;
+  /// elements outside `mem` read 0.
+  Value loadSlice(Value mem, ValueRange at, int64_t dim, int64_t n,
+                  Attribute enc) {
+    Type e = cast<MemRefType>(mem.getType()).getElementType();
+    Value t = blk::LoadOp::create(b, loc, slice(n, enc, e), mem, at,
+                                  b.getDenseI64ArrayAttr({dim}),
+                                  b.getF64FloatAttr(0.0));
+    return convert(t, b.getF32Type());
+  }
+  void store(Value t, Value mem, ValueRange at, ArrayRef<int64_t> dims) {
+    blk::StoreOp::create(b, loc, t, mem, at, b.getDenseI64ArrayAttr(dims));
+  }
+  /// Row maxima with -inf (no visible key yet) read as 0.
+  Value safeMax(Value m) {
+    auto type = cast<RankedTensorType>(m.getType());
+    Value dead = cmpf(arith::CmpFPredicate::OEQ, m,
+                      splatF(type, -std::numeric_limits<double>::infinity()));
+    return select(dead, splatF(type, 0.0), m);
+  }
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_PASSES_GPUTILES_H

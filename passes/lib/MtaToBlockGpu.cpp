@@ -1,0 +1,799 @@
+//===- MtaToBlockGpu.cpp - MTA's block kernels in the GPU form ------------===//
+//
+// Multi-Token Attention (MtaToBlock.cpp's algorithm, spec/mta.md §6) for a
+// GPU target, stated so that attn-block-to-gpu lowers it op by op (GpuTiles:
+// 4 warps, #mma accumulator tiles, m16n8k16 mma.sync operands through
+// swizzled shared memory). A program owns query rows [row0, row0 + 64) of
+// every head of one head group (grid (ceil(T / 64), B * H / G)), as in the
+// CPU form, and the heads' softmax states live in per-program scratch; the
+// walk goes over 64-key output tiles [j0, j0 + 64) up to the diagonal.
+//
+// Halos with standard tile shapes: a score tile is always 64 rows of one
+// 64-row tile of the query numbering (row tile t: rows row0 + 64 t, t <= 0),
+// so a conv's c_q - 1 rows above take the whole row tile above (c_q <= 65);
+// columns are widened by 8 on each side per conv (c_k <= 17), so score
+// tiles are 64, 80 or 96 keys wide. The key-query stencil is the sum over
+// its taps of the scores read back shifted: the score tiles go to a
+// per-program f32 scratch (a barrier publishes them to the other threads),
+// and tap (a, b) is a 2-D accumulator-layout load at rows -p + a, columns
+// -c + b (reads outside the tile see 0: the conv's zero padding, and the
+// masks make them so anyway). The head mix is elementwise over the group's
+// scratch tiles (the same thread wrote each element it reads).
+//
+// Masking order as in the CPU form (spec/mta.md §1.2, §6.4): S = q k^T
+// times scale log2(e) (+ FoX's G'_j - G'_i), Mask_0 on each source (0 outside
+// the sequence and right of the diagonal), the pre stencil, the pre mix,
+// -inf on the output coordinates. One kernel without post-softmax pieces;
+// else pass 1 (LSE per row, base 2, [B, H, T]) and pass 2 (exact
+// probabilities on the row tile above too when the post conv has rows
+// above, the post stencil, Mask_0 on the output, the post mix, P V as a
+// plain sum). The head norm and its gate are the epilogue.
+//
+// Precision: q, k, v are the op's 16-bit tiles; the scores, probabilities
+// and accumulators are f32; P is rounded to 16 bits as the A of P V, as the
+// flash kernel rounds it. FoX's G' is the gate-prefix kernel's (f64 sums, f32
+// out), as in the flash GPU form.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionToBlock.h"
+#include "GpuTiles.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::attn;
+using arith::CmpFPredicate;
+using arith::CmpIPredicate;
+
+namespace {
+
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+/// Rows of a program's tiles, and keys of an output tile.
+constexpr int64_t kTile = kGpuRows;
+/// Key columns each score tile gains per side per conv: c_k <= 2 kHalo + 1.
+constexpr int64_t kHalo = 8;
+/// Row tiles of the score scratch: t = -2, -1, 0 at rows (t + 2) * 64.
+constexpr int64_t kScoreTiles = 3;
+
+enum class Arg {
+  Q,
+  K,
+  V,
+  G,
+  ThetaPre,
+  WPre,
+  ThetaPost,
+  WPost,
+  Gamma,
+  GateW,
+  GateB,
+  Lse,
+  SBuf,
+  CBuf,
+  PsBuf,
+  PBuf,
+  MBuf,
+  LBuf,
+  AccBuf,
+  Out
+};
+
+struct MtaGpuPlan {
+  mutable AttentionOp op;
+  int64_t d, dv;
+  int64_t cqPre = 1, ckPre = 1, cqPost = 1, ckPost = 1;
+  bool convPre, convPost, mixPre, mixPost, norm, gate, fox;
+  MaskKind mask;
+
+  explicit MtaGpuPlan(AttentionOp op) : op(op) {
+    d = cast<ShapedType>(op.getQ().getType()).getDimSize(3);
+    dv = cast<ShapedType>(op.getV().getType()).getDimSize(3);
+    convPre = static_cast<bool>(op.getKqConvPre());
+    convPost = static_cast<bool>(op.getKqConvPost());
+    mixPre = static_cast<bool>(op.getHeadMixPre());
+    mixPost = static_cast<bool>(op.getHeadMixPost());
+    norm = static_cast<bool>(op.getNorm());
+    gate = static_cast<bool>(op.getNormGateW());
+    fox = static_cast<bool>(op.getG());
+    mask = op.getMask();
+    if (convPre) {
+      auto t = cast<ShapedType>(op.getKqConvPre().getType());
+      cqPre = t.getDimSize(1);
+      ckPre = t.getDimSize(2);
+    }
+    if (convPost) {
+      auto t = cast<ShapedType>(op.getKqConvPost().getType());
+      cqPost = t.getDimSize(1);
+      ckPost = t.getDimSize(2);
+    }
+  }
+  bool twoPass() const { return convPost || mixPost; }
+  bool sourceMask() const { return convPre || mixPre; }
+  int64_t p() const { return cqPre - 1; }
+  int64_t c() const { return (ckPre - 1) / 2; }
+  int64_t p2() const { return cqPost - 1; }
+  int64_t c2() const { return (ckPost - 1) / 2; }
+};
+
+/// The tile geometry of one kernel: which row tiles of logits it needs,
+/// which of scores, and how wide each is.
+struct Geometry {
+  SmallVector<int64_t, 2> logitTiles; // t of the L tiles, ascending
+  SmallVector<int64_t, 3> scoreTiles; // t of the S tiles, ascending
+  int64_t hc = 0, hc2 = 0;            // columns per side: pre, post conv
+  int64_t lWidth() const { return kTile + 2 * hc2; }
+  int64_t sWidth() const { return lWidth() + 2 * hc; }
+};
+
+enum class Kind { Single, Lse, Output };
+
+Geometry geometryOf(const MtaGpuPlan &plan, Kind kind) {
+  Geometry g;
+  g.logitTiles = {0};
+  if (kind == Kind::Output && plan.p2() > 0)
+    g.logitTiles = {-1, 0};
+  g.hc = plan.convPre ? kHalo : 0;
+  g.hc2 = kind == Kind::Output && plan.convPost ? kHalo : 0;
+  for (int64_t t = g.logitTiles.front() - (plan.p() > 0 ? 1 : 0); t <= 0; ++t)
+    g.scoreTiles.push_back(t);
+  return g;
+}
+
+/// Heads per program: c_h of the one mixing weight, H with both (c_h of
+/// each divides H; a launch plan states no select), 1 without mixing.
+Value groupSize(OpBuilder &b, Location loc, Value c1, Value c2, Value heads) {
+  if (c1 && c2)
+    return heads;
+  if (c1)
+    return c1;
+  if (c2)
+    return c2;
+  return arith::ConstantIndexOp::create(b, loc, 1);
+}
+
+/// Builds one kernel body (Single: pre-only with V; Lse: pass 1; Output:
+/// pass 2).
+class MtaGpuKernel {
+public:
+  MtaGpuKernel(const MtaGpuPlan &plan, Kind kind, func::FuncOp kernel,
+               const std::map<Arg, unsigned> &argIndex, Type elt)
+      : plan(plan), kind(kind), geo(geometryOf(plan, kind)),
+        loc(plan.op.getLoc()),
+        b(OpBuilder::atBlockBegin(&kernel.getBody().front())), elt(elt) {
+    Block &body = kernel.getBody().front();
+    for (auto [role, i] : argIndex)
+      args[role] = body.getArgument(i);
+  }
+
+  void build();
+
+private:
+  Value arg(Arg a) const { return args.lookup(a); }
+  Value addi(OpBuilder &ob, Value x, Value y) {
+    return arith::AddIOp::create(ob, loc, x, y);
+  }
+  Value subi(OpBuilder &ob, Value x, Value y) {
+    return arith::SubIOp::create(ob, loc, x, y);
+  }
+  Value muli(OpBuilder &ob, Value x, Value y) {
+    return arith::MulIOp::create(ob, loc, x, y);
+  }
+  Value cst(OpBuilder &ob, int64_t v) {
+    return arith::ConstantIndexOp::create(ob, loc, v);
+  }
+  Value headOf(OpBuilder &ob, Value hl) {
+    return addi(ob, muli(ob, grp, groupSz), hl);
+  }
+  Value kvHeadOf(OpBuilder &ob, Value h) {
+    return arith::DivUIOp::create(ob, loc, h,
+                                  arith::DivUIOp::create(ob, loc, hq, hk));
+  }
+  /// First query row of row tile t.
+  Value rowOf(OpBuilder &ob, int64_t t) {
+    return addi(ob, row0, cst(ob, kTile * t));
+  }
+  /// Scratch indices of this program (and local head `hl`), then zeros.
+  SmallVector<Value> at(OpBuilder &ob, Value hl, ArrayRef<int64_t> rest) {
+    SmallVector<Value> idx = {px, py};
+    if (hl)
+      idx.push_back(hl);
+    for (int64_t r : rest)
+      idx.push_back(cst(ob, r));
+    return idx;
+  }
+  template <typename F> void forHeads(OpBuilder &ob, F body) {
+    scf::ForOp::create(ob, loc, cst(ob, 0), groupSz, cst(ob, 1), ValueRange{},
+                       [&](OpBuilder &nb, Location, Value hl, ValueRange) {
+                         body(nb, hl);
+                         scf::YieldOp::create(nb, loc);
+                       });
+  }
+  Value validMask(GpuTiles &t, Value rowStart, Value colStart, int64_t cols,
+                  bool output);
+  Value stencil(GpuTiles &t, Value theta, Value h, Value buf, int64_t rowBase,
+                int64_t colBase, int64_t cq, int64_t ck, int64_t cols);
+  SmallVector<Value, 2> preLogits(GpuTiles &t, Value hl, Value j0);
+  SmallVector<Value, 2> logits(GpuTiles &t, Value hl, Value j0);
+  Value mixTile(GpuTiles &t, Value weight, Value h, Value hl, Value buf,
+                int64_t rowBase, int64_t cols);
+  void onlineStep(GpuTiles &t, Value hl, Value j0);
+  void accumulate(GpuTiles &t, Value hl, Value j0, Value p, Value acc = {});
+  void outputStep(OpBuilder &ob, Value j0);
+  void epilogue(OpBuilder &ob);
+  Value headNorm(GpuTiles &t, Value o);
+
+  const MtaGpuPlan &plan;
+  Kind kind;
+  Geometry geo;
+  Location loc;
+  OpBuilder b;
+  Type elt;
+  llvm::SmallDenseMap<Arg, Value> args;
+  Value px, py, bIdx, grp, groupSz, hq, hk, tLen, sLen, off, row0;
+  Value sQ, sK, sV;
+};
+
+/// Whether element (i, j) of the [64, cols] tile at query row `rowStart`,
+/// key `colStart` is a valid source (output = false: 0 <= i < T,
+/// 0 <= j < S, j <= i + S - T) or a visible logit (output = true: the
+/// bounds and the op's mask).
+Value MtaGpuKernel::validMask(GpuTiles &t, Value rowStart, Value colStart,
+                              int64_t cols, bool output) {
+  auto i64 = t.b.getI64Type();
+  Value r = t.spread(t.iotaIn(t.row, rowStart, kTile), 1, kTile, cols);
+  Value c = t.spread(t.iotaIn(t.col, colStart, cols), 0, kTile, cols);
+  auto full = t.acc({kTile, cols}, i64);
+  Value zero = t.splatIdx(full, cst(t.b, 0));
+  Value ok = t.andi(t.cmpi(CmpIPredicate::sge, r, zero),
+                    t.cmpi(CmpIPredicate::slt, r, t.splatIdx(full, tLen)));
+  ok = t.andi(ok, t.cmpi(CmpIPredicate::sge, c, zero));
+  ok = t.andi(ok, t.cmpi(CmpIPredicate::slt, c, t.splatIdx(full, sLen)));
+  Value pos = arith::AddIOp::create(t.b, loc, r, t.splatIdx(full, off));
+  if (!output || plan.mask != MaskKind::none)
+    ok = t.andi(ok, t.cmpi(CmpIPredicate::sle, c, pos));
+  if (output && plan.mask == MaskKind::sliding_window) {
+    Value lo = arith::SubIOp::create(
+        t.b, loc, pos,
+        t.splatIdx(full, cst(t.b, plan.op.getWindow().value_or(0))));
+    ok = t.andi(ok, t.cmpi(CmpIPredicate::sgt, c, lo));
+  }
+  return ok;
+}
+
+/// sum over taps (a, b) of theta[h, a, b] * buf[rowBase + a, colBase + b]
+/// as a [64, cols] tile (buf: this program's [rows, width] f32 scratch).
+Value MtaGpuKernel::stencil(GpuTiles &t, Value theta, Value h, Value buf,
+                            int64_t rowBase, int64_t colBase, int64_t cq,
+                            int64_t ck, int64_t cols) {
+  auto outer = scf::ForOp::create(
+      t.b, loc, cst(t.b, 0), cst(t.b, cq), cst(t.b, 1),
+      ValueRange{t.zeros({kTile, cols})},
+      [&](OpBuilder &ob, Location, Value a, ValueRange accA) {
+        auto inner = scf::ForOp::create(
+            ob, loc, cst(ob, 0), cst(ob, ck), cst(ob, 1), accA,
+            [&](OpBuilder &nb, Location, Value bb, ValueRange acc) {
+              GpuTiles x(nb, t);
+              Value w =
+                  memref::LoadOp::create(nb, loc, theta, ValueRange{h, a, bb});
+              Value r = addi(nb, a, cst(nb, rowBase));
+              Value c = addi(nb, bb, cst(nb, colBase));
+              Value tap = x.loadAcc(buf, {px, py, r, c}, {kTile, cols}, {2, 3});
+              Value next =
+                  x.add(acc[0], x.mul(tensor::SplatOp::create(
+                                          nb, loc, x.acc({kTile, cols}), w),
+                                      tap));
+              scf::YieldOp::create(nb, loc, next);
+            });
+        scf::YieldOp::create(ob, loc, inner.getResults());
+      });
+  return outer.getResult(0);
+}
+
+/// The pre-conv outputs C (or, without a pre conv, the source-masked
+/// scores) of local head `hl` on the logit tiles, [64, lWidth] each, the
+/// keys from j0 - hc2.
+SmallVector<Value, 2> MtaGpuKernel::preLogits(GpuTiles &t, Value hl, Value j0) {
+  OpBuilder &ob = t.b;
+  Value h = headOf(ob, hl);
+  int64_t ws = geo.sWidth();
+  Value sCol = subi(ob, j0, cst(ob, geo.hc + geo.hc2));
+  double qk = plan.op.getScaleOrDefault() * kLog2e;
+  Value gk = plan.fox ? t.loadSlice(arg(Arg::G), {bIdx, h, sCol}, 2, ws, t.col)
+                      : Value();
+  // The keys once for every row tile.
+  t.barrier();
+  t.landCopies(
+      {t.copy(arg(Arg::K), {bIdx, kvHeadOf(ob, h), sCol, cst(ob, 0)}, sK)});
+  std::map<int64_t, Value> scores;
+  for (int64_t s : geo.scoreTiles) {
+    Value qRow = rowOf(ob, s);
+    if (s != geo.scoreTiles.front())
+      t.barrier();
+    t.landCopies({t.copy(arg(Arg::Q), {bIdx, h, qRow, cst(ob, 0)}, sQ)});
+    Value sc = t.dot(t.operand(sQ, 0), t.operand(sK, 1), t.zeros({kTile, ws}),
+                     /*transposeB=*/true);
+    sc = t.mul(sc, t.splatF(t.acc({kTile, ws}), qk));
+    if (plan.fox) {
+      Value gi = t.loadSlice(arg(Arg::G), {bIdx, h, addi(ob, qRow, off)}, 2,
+                             kTile, t.row);
+      sc = t.addFoxBias(sc, gi, gk, -1.0);
+    }
+    if (plan.sourceMask())
+      sc = t.select(validMask(t, qRow, sCol, ws, /*output=*/false), sc,
+                    t.zeros({kTile, ws}));
+    scores[s] = sc;
+  }
+  SmallVector<Value, 2> out;
+  if (!plan.convPre) {
+    for (int64_t l : geo.logitTiles)
+      out.push_back(scores[l]);
+    return out;
+  }
+  // Publish the score tiles, then read each tap shifted.
+  Value sBuf = arg(Arg::SBuf);
+  for (int64_t s : geo.scoreTiles)
+    t.store(scores[s], sBuf, at(ob, Value(), {(s + 2) * kTile, 0}), {2, 3});
+  t.barrier();
+  for (int64_t l : geo.logitTiles)
+    out.push_back(stencil(t, arg(Arg::ThetaPre), h, sBuf,
+                          (l + 2) * kTile - plan.p(), geo.hc - plan.c(),
+                          plan.cqPre, plan.ckPre, geo.lWidth()));
+  // Every thread is done with the scratch before the next head rewrites it.
+  t.barrier();
+  return out;
+}
+
+/// out[h] = sum_{m < c_h} weight[h, m] * tile[g0 + m] over the group's
+/// scratch tiles of `buf` at rows rowBase, g0 the first local head of h's
+/// mixing group. Each thread reads the elements it wrote.
+Value MtaGpuKernel::mixTile(GpuTiles &t, Value weight, Value h, Value hl,
+                            Value buf, int64_t rowBase, int64_t cols) {
+  OpBuilder &ob = t.b;
+  Value ch = memref::DimOp::create(ob, loc, weight, 1);
+  Value g0 = muli(ob, arith::DivUIOp::create(ob, loc, hl, ch), ch);
+  auto loop = scf::ForOp::create(
+      ob, loc, cst(ob, 0), ch, cst(ob, 1), ValueRange{t.zeros({kTile, cols})},
+      [&](OpBuilder &nb, Location, Value m, ValueRange acc) {
+        GpuTiles x(nb, t);
+        Value w = memref::LoadOp::create(nb, loc, weight, ValueRange{h, m});
+        Value src = x.loadAcc(
+            buf, {px, py, addi(nb, g0, m), cst(nb, rowBase), cst(nb, 0)},
+            {kTile, cols}, {3, 4});
+        Value next = x.add(acc[0], x.mul(tensor::SplatOp::create(
+                                             nb, loc, x.acc({kTile, cols}), w),
+                                         src));
+        scf::YieldOp::create(nb, loc, next);
+      });
+  return loop.getResult(0);
+}
+
+/// The final pre-softmax logits L of local head `hl` on the logit tiles
+/// (-inf where not visible). With a pre mix, the group's C tiles must
+/// already be in CBuf.
+SmallVector<Value, 2> MtaGpuKernel::logits(GpuTiles &t, Value hl, Value j0) {
+  OpBuilder &ob = t.b;
+  SmallVector<Value, 2> tiles;
+  int64_t wl = geo.lWidth();
+  if (plan.mixPre) {
+    for (int64_t l : geo.logitTiles)
+      tiles.push_back(mixTile(t, arg(Arg::WPre), headOf(ob, hl), hl,
+                              arg(Arg::CBuf), (l + 1) * kTile, wl));
+  } else {
+    tiles = preLogits(t, hl, j0);
+  }
+  Value lCol = subi(ob, j0, cst(ob, geo.hc2));
+  for (auto [i, l] : llvm::enumerate(geo.logitTiles))
+    tiles[i] = t.select(validMask(t, rowOf(ob, l), lCol, wl, /*output=*/true),
+                        tiles[i], t.splatF(t.acc({kTile, wl}), -kInf));
+  return tiles;
+}
+
+/// acc[hl] = acc + p V (keys j0..j0+64), p rounded to 16 bits; acc is
+/// read from the scratch unless given.
+void MtaGpuKernel::accumulate(GpuTiles &t, Value hl, Value j0, Value p,
+                              Value acc) {
+  OpBuilder &ob = t.b;
+  Value h = headOf(ob, hl);
+  int64_t dv = plan.dv;
+  t.barrier();
+  t.landCopies(
+      {t.copy(arg(Arg::V), {bIdx, kvHeadOf(ob, h), j0, cst(ob, 0)}, sV)});
+  Value accBuf = arg(Arg::AccBuf);
+  if (!acc)
+    acc = t.loadAcc(accBuf, at(ob, hl, {0, 0}), {kTile, dv}, {3, 4});
+  acc = t.dot(t.asA(t.round(p)), t.operand(sV, 1), acc);
+  t.store(acc, accBuf, at(ob, hl, {0, 0}), {3, 4});
+}
+
+/// One online-softmax step of local head `hl` on keys [j0, j0 + 64): the
+/// Single kernel (with V) and the Lse kernel (without).
+void MtaGpuKernel::onlineStep(GpuTiles &t, Value hl, Value j0) {
+  OpBuilder &ob = t.b;
+  int64_t dv = plan.dv;
+  Value s = logits(t, hl, j0).front();
+  Value mBuf = arg(Arg::MBuf), lBuf = arg(Arg::LBuf);
+  Value m = t.loadSlice(mBuf, at(ob, hl, {0}), 3, kTile, t.row);
+  Value l = t.loadSlice(lBuf, at(ob, hl, {0}), 3, kTile, t.row);
+  Value mNew = t.maxf(m, t.rowReduce(blk::ReduceKind::max, s));
+  Value mSafe = t.safeMax(mNew);
+  Value alpha = t.exp2(t.sub(m, mSafe));
+  Value p = t.exp2(t.sub(s, t.spread(mSafe, 1, kTile, kTile)));
+  Value lNew = t.add(t.mul(l, alpha), t.rowReduce(blk::ReduceKind::sum, p));
+  t.store(mNew, mBuf, at(ob, hl, {0}), {3});
+  t.store(lNew, lBuf, at(ob, hl, {0}), {3});
+  if (kind != Kind::Single)
+    return;
+  Value accBuf = arg(Arg::AccBuf);
+  Value acc = t.loadAcc(accBuf, at(ob, hl, {0, 0}), {kTile, dv}, {3, 4});
+  accumulate(t, hl, j0, p, t.mul(acc, t.spread(alpha, 1, kTile, dv)));
+}
+
+/// Pass 2 on output keys [j0, j0 + 64) for every head of the group.
+void MtaGpuKernel::outputStep(OpBuilder &ob, Value j0) {
+  int64_t wl = geo.lWidth();
+  if (plan.mixPre)
+    forHeads(ob, [&](OpBuilder &nb, Value hl) {
+      GpuTiles t(nb, loc, elt);
+      SmallVector<Value, 2> c = preLogits(t, hl, j0);
+      for (auto [i, l] : llvm::enumerate(geo.logitTiles))
+        t.store(c[i], arg(Arg::CBuf), at(nb, hl, {(l + 1) * kTile, 0}), {3, 4});
+    });
+  forHeads(ob, [&](OpBuilder &nb, Value hl) {
+    GpuTiles t(nb, loc, elt);
+    Value h = headOf(nb, hl);
+    SmallVector<Value, 2> ls = logits(t, hl, j0);
+    // Exact probabilities; rows above the sequence read LSE 0 and have
+    // L = -inf, so they are the post conv's zero padding.
+    SmallVector<Value, 2> ps;
+    for (auto [i, l] : llvm::enumerate(geo.logitTiles)) {
+      Value lse =
+          t.loadSlice(arg(Arg::Lse), {bIdx, h, rowOf(nb, l)}, 2, kTile, t.row);
+      ps.push_back(t.exp2(t.sub(ls[i], t.spread(lse, 1, kTile, wl))));
+    }
+    Value p = ps.back();
+    if (plan.convPost) {
+      Value psBuf = arg(Arg::PsBuf);
+      t.barrier();
+      for (auto [i, l] : llvm::enumerate(geo.logitTiles))
+        t.store(ps[i], psBuf, at(nb, Value(), {(l + 1) * kTile, 0}), {2, 3});
+      t.barrier();
+      p = stencil(t, arg(Arg::ThetaPost), h, psBuf, kTile - plan.p2(),
+                  geo.hc2 - plan.c2(), plan.cqPost, plan.ckPost, kTile);
+    }
+    // The post conv spills right of the diagonal: Mask_0 on the output.
+    p = t.select(validMask(t, row0, j0, kTile, /*output=*/true), p,
+                 t.zeros({kTile, kTile}));
+    if (plan.mixPost)
+      t.store(p, arg(Arg::PBuf), at(nb, hl, {0, 0}), {3, 4});
+    else
+      accumulate(t, hl, j0, p);
+  });
+  if (plan.mixPost)
+    forHeads(ob, [&](OpBuilder &nb, Value hl) {
+      GpuTiles t(nb, loc, elt);
+      Value p3 = mixTile(t, arg(Arg::WPost), headOf(nb, hl), hl, arg(Arg::PBuf),
+                         0, kTile);
+      accumulate(t, hl, j0, p3);
+    });
+}
+
+/// RMSNorm over Dv (gamma shared by heads), then the scalar gate
+/// sigmoid(w . y + b), in f32 (spec/mta.md §3).
+Value MtaGpuKernel::headNorm(GpuTiles &t, Value o) {
+  OpBuilder &ob = t.b;
+  int64_t dv = plan.dv;
+  auto rowT = t.slice(kTile, t.row);
+  Value c0 = cst(ob, 0);
+  Value ms = t.mul(t.rowReduce(blk::ReduceKind::sum, t.mul(o, o)),
+                   t.splatF(rowT, 1.0 / static_cast<double>(dv)));
+  double eps = plan.op.getNormEps().convertToDouble();
+  Value rms = math::SqrtOp::create(ob, loc, t.add(ms, t.splatF(rowT, eps)));
+  Value gamma = t.loadSlice(arg(Arg::Gamma), {c0}, 0, dv, t.col);
+  Value y = t.mul(t.div(o, t.spread(rms, 1, kTile, dv)),
+                  t.spread(gamma, 0, kTile, dv));
+  if (!plan.gate)
+    return y;
+  Value w = t.loadSlice(arg(Arg::GateW), {c0}, 0, dv, t.col);
+  Value bias = memref::LoadOp::create(ob, loc, arg(Arg::GateB), ValueRange{c0});
+  Value z = t.add(
+      t.rowReduce(blk::ReduceKind::sum, t.mul(y, t.spread(w, 0, kTile, dv))),
+      tensor::SplatOp::create(ob, loc, rowT, bias));
+  Value one = t.splatF(rowT, 1.0);
+  Value sig =
+      t.div(one, t.add(one, math::ExpOp::create(
+                                ob, loc, arith::NegFOp::create(ob, loc, z))));
+  return t.mul(y, t.spread(sig, 1, kTile, dv));
+}
+
+/// Per head: the LSE (pass 1) or the normalised, normed output.
+void MtaGpuKernel::epilogue(OpBuilder &ob) {
+  int64_t dv = plan.dv;
+  forHeads(ob, [&](OpBuilder &nb, Value hl) {
+    GpuTiles t(nb, loc, elt);
+    Value h = headOf(nb, hl);
+    auto rowT = t.slice(kTile, t.row);
+    Value lBuf = arg(Arg::LBuf);
+    if (kind == Kind::Lse) {
+      // A row without a visible key (l = 0) gets LSE 0: its P stays 0.
+      Value m = t.loadSlice(arg(Arg::MBuf), at(nb, hl, {0}), 3, kTile, t.row);
+      Value l = t.loadSlice(lBuf, at(nb, hl, {0}), 3, kTile, t.row);
+      Value empty = t.cmpf(CmpFPredicate::OEQ, l, t.splatF(rowT, 0.0));
+      Value lse = t.add(m, math::Log2Op::create(nb, loc, l));
+      lse = t.select(empty, t.splatF(rowT, 0.0), lse);
+      t.store(lse, arg(Arg::Lse), {bIdx, h, row0}, {2});
+      return;
+    }
+    Value o =
+        t.loadAcc(arg(Arg::AccBuf), at(nb, hl, {0, 0}), {kTile, dv}, {3, 4});
+    if (kind == Kind::Single) {
+      Value l = t.loadSlice(lBuf, at(nb, hl, {0}), 3, kTile, t.row);
+      Value empty = t.cmpf(CmpFPredicate::OEQ, l, t.splatF(rowT, 0.0));
+      Value inv =
+          t.select(empty, t.splatF(rowT, 0.0), t.div(t.splatF(rowT, 1.0), l));
+      o = t.mul(o, t.spread(inv, 1, kTile, dv));
+    }
+    if (plan.norm)
+      o = headNorm(t, o);
+    Value out = arg(Arg::Out);
+    o = t.convert(o, cast<MemRefType>(out.getType()).getElementType());
+    t.store(o, out, {bIdx, h, row0, cst(nb, 0)}, {2, 3});
+  });
+}
+
+void MtaGpuKernel::build() {
+  GpuTiles t(b, loc, elt);
+  AttentionOp op = plan.op;
+  int64_t dv = plan.dv;
+  Value q = arg(Arg::Q);
+  px = blk::ProgramIdOp::create(b, loc, 0);
+  py = blk::ProgramIdOp::create(b, loc, 1);
+  hq = memref::DimOp::create(b, loc, q, 1);
+  hk = memref::DimOp::create(b, loc, arg(Arg::K), 1);
+  tLen = memref::DimOp::create(b, loc, q, 2);
+  sLen = memref::DimOp::create(b, loc, arg(Arg::K), 2);
+  auto weightHeads = [&](bool has, Arg a) -> Value {
+    return has ? memref::DimOp::create(b, loc, arg(a), 1) : Value();
+  };
+  groupSz = groupSize(b, loc, weightHeads(plan.mixPre, Arg::WPre),
+                      weightHeads(plan.mixPost, Arg::WPost), hq);
+  Value groups = arith::DivUIOp::create(b, loc, hq, groupSz);
+  bIdx = arith::DivUIOp::create(b, loc, py, groups);
+  grp = arith::RemUIOp::create(b, loc, py, groups);
+  off = subi(b, sLen, tLen);
+  row0 = muli(b, px, cst(b, kTile));
+  Value qPos0 = addi(b, off, row0);
+  sQ = t.alloc({kTile, plan.d});
+  sK = t.alloc({geo.sWidth(), plan.d});
+  sV = t.alloc({kTile, dv});
+
+  // Fresh state for every head of the group.
+  forHeads(b, [&](OpBuilder &nb, Value hl) {
+    GpuTiles n(nb, loc, elt);
+    auto rowT = n.slice(kTile, n.row);
+    if (kind != Kind::Output) {
+      n.store(n.splatF(rowT, -kInf), arg(Arg::MBuf), at(nb, hl, {0}), {3});
+      n.store(n.splatF(rowT, 0.0), arg(Arg::LBuf), at(nb, hl, {0}), {3});
+    }
+    if (kind != Kind::Lse)
+      n.store(n.zeros({kTile, dv}), arg(Arg::AccBuf), at(nb, hl, {0, 0}),
+              {3, 4});
+  });
+
+  // Causal tile skipping stops the walk after the diagonal (pass 2's rows
+  // above lie before it, so the same bound holds).
+  Value kvEnd = sLen, kvStart = cst(b, 0);
+  if (plan.mask != MaskKind::none)
+    kvEnd = arith::MinSIOp::create(b, loc, sLen, addi(b, qPos0, cst(b, kTile)));
+  if (plan.mask == MaskKind::sliding_window)
+    kvStart = arith::MaxSIOp::create(
+        b, loc, cst(b, 0),
+        subi(b, qPos0, cst(b, op.getWindow().value_or(0) - 1)));
+  scf::ForOp::create(
+      b, loc, kvStart, kvEnd, cst(b, kTile), ValueRange{},
+      [&](OpBuilder &nb, Location, Value j0, ValueRange) {
+        if (kind == Kind::Output) {
+          outputStep(nb, j0);
+        } else {
+          if (plan.mixPre)
+            forHeads(nb, [&](OpBuilder &hb, Value hl) {
+              GpuTiles x(hb, loc, elt);
+              Value c = preLogits(x, hl, j0).front();
+              x.store(c, arg(Arg::CBuf), at(hb, hl, {kTile, 0}), {3, 4});
+            });
+          forHeads(nb, [&](OpBuilder &hb, Value hl) {
+            GpuTiles x(hb, loc, elt);
+            onlineStep(x, hl, j0);
+          });
+        }
+        scf::YieldOp::create(nb, loc);
+      });
+  epilogue(b);
+  func::ReturnOp::create(b, loc);
+}
+
+/// Host side: buffers, kernels and launches replacing `op`.
+class MtaGpuHost {
+public:
+  MtaGpuHost(const MtaGpuPlan &plan, SymbolTable &symbols)
+      : plan(plan), symbols(symbols), loc(plan.op.getLoc()), b(plan.op) {}
+
+  void lower();
+
+private:
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value tdim(Value t, int64_t i) { return tensor::DimOp::create(b, loc, t, i); }
+  Value toBuffer(Value t) {
+    return bufferization::ToBufferOp::create(b, loc, bufferTypeOf(t), t,
+                                             /*read_only=*/true);
+  }
+  /// An f32 scratch [gx, gy, (G,) shape...].
+  Value scratch(ArrayRef<int64_t> shape, bool perHead = true) {
+    SmallVector<int64_t> dims = {ShapedType::kDynamic, ShapedType::kDynamic};
+    SmallVector<Value> sizes = {gridX, gridY};
+    if (perHead) {
+      dims.push_back(ShapedType::kDynamic);
+      sizes.push_back(groupSz);
+    }
+    dims.append(shape.begin(), shape.end());
+    return memref::AllocOp::create(
+        b, loc, MemRefType::get(dims, b.getF32Type()), sizes);
+  }
+  void launch(Kind kind, StringRef suffix,
+              ArrayRef<std::pair<Arg, Value>> extra);
+  /// The scratch every kernel of `kind` needs besides its own.
+  void addTileScratch(Kind kind, SmallVectorImpl<std::pair<Arg, Value>> &to);
+
+  const MtaGpuPlan &plan;
+  SymbolTable &symbols;
+  Location loc;
+  OpBuilder b;
+  SmallVector<std::pair<Arg, Value>> common;
+  Value gridX, gridY, groupSz;
+};
+
+void MtaGpuHost::launch(Kind kind, StringRef suffix,
+                        ArrayRef<std::pair<Arg, Value>> extra) {
+  SmallVector<std::pair<Arg, Value>> all(common);
+  all.append(extra.begin(), extra.end());
+  SmallVector<Type> types;
+  SmallVector<Value> values;
+  std::map<Arg, unsigned> index;
+  for (auto [role, v] : all) {
+    index[role] = values.size();
+    values.push_back(v);
+    types.push_back(v.getType());
+  }
+  func::FuncOp kernel = createBlockKernel(plan.op, symbols, suffix, types);
+  kernel->setAttr("attn_block.num_warps", b.getI64IntegerAttr(kGpuWarps));
+  Type elt = cast<ShapedType>(plan.op.getQ().getType()).getElementType();
+  MtaGpuKernel(plan, kind, kernel, index, elt).build();
+  blk::LaunchOp::create(b, loc, kernel.getName(), gridX, gridY, values);
+}
+
+void MtaGpuHost::addTileScratch(Kind kind,
+                                SmallVectorImpl<std::pair<Arg, Value>> &to) {
+  Geometry g = geometryOf(plan, kind);
+  if (plan.convPre)
+    to.push_back(
+        {Arg::SBuf, scratch({kScoreTiles * kTile, g.sWidth()}, false)});
+  if (plan.mixPre)
+    to.push_back({Arg::CBuf, scratch({2 * kTile, g.lWidth()})});
+}
+
+void MtaGpuHost::lower() {
+  AttentionOp op = plan.op;
+  int64_t dv = plan.dv;
+  Value bDim = tdim(op.getQ(), 0), hDim = tdim(op.getQ(), 1),
+        tLen = tdim(op.getQ(), 2);
+  common = {{Arg::Q, toBuffer(op.getQ())},
+            {Arg::K, toBuffer(op.getK())},
+            {Arg::V, toBuffer(op.getV())}};
+  if (plan.fox)
+    common.push_back({Arg::G, launchGatePrefix(op, symbols, b)});
+  if (plan.convPre)
+    common.push_back({Arg::ThetaPre, toBuffer(op.getKqConvPre())});
+  if (plan.mixPre)
+    common.push_back({Arg::WPre, toBuffer(op.getHeadMixPre())});
+  if (plan.convPost)
+    common.push_back({Arg::ThetaPost, toBuffer(op.getKqConvPost())});
+  if (plan.mixPost)
+    common.push_back({Arg::WPost, toBuffer(op.getHeadMixPost())});
+  if (plan.norm)
+    common.push_back({Arg::Gamma, toBuffer(op.getNorm())});
+  if (plan.gate) {
+    common.push_back({Arg::GateW, toBuffer(op.getNormGateW())});
+    common.push_back({Arg::GateB, toBuffer(op.getNormGateB())});
+  }
+
+  groupSz =
+      groupSize(b, loc, plan.mixPre ? tdim(op.getHeadMixPre(), 1) : Value(),
+                plan.mixPost ? tdim(op.getHeadMixPost(), 1) : Value(), hDim);
+  gridX = arith::CeilDivUIOp::create(b, loc, tLen, cst(kTile));
+  gridY = arith::MulIOp::create(b, loc, bDim,
+                                arith::DivUIOp::create(b, loc, hDim, groupSz));
+
+  Value out = allocResult(b, loc, op, bDim, hDim, tLen);
+  SmallVector<std::pair<Arg, Value>> stats = {{Arg::MBuf, scratch({kTile})},
+                                              {Arg::LBuf, scratch({kTile})}};
+  if (!plan.twoPass()) {
+    SmallVector<std::pair<Arg, Value>> extra;
+    addTileScratch(Kind::Single, extra);
+    extra.append(stats.begin(), stats.end());
+    extra.append({{Arg::AccBuf, scratch({kTile, dv})}, {Arg::Out, out}});
+    launch(Kind::Single, "mta_kernel", extra);
+  } else {
+    auto lseType = MemRefType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+        b.getF32Type());
+    Value lse =
+        memref::AllocOp::create(b, loc, lseType, ValueRange{bDim, hDim, tLen});
+    SmallVector<std::pair<Arg, Value>> pass1;
+    addTileScratch(Kind::Lse, pass1);
+    pass1.append(stats.begin(), stats.end());
+    pass1.push_back({Arg::Lse, lse});
+    launch(Kind::Lse, "mta_lse_kernel", pass1);
+    SmallVector<std::pair<Arg, Value>> pass2 = {{Arg::Lse, lse}};
+    addTileScratch(Kind::Output, pass2);
+    if (plan.convPost)
+      pass2.push_back(
+          {Arg::PsBuf,
+           scratch({2 * kTile, geometryOf(plan, Kind::Output).lWidth()},
+                   false)});
+    if (plan.mixPost)
+      pass2.push_back({Arg::PBuf, scratch({kTile, kTile})});
+    pass2.append({{Arg::AccBuf, scratch({kTile, dv})}, {Arg::Out, out}});
+    launch(Kind::Output, "mta_output_kernel", pass2);
+  }
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, op.getType(), out, /*restrict=*/true, /*writable=*/true);
+  op.replaceAllUsesWith(result);
+  op.erase();
+}
+
+} // namespace
+
+std::string mlir::attn::checkMtaGpuSupport(AttentionOp op,
+                                           const BlockTarget &) {
+  Type e = cast<ShapedType>(op.getQ().getType()).getElementType();
+  if (!e.isBF16() && !e.isF16())
+    return "the MTA GPU form takes bf16 or f16 q, k, v (the m16n8k16 "
+           "mma.sync operands)";
+  for (Value x : {op.getK(), op.getV()})
+    if (cast<ShapedType>(x.getType()).getElementType() != e)
+      return "the MTA GPU form needs q, k and v of one element type";
+  for (Value x : {op.getQ(), op.getV()}) {
+    int64_t d = cast<ShapedType>(x.getType()).getDimSize(3);
+    if (d != 64 && d != 128)
+      return "the MTA GPU form needs head dims 64 or 128, got " +
+             (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+  }
+  for (Value k : {op.getKqConvPre(), op.getKqConvPost()}) {
+    if (!k)
+      continue;
+    auto t = cast<ShapedType>(k.getType());
+    if (t.getDimSize(1) > kTile + 1 || t.getDimSize(2) > 2 * kHalo + 1)
+      return "the MTA GPU form takes key-query kernels of up to " +
+             std::to_string(kTile + 1) + " x " + std::to_string(2 * kHalo + 1) +
+             " taps (a row tile above, " + std::to_string(kHalo) +
+             " keys each side), got " + std::to_string(t.getDimSize(1)) +
+             " x " + std::to_string(t.getDimSize(2));
+  }
+  if (op.getRopeTheta())
+    return "RoPE with MTA has no GPU form yet";
+  return "";
+}
+
+void mlir::attn::lowerMtaAttentionGpu(AttentionOp op, SymbolTable &symbols,
+                                      const BlockLoweringConfig &) {
+  MtaGpuPlan plan(op);
+  MtaGpuHost(plan, symbols).lower();
+}

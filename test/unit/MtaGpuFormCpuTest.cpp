@@ -1,0 +1,281 @@
+//===- MtaGpuFormCpuTest.cpp - MTA's GPU form on the CPU vs the oracle ----===//
+//
+// The GPU form of MTA that attn-to-block{target=sm_90} builds
+// (MtaToBlockGpu.cpp: mma layouts, shared buffers, cp.async copies, score
+// tiles published through scratch and read back shifted per stencil tap)
+// runs on the CPU through attn-to-cpu (attn-block-strip-gpu gives each GPU op
+// its sequential meaning) against the fp64 oracle, on fresh random inputs
+// (seeds in the messages): kernel sizes 1x1 to 6x11 and the largest the
+// form takes (65 x 17), group sizes 1, 2 and H, lengths around the 64-row
+// tile, pre-only (one pass) and with post pieces (two passes), FoX, GQA,
+// T < S, D = 128, f16. q, k, v are rounded to the 16-bit type first, so
+// only the kernels' own rounding is measured. Outputs start as junk
+// (MALLOC_PERTURB_ in CMake). Identity kernels and mixing must give plain
+// attention; a later token must not reach an earlier row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BlockFormText.h"
+#include "ExecutionHelpers.h"
+#include "MtaSources.h"
+#include "ProgramOracle.h"
+
+#include <iostream>
+#include <map>
+
+namespace {
+
+using namespace attn::exec_test;
+
+attn::DType dtypeOf(const std::string &elt) {
+  return elt == "f16" ? attn::DType::F16 : attn::DType::BF16;
+}
+
+/// The compiled GPU form of `source` (one compile per source).
+attn::Kernel *compiledForm(const std::string &source) {
+  static std::map<std::string, std::shared_ptr<attn::Kernel>> cache;
+  auto it = cache.find(source);
+  if (it != cache.end())
+    return it->second.get();
+  std::string form = blockFormText(source, "sm_90");
+  EXPECT_NE(form.find("attn_block.local_load"), std::string::npos)
+      << source << form;
+  EXPECT_NE(form.find("#attn_block.mma"), std::string::npos);
+  attn::CompileOptions options;
+  options.pipeline = attn::Pipeline::Fused;
+  auto kernel = engine().compile(form, options, "mta-gpu-form");
+  if (!kernel) {
+    ADD_FAILURE() << llvm::toString(kernel.takeError());
+    return nullptr;
+  }
+  return (cache[source] = *kernel).get();
+}
+
+/// Random inputs for `f` at [b, hq, t] queries (s keys, hk KV heads); q, k,
+/// v rounded to the 16-bit type.
+std::vector<Tensor> inputs(const MtaForm &f, int64_t b, int64_t hq, int64_t hk,
+                           int64_t t, int64_t s, uint64_t seed) {
+  std::string src = mtaSource(f);
+  Program p(src);
+  EXPECT_TRUE(p.module) << src;
+  attn::ref::RandomSpec spec;
+  spec.batch = b;
+  spec.heads = hq;
+  spec.seqLen = s;
+  spec.seed = seed;
+  auto ins = attn::ref::randomInputs(p.main(), spec);
+  EXPECT_TRUE(static_cast<bool>(ins)) << llvm::toString(ins.takeError());
+  if (!ins)
+    return {};
+  (*ins)[0] = attn::ref::randn({b, hq, t, f.d}, seed + 100);
+  (*ins)[1] = attn::ref::randn({b, hk, s, f.d}, seed + 101);
+  (*ins)[2] = attn::ref::randn({b, hk, s, f.dv}, seed + 102);
+  for (int i = 0; i < 3; ++i)
+    (*ins)[i] =
+        *attn::ref::fromHost(attn::ref::toHost((*ins)[i], dtypeOf(f.elt)));
+  return *ins;
+}
+
+Tensor runForm(const MtaForm &f, const std::vector<Tensor> &ins) {
+  attn::Kernel *kernel = compiledForm(mtaSource(f));
+  if (!kernel)
+    return {};
+  std::vector<attn::HostArray> host;
+  for (size_t i = 0; i < ins.size(); ++i)
+    host.push_back(
+        attn::ref::toHost(ins[i], i < 3 ? dtypeOf(f.elt) : attn::DType::F32));
+  auto out = kernel->run(host);
+  if (!out) {
+    ADD_FAILURE() << llvm::toString(out.takeError());
+    return {};
+  }
+  EXPECT_EQ(out->dtype, dtypeOf(f.elt));
+  return *attn::ref::fromHost(*out);
+}
+
+/// The GPU form vs the oracle of `reference` (default: f's own source):
+/// relative RMS <= 5e-3 and every row within 2e-2.
+void expectMatches(const MtaForm &f, const std::vector<Tensor> &ins,
+                   const std::string &what, const std::string &reference = "") {
+  SCOPED_TRACE(what);
+  Program ref(reference.empty() ? mtaSource(f) : reference);
+  ASSERT_TRUE(ref.module);
+  auto want = attn::ref::evaluate(ref.main(), ins);
+  ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());
+  Tensor got = runForm(f, ins);
+  ASSERT_EQ(got.shape, want->shape);
+  double rms = attn::ref::relRmsError(got, *want);
+  double worst = attn::ref::worstRowRelError(got, *want);
+  std::cout << "[ mta gpu form ] " << what << ": rms " << rms << ", worst row "
+            << worst << "\n";
+  EXPECT_LE(rms, attn::ref::kHalfRmsBound);
+  EXPECT_LE(worst, attn::ref::kHalfRowBound);
+}
+
+void check(const MtaForm &f, int64_t b, int64_t hq, int64_t hk, int64_t t,
+           int64_t s, uint64_t seed) {
+  std::string what = describe(f) + ", B " + std::to_string(b) + " Hq " +
+                     std::to_string(hq) + " Hk " + std::to_string(hk) + " T " +
+                     std::to_string(t) + " S " + std::to_string(s) + ", seed " +
+                     std::to_string(seed);
+  expectMatches(f, inputs(f, b, hq, hk, t, s, seed), what);
+}
+
+const int kKernels[][2] = {{1, 1}, {2, 3}, {3, 5}, {6, 11}};
+
+/// The released composition without RoPE (pre and post convs and mixes,
+/// norm and gate) and the pre-only one, over the kernel and group sizes,
+/// at the tile-boundary lengths.
+TEST(MtaGpuFormOnCpu, KernelsGroupsAndLengths) {
+  uint64_t seed = attn::ref::freshSeed();
+  for (bool post : {false, true})
+    for (auto [cq, ck] : kKernels)
+      for (int ch : {1, 2, 0}) {
+        MtaForm f;
+        f.cq = cq;
+        f.ck = ck;
+        f.ch = ch;
+        f.post = f.mixPost = f.norm = f.gate = post;
+        for (int64_t t : {1, 5, 63, 64, 65})
+          check(f, 1, 4, 4, t, t, ++seed);
+      }
+}
+
+/// Longer sequences (several row tiles above the diagonal, the post halo's
+/// row tile), the largest kernel the form takes, D = 128, Dv != D, f16.
+TEST(MtaGpuFormOnCpu, LongerSequencesWideKernelsAndTypes) {
+  uint64_t seed = attn::ref::freshSeed();
+  for (bool post : {false, true}) {
+    MtaForm f;
+    f.post = f.mixPost = post;
+    check(f, 1, 2, 2, 300, 300, ++seed);
+    MtaForm wide = f;
+    wide.cq = 65;
+    wide.ck = 17;
+    check(wide, 1, 2, 2, 200, 200, ++seed);
+    MtaForm d128 = f;
+    d128.d = d128.dv = 128;
+    check(d128, 1, 2, 2, 130, 130, ++seed);
+    MtaForm narrowV = f;
+    narrowV.d = 128;
+    narrowV.dv = 64;
+    check(narrowV, 1, 2, 2, 100, 100, ++seed);
+    MtaForm half = f;
+    half.elt = "f16";
+    check(half, 1, 2, 2, 100, 100, ++seed);
+  }
+}
+
+/// Each piece alone, FoX, batch > 1, GQA and T < S (the Mask_0 diagonal
+/// is shifted by S - T); the norm alone without a mask and windowed.
+TEST(MtaGpuFormOnCpu, PiecesAndCompositions) {
+  uint64_t seed = attn::ref::freshSeed();
+  MtaForm none;
+  none.pre = none.mixPre = none.post = none.mixPost = false;
+  MtaForm f = none;
+  f.pre = true;
+  check(f, 2, 2, 2, 70, 70, ++seed); // pre conv only
+  f = none;
+  f.mixPre = true;
+  check(f, 1, 4, 4, 70, 70, ++seed); // pre mix only
+  f = none;
+  f.post = true;
+  check(f, 1, 2, 2, 70, 70, ++seed); // post conv only
+  f = none;
+  f.mixPost = true;
+  f.ch = 2;
+  check(f, 1, 4, 4, 70, 70, ++seed); // post mix only
+  f = none;
+  check(f, 2, 3, 3, 70, 70, ++seed); // the head norm with its gate only
+  f = MtaForm();
+  f.fox = true;
+  check(f, 1, 4, 4, 130, 130, ++seed); // MTA + FoX
+  f.scaled = true;
+  f.post = f.mixPost = false;
+  check(f, 1, 2, 2, 100, 100, ++seed);
+  f = MtaForm();
+  f.cq = 3;
+  f.ck = 5;
+  check(f, 1, 4, 2, 40, 100, ++seed); // GQA, T < S
+  check(f, 1, 4, 2, 1, 9, ++seed);
+  f.post = f.mixPost = false;
+  check(f, 1, 4, 2, 70, 200, ++seed);
+  // The norm alone fuses under any mask (MTA's convolutions and mixing
+  // need the causal one).
+  f = none;
+  f.attrs = "mask none";
+  check(f, 1, 2, 2, 90, 90, ++seed);
+  f.attrs = "mask sliding_window window 50";
+  check(f, 1, 2, 2, 150, 150, ++seed);
+}
+
+/// Identity kernels (a delta at (c_q - 1, centre)) and identity mixing
+/// give plain attention (with the norm: plain attention normed).
+TEST(MtaGpuFormOnCpu, IdentityIsPlainAttention) {
+  uint64_t seed = attn::ref::freshSeed();
+  MtaForm f;
+  f.norm = f.gate = false;
+  const int64_t h = 4, t = 150;
+  std::vector<Tensor> ins = inputs(f, 1, h, h, t, t, ++seed);
+  for (size_t i = 3; i < ins.size(); ++i) {
+    Tensor &x = ins[i];
+    for (double &e : x.data)
+      e = 0.0;
+    if (x.shape.size() == 3) // [H, c_q, c_k]
+      for (int64_t g = 0; g < x.shape[0]; ++g)
+        x.data[(g * f.cq + f.cq - 1) * f.ck + f.ck / 2] = 1.0;
+    else // [H, H]
+      for (int64_t g = 0; g < x.shape[0]; ++g)
+        x.data[g * x.shape[1] + g] = 1.0;
+  }
+  std::string plain = R"(
+func.func @main(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+})";
+  Program ref(plain);
+  ASSERT_TRUE(ref.module);
+  auto want = attn::ref::evaluate(ref.main(), {ins[0], ins[1], ins[2]});
+  ASSERT_TRUE(static_cast<bool>(want));
+  Tensor got = runForm(f, ins);
+  ASSERT_EQ(got.shape, want->shape);
+  EXPECT_LE(attn::ref::relRmsError(got, *want), attn::ref::kHalfRmsBound)
+      << "seed " << seed;
+  EXPECT_LE(attn::ref::worstRowRelError(got, *want), attn::ref::kHalfRowBound)
+      << "seed " << seed;
+}
+
+/// Changing token 100's q, k and v leaves every earlier output row of
+/// every head bit for bit as it was (the convolutions reach no future
+/// query or key) and changes row 100 and later ones.
+TEST(MtaGpuFormOnCpu, IsCausal) {
+  uint64_t seed = attn::ref::freshSeed();
+  for (bool post : {false, true}) {
+    MtaForm f;
+    f.post = f.mixPost = post;
+    const int64_t h = 2, t = 200, d = 64, at = 100;
+    SCOPED_TRACE(describe(f) + ", seed " + std::to_string(seed + 1));
+    std::vector<Tensor> ins = inputs(f, 1, h, h, t, t, ++seed);
+    Tensor before = runForm(f, ins);
+    for (int64_t g = 0; g < h; ++g)
+      for (int64_t e = 0; e < d; ++e)
+        for (int i = 0; i < 3; ++i)
+          ins[i].data[(g * t + at) * d + e] = e % 2 ? 1.5 : -2.0;
+    Tensor after = runForm(f, ins);
+    ASSERT_EQ(before.data.size(), after.data.size());
+    for (int64_t g = 0; g < h; ++g) {
+      for (int64_t r = 0; r < t; ++r) {
+        bool same = true;
+        for (int64_t e = 0; e < d; ++e)
+          same &= before.data[(g * t + r) * d + e] ==
+                  after.data[(g * t + r) * d + e];
+        if (r < at)
+          EXPECT_TRUE(same) << "head " << g << " row " << r << " changed";
+        else if (r == at || r == t - 1)
+          EXPECT_FALSE(same) << "head " << g << " row " << r << " unchanged";
+      }
+    }
+  }
+}
+
+} // namespace
