@@ -49,15 +49,17 @@ gpu.module @m {
   // Rows warp*16 + lane/4 and + 8: two guarded scalar stores.
   // CHECK-COUNT-2: memref.store
   // CHECK-NOT: memref.store
-  func.func private @shifted(%src: memref<?x32xf32>, %dst: memref<?x16xf32>, %col: index) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+  func.func private @shifted(%src: memref<?x32xf32>, %dst: memref<?x16xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
     %c0 = arith.constant 0 : index
     %row = attn_block.program_id 0
+    %col = attn_block.program_id 1
     %t = attn_block.load %src[%row, %col] dims [0, 1] padding 0.0 : memref<?x32xf32> -> tensor<64x16xf32, #mma>
     attn_block.store %t, %dst[%row, %c0] dims [0, 1] : tensor<64x16xf32, #mma> -> memref<?x16xf32>
     return
   }
-  func.func private @rowstats(%dst: memref<?xf32>, %x: f32) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+  func.func private @rowstats(%dst: memref<?xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
     %row = attn_block.program_id 0
+    %x = arith.constant 2.5 : f32
     %t = tensor.splat %x : tensor<64xf32, #row>
     attn_block.store %t, %dst[%row] dims [0] : tensor<64xf32, #row> -> memref<?xf32>
     return

@@ -18,7 +18,6 @@
 #include "BlockFormText.h"
 #include "ExecutionHelpers.h"
 #include "MtaSources.h"
-#include "ProgramOracle.h"
 
 #include <iostream>
 #include <map>
@@ -26,10 +25,6 @@
 namespace {
 
 using namespace attn::exec_test;
-
-attn::DType dtypeOf(const std::string &elt) {
-  return elt == "f16" ? attn::DType::F16 : attn::DType::BF16;
-}
 
 /// The compiled GPU form of `source` (one compile per source).
 attn::Kernel *compiledForm(const std::string &source) {
@@ -51,40 +46,11 @@ attn::Kernel *compiledForm(const std::string &source) {
   return (cache[source] = *kernel).get();
 }
 
-/// Random inputs for `f` at [b, hq, t] queries (s keys, hk KV heads); q, k,
-/// v rounded to the 16-bit type.
-std::vector<Tensor> inputs(const MtaForm &f, int64_t b, int64_t hq, int64_t hk,
-                           int64_t t, int64_t s, uint64_t seed) {
-  std::string src = mtaSource(f);
-  Program p(src);
-  EXPECT_TRUE(p.module) << src;
-  attn::ref::RandomSpec spec;
-  spec.batch = b;
-  spec.heads = hq;
-  spec.seqLen = s;
-  spec.seed = seed;
-  auto ins = attn::ref::randomInputs(p.main(), spec);
-  EXPECT_TRUE(static_cast<bool>(ins)) << llvm::toString(ins.takeError());
-  if (!ins)
-    return {};
-  (*ins)[0] = attn::ref::randn({b, hq, t, f.d}, seed + 100);
-  (*ins)[1] = attn::ref::randn({b, hk, s, f.d}, seed + 101);
-  (*ins)[2] = attn::ref::randn({b, hk, s, f.dv}, seed + 102);
-  for (int i = 0; i < 3; ++i)
-    (*ins)[i] =
-        *attn::ref::fromHost(attn::ref::toHost((*ins)[i], dtypeOf(f.elt)));
-  return *ins;
-}
-
 Tensor runForm(const MtaForm &f, const std::vector<Tensor> &ins) {
   attn::Kernel *kernel = compiledForm(mtaSource(f));
   if (!kernel)
     return {};
-  std::vector<attn::HostArray> host;
-  for (size_t i = 0; i < ins.size(); ++i)
-    host.push_back(
-        attn::ref::toHost(ins[i], i < 3 ? dtypeOf(f.elt) : attn::DType::F32));
-  auto out = kernel->run(host);
+  auto out = kernel->run(mtaHostInputs(f, ins));
   if (!out) {
     ADD_FAILURE() << llvm::toString(out.takeError());
     return {};
@@ -118,7 +84,7 @@ void check(const MtaForm &f, int64_t b, int64_t hq, int64_t hk, int64_t t,
                      std::to_string(hq) + " Hk " + std::to_string(hk) + " T " +
                      std::to_string(t) + " S " + std::to_string(s) + ", seed " +
                      std::to_string(seed);
-  expectMatches(f, inputs(f, b, hq, hk, t, s, seed), what);
+  expectMatches(f, mtaInputs(f, b, hq, hk, t, s, seed), what);
 }
 
 const int kKernels[][2] = {{1, 1}, {2, 3}, {3, 5}, {6, 11}};
@@ -216,7 +182,7 @@ TEST(MtaGpuFormOnCpu, IdentityIsPlainAttention) {
   MtaForm f;
   f.norm = f.gate = false;
   const int64_t h = 4, t = 150;
-  std::vector<Tensor> ins = inputs(f, 1, h, h, t, t, ++seed);
+  std::vector<Tensor> ins = mtaInputs(f, 1, h, h, t, t, ++seed);
   for (size_t i = 3; i < ins.size(); ++i) {
     Tensor &x = ins[i];
     for (double &e : x.data)
@@ -255,7 +221,7 @@ TEST(MtaGpuFormOnCpu, IsCausal) {
     f.post = f.mixPost = post;
     const int64_t h = 2, t = 200, d = 64, at = 100;
     SCOPED_TRACE(describe(f) + ", seed " + std::to_string(seed + 1));
-    std::vector<Tensor> ins = inputs(f, 1, h, h, t, t, ++seed);
+    std::vector<Tensor> ins = mtaInputs(f, 1, h, h, t, t, ++seed);
     Tensor before = runForm(f, ins);
     for (int64_t g = 0; g < h; ++g)
       for (int64_t e = 0; e < d; ++e)
@@ -269,10 +235,11 @@ TEST(MtaGpuFormOnCpu, IsCausal) {
         for (int64_t e = 0; e < d; ++e)
           same &= before.data[(g * t + r) * d + e] ==
                   after.data[(g * t + r) * d + e];
-        if (r < at)
+        if (r < at) {
           EXPECT_TRUE(same) << "head " << g << " row " << r << " changed";
-        else if (r == at || r == t - 1)
+        } else if (r == at || r == t - 1) {
           EXPECT_FALSE(same) << "head " << g << " row " << r << " unchanged";
+        }
       }
     }
   }

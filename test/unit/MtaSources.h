@@ -9,6 +9,9 @@
 #ifndef ATTN_TEST_UNIT_MTASOURCES_H
 #define ATTN_TEST_UNIT_MTASOURCES_H
 
+#include "ExecutionHelpers.h"
+#include "ProgramOracle.h"
+
 #include <sstream>
 #include <string>
 #include <utility>
@@ -93,6 +96,50 @@ inline std::string describe(const MtaForm &c) {
      << (c.rope ? " rope" : "") << " D " << c.d << " Dv " << c.dv << " "
      << c.elt << (c.attrs.empty() ? "" : " " + c.attrs);
   return os.str();
+}
+
+inline attn::DType dtypeOf(const std::string &elt) {
+  return elt == "f16" ? attn::DType::F16 : attn::DType::BF16;
+}
+
+/// Random inputs for `f` with [b, hq, t] queries, s keys and hk KV heads
+/// (the oracle's randomInputs for the kernels, weights and norm
+/// parameters); q, k, v rounded to the 16-bit type, so that the oracle
+/// sees what the kernels see.
+inline std::vector<Tensor> mtaInputs(const MtaForm &f, int64_t b, int64_t hq,
+                                     int64_t hk, int64_t t, int64_t s,
+                                     uint64_t seed) {
+  std::string src = mtaSource(f);
+  Program p(src);
+  EXPECT_TRUE(p.module) << src;
+  if (!p.module)
+    return {};
+  attn::ref::RandomSpec spec;
+  spec.batch = b;
+  spec.heads = hq;
+  spec.seqLen = s;
+  spec.seed = seed;
+  auto ins = attn::ref::randomInputs(p.main(), spec);
+  EXPECT_TRUE(static_cast<bool>(ins)) << llvm::toString(ins.takeError());
+  if (!ins)
+    return {};
+  (*ins)[0] = attn::ref::randn({b, hq, t, f.d}, seed + 100);
+  (*ins)[1] = attn::ref::randn({b, hk, s, f.d}, seed + 101);
+  (*ins)[2] = attn::ref::randn({b, hk, s, f.dv}, seed + 102);
+  for (int i = 0; i < 3; ++i)
+    (*ins)[i] =
+        *attn::ref::fromHost(attn::ref::toHost((*ins)[i], dtypeOf(f.elt)));
+  return *ins;
+}
+
+/// Host arrays of `ins`: q, k, v in f's 16-bit type, the rest f32.
+inline std::vector<HostArray> mtaHostInputs(const MtaForm &f,
+                                            const std::vector<Tensor> &ins) {
+  std::vector<HostArray> host;
+  for (size_t i = 0; i < ins.size(); ++i)
+    host.push_back(
+        attn::ref::toHost(ins[i], i < 3 ? dtypeOf(f.elt) : attn::DType::F32));
+  return host;
 }
 
 } // namespace attn::exec_test
