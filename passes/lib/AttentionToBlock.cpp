@@ -113,13 +113,6 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                               ? checkMtaGpuSupport(op, tgt)
                           : op.getW() ? checkPathGpuSupport(op, tgt, pathChunk)
                                       : checkFlashGpuSupport(op, tgt, blockN);
-        // The GPU form of RoPE reads q and k rotated by the rope prologue
-        // kernels, which only attn-attention-to-gpu{lowering=block}
-        // launches; FoX's G' comes from launchGatePrefix here.
-        if (bad.empty() && op.getRopeTheta())
-          bad = "RoPE in the GPU form reads q and k rotated by the rope "
-                "prologue kernels, which only "
-                "attn-attention-to-gpu{lowering=block} launches";
         if (!bad.empty()) {
           op.emitError() << "attn-to-block{target=" << tgt.name << "}: " << bad;
           signalPassFailure();

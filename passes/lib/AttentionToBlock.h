@@ -57,6 +57,17 @@ func::FuncOp buildFlashGpuKernel(AttentionOp op, OpBuilder &mb, StringRef name,
 /// at `b`; returns the G' buffer. FlashToBlockGpu.cpp.
 Value launchGatePrefix(AttentionOp op, SymbolTable &symbols, OpBuilder &b);
 
+/// For the GPU form of RoPE in attn-to-block (no GPU prologue kernels
+/// there): GPU-form block kernels `<func>_rope_table`, `<func>_rope_q` and
+/// `<func>_rope_k` (scalar code, one warp per program; RopeToBlockGpu.cpp)
+/// launched at `b`, computing the cos/sin tables in f64 and rotating q and k
+/// by `op`'s RoPE attributes (style, rope_dim, rope_offset, rope_q_offset; no
+/// scale). Returns the new buffers q rotated [B, Hq, T, D] and k rotated
+/// [B, Hk, S, D], both of q's element type. Reads nothing of `op` but q, k
+/// and the RoPE attributes, so any lowering (flash, MTA) may call it.
+std::pair<Value, Value> launchRopeGpu(AttentionOp op, SymbolTable &symbols,
+                                      OpBuilder &b);
+
 /// cos/sin(p * theta^(-2i/R)) for every position p a query or key of `op`
 /// takes, [P, R/2] f32 tensors built on the host in f64 (positions reach
 /// 1e5, where f32 angles lose the phase); row 0 is position

@@ -262,7 +262,9 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
   SmallVector<Value> tensors = {op.getQ(), op.getK(), op.getV()};
   if (op.getG())
     tensors.push_back(op.getG());
-  if (op.getRopeTheta()) {
+  // The GPU form reads q and k rotated by launchRopeGpu's kernels, not
+  // tables built on the host.
+  if (op.getRopeTheta() && !cfg.target.gpu) {
     auto [cosTable, sinTable] = buildRopeTables(op, b);
     tensors.push_back(cosTable);
     tensors.push_back(sinTable);
@@ -287,14 +289,17 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
     buildKernel(op, kernel, cfg);
   }
 
-  // The launch: buffers in, a fresh output buffer out.
-  SmallVector<Value> args;
-  for (Value v : tensors)
-    args.push_back(bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,
-                                                     /*read_only=*/true));
-  // The GPU form reads G' (the gate prologue's output), not g.
+  // The launch: buffers in, a fresh output buffer out. The GPU form reads
+  // q and k rotated (RoPE) and G' (the gate prologue's output), not g.
+  SmallVector<Value> args(tensors.size());
+  if (cfg.target.gpu && op.getRopeTheta())
+    std::tie(args[0], args[1]) = launchRopeGpu(op, symbols, b);
   if (cfg.target.gpu && op.getG())
     args[3] = launchGatePrefix(op, symbols, b);
+  for (auto [arg, v] : llvm::zip(args, tensors))
+    if (!arg)
+      arg = bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,
+                                              /*read_only=*/true);
   auto outType = bufferTypeOf(op.getResult());
   SmallVector<Value> dyn;
   Value bDim = tensor::DimOp::create(b, loc, op.getQ(), 0);

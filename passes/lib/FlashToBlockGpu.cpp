@@ -26,8 +26,10 @@
 //    block's query rows is loaded once into the row slice, G' at each key
 //    tile's keys into the column slice, and the bias G'_j - G'_i joins S
 //    through TileBuilder::addFoxBias, the construction of the CPU form;
-//  * RoPE: the rope prologue kernels rotate q and k (GpuPlan::blockProgram),
-//    so the kernel reads rotated tiles and has nothing to add;
+//  * RoPE: the rope prologue kernels rotate q and k (GpuPlan::blockProgram;
+//    under attn-to-block the block kernels of launchRopeGpu,
+//    RopeToBlockGpu.cpp), so the kernel reads rotated tiles and has nothing
+//    to add;
 //  * dependent launch (BlockTarget::dependentLaunch): a griddep_wait right
 //    before the first read of a prologue kernel's output (the Q copy with
 //    RoPE, the load of G' at the query rows with FoX).

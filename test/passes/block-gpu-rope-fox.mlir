@@ -10,7 +10,6 @@
 // RUN: attn-opt %attn_examples/rope_bf16.mlir --attn-fuse --attn-attention-to-gpu="lowering=block chip=sm_90" | FileCheck %s --check-prefix=ROPE
 // RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-to-gpu="lowering=block chip=sm_90 format=isa" | FileCheck %s --check-prefix=ISA
 // RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-to-gpu="lowering=block chip=sm_80" | FileCheck %s --check-prefix=BIN
-// RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-fuse --attn-to-block="target=sm_90" 2>&1 | FileCheck %s --check-prefix=TOBLOCK
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_80" | FileCheck %s --check-prefix=PREFIX
 
 // The gate kernel's output is G alone (B*Hq*S floats), and attention is a
@@ -65,12 +64,11 @@
 // ISA: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // BIN: gpu.binary @main_gpu
 
-// TOBLOCK: attn-to-block{target=sm_90}: RoPE in the GPU form reads q and k rotated by the rope prologue kernels, which only attn-attention-to-gpu{lowering=block} launches
-
-// attn-to-block{target=...} has no GPU prologue: FoX's G' comes from a block
-// kernel doing what the gate kernel does (f64 prefix sums times
-// -gamma log2(e) = -1.4427, f32 out), launched over the B*Hq rows first; its
-// GPU form is scalar code, one warp per row.
+// attn-to-block{target=...} has no GPU prologue (its RoPE kernels:
+// rope-to-block-gpu.mlir): FoX's G' comes from a block kernel doing what
+// the gate kernel does (f64 prefix sums times -gamma log2(e) = -1.4427, f32
+// out), launched over the B*Hq rows first; its GPU form is scalar code, one
+// warp per row.
 // PREFIX: func.func private @main_attention_kernel(%{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?xf32>, %{{.*}}: memref<?x?x?x64xbf16>)
 // PREFIX: attn_block.load %{{.*}} -> tensor<64xf32, #{{.*}}>
 // PREFIX: func.func private @main_gate_prefix(%[[G:.*]]: memref<?x?x?xf32>, %[[GP:.*]]: memref<?x?x?xf32>) attributes {attn_block.kernel, attn_block.num_warps = 1 : i64}

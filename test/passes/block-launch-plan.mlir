@@ -17,7 +17,6 @@
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90 format=none" --mlir-print-ir-after-all 2>&1 | FileCheck %s --check-prefix=PIPE
 // RUN: not attn-opt %attn_examples/path.mlir --attn-to-gpu="lowering=block chip=sm_90" 2>&1 | FileCheck %s --check-prefix=PATH
 // RUN: attn-opt %attn_examples/path_bf16.mlir --attn-to-gpu="lowering=block chip=sm_90 format=none" | FileCheck %s --check-prefix=PATHGPU
-// RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90" 2>&1 | FileCheck %s --check-prefix=ROPE
 // RUN: not attn-opt %attn_examples/plain_bf16.mlir --attn-to-gpu="lowering=block-plan warps=8" 2>&1 | FileCheck %s --check-prefix=WARPS
 
 // Plain: one kernel, grid (T ceildiv 64, B * H), 128 threads, Q + 2 K + 2 V
@@ -86,7 +85,6 @@
 // PATH: error: attn-to-block{target=sm_90}: the PaTH GPU form takes bf16 or f16 q, k, v
 // PATHGPU: llvm.func @main_path_chunk_kernel
 // PATHGPU: llvm.func @main_path_attention_kernel
-// ROPE: error: attn-to-block{target=sm_90}: RoPE in the GPU form reads q and k rotated by the rope prologue kernels
 // WARPS: GPU options warps, m-tiles and overlap are not options of lowering=block-plan
 
 func.func private @k(%a: memref<?x?xf32>, %o: memref<?x8xf32>) attributes {attn_block.kernel, attn_block.num_warps = 2 : i64} {

@@ -316,8 +316,9 @@ INSTANTIATE_TEST_SUITE_P(All, GpuAttention, ::testing::ValuesIn(cases()),
 /// lowering=block-plan: every kernel and the launch plan from the block
 /// program (attn-to-block{target=chip}, attn-block-launch-plan, the
 /// flat-pointer kernel ABI, the runtime's generic plan executor): plain
-/// attention, and FoX with its gate-prefix block kernel. On sm_90 devices
-/// the mma.sync form (sm_90) and the wgmma form (sm_90a).
+/// attention, FoX with its gate-prefix block kernel, RoPE and RoPE+FoX
+/// with the rope table and rotation block kernels (RopeToBlockGpu.cpp). On
+/// sm_90 devices the mma.sync form (sm_90) and the wgmma form (sm_90a).
 class GpuBlockPlan : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GpuBlockPlan, MatchesOracle) {
@@ -362,6 +363,19 @@ std::vector<Case> blockPlanCases() {
   Case f{"plain", 2, 4, 2, 70, 64, DType::BF16};
   f.S = 333;
   v.push_back(f);
+  // RoPE: both styles, rope_dim < D, offsets (positions near 1e5), T < S,
+  // GQA, f16, with FoX; T up to 8K.
+  for (int64_t D : {64, 128})
+    for (int64_t T : {1, 1000, 8192})
+      v.push_back({"rope", 1, 2, 2, T, D, DType::BF16});
+  v.push_back({"rope_fox", 2, 4, 2, 1000, 128, DType::F16});
+  Case r{"rope", 1, 4, 2, 700, 64, DType::BF16};
+  r.ropeAttrs = "rope_style interleaved rope_dim 32 rope_offset 100000";
+  v.push_back(r);
+  Case rf{"rope_fox", 1, 4, 1, 300, 64, DType::BF16};
+  rf.ropeAttrs = "rope_dim 16 rope_q_offset 3";
+  rf.S = 900;
+  v.push_back(rf);
   return v;
 }
 

@@ -1,0 +1,284 @@
+//===- RopeToBlockGpu.cpp - RoPE prologue kernels in the GPU form ---------===//
+//
+// The GPU form of attn-to-block has no host code but launches, so RoPE's
+// cos/sin tables and the rotation of q and k are GPU-form block kernels
+// launched before attention (the rope_table and rope kernels of the direct
+// launch plan, codegen/gpu/AttentionKernels.cpp, restated as block
+// programs); the attention kernels then read rotated q and k. All three are
+// scalar code, one warp per program whose lanes compute alike (the form of
+// launchGatePrefix), which attn-block-to-gpu lowers as it is and the CPU
+// backend runs after attn-block-strip-gpu:
+//
+//  * `<func>_rope_table(cosK, sinK, cosQ, sinQ)`, grid (max(S, T), 2):
+//    program (r, 0) writes row r of the key tables, position
+//    rope_offset + r; program (r, 1) row r of the query tables, position
+//    rope_q_offset + r, or rope_offset + S - T + r (S and T are the tables'
+//    lengths, so the kernel needs no other argument). Entry i is
+//    cos/sin(pos * theta^(-2i/R)), the angle in f64 (positions reach 1e5,
+//    where an f32 angle has lost the phase), stored f32, as the direct
+//    rope_table kernel computes it. Two tables rather than one over every
+//    position: each rotation kernel indexes its own by row, with no offset
+//    to derive from dims it does not see; at T = S they are the same size.
+//  * `<func>_rope_q(q, cosQ, sinQ, qRot)`, grid (T, B * Hq), and
+//    `<func>_rope_k(k, cosK, sinK, kRot)`, grid (S, B * Hk): program
+//    (i, b * H + h) rotates row i of head h of batch b: for each of the R/2
+//    pairs (p, p + R/2) (half) or (2p, 2p + 1) (interleaved),
+//    (a cos - b sin, a sin + b cos) in f32, rounded to the input type;
+//    columns R .. D are copied. No scale is folded in.
+//
+// One warp per table row or head row keeps the redundant lanes' work to a
+// row: O(R/2) steps per program. The direct plan's kernels give each thread
+// its own pairs; a tile form needs a register-level pair exchange that
+// attn-block-to-gpu does not have yet (blk.rope is not lowered there).
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionToBlock.h"
+#include "TileBuilder.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Index arithmetic of the rope kernels.
+struct Idx {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value dim(Value mem, int64_t d) {
+    return memref::DimOp::create(b, loc, mem, d);
+  }
+  Value toF64(Value index) {
+    Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+    return arith::SIToFPOp::create(b, loc, b.getF64Type(), i);
+  }
+};
+
+/// `v` as a scalar of type `to` (extf / truncf between float types).
+Value castFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  unsigned from = v.getType().getIntOrFloatBitWidth();
+  if (v.getType() == to)
+    return v;
+  if (from < to.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, to, v);
+  return arith::TruncFOp::create(b, loc, to, v);
+}
+
+/// The rotary dim R of `op` (rope_dim, or all of D).
+int64_t rotaryDim(AttentionOp op) {
+  int64_t d = cast<ShapedType>(op.getQ().getType()).getDimSize(3);
+  return op.getRopeDim().value_or(d);
+}
+
+/// Writes cos/sin(pos * theta^(-2i/R)) for i < R/2 into row `row` of `cosT`
+/// and `sinT`, the angle in f64.
+void emitTableRow(AttentionOp op, OpBuilder &b, Location loc, Value cosT,
+                  Value sinT, Value row, Value pos) {
+  Idx x{b, loc};
+  int64_t rot = rotaryDim(op);
+  const double logTheta = std::log(op.getRopeTheta()->convertToDouble());
+  Value posF = x.toF64(pos);
+  Value expScale = arith::ConstantOp::create(
+      b, loc, b.getF64FloatAttr(-2.0 * logTheta / static_cast<double>(rot)));
+  scf::ForOp::create(
+      b, loc, x.c(0), x.c(rot / 2), x.c(1), ValueRange{},
+      [&](OpBuilder &nb, Location, Value i, ValueRange) {
+        Idx n{nb, loc};
+        Value invFreq = math::ExpOp::create(
+            nb, loc, arith::MulFOp::create(nb, loc, n.toF64(i), expScale));
+        Value angle = arith::MulFOp::create(nb, loc, posF, invFreq);
+        Type f32 = nb.getF32Type();
+        memref::StoreOp::create(
+            nb, loc,
+            arith::TruncFOp::create(nb, loc, f32,
+                                    math::CosOp::create(nb, loc, angle)),
+            cosT, ValueRange{row, i});
+        memref::StoreOp::create(
+            nb, loc,
+            arith::TruncFOp::create(nb, loc, f32,
+                                    math::SinOp::create(nb, loc, angle)),
+            sinT, ValueRange{row, i});
+        scf::YieldOp::create(nb, loc);
+      });
+}
+
+/// `<func>_rope_table(cosK, sinK, cosQ, sinQ)` (see the file comment).
+func::FuncOp buildTableKernel(AttentionOp op, SymbolTable &symbols,
+                              MemRefType kTable, MemRefType qTable) {
+  Location loc = op.getLoc();
+  func::FuncOp kernel = createBlockKernel(op, symbols, "rope_table",
+                                          {kTable, kTable, qTable, qTable});
+  kernel->setAttr("attn_block.num_warps",
+                  IntegerAttr::get(IntegerType::get(op.getContext(), 64), 1));
+  Block &body = kernel.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  Idx x{b, loc};
+  Value cosK = body.getArgument(0), sinK = body.getArgument(1),
+        cosQ = body.getArgument(2), sinQ = body.getArgument(3);
+  Value row = blk::ProgramIdOp::create(b, loc, 0);
+  Value which = blk::ProgramIdOp::create(b, loc, 1);
+  Value sLen = x.dim(cosK, 0), tLen = x.dim(cosQ, 0);
+  const int64_t ro = static_cast<int64_t>(op.getRopeOffset());
+  // Query i sits at rope_q_offset + i, or at rope_offset + S - T + i
+  // (negative for mask none with T > S + rope_offset).
+  Value kBase = x.c(ro);
+  Value qBase = op.getRopeQOffset()
+                    ? x.c(static_cast<int64_t>(*op.getRopeQOffset()))
+                    : x.sub(x.add(kBase, sLen), tLen);
+  auto isQuery =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, which, x.c(1));
+  auto side = scf::IfOp::create(b, loc, TypeRange{}, isQuery,
+                                /*withElseRegion=*/true);
+  auto fillIfInside = [&](Block *block, Value len, Value cosT, Value sinT,
+                          Value base) {
+    OpBuilder sb = OpBuilder::atBlockBegin(block);
+    auto inside = scf::IfOp::create(
+        sb, loc, TypeRange{},
+        arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::slt, row, len),
+        /*withElseRegion=*/false);
+    OpBuilder ib = OpBuilder::atBlockBegin(inside.thenBlock());
+    emitTableRow(op, ib, loc, cosT, sinT, row,
+                 arith::AddIOp::create(ib, loc, base, row));
+  };
+  fillIfInside(side.thenBlock(), tLen, cosQ, sinQ, qBase);
+  fillIfInside(side.elseBlock(), sLen, cosK, sinK, kBase);
+  func::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+/// `<func>_<suffix>(x, cos, sin, y)`: y = RoPE(x), row i of every head at
+/// table row i (see the file comment).
+func::FuncOp buildRotateKernel(AttentionOp op, SymbolTable &symbols,
+                               StringRef suffix, MemRefType xType,
+                               MemRefType tableType, MemRefType yType) {
+  Location loc = op.getLoc();
+  func::FuncOp kernel = createBlockKernel(op, symbols, suffix,
+                                          {xType, tableType, tableType, yType});
+  kernel->setAttr("attn_block.num_warps",
+                  IntegerAttr::get(IntegerType::get(op.getContext(), 64), 1));
+  Block &body = kernel.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  Idx x{b, loc};
+  Value in = body.getArgument(0), cosT = body.getArgument(1),
+        sinT = body.getArgument(2), out = body.getArgument(3);
+  Value i = blk::ProgramIdOp::create(b, loc, 0);
+  Value bh = blk::ProgramIdOp::create(b, loc, 1);
+  Value heads = x.dim(in, 1);
+  Value bIdx = arith::DivUIOp::create(b, loc, bh, heads);
+  Value h = arith::RemUIOp::create(b, loc, bh, heads);
+  const int64_t d = xType.getDimSize(3), rot = rotaryDim(op), half = rot / 2;
+  const bool interleaved = op.getRopeStyle() == RopeStyle::interleaved;
+  Type f32 = b.getF32Type(), elt = yType.getElementType();
+  scf::ForOp::create(
+      b, loc, x.c(0), x.c(half), x.c(1), ValueRange{},
+      [&](OpBuilder &nb, Location, Value p, ValueRange) {
+        Idx n{nb, loc};
+        Value ia = interleaved ? n.mul(p, n.c(2)) : p;
+        Value ib = interleaved ? n.add(ia, n.c(1)) : n.add(p, n.c(half));
+        auto load = [&](Value col) -> Value {
+          return castFloat(
+              nb, loc,
+              memref::LoadOp::create(nb, loc, in, ValueRange{bIdx, h, i, col}),
+              f32);
+        };
+        auto store = [&](Value v, Value col) {
+          memref::StoreOp::create(nb, loc, castFloat(nb, loc, v, elt), out,
+                                  ValueRange{bIdx, h, i, col});
+        };
+        Value xa = load(ia), xb = load(ib);
+        Value c = memref::LoadOp::create(nb, loc, cosT, ValueRange{i, p});
+        Value s = memref::LoadOp::create(nb, loc, sinT, ValueRange{i, p});
+        auto mul = [&](Value u, Value v) {
+          return arith::MulFOp::create(nb, loc, u, v);
+        };
+        store(arith::SubFOp::create(nb, loc, mul(xa, c), mul(xb, s)), ia);
+        store(arith::AddFOp::create(nb, loc, mul(xa, s), mul(xb, c)), ib);
+        scf::YieldOp::create(nb, loc);
+      });
+  // The columns past R are not rotated.
+  if (rot < d)
+    scf::ForOp::create(
+        b, loc, x.c(rot), x.c(d), x.c(1), ValueRange{},
+        [&](OpBuilder &nb, Location, Value e, ValueRange) {
+          Value v =
+              memref::LoadOp::create(nb, loc, in, ValueRange{bIdx, h, i, e});
+          memref::StoreOp::create(nb, loc, castFloat(nb, loc, v, elt), out,
+                                  ValueRange{bIdx, h, i, e});
+          scf::YieldOp::create(nb, loc);
+        });
+  func::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+/// A new buffer of `type` whose dynamic dims are those of `like` (a tensor
+/// of at least `type`'s rank), dim i of `type` being dim dims[i] of `like`.
+Value allocLike(OpBuilder &b, Location loc, MemRefType type, Value like,
+                ArrayRef<int64_t> dims) {
+  SmallVector<Value> dyn;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      dyn.push_back(tensor::DimOp::create(b, loc, like, dims[i]));
+  return memref::AllocOp::create(b, loc, type, dyn);
+}
+
+} // namespace
+
+std::pair<Value, Value>
+mlir::attn::launchRopeGpu(AttentionOp op, SymbolTable &symbols, OpBuilder &b) {
+  Location loc = op.getLoc();
+  Value q = op.getQ(), k = op.getK();
+  auto qType = cast<RankedTensorType>(q.getType());
+  auto kType = cast<RankedTensorType>(k.getType());
+  Type elt = qType.getElementType(), f32 = b.getF32Type();
+  const int64_t half = rotaryDim(op) / 2;
+  auto qTable = MemRefType::get({qType.getDimSize(2), half}, f32);
+  auto kTable = MemRefType::get({kType.getDimSize(2), half}, f32);
+  auto qIn = bufferTypeOf(q);
+  auto kIn = MemRefType::get(kType.getShape(), kType.getElementType());
+  auto qOut = MemRefType::get(qType.getShape(), elt);
+  auto kOut = MemRefType::get(kType.getShape(), elt);
+
+  func::FuncOp table = buildTableKernel(op, symbols, kTable, qTable);
+  func::FuncOp rotQ =
+      buildRotateKernel(op, symbols, "rope_q", qIn, qTable, qOut);
+  func::FuncOp rotK =
+      buildRotateKernel(op, symbols, "rope_k", kIn, kTable, kOut);
+
+  auto dimOf = [&](Value t, int64_t i) -> Value {
+    return tensor::DimOp::create(b, loc, t, i);
+  };
+  Value cosK = allocLike(b, loc, kTable, k, {2, 3});
+  Value sinK = allocLike(b, loc, kTable, k, {2, 3});
+  Value cosQ = allocLike(b, loc, qTable, q, {2, 3});
+  Value sinQ = allocLike(b, loc, qTable, q, {2, 3});
+  Value tLen = dimOf(q, 2), sLen = dimOf(k, 2);
+  blk::LaunchOp::create(b, loc, table.getName(),
+                        arith::MaxSIOp::create(b, loc, sLen, tLen),
+                        arith::ConstantIndexOp::create(b, loc, 2),
+                        ValueRange{cosK, sinK, cosQ, sinQ});
+
+  auto rotate = [&](func::FuncOp kernel, Value x, MemRefType inType,
+                    MemRefType outType, Value cosT, Value sinT) -> Value {
+    Value in = bufferization::ToBufferOp::create(b, loc, inType, x,
+                                                 /*read_only=*/true);
+    Value out = allocLike(b, loc, outType, x, {0, 1, 2, 3});
+    Value rows = arith::MulIOp::create(b, loc, dimOf(x, 0), dimOf(x, 1));
+    blk::LaunchOp::create(b, loc, kernel.getName(), dimOf(x, 2), rows,
+                          ValueRange{in, cosT, sinT, out});
+    return out;
+  };
+  Value qRot = rotate(rotQ, q, qIn, qOut, cosQ, sinQ);
+  Value kRot = rotate(rotK, k, kIn, kOut, cosK, sinK);
+  return {qRot, kRot};
+}

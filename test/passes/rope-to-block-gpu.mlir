@@ -1,0 +1,157 @@
+// RoPE in the GPU form of attn-to-block (RopeToBlockGpu.cpp): the cos/sin
+// tables (angles in f64) and the rotated q and k come from three GPU-form
+// block kernels launched before attention, which reads the rotated buffers;
+// the route goes through attn-block-launch-plan to PTX.
+//
+// RUN: attn-opt %s --attn-to-block="target=sm_90" | FileCheck %s
+// RUN: attn-opt %s --attn-to-block="target=sm_90a" | FileCheck %s --check-prefix=WGMMA
+// RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_80" | FileCheck %s --check-prefix=FOX
+// RUN: attn-opt %attn_examples/rope_bf16.mlir --attn-fuse --attn-to-block="target=sm_90" --attn-block-launch-plan="chip=sm_90" | FileCheck %s --check-prefix=PLAN
+// RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90 format=none" | FileCheck %s --check-prefix=NVVM
+
+// Interleaved pairs, rope_dim 32 of D = 64, rope_offset 7, GQA 4 -> 2.
+func.func @inter(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x4x?x64xbf16> {
+  %o = attn.attention %q, %k, %v rope(1.000000e+04) rope_style interleaved rope_dim 32 rope_offset 7 : (tensor<?x4x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>) -> tensor<?x4x?x64xbf16>
+  return %o : tensor<?x4x?x64xbf16>
+}
+
+// Half pairs over all of D = 128, queries at rope_q_offset 3 + i, f16.
+func.func @qoff(%q: tensor<1x2x?x128xf16>, %k: tensor<1x2x?x128xf16>, %v: tensor<1x2x?x128xf16>) -> tensor<1x2x?x128xf16> {
+  %o = attn.attention %q, %k, %v rope(5.000000e+05) rope_q_offset 3 : (tensor<1x2x?x128xf16>, tensor<1x2x?x128xf16>, tensor<1x2x?x128xf16>) -> tensor<1x2x?x128xf16>
+  return %o : tensor<1x2x?x128xf16>
+}
+
+// The table kernel: program (r, 1) writes query row r at
+// rope_offset + S - T + r, program (r, 0) key row r at rope_offset + r
+// (S, T: the tables' lengths); R/2 = 16 frequencies, exponent
+// -2 ln(1e4) / 32, cos and sin of the f64 angle stored f32.
+// CHECK: func.func private @inter_rope_table(%[[CK:[^:]*]]: memref<?x16xf32>, %[[SK:[^:]*]]: memref<?x16xf32>, %[[CQ:[^:]*]]: memref<?x16xf32>, %[[SQ:[^:]*]]: memref<?x16xf32>) attributes {attn_block.kernel, attn_block.num_warps = 1 : i64}
+// CHECK-DAG: %[[ROW:.*]] = attn_block.program_id 0
+// CHECK-DAG: %[[WHICH:.*]] = attn_block.program_id 1
+// CHECK-DAG: %[[S:.*]] = memref.dim %[[CK]], %{{.*}} : memref<?x16xf32>
+// CHECK-DAG: %[[T:.*]] = memref.dim %[[CQ]], %{{.*}} : memref<?x16xf32>
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
+// CHECK: %[[KS:.*]] = arith.addi %[[C7]], %[[S]] : index
+// CHECK: %[[QBASE:.*]] = arith.subi %[[KS]], %[[T]] : index
+// CHECK: scf.if %{{.*}} {
+// CHECK: arith.cmpi slt, %[[ROW]], %[[T]] : index
+// CHECK: %[[QPOS:.*]] = arith.addi %[[QBASE]], %[[ROW]] : index
+// CHECK: arith.sitofp %{{.*}} : i64 to f64
+// CHECK: arith.constant -0.57564627324851148 : f64
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %c16
+// CHECK: %[[INV:.*]] = math.exp %{{.*}} : f64
+// CHECK: %[[ANG:.*]] = arith.mulf %{{.*}}, %[[INV]] : f64
+// CHECK: math.cos %[[ANG]] : f64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: memref.store %{{.*}}, %[[CQ]][%[[ROW]], %[[I]]]
+// CHECK: math.sin %[[ANG]] : f64
+// CHECK: memref.store %{{.*}}, %[[SQ]][%[[ROW]], %[[I]]]
+// CHECK: } else {
+// CHECK: arith.cmpi slt, %[[ROW]], %[[S]] : index
+// CHECK: arith.addi %[[C7]], %[[ROW]] : index
+// CHECK: memref.store %{{.*}}, %[[CK]]
+// CHECK: memref.store %{{.*}}, %[[SK]]
+
+// The rotation: program (i, b * H + h); pair p is (2p, 2p + 1), rotated in
+// f32 and rounded to bf16; columns 32 .. 63 copied.
+// CHECK: func.func private @inter_rope_q(%[[X:[^:]*]]: memref<?x4x?x64xbf16>, %[[C:[^:]*]]: memref<?x16xf32>, %[[SN:[^:]*]]: memref<?x16xf32>, %[[Y:[^:]*]]: memref<?x4x?x64xbf16>) attributes {attn_block.kernel, attn_block.num_warps = 1 : i64}
+// CHECK: %[[I:.*]] = attn_block.program_id 0
+// CHECK: %[[BH:.*]] = attn_block.program_id 1
+// CHECK: %[[B:.*]] = arith.divui %[[BH]], %{{.*}} : index
+// CHECK: %[[H:.*]] = arith.remui %[[BH]], %{{.*}} : index
+// CHECK: scf.for %[[P:.*]] = %{{.*}} to %c16
+// CHECK: %[[IA:.*]] = arith.muli %[[P]], %c2
+// CHECK: %[[IB:.*]] = arith.addi %[[IA]], %c1
+// CHECK: %[[XA:.*]] = memref.load %[[X]][%[[B]], %[[H]], %[[I]], %[[IA]]]
+// CHECK: %[[FA:.*]] = arith.extf %[[XA]] : bf16 to f32
+// CHECK: %[[XB:.*]] = memref.load %[[X]][%[[B]], %[[H]], %[[I]], %[[IB]]]
+// CHECK: %[[FB:.*]] = arith.extf %[[XB]] : bf16 to f32
+// CHECK: %[[CS:.*]] = memref.load %[[C]][%[[I]], %[[P]]]
+// CHECK: %[[SS:.*]] = memref.load %[[SN]][%[[I]], %[[P]]]
+// CHECK-DAG: %[[BS:.*]] = arith.mulf %[[FB]], %[[SS]] : f32
+// CHECK-DAG: %[[AC:.*]] = arith.mulf %[[FA]], %[[CS]] : f32
+// CHECK: %[[YA:.*]] = arith.subf %[[AC]], %[[BS]] : f32
+// CHECK: arith.truncf %[[YA]] : f32 to bf16
+// CHECK: memref.store %{{.*}}, %[[Y]][%[[B]], %[[H]], %[[I]], %[[IA]]]
+// CHECK-DAG: %[[BC:.*]] = arith.mulf %[[FB]], %[[CS]] : f32
+// CHECK-DAG: %[[AS:.*]] = arith.mulf %[[FA]], %[[SS]] : f32
+// CHECK: %[[YB:.*]] = arith.addf %[[AS]], %[[BC]] : f32
+// CHECK: memref.store %{{.*}}, %[[Y]][%[[B]], %[[H]], %[[I]], %[[IB]]]
+// CHECK: scf.for %[[E:.*]] = %c32{{.*}} to %c64
+// CHECK-NEXT: %[[XE:.*]] = memref.load %[[X]][%[[B]], %[[H]], %[[I]], %[[E]]]
+// CHECK-NEXT: memref.store %[[XE]], %[[Y]][%[[B]], %[[H]], %[[I]], %[[E]]]
+// CHECK: func.func private @inter_rope_k(%{{.*}}: memref<?x2x?x64xbf16>, %{{.*}}: memref<?x16xf32>, %{{.*}}: memref<?x16xf32>, %{{.*}}: memref<?x2x?x64xbf16>)
+
+// The host: tables [S, 16] and [T, 16]; the table kernel over
+// (max(S, T), 2), q's rotation over (T, B * 4), k's over (S, B * 2); the
+// attention kernel reads the rotated buffers, and no table is built on the
+// host (no tensor.generate).
+// CHECK: func.func @inter(
+// CHECK-NOT: tensor.generate
+// CHECK: %[[TCK:.*]] = memref.alloc(%{{.*}}) : memref<?x16xf32>
+// CHECK: %[[TSK:.*]] = memref.alloc(%{{.*}}) : memref<?x16xf32>
+// CHECK: %[[TCQ:.*]] = memref.alloc(%{{.*}}) : memref<?x16xf32>
+// CHECK: %[[TSQ:.*]] = memref.alloc(%{{.*}}) : memref<?x16xf32>
+// CHECK: %[[MAX:.*]] = arith.maxsi
+// CHECK: attn_block.launch @inter_rope_table grid(%[[MAX]], %c2{{.*}}) args(%[[TCK]], %[[TSK]], %[[TCQ]], %[[TSQ]])
+// CHECK: %[[QR:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x4x?x64xbf16>
+// CHECK: attn_block.launch @inter_rope_q grid(%{{.*}}, %{{.*}}) args(%{{.*}}, %[[TCQ]], %[[TSQ]], %[[QR]])
+// CHECK: %[[KR:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x2x?x64xbf16>
+// CHECK: attn_block.launch @inter_rope_k grid(%{{.*}}, %{{.*}}) args(%{{.*}}, %[[TCK]], %[[TSK]], %[[KR]])
+// CHECK: attn_block.launch @inter_attention_kernel grid(%{{.*}}, %{{.*}}) args(%[[QR]], %[[KR]], %{{.*}}, %{{.*}})
+// CHECK-NOT: attn_block.rope
+
+// rope_q_offset: queries at the constant 3 + r, keys at 0 + r; half pairs
+// (p, p + 64) of D = 128, exponent -2 ln(5e5) / 128, f16; nothing copied.
+// CHECK: func.func private @qoff_rope_table
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: scf.if
+// CHECK: arith.addi %[[C3]], %{{.*}} : index
+// CHECK: arith.constant -0.20503692777194263 : f64
+// CHECK: func.func private @qoff_rope_q(%{{.*}}: memref<1x2x?x128xf16>
+// CHECK: scf.for %[[P:.*]] = %{{.*}} to %c64
+// CHECK: arith.addi %[[P]], %c64
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK-NOT: scf.for
+// CHECK: return
+
+// sm_90a: the same prologue before the wgmma attention kernel.
+// WGMMA: attn_block.launch @inter_rope_table
+// WGMMA: attn_block.launch @inter_rope_q
+// WGMMA: attn_block.launch @inter_rope_k
+// WGMMA: attn_block.launch @inter_attention_kernel
+
+// RoPE + FoX: the rope kernels, then the gate prefix; attention reads
+// (q rotated, k rotated, v, G', out).
+// FOX: func.func private @main_attention_kernel(%{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?xf32>, %{{.*}}: memref<?x?x?x64xbf16>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64}
+// FOX: func.func @main(%[[Q:[^:]*]]: tensor<?x?x?x64xbf16>, %[[K:[^:]*]]: tensor<?x?x?x64xbf16>, %[[V:[^:]*]]: tensor<?x?x?x64xbf16>, %[[G:[^:]*]]: tensor<?x?x?xf32>)
+// FOX: attn_block.launch @main_rope_table
+// FOX: attn_block.launch @main_rope_q grid({{.*}}) args(%{{.*}}, %{{.*}}, %{{.*}}, %[[QR:[^)]*]])
+// FOX: attn_block.launch @main_rope_k grid({{.*}}) args(%{{.*}}, %{{.*}}, %{{.*}}, %[[KR:[^)]*]])
+// FOX: attn_block.launch @main_gate_prefix grid({{.*}}) args(%{{.*}}, %[[GP:[^)]*]])
+// FOX: attn_block.launch @main_attention_kernel grid({{.*}}) args(%[[QR]], %[[KR]], %{{.*}}, %[[GP]], %{{.*}})
+
+// The launch plan: four tables (s5 = S rows, s2 = T rows, 16 f32 each =
+// 128 bytes a row at D = 64), q and k rotated (B H T D and B Hk S D bf16),
+// the table kernel over (max(S, T), 2) as value s9, 32 threads each; the
+// attention kernel reads scratch 4 and 5 as its q and k.
+// PLAN: #map = affine_map<()[{{[^]]*}}] -> (s5, s2)>
+// PLAN: values = [#map]
+// PLAN-SAME: buffers = [#attn_launch.buffer<"main_rope_table.0", bytes = ()[{{[^]]*}}] -> (s5 * 128)>, #attn_launch.buffer<"main_rope_table.1", bytes = ()[{{[^]]*}}] -> (s5 * 128)>, #attn_launch.buffer<"main_rope_table.2", bytes = ()[{{[^]]*}}] -> (s2 * 128)>, #attn_launch.buffer<"main_rope_table.3", bytes = ()[{{[^]]*}}] -> (s2 * 128)>, #attn_launch.buffer<"main_rope_q.3", bytes = ()[{{[^]]*}}] -> (((s0 * s1) * s2) * 128)>, #attn_launch.buffer<"main_rope_k.3", bytes = ()[{{[^]]*}}] -> (((s3 * s4) * s5) * 128)>]
+// PLAN-SAME: kernels = [#attn_launch.kernel<name = @main_gpu::@main_rope_table, grid = ()[{{[^]]*}}] -> (s9, 2, 1), block = [32, 1, 1], smem = 0,
+// PLAN-SAME: #attn_launch.kernel<name = @main_gpu::@main_rope_q, grid = ()[{{[^]]*}}] -> (s2, s0 * s1, 1), block = [32, 1, 1], smem = 0, args = [#attn_launch.arg<input 0>,
+// PLAN-SAME: #attn_launch.kernel<name = @main_gpu::@main_rope_k, grid = ()[{{[^]]*}}] -> (s5, s3 * s4, 1), block = [32, 1, 1], smem = 0, args = [#attn_launch.arg<input 1>,
+// PLAN-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_kernel, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 40960, args = [#attn_launch.arg<scratch 4, {{.*}}, #attn_launch.arg<scratch 5, {{.*}}, #attn_launch.arg<input 2>
+// PLAN: gpu.module @main_gpu
+
+// The whole block-plan route: the prologue kernels lower to NVVM, the f64
+// cos / sin / exp as libdevice calls.
+// NVVM: llvm.func @main_rope_table(
+// NVVM-DAG: llvm.call @__nv_cos
+// NVVM-DAG: llvm.call @__nv_sin
+// NVVM-DAG: llvm.call @__nv_exp
+// NVVM: llvm.func @main_rope_q(
+// NVVM: llvm.func @main_rope_k(
+// NVVM: llvm.func @main_gate_prefix(
+// NVVM: llvm.func @main_attention_kernel(
