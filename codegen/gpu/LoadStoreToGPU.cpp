@@ -17,8 +17,10 @@
 // static dim; or, for a tile narrower than that dim or at a column other
 // than 0 (MTA's stencil reads its score tile shifted by each tap), every
 // register's column bounds-checked too (a clamped address and a select, no
-// branch). Operand tiles (Q, K, V) come through shared memory
-// (async_copy); other global loads into register layouts are refused.
+// branch). `in_bounds` (a scratch the lowering sized itself) drops every
+// guard, of 2-D loads and stores alike. Operand tiles (Q, K, V) come through
+// shared memory (async_copy); other global loads into register layouts are
+// refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,7 +159,7 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
     // A column outside the memref reads the padding: its address is
     // clamped into the row and the value replaced.
     auto loadAt = [&](SmallVector<Value> at) -> Value {
-      if (wholeRows)
+      if (wholeRows || op.getInBounds())
         return memref::LoadOp::create(rw, loc, base, at);
       Value col = at[dims[1]];
       Value ok = arith::AndIOp::create(
@@ -170,6 +172,17 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
       return arith::SelectOp::create(rw, loc, ok, v, pad);
     };
     SmallVector<Value> regs(map->numRegs());
+    // in_bounds (a scratch the lowering sized itself): no guard at all.
+    if (op.getInBounds()) {
+      for (auto [i, o] : llvm::enumerate(map->offsets)) {
+        SmallVector<Value> at = idx;
+        at[dims[0]] = arith::AddIOp::create(rw, loc, row0, c(o[0]));
+        at[dims[1]] = arith::AddIOp::create(rw, loc, col0, c(o[1]));
+        regs[i] = loadAt(at);
+      }
+      rw.replaceOpWithMultiple(op, {regs});
+      return success();
+    }
     for (auto &[dr, list] : byRow) {
       Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
       Value ok = arith::AndIOp::create(
@@ -271,12 +284,15 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
     Type elt = type.getElementType();
     for (auto &[dr, list] : byRow) {
       Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
-      Value ok = arith::AndIOp::create(
-          rw, loc, arith::CmpIOp::create(rw, loc, P::sge, row, c(0)),
-          arith::CmpIOp::create(rw, loc, P::slt, row, limit));
-      auto guard = scf::IfOp::create(rw, loc, TypeRange{}, ok, false);
       OpBuilder::InsertionGuard g(rw);
-      rw.setInsertionPointToStart(guard.thenBlock());
+      // in_bounds (a scratch the lowering sized itself): no row guard.
+      if (!op.getInBounds()) {
+        Value ok = arith::AndIOp::create(
+            rw, loc, arith::CmpIOp::create(rw, loc, P::sge, row, c(0)),
+            arith::CmpIOp::create(rw, loc, P::slt, row, limit));
+        auto guard = scf::IfOp::create(rw, loc, TypeRange{}, ok, false);
+        rw.setInsertionPointToStart(guard.thenBlock());
+      }
       for (size_t k = 0; k < list.size(); ++k) {
         int64_t i = list[k];
         int64_t dc = map->offsets[i][1];

@@ -68,6 +68,19 @@ Value launchGatePrefix(AttentionOp op, SymbolTable &symbols, OpBuilder &b);
 std::pair<Value, Value> launchRopeGpu(AttentionOp op, SymbolTable &symbols,
                                       OpBuilder &b);
 
+/// Rotated q and k as 16-bit pairs hi + lo of the f32 rotation (hi as
+/// launchRopeGpu's, lo = the rest rounded again).
+struct RopeSplit {
+  Value qHi, qLo, kHi, kLo;
+};
+
+/// launchRopeGpu whose kernels also write the rest of each rotation: the
+/// MTA GPU form takes q k^T as hi hi + lo hi + hi lo, because its stencils
+/// sum many scores and a score rounded once shows in its worst rows.
+/// RopeToBlockGpu.cpp.
+RopeSplit launchRopeGpuSplit(AttentionOp op, SymbolTable &symbols,
+                             OpBuilder &b);
+
 /// cos/sin(p * theta^(-2i/R)) for every position p a query or key of `op`
 /// takes, [P, R/2] f32 tensors built on the host in f64 (positions reach
 /// 1e5, where f32 angles lose the phase); row 0 is position

@@ -114,14 +114,17 @@ struct GpuTiles : TileBuilder {
         buf);
   }
   /// The 2-D tile at `at` (its dims `dims`) of `mem` in the accumulator
-  /// layout, as f32; elements outside `mem` read 0.
+  /// layout, as f32; elements outside `mem` read 0. `inBounds`: the tile
+  /// lies inside `mem` (a scratch sized for it), so no guard is needed.
   Value loadAcc(Value mem, ValueRange at, ArrayRef<int64_t> shape,
-                ArrayRef<int64_t> dims) {
+                ArrayRef<int64_t> dims, bool inBounds = false) {
     Type e = cast<MemRefType>(mem.getType()).getElementType();
-    Value t = blk::LoadOp::create(b, loc, acc(shape, e), mem, at,
-                                  b.getDenseI64ArrayAttr(dims),
-                                  b.getF64FloatAttr(0.0));
-    return convert(t, b.getF32Type());
+    auto load = blk::LoadOp::create(b, loc, acc(shape, e), mem, at,
+                                    b.getDenseI64ArrayAttr(dims),
+                                    b.getF64FloatAttr(0.0));
+    if (inBounds)
+      load.setInBoundsAttr(b.getUnitAttr());
+    return convert(load, b.getF32Type());
   }
   /// The 1-D tile along dim `dim` of `mem` at `at` in slice `enc`, as f32;
   /// elements outside `mem` read 0.
@@ -133,8 +136,12 @@ struct GpuTiles : TileBuilder {
                                   b.getF64FloatAttr(0.0));
     return convert(t, b.getF32Type());
   }
-  void store(Value t, Value mem, ValueRange at, ArrayRef<int64_t> dims) {
-    blk::StoreOp::create(b, loc, t, mem, at, b.getDenseI64ArrayAttr(dims));
+  void store(Value t, Value mem, ValueRange at, ArrayRef<int64_t> dims,
+             bool inBounds = false) {
+    auto store =
+        blk::StoreOp::create(b, loc, t, mem, at, b.getDenseI64ArrayAttr(dims));
+    if (inBounds)
+      store.setInBoundsAttr(b.getUnitAttr());
   }
   /// Row maxima with -inf (no visible key yet) read as 0.
   Value safeMax(Value m) {

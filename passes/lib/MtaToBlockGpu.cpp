@@ -29,10 +29,16 @@
 // above, the post stencil, Mask_0 on the output, the post mix, P V as a
 // plain sum). The head norm and its gate are the epilogue.
 //
-// Precision: q, k, v are the op's 16-bit tiles; the scores, probabilities
-// and accumulators are f32; P is rounded to 16 bits as the A of P V, as the
-// flash kernel rounds it. FoX's G' is the gate-prefix kernel's (f64 sums, f32
-// out), as in the flash GPU form.
+// RoPE: launchRopeGpuSplit's kernels rotate q and k first
+// (RopeToBlockGpu.cpp), each into a 16-bit pair hi + lo of the f32
+// rotation, and S = q_hi k_hi^T + q_lo k_hi^T + q_hi k_lo^T: rounded once,
+// the rotated scores cost the released configuration up to 2.7e-2 in its
+// worst row against the fp64 oracle (2e-2 is the bound).
+//
+// Precision: q, k, v are the op's 16-bit tiles (rotated: rounded once); the
+// scores, probabilities and accumulators are f32; P is rounded to 16 bits as
+// the A of P V, as the flash kernel rounds it. FoX's G' is the gate-prefix
+// kernel's (f64 sums, f32 out), as in the flash GPU form.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +53,7 @@
 
 #include <limits>
 #include <map>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -66,7 +73,9 @@ constexpr int64_t kScoreTiles = 3;
 
 enum class Arg {
   Q,
+  QLo,
   K,
+  KLo,
   V,
   G,
   ThetaPre,
@@ -239,7 +248,7 @@ private:
   Type elt;
   llvm::SmallDenseMap<Arg, Value> args;
   Value px, py, bIdx, grp, groupSz, hq, hk, tLen, sLen, off, row0;
-  Value sQ, sK, sV;
+  Value sQ, sK, sV, sQLo, sKLo;
 };
 
 /// Whether element (i, j) of the [64, cols] tile at query row `rowStart`,
@@ -270,32 +279,32 @@ Value MtaGpuKernel::validMask(GpuTiles &t, Value rowStart, Value colStart,
 }
 
 /// sum over taps (a, b) of theta[h, a, b] * buf[rowBase + a, colBase + b]
-/// as a [64, cols] tile (buf: this program's [rows, width] f32 scratch).
+/// as a [64, cols] tile (buf: this program's [rows, width] f32 scratch,
+/// which holds every tap's window: in_bounds reads). The query taps are a
+/// loop, the key taps of one query tap unrolled (c_k <= 17), so a tap's
+/// registers are a constant offset from the previous one's.
 Value MtaGpuKernel::stencil(GpuTiles &t, Value theta, Value h, Value buf,
                             int64_t rowBase, int64_t colBase, int64_t cq,
                             int64_t ck, int64_t cols) {
-  auto outer = scf::ForOp::create(
+  auto rows = scf::ForOp::create(
       t.b, loc, cst(t.b, 0), cst(t.b, cq), cst(t.b, 1),
       ValueRange{t.zeros({kTile, cols})},
-      [&](OpBuilder &ob, Location, Value a, ValueRange accA) {
-        auto inner = scf::ForOp::create(
-            ob, loc, cst(ob, 0), cst(ob, ck), cst(ob, 1), accA,
-            [&](OpBuilder &nb, Location, Value bb, ValueRange acc) {
-              GpuTiles x(nb, t);
-              Value w =
-                  memref::LoadOp::create(nb, loc, theta, ValueRange{h, a, bb});
-              Value r = addi(nb, a, cst(nb, rowBase));
-              Value c = addi(nb, bb, cst(nb, colBase));
-              Value tap = x.loadAcc(buf, {px, py, r, c}, {kTile, cols}, {2, 3});
-              Value next =
-                  x.add(acc[0], x.mul(tensor::SplatOp::create(
-                                          nb, loc, x.acc({kTile, cols}), w),
-                                      tap));
-              scf::YieldOp::create(nb, loc, next);
-            });
-        scf::YieldOp::create(ob, loc, inner.getResults());
+      [&](OpBuilder &nb, Location, Value a, ValueRange accA) {
+        GpuTiles x(nb, t);
+        Value r = addi(nb, a, cst(nb, rowBase));
+        Value acc = accA[0];
+        for (int64_t bb = 0; bb < ck; ++bb) {
+          Value w = memref::LoadOp::create(nb, loc, theta,
+                                           ValueRange{h, a, cst(nb, bb)});
+          Value tap = x.loadAcc(buf, {px, py, r, cst(nb, colBase + bb)},
+                                {kTile, cols}, {2, 3}, /*inBounds=*/true);
+          acc = x.add(acc, x.mul(tensor::SplatOp::create(
+                                     nb, loc, x.acc({kTile, cols}), w),
+                                 tap));
+        }
+        scf::YieldOp::create(nb, loc, acc);
       });
-  return outer.getResult(0);
+  return rows.getResult(0);
 }
 
 /// The pre-conv outputs C (or, without a pre conv, the source-masked
@@ -311,16 +320,31 @@ SmallVector<Value, 2> MtaGpuKernel::preLogits(GpuTiles &t, Value hl, Value j0) {
                       : Value();
   // The keys once for every row tile.
   t.barrier();
-  t.landCopies(
-      {t.copy(arg(Arg::K), {bIdx, kvHeadOf(ob, h), sCol, cst(ob, 0)}, sK)});
+  const bool split = static_cast<bool>(arg(Arg::KLo));
+  SmallVector<Value> kAt = {bIdx, kvHeadOf(ob, h), sCol, cst(ob, 0)};
+  SmallVector<Value> kCopies = {t.copy(arg(Arg::K), kAt, sK)};
+  if (split)
+    kCopies.push_back(t.copy(arg(Arg::KLo), kAt, sKLo));
+  t.landCopies(kCopies);
   std::map<int64_t, Value> scores;
   for (int64_t s : geo.scoreTiles) {
     Value qRow = rowOf(ob, s);
     if (s != geo.scoreTiles.front())
       t.barrier();
-    t.landCopies({t.copy(arg(Arg::Q), {bIdx, h, qRow, cst(ob, 0)}, sQ)});
+    SmallVector<Value> qAt = {bIdx, h, qRow, cst(ob, 0)};
+    SmallVector<Value> qCopies = {t.copy(arg(Arg::Q), qAt, sQ)};
+    if (split)
+      qCopies.push_back(t.copy(arg(Arg::QLo), qAt, sQLo));
+    t.landCopies(qCopies);
     Value sc = t.dot(t.operand(sQ, 0), t.operand(sK, 1), t.zeros({kTile, ws}),
                      /*transposeB=*/true);
+    // hi hi + lo hi + hi lo (lo lo is below f32's last digits).
+    if (split) {
+      sc = t.dot(t.operand(sQLo, 0), t.operand(sK, 1), sc,
+                 /*transposeB=*/true);
+      sc = t.dot(t.operand(sQ, 0), t.operand(sKLo, 1), sc,
+                 /*transposeB=*/true);
+    }
     sc = t.mul(sc, t.splatF(t.acc({kTile, ws}), qk));
     if (plan.fox) {
       Value gi = t.loadSlice(arg(Arg::G), {bIdx, h, addi(ob, qRow, off)}, 2,
@@ -341,7 +365,8 @@ SmallVector<Value, 2> MtaGpuKernel::preLogits(GpuTiles &t, Value hl, Value j0) {
   // Publish the score tiles, then read each tap shifted.
   Value sBuf = arg(Arg::SBuf);
   for (int64_t s : geo.scoreTiles)
-    t.store(scores[s], sBuf, at(ob, Value(), {(s + 2) * kTile, 0}), {2, 3});
+    t.store(scores[s], sBuf, at(ob, Value(), {(s + 2) * kTile, 0}), {2, 3},
+            /*inBounds=*/true);
   t.barrier();
   for (int64_t l : geo.logitTiles)
     out.push_back(stencil(t, arg(Arg::ThetaPre), h, sBuf,
@@ -367,7 +392,7 @@ Value MtaGpuKernel::mixTile(GpuTiles &t, Value weight, Value h, Value hl,
         Value w = memref::LoadOp::create(nb, loc, weight, ValueRange{h, m});
         Value src = x.loadAcc(
             buf, {px, py, addi(nb, g0, m), cst(nb, rowBase), cst(nb, 0)},
-            {kTile, cols}, {3, 4});
+            {kTile, cols}, {3, 4}, /*inBounds=*/true);
         Value next = x.add(acc[0], x.mul(tensor::SplatOp::create(
                                              nb, loc, x.acc({kTile, cols}), w),
                                          src));
@@ -409,9 +434,9 @@ void MtaGpuKernel::accumulate(GpuTiles &t, Value hl, Value j0, Value p,
       {t.copy(arg(Arg::V), {bIdx, kvHeadOf(ob, h), j0, cst(ob, 0)}, sV)});
   Value accBuf = arg(Arg::AccBuf);
   if (!acc)
-    acc = t.loadAcc(accBuf, at(ob, hl, {0, 0}), {kTile, dv}, {3, 4});
+    acc = t.loadAcc(accBuf, at(ob, hl, {0, 0}), {kTile, dv}, {3, 4}, true);
   acc = t.dot(t.asA(t.round(p)), t.operand(sV, 1), acc);
-  t.store(acc, accBuf, at(ob, hl, {0, 0}), {3, 4});
+  t.store(acc, accBuf, at(ob, hl, {0, 0}), {3, 4}, true);
 }
 
 /// One online-softmax step of local head `hl` on keys [j0, j0 + 64): the
@@ -433,7 +458,7 @@ void MtaGpuKernel::onlineStep(GpuTiles &t, Value hl, Value j0) {
   if (kind != Kind::Single)
     return;
   Value accBuf = arg(Arg::AccBuf);
-  Value acc = t.loadAcc(accBuf, at(ob, hl, {0, 0}), {kTile, dv}, {3, 4});
+  Value acc = t.loadAcc(accBuf, at(ob, hl, {0, 0}), {kTile, dv}, {3, 4}, true);
   accumulate(t, hl, j0, p, t.mul(acc, t.spread(alpha, 1, kTile, dv)));
 }
 
@@ -445,7 +470,8 @@ void MtaGpuKernel::outputStep(OpBuilder &ob, Value j0) {
       GpuTiles t(nb, loc, elt);
       SmallVector<Value, 2> c = preLogits(t, hl, j0);
       for (auto [i, l] : llvm::enumerate(geo.logitTiles))
-        t.store(c[i], arg(Arg::CBuf), at(nb, hl, {(l + 1) * kTile, 0}), {3, 4});
+        t.store(c[i], arg(Arg::CBuf), at(nb, hl, {(l + 1) * kTile, 0}), {3, 4},
+                /*inBounds=*/true);
     });
   forHeads(ob, [&](OpBuilder &nb, Value hl) {
     GpuTiles t(nb, loc, elt);
@@ -464,7 +490,8 @@ void MtaGpuKernel::outputStep(OpBuilder &ob, Value j0) {
       Value psBuf = arg(Arg::PsBuf);
       t.barrier();
       for (auto [i, l] : llvm::enumerate(geo.logitTiles))
-        t.store(ps[i], psBuf, at(nb, Value(), {(l + 1) * kTile, 0}), {2, 3});
+        t.store(ps[i], psBuf, at(nb, Value(), {(l + 1) * kTile, 0}), {2, 3},
+                /*inBounds=*/true);
       t.barrier();
       p = stencil(t, arg(Arg::ThetaPost), h, psBuf, kTile - plan.p2(),
                   geo.hc2 - plan.c2(), plan.cqPost, plan.ckPost, kTile);
@@ -473,7 +500,7 @@ void MtaGpuKernel::outputStep(OpBuilder &ob, Value j0) {
     p = t.select(validMask(t, row0, j0, kTile, /*output=*/true), p,
                  t.zeros({kTile, kTile}));
     if (plan.mixPost)
-      t.store(p, arg(Arg::PBuf), at(nb, hl, {0, 0}), {3, 4});
+      t.store(p, arg(Arg::PBuf), at(nb, hl, {0, 0}), {3, 4}, true);
     else
       accumulate(t, hl, j0, p);
   });
@@ -532,8 +559,8 @@ void MtaGpuKernel::epilogue(OpBuilder &ob) {
       t.store(lse, arg(Arg::Lse), {bIdx, h, row0}, {2});
       return;
     }
-    Value o =
-        t.loadAcc(arg(Arg::AccBuf), at(nb, hl, {0, 0}), {kTile, dv}, {3, 4});
+    Value o = t.loadAcc(arg(Arg::AccBuf), at(nb, hl, {0, 0}), {kTile, dv},
+                        {3, 4}, true);
     if (kind == Kind::Single) {
       Value l = t.loadSlice(lBuf, at(nb, hl, {0}), 3, kTile, t.row);
       Value empty = t.cmpf(CmpFPredicate::OEQ, l, t.splatF(rowT, 0.0));
@@ -574,6 +601,10 @@ void MtaGpuKernel::build() {
   sQ = t.alloc({kTile, plan.d});
   sK = t.alloc({geo.sWidth(), plan.d});
   sV = t.alloc({kTile, dv});
+  if (arg(Arg::KLo)) {
+    sQLo = t.alloc({kTile, plan.d});
+    sKLo = t.alloc({geo.sWidth(), plan.d});
+  }
 
   // Fresh state for every head of the group.
   forHeads(b, [&](OpBuilder &nb, Value hl) {
@@ -585,7 +616,7 @@ void MtaGpuKernel::build() {
     }
     if (kind != Kind::Lse)
       n.store(n.zeros({kTile, dv}), arg(Arg::AccBuf), at(nb, hl, {0, 0}),
-              {3, 4});
+              {3, 4}, /*inBounds=*/true);
   });
 
   // Causal tile skipping stops the walk after the diagonal (pass 2's rows
@@ -597,25 +628,26 @@ void MtaGpuKernel::build() {
     kvStart = arith::MaxSIOp::create(
         b, loc, cst(b, 0),
         subi(b, qPos0, cst(b, op.getWindow().value_or(0) - 1)));
-  scf::ForOp::create(
-      b, loc, kvStart, kvEnd, cst(b, kTile), ValueRange{},
-      [&](OpBuilder &nb, Location, Value j0, ValueRange) {
-        if (kind == Kind::Output) {
-          outputStep(nb, j0);
-        } else {
-          if (plan.mixPre)
-            forHeads(nb, [&](OpBuilder &hb, Value hl) {
-              GpuTiles x(hb, loc, elt);
-              Value c = preLogits(x, hl, j0).front();
-              x.store(c, arg(Arg::CBuf), at(hb, hl, {kTile, 0}), {3, 4});
-            });
-          forHeads(nb, [&](OpBuilder &hb, Value hl) {
-            GpuTiles x(hb, loc, elt);
-            onlineStep(x, hl, j0);
-          });
-        }
-        scf::YieldOp::create(nb, loc);
-      });
+  scf::ForOp::create(b, loc, kvStart, kvEnd, cst(b, kTile), ValueRange{},
+                     [&](OpBuilder &nb, Location, Value j0, ValueRange) {
+                       if (kind == Kind::Output) {
+                         outputStep(nb, j0);
+                       } else {
+                         if (plan.mixPre)
+                           forHeads(nb, [&](OpBuilder &hb, Value hl) {
+                             GpuTiles x(hb, loc, elt);
+                             Value c = preLogits(x, hl, j0).front();
+                             x.store(c, arg(Arg::CBuf), at(hb, hl, {kTile, 0}),
+                                     {3, 4},
+                                     /*inBounds=*/true);
+                           });
+                         forHeads(nb, [&](OpBuilder &hb, Value hl) {
+                           GpuTiles x(hb, loc, elt);
+                           onlineStep(x, hl, j0);
+                         });
+                       }
+                       scf::YieldOp::create(nb, loc);
+                     });
   epilogue(b);
   func::ReturnOp::create(b, loc);
 }
@@ -694,9 +726,16 @@ void MtaGpuHost::lower() {
   int64_t dv = plan.dv;
   Value bDim = tdim(op.getQ(), 0), hDim = tdim(op.getQ(), 1),
         tLen = tdim(op.getQ(), 2);
-  common = {{Arg::Q, toBuffer(op.getQ())},
-            {Arg::K, toBuffer(op.getK())},
-            {Arg::V, toBuffer(op.getV())}};
+  // With RoPE the kernels read q and k rotated by launchRopeGpuSplit's
+  // kernels, each as a 16-bit pair hi + lo of the f32 rotation.
+  if (op.getRopeTheta()) {
+    RopeSplit r = launchRopeGpuSplit(op, symbols, b);
+    common = {
+        {Arg::Q, r.qHi}, {Arg::QLo, r.qLo}, {Arg::K, r.kHi}, {Arg::KLo, r.kLo}};
+  } else {
+    common = {{Arg::Q, toBuffer(op.getQ())}, {Arg::K, toBuffer(op.getK())}};
+  }
+  common.push_back({Arg::V, toBuffer(op.getV())});
   if (plan.fox)
     common.push_back({Arg::G, launchGatePrefix(op, symbols, b)});
   if (plan.convPre)
@@ -787,8 +826,6 @@ std::string mlir::attn::checkMtaGpuSupport(AttentionOp op,
              " keys each side), got " + std::to_string(t.getDimSize(1)) +
              " x " + std::to_string(t.getDimSize(2));
   }
-  if (op.getRopeTheta())
-    return "RoPE with MTA has no GPU form yet";
   return "";
 }
 

@@ -42,6 +42,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -157,14 +158,19 @@ func::FuncOp buildTableKernel(AttentionOp op, SymbolTable &symbols,
   return kernel;
 }
 
-/// `<func>_<suffix>(x, cos, sin, y)`: y = RoPE(x), row i of every head at
-/// table row i (see the file comment).
+/// `<func>_<suffix>(x, cos, sin, y[, ylo])`: y = RoPE(x), row i of every
+/// head at table row i (see the file comment); with `withLow` also
+/// ylo = RoPE(x) - y rounded to y's type, so that y + ylo keeps about 16
+/// bits more of the f32 rotation.
 func::FuncOp buildRotateKernel(AttentionOp op, SymbolTable &symbols,
                                StringRef suffix, MemRefType xType,
-                               MemRefType tableType, MemRefType yType) {
+                               MemRefType tableType, MemRefType yType,
+                               bool withLow = false) {
   Location loc = op.getLoc();
-  func::FuncOp kernel = createBlockKernel(op, symbols, suffix,
-                                          {xType, tableType, tableType, yType});
+  SmallVector<Type> argTypes = {xType, tableType, tableType, yType};
+  if (withLow)
+    argTypes.push_back(yType);
+  func::FuncOp kernel = createBlockKernel(op, symbols, suffix, argTypes);
   kernel->setAttr("attn_block.num_warps",
                   IntegerAttr::get(IntegerType::get(op.getContext(), 64), 1));
   Block &body = kernel.getBody().front();
@@ -193,7 +199,15 @@ func::FuncOp buildRotateKernel(AttentionOp op, SymbolTable &symbols,
               f32);
         };
         auto store = [&](Value v, Value col) {
-          memref::StoreOp::create(nb, loc, castFloat(nb, loc, v, elt), out,
+          Value hi = castFloat(nb, loc, v, elt);
+          memref::StoreOp::create(nb, loc, hi, out,
+                                  ValueRange{bIdx, h, i, col});
+          if (!withLow)
+            return;
+          Value rest =
+              arith::SubFOp::create(nb, loc, v, castFloat(nb, loc, hi, f32));
+          memref::StoreOp::create(nb, loc, castFloat(nb, loc, rest, elt),
+                                  body.getArgument(4),
                                   ValueRange{bIdx, h, i, col});
         };
         Value xa = load(ia), xb = load(ib);
@@ -215,6 +229,12 @@ func::FuncOp buildRotateKernel(AttentionOp op, SymbolTable &symbols,
               memref::LoadOp::create(nb, loc, in, ValueRange{bIdx, h, i, e});
           memref::StoreOp::create(nb, loc, castFloat(nb, loc, v, elt), out,
                                   ValueRange{bIdx, h, i, e});
+          // Unrotated columns are x itself: nothing is left over.
+          if (withLow)
+            memref::StoreOp::create(
+                nb, loc,
+                arith::ConstantOp::create(nb, loc, nb.getFloatAttr(elt, 0.0)),
+                body.getArgument(4), ValueRange{bIdx, h, i, e});
           scf::YieldOp::create(nb, loc);
         });
   func::ReturnOp::create(b, loc);
@@ -234,8 +254,10 @@ Value allocLike(OpBuilder &b, Location loc, MemRefType type, Value like,
 
 } // namespace
 
-std::pair<Value, Value>
-mlir::attn::launchRopeGpu(AttentionOp op, SymbolTable &symbols, OpBuilder &b) {
+/// The table kernel and the rotations of q and k (each with its 16-bit
+/// remainder when `withLow`), launched at `b`.
+static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
+                            bool withLow) {
   Location loc = op.getLoc();
   Value q = op.getQ(), k = op.getK();
   auto qType = cast<RankedTensorType>(q.getType());
@@ -251,9 +273,9 @@ mlir::attn::launchRopeGpu(AttentionOp op, SymbolTable &symbols, OpBuilder &b) {
 
   func::FuncOp table = buildTableKernel(op, symbols, kTable, qTable);
   func::FuncOp rotQ =
-      buildRotateKernel(op, symbols, "rope_q", qIn, qTable, qOut);
+      buildRotateKernel(op, symbols, "rope_q", qIn, qTable, qOut, withLow);
   func::FuncOp rotK =
-      buildRotateKernel(op, symbols, "rope_k", kIn, kTable, kOut);
+      buildRotateKernel(op, symbols, "rope_k", kIn, kTable, kOut, withLow);
 
   auto dimOf = [&](Value t, int64_t i) -> Value {
     return tensor::DimOp::create(b, loc, t, i);
@@ -269,16 +291,31 @@ mlir::attn::launchRopeGpu(AttentionOp op, SymbolTable &symbols, OpBuilder &b) {
                         ValueRange{cosK, sinK, cosQ, sinQ});
 
   auto rotate = [&](func::FuncOp kernel, Value x, MemRefType inType,
-                    MemRefType outType, Value cosT, Value sinT) -> Value {
+                    MemRefType outType, Value cosT, Value sinT) {
     Value in = bufferization::ToBufferOp::create(b, loc, inType, x,
                                                  /*read_only=*/true);
     Value out = allocLike(b, loc, outType, x, {0, 1, 2, 3});
+    Value lo = withLow ? allocLike(b, loc, outType, x, {0, 1, 2, 3}) : Value();
     Value rows = arith::MulIOp::create(b, loc, dimOf(x, 0), dimOf(x, 1));
-    blk::LaunchOp::create(b, loc, kernel.getName(), dimOf(x, 2), rows,
-                          ValueRange{in, cosT, sinT, out});
-    return out;
+    SmallVector<Value> args = {in, cosT, sinT, out};
+    if (lo)
+      args.push_back(lo);
+    blk::LaunchOp::create(b, loc, kernel.getName(), dimOf(x, 2), rows, args);
+    return std::pair(out, lo);
   };
-  Value qRot = rotate(rotQ, q, qIn, qOut, cosQ, sinQ);
-  Value kRot = rotate(rotK, k, kIn, kOut, cosK, sinK);
-  return {qRot, kRot};
+  RopeSplit r;
+  std::tie(r.qHi, r.qLo) = rotate(rotQ, q, qIn, qOut, cosQ, sinQ);
+  std::tie(r.kHi, r.kLo) = rotate(rotK, k, kIn, kOut, cosK, sinK);
+  return r;
+}
+
+std::pair<Value, Value>
+mlir::attn::launchRopeGpu(AttentionOp op, SymbolTable &symbols, OpBuilder &b) {
+  RopeSplit r = launchRope(op, symbols, b, /*withLow=*/false);
+  return {r.qHi, r.kHi};
+}
+
+RopeSplit mlir::attn::launchRopeGpuSplit(AttentionOp op, SymbolTable &symbols,
+                                         OpBuilder &b) {
+  return launchRope(op, symbols, b, /*withLow=*/true);
 }

@@ -65,3 +65,26 @@ gpu.module @m {
     return
   }
 }
+
+// -----
+
+// in_bounds (a scratch the lowering sized itself, as MTA's score tiles):
+// no guard on the load or the store.
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @scratch
+  // CHECK-NOT: scf.if
+  // CHECK-COUNT-4: memref.load
+  // CHECK-NOT: scf.if
+  // CHECK: vector.store
+  // CHECK-NOT: scf.if
+  // CHECK: gpu.return
+  func.func private @scratch(%src: memref<?x32xf32>, %dst: memref<?x16xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %c0 = arith.constant 0 : index
+    %row = attn_block.program_id 0
+    %col = attn_block.program_id 1
+    %t = attn_block.load %src[%row, %col] dims [0, 1] padding 0.0 in_bounds : memref<?x32xf32> -> tensor<64x16xf32, #mma>
+    attn_block.store %t, %dst[%row, %c0] dims [0, 1] in_bounds : tensor<64x16xf32, #mma> -> memref<?x16xf32>
+    return
+  }
+}

@@ -158,6 +158,13 @@ std::vector<MtaCase> mtaCases() {
     wide.cq = 65;
     wide.ck = 17;
     v.push_back({wide, 1, 2, 2, 300, 300});
+    // RoPE (the released configuration), with FoX too.
+    MtaForm rope = f;
+    rope.rope = true;
+    v.push_back({rope, 1, 4, 4, 1000, 1000});
+    MtaForm ropeFox = d128;
+    ropeFox.rope = ropeFox.fox = true;
+    v.push_back({ropeFox, 1, 2, 1, 200, 333});
     // Long sequences on few heads (the oracle is O(H T^2 c_q c_k)).
     v.push_back({d128, 1, 2, 2, 4096, 4096});
     MtaForm small = f;
@@ -222,6 +229,52 @@ TEST(GpuMtaProperties, IsCausal) {
             EXPECT_FALSE(same) << chip << " head " << g << " row " << r;
           }
         }
+    }
+  }
+}
+
+/// examples/mta_bf16.mlir (the released configuration with RoPE, D = 128)
+/// and mta_pre_bf16.mlir on the device: what `ATTN_GPU_LOWERING=block
+/// attn-run <example> --device=cuda --random=1x4x1000 --check` runs.
+TEST(GpuMtaProperties, ExamplesRunOnTheDevice) {
+  std::string why;
+  attn::Engine *engine = gpuEngine(why);
+  if (!engine)
+    GTEST_SKIP() << "no GPU: " << why;
+  for (const char *name : {"mta_bf16.mlir", "mta_pre_bf16.mlir"}) {
+    std::string src = readExample(name);
+    ASSERT_FALSE(src.empty()) << name;
+    Program p(src);
+    ASSERT_TRUE(p.module) << name;
+    const uint64_t seed = attn::ref::freshSeed();
+    SCOPED_TRACE(std::string(name) + ", seed " + std::to_string(seed));
+    attn::ref::RandomSpec spec;
+    spec.batch = 1;
+    spec.heads = 4;
+    spec.seqLen = 1000;
+    spec.seed = seed;
+    auto drawn = attn::ref::randomInputs(p.main(), spec);
+    ASSERT_TRUE(static_cast<bool>(drawn)) << llvm::toString(drawn.takeError());
+    std::vector<Tensor> ins = std::move(*drawn);
+    MtaForm f; // bf16 activations, f32 parameters
+    for (size_t i = 0; i < 3; ++i)
+      ins[i] =
+          *attn::ref::fromHost(attn::ref::toHost(ins[i], attn::DType::BF16));
+    auto ref = attn::ref::evaluate(p.main(), ins);
+    ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+    for (const std::string &chip : chipsOf(*engine)) {
+      std::shared_ptr<attn::Kernel> kernel = compileMta(*engine, src, chip);
+      ASSERT_TRUE(kernel);
+      Tensor got = runOn(*kernel, f, ins);
+      ASSERT_EQ(got.shape, ref->shape);
+      double rms = attn::ref::relRmsError(got, *ref);
+      double worst = attn::ref::worstRowRelError(got, *ref);
+      EXPECT_LE(rms, attn::ref::kHalfRmsBound) << chip;
+      EXPECT_LE(worst, attn::ref::kHalfRowBound) << chip;
+      std::printf("[ gpu mta ] %s chip '%s' seed %llu: relative RMS %.3e, "
+                  "worst row %.3e\n",
+                  name, chip.c_str(), static_cast<unsigned long long>(seed),
+                  rms, worst);
     }
   }
 }

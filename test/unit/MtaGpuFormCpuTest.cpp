@@ -175,6 +175,22 @@ TEST(MtaGpuFormOnCpu, PiecesAndCompositions) {
   check(f, 1, 2, 2, 150, 150, ++seed);
 }
 
+/// The released configuration with RoPE (q and k rotated by the rope
+/// kernels first), with FoX too, D = 128.
+TEST(MtaGpuFormOnCpu, WithRope) {
+  uint64_t seed = attn::ref::freshSeed();
+  MtaForm f;
+  f.rope = true;
+  check(f, 1, 4, 4, 65, 65, ++seed);
+  check(f, 1, 2, 2, 300, 300, ++seed);
+  f.fox = true;
+  check(f, 1, 2, 2, 130, 130, ++seed);
+  MtaForm d128;
+  d128.rope = true;
+  d128.d = d128.dv = 128;
+  check(d128, 1, 2, 1, 70, 150, ++seed);
+}
+
 /// Identity kernels (a delta at (c_q - 1, centre)) and identity mixing
 /// give plain attention (with the norm: plain attention normed).
 TEST(MtaGpuFormOnCpu, IdentityIsPlainAttention) {
