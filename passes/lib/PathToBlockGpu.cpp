@@ -149,13 +149,20 @@ struct GpuPathTiles : TileBuilder {
   /// acc + x y for an f32 tile x split into 16-bit hi + lo and a hi/lo
   /// pair y in shared buffers: hi yHi + hi yLo + lo yHi (lo lo is below
   /// f32's last digits). x's lo half is formed after hi's products, so
-  /// both halves are never live at once (yHi is read twice instead).
+  /// both halves are never live at once (yHi is read twice instead). The
+  /// barrier before the second read of yHi makes it a second read: without
+  /// it the compiler reuses the registers of the first (two reads of one
+  /// buffer with no write between), which keeps the whole B tile live
+  /// across the yLo product, 128 registers a thread at D = 128 (ptxas
+  /// -arch=sm_90: the chunk kernel spilled 192 bytes there, the attention
+  /// kernel 1680; docs/block-program.md, "PaTH's GPU form").
   Value dotSplit2(Value x, Value bufHi, Value bufLo, Value accv,
                   bool transposeB = false) {
     Value hi = round(x);
     Value hiA = asA(hi);
     accv = dot(hiA, operand(bufHi, 1), accv, transposeB);
     accv = dot(hiA, operand(bufLo, 1), accv, transposeB);
+    blk::BarrierOp::create(b, loc);
     return dot(asA(lowHalf(x, hi)), operand(bufHi, 1), accv, transposeB);
   }
 
