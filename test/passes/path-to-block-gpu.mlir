@@ -97,12 +97,6 @@
 // CHECK:   arith.truncf %arg{{.*}} : tensor<64x64xf32, #[[MMA]]> to tensor<64x64xbf16, #[[MMA]]>
 // CHECK:   attn_block.dot {{.*}} transpose_b
 // CHECK:   attn_block.load %arg3{{.*}} -> tensor<64xf32, #[[COL]]>
-// The transport's two split products, each reading its hi buffer again
-// after a barrier (dotSplit2):
-// CHECK:   attn_block.barrier
-// CHECK-NEXT:   attn_block.local_load
-// CHECK:   attn_block.barrier
-// CHECK-NEXT:   attn_block.local_load
 // CHECK:   attn_block.barrier
 // CHECK-NEXT:   scf.yield
 // CHECK: attn_block.store {{.*}}, %arg11{{.*}} : tensor<64x64xbf16, #[[MMA]]> -> memref<?x?x?x64xbf16>
