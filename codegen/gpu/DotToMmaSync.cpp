@@ -11,7 +11,10 @@
 //                          row 16 ki + l % 8 + 8 ((l / 8) % 2), column 16 p + 8
 //                          (l / 16)
 // which hands each lane exactly the registers of LayoutUtils.h (matrices
-// 0-3 are a0-a3, or b0, b1 of n8 tiles 2p and 2p + 1). dot is one
+// 0-3 are a0-a3, or b0, b1 of n8 tiles 2p and 2p + 1). The pieces' swizzled
+// offsets come from SwizzledAddresses: a few lane values plus constants,
+// not an address register per ldmatrix (which LICM keeps live across a
+// loop). dot is one
 // nvvm.mma.sync m16n8k16 (row.col, f32 accumulate) per (mi, ni, ki).
 //
 //===----------------------------------------------------------------------===//
@@ -73,13 +76,11 @@ struct LocalLoadToLdmatrix : OpConversionPattern<blk::LocalLoadOp> {
     auto mma = cast<blk::MmaLayoutAttr>(mmaParent(type.getEncoding()));
     const int64_t w = mma.getWarpsPerCTA()[0];
     SmallVector<Value> regs(map->numRegs());
-    // One ldmatrix.x4 at (row, col) of the tile, its 4 pairs into `slots`.
-    auto load = [&](Value row, Value col, bool trans,
+    // One ldmatrix.x4 at (dr, dc) from the lane's own row and column in
+    // `addr`, its 4 pairs into `slots`.
+    auto load = [&](SwizzledAddresses &addr, int64_t dr, int64_t dc, bool trans,
                     std::array<int64_t, 4> slots) {
-      Value at =
-          arith::AddIOp::create(rw, loc, smem[1],
-                                swizzledOffset(rw, loc, buf.getEncoding(), row,
-                                               col, width, buf.getShape()[0]));
+      Value at = arith::AddIOp::create(rw, loc, smem[1], addr.at(dr, dc));
       Value m = nvgpu::LdMatrixOp::create(rw, loc, VectorType::get({4, 2}, elt),
                                           smem[0], ValueRange{at}, trans, 4);
       for (int64_t i = 0; i < 4; ++i)
@@ -92,36 +93,40 @@ struct LocalLoadToLdmatrix : OpConversionPattern<blk::LocalLoadOp> {
     Value hi16 = arith::DivUIOp::create(rw, loc, lane, c(16));
     Value mid = arith::RemUIOp::create(
         rw, loc, arith::DivUIOp::create(rw, loc, lane, c(8)), c(2));
-    auto add = [&](Value x, int64_t k) {
-      return arith::AddIOp::create(rw, loc, x, c(k));
-    };
     auto mul8 = [&](Value x) {
       return arith::MulIOp::create(rw, loc, x, c(8));
+    };
+    // A lane addresses row rowT + dr, column 8 chunkT + dc (chunkT < 2).
+    auto addresses = [&](Value rowT, Value chunkT) {
+      return SwizzledAddresses(rw, loc, buf.getEncoding(), width,
+                               buf.getShape()[0], rowT, chunkT, 1, c(0), 1);
     };
     if (opnd.getOpIdx() == 0) {
       const int64_t mt = type.getDimSize(0) / (16 * w),
                     kt = type.getDimSize(1) / 16;
       Value rowBase = arith::AddIOp::create(
           rw, loc, arith::MulIOp::create(rw, loc, warp, c(16 * mt)), l16);
+      SwizzledAddresses addr = addresses(rowBase, hi16);
       for (int64_t mi = 0; mi < mt; ++mi)
         for (int64_t ki = 0; ki < kt; ++ki) {
           int64_t r0 = (mi * kt + ki) * 8;
-          load(add(rowBase, 16 * mi), add(mul8(hi16), 16 * ki), false,
-               {r0, r0 + 2, r0 + 4, r0 + 6});
+          load(addr, 16 * mi, 16 * ki, false, {r0, r0 + 2, r0 + 4, r0 + 6});
         }
     } else {
       int64_t kDim = transB ? 1 : 0;
       const int64_t kt = type.getDimSize(kDim) / 16,
                     nt = type.getDimSize(1 - kDim) / 8;
+      SwizzledAddresses addr =
+          transB
+              ? addresses(arith::AddIOp::create(rw, loc, l8, mul8(hi16)), mid)
+              : addresses(arith::AddIOp::create(rw, loc, l8, mul8(mid)), hi16);
       for (int64_t ki = 0; ki < kt; ++ki)
         for (int64_t p = 0; p < nt / 2; ++p) {
           int64_t n0 = (ki * nt + 2 * p) * 4, n1 = n0 + 4;
           if (transB)
-            load(add(arith::AddIOp::create(rw, loc, l8, mul8(hi16)), 16 * p),
-                 add(mul8(mid), 16 * ki), false, {n0, n0 + 2, n1, n1 + 2});
+            load(addr, 16 * p, 16 * ki, false, {n0, n0 + 2, n1, n1 + 2});
           else
-            load(add(arith::AddIOp::create(rw, loc, l8, mul8(mid)), 16 * ki),
-                 add(mul8(hi16), 16 * p), true, {n0, n0 + 2, n1, n1 + 2});
+            load(addr, 16 * ki, 16 * p, true, {n0, n0 + 2, n1, n1 + 2});
         }
     }
     rw.replaceOpWithMultiple(op, {regs});

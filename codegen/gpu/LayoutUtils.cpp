@@ -223,6 +223,52 @@ Value mlir::attn::blockgpu::swizzledOffset(OpBuilder &b, Location loc,
       b, loc, arith::MulIOp::create(b, loc, row, c(width)), inRow);
 }
 
+SwizzledAddresses::SwizzledAddresses(OpBuilder &b, Location loc,
+                                     Attribute sharedLayout, int64_t width,
+                                     int64_t rows, Value rowT, Value chunkT,
+                                     int64_t chunkTBits, Value inVecT,
+                                     int64_t inVecTMax)
+    : b(b), loc(loc), layout(sharedLayout), width(width), rows(rows),
+      chunkTBits(chunkTBits), inVecTMax(inVecTMax), rowT(rowT), chunkT(chunkT),
+      inVecT(inVecT) {}
+
+Value SwizzledAddresses::at(int64_t dr, int64_t dc) {
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  auto s = dyn_cast<blk::SharedLayoutAttr>(layout);
+  const int64_t tSpan = int64_t(1) << chunkTBits;
+  const int64_t k = dc / 8;
+  bool split = s && s.getVec() == 8 && llvm::isPowerOf2_64(s.getMaxPhase()) &&
+               tSpan <= s.getMaxPhase() &&
+               dr % (s.getPerPhase() * s.getMaxPhase()) == 0 &&
+               k % tSpan == 0 && dc % 8 + inVecTMax <= 8;
+  if (!split) {
+    Value row = arith::AddIOp::create(b, loc, rowT, c(dr));
+    Value col = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, chunkT, c(8)), inVecT),
+        c(dc));
+    return swizzledOffset(b, loc, layout, row, col, width, rows);
+  }
+  const int64_t p = s.getMaxPhase(), low = k & (p - 1);
+  Value &thread = byLowChunk[low];
+  if (!thread) {
+    if (!phase)
+      phase = arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, rowT, c(s.getPerPhase())),
+          c(p));
+    Value chunk = arith::XOrIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, chunkT, c(low)), phase);
+    thread = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, rowT, c(width)), inVecT),
+        arith::MulIOp::create(b, loc, chunk, c(8)));
+  }
+  return arith::AddIOp::create(b, loc, thread,
+                               c(dr * width + (k - low) * 8 + dc % 8));
+}
+
 std::pair<int64_t, int64_t>
 mlir::attn::blockgpu::swizzlePeriod(Attribute sharedLayout, int64_t width) {
   // nvmma_shared: the chunk ^ (row % 8) of [rows][64] panels.

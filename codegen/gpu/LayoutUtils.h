@@ -33,6 +33,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <string>
 
@@ -75,6 +76,35 @@ std::pair<Value, Value> warpAndLane(OpBuilder &b, Location loc);
 ///    128-byte swizzle, given panels on 1024-byte bounds (rows % 8 == 0).
 Value swizzledOffset(OpBuilder &b, Location loc, Attribute sharedLayout,
                      Value row, Value col, int64_t width, int64_t rows);
+
+/// The offsets swizzledOffset(rowT + dr, 8 chunkT + inVecT + dc) of one
+/// thread's elements in a shared tile of `width` columns, for many
+/// constant (dr, dc): rowT, chunkT < 2^chunkTBits and inVecT < inVecTMax
+/// are the thread's values. Where the swizzle allows (#attn_block.shared
+/// with vec = 8 and a power-of-two maxPhase >= 2^chunkTBits, perPhase *
+/// maxPhase dividing dr, 2^chunkTBits dividing dc / 8, dc % 8 + inVecTMax
+/// <= 8) the phase is the thread's and
+///   chunk ^ phase = (k & ~(P - 1)) + ((chunkT + (k & (P - 1))) ^ phase)
+/// (k = dc / 8, P = maxPhase), so each offset is one of P thread values
+/// (made once) plus a constant: an access is a register + immediate, not
+/// one address register per access, which LICM would keep live across a
+/// loop. Elsewhere it is swizzledOffset.
+class SwizzledAddresses {
+public:
+  SwizzledAddresses(OpBuilder &b, Location loc, Attribute sharedLayout,
+                    int64_t width, int64_t rows, Value rowT, Value chunkT,
+                    int64_t chunkTBits, Value inVecT, int64_t inVecTMax);
+  Value at(int64_t dr, int64_t dc);
+
+private:
+  OpBuilder &b;
+  Location loc;
+  Attribute layout;
+  int64_t width, rows, chunkTBits, inVecTMax;
+  Value rowT, chunkT, inVecT;
+  Value phase;
+  llvm::DenseMap<int64_t, Value> byLowChunk;
+};
 
 /// (rows, elements) after which the pattern of `sharedLayout` (a tile of
 /// `width` columns) repeats: swizzledOffset(r + k * rows, c) =

@@ -126,8 +126,14 @@ FailureOr<GpuPlan> mlir::attn::planGpuAttention(AttentionOp op, StringRef chip,
     return op.emitError("the GPU backend does not support ")
            << what << " yet (the CPU backend runs it: --device=cpu)";
   };
+  // PaTH's only GPU route is its block program's GPU form (attn-to-block
+  // with a GPU target): name that route, not just the CPU.
   if (op.getW())
-    return unsupported("PaTH (path)");
+    return op.emitError(
+        "the direct GPU kernel does not support PaTH (path): compile it "
+        "through the block program with lowering=block (attn-to-gpu option; "
+        "ATTN_GPU_LOWERING=block for attn-run and the runtime), or run it on "
+        "the CPU (--device=cpu)");
   if (op.hasMTA())
     return unsupported("Multi-Token Attention (kq_conv / head_mix)");
   if (op.getNorm())

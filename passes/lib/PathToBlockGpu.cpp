@@ -83,9 +83,14 @@ struct GpuPathTiles : TileBuilder {
     shared = blk::SharedLayoutAttr::get(ctx, 8, 1, 8, {1, 0});
   }
   GpuPathTiles(OpBuilder &nb, const GpuPathTiles &o)
-      : GpuPathTiles(nb, o.loc, o.elt) {}
+      : GpuPathTiles(nb, o.loc, o.elt) {
+    freshReads = o.freshReads;
+  }
 
   Type elt;
+  /// Whether dotSplit2 reads its hi buffer afresh (a barrier before the
+  /// second read); set for D > 64, see dotSplit2.
+  bool freshReads = false;
   Attribute mma, opA, opB, row, col, shared;
 
   RankedTensorType acc(ArrayRef<int64_t> shape, Type e = {}) {
@@ -149,13 +154,24 @@ struct GpuPathTiles : TileBuilder {
   /// acc + x y for an f32 tile x split into 16-bit hi + lo and a hi/lo
   /// pair y in shared buffers: hi yHi + hi yLo + lo yHi (lo lo is below
   /// f32's last digits). x's lo half is formed after hi's products, so
-  /// both halves are never live at once (yHi is read twice instead).
+  /// both halves are never live at once (yHi is read twice instead). With
+  /// `freshReads` a barrier before the second read of yHi makes it a second
+  /// read: without it the compiler reuses the registers of the first (two
+  /// reads of one buffer with no write between), which keeps the whole B
+  /// tile live across the yLo product, 128 registers a thread for a
+  /// [64, 128] tile (ptxas -arch=sm_90 at D = 128: spill stores 192 -> 0
+  /// bytes in the chunk kernel, 1680 -> 348 in the attention kernel). At
+  /// D = 64 the kernels hold the reused tiles and the barrier cost spills
+  /// (attention kernel 48 -> 84 bytes); docs/block-program.md, "PaTH's GPU
+  /// form".
   Value dotSplit2(Value x, Value bufHi, Value bufLo, Value accv,
                   bool transposeB = false) {
     Value hi = round(x);
     Value hiA = asA(hi);
     accv = dot(hiA, operand(bufHi, 1), accv, transposeB);
     accv = dot(hiA, operand(bufLo, 1), accv, transposeB);
+    if (freshReads)
+      blk::BarrierOp::create(b, loc);
     return dot(asA(lowHalf(x, hi)), operand(bufHi, 1), accv, transposeB);
   }
 
@@ -226,6 +242,7 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   Block &body = kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
   GpuPathTiles t(b, loc, elt);
+  t.freshReads = ps.d > 64;
   auto arg = [&](unsigned i) -> Value { return body.getArgument(i); };
   Value k = arg(0), w = arg(1), betaMem = arg(2), aMem = arg(3),
         tHiMem = arg(4), tLoMem = arg(5), wHiMem = arg(6), wLoMem = arg(7),
@@ -412,6 +429,7 @@ void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   Block &body = kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
   GpuPathTiles t(b, loc, elt);
+  t.freshReads = ps.d > 64;
   unsigned i = 0;
   Value q = body.getArgument(i++), k = body.getArgument(i++),
         v = body.getArgument(i++);
