@@ -252,9 +252,11 @@ Value allocLike(OpBuilder &b, Location loc, MemRefType type, Value like,
 
 std::pair<Value, Value>
 mlir::attn::launchRopeGpu(AttentionOp op, SymbolTable &symbols, OpBuilder &b) {
+  assert(op.getRopeTheta() && "launchRopeGpu needs an op with RoPE");
   Location loc = op.getLoc();
   Value q = op.getQ(), k = op.getK();
   auto qType = cast<RankedTensorType>(q.getType());
+  assert(!qType.isDynamicDim(3) && "launchRopeGpu needs a static head dim");
   auto kType = cast<RankedTensorType>(k.getType());
   Type elt = qType.getElementType(), f32 = b.getF32Type();
   const int64_t half = rotaryDim(op) / 2;
