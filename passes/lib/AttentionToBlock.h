@@ -64,7 +64,8 @@ Value launchGatePrefix(AttentionOp op, SymbolTable &symbols, OpBuilder &b);
 /// by `op`'s RoPE attributes (style, rope_dim, rope_offset, rope_q_offset; no
 /// scale). Returns the new buffers q rotated [B, Hq, T, D] and k rotated
 /// [B, Hk, S, D], both of q's element type. Reads nothing of `op` but q, k
-/// and the RoPE attributes, so any lowering (flash, MTA) may call it.
+/// and the RoPE attributes, so any lowering (flash, MTA) may call it; `op`
+/// must have RoPE and a static head dim D (the GPU forms' checks).
 std::pair<Value, Value> launchRopeGpu(AttentionOp op, SymbolTable &symbols,
                                       OpBuilder &b);
 

@@ -24,7 +24,10 @@
 //    (i, b * H + h) rotates row i of head h of batch b: for each of the R/2
 //    pairs (p, p + R/2) (half) or (2p, 2p + 1) (interleaved),
 //    (a cos - b sin, a sin + b cos) in f32, rounded to the input type;
-//    columns R .. D are copied. No scale is folded in.
+//    columns R .. D are copied. No scale is folded in. The pairs are
+//    straight-line code, 16 at a time with their loads before their
+//    stores, so that a program waits about one memory latency per chunk
+//    rather than one per pair.
 //
 // One warp per table row or head row keeps the redundant lanes' work to a
 // row: O(R/2) steps per program. The direct plan's kernels give each thread
@@ -41,6 +44,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <tuple>
 
@@ -75,6 +80,9 @@ Value castFloat(OpBuilder &b, Location loc, Value v, Type to) {
     return arith::ExtFOp::create(b, loc, to, v);
   return arith::TruncFOp::create(b, loc, to, v);
 }
+
+/// Pairs a rotation kernel loads before it stores (registers: 4 per pair).
+constexpr int64_t kChunk = 16;
 
 /// The rotary dim R of `op` (rope_dim, or all of D).
 int64_t rotaryDim(AttentionOp op) {
@@ -186,57 +194,65 @@ func::FuncOp buildRotateKernel(AttentionOp op, SymbolTable &symbols,
   const int64_t d = xType.getDimSize(3), rot = rotaryDim(op), half = rot / 2;
   const bool interleaved = op.getRopeStyle() == RopeStyle::interleaved;
   Type f32 = b.getF32Type(), elt = yType.getElementType();
-  scf::ForOp::create(
-      b, loc, x.c(0), x.c(half), x.c(1), ValueRange{},
-      [&](OpBuilder &nb, Location, Value p, ValueRange) {
-        Idx n{nb, loc};
-        Value ia = interleaved ? n.mul(p, n.c(2)) : p;
-        Value ib = interleaved ? n.add(ia, n.c(1)) : n.add(p, n.c(half));
-        auto load = [&](Value col) -> Value {
-          return castFloat(
-              nb, loc,
-              memref::LoadOp::create(nb, loc, in, ValueRange{bIdx, h, i, col}),
-              f32);
-        };
-        auto store = [&](Value v, Value col) {
-          Value hi = castFloat(nb, loc, v, elt);
-          memref::StoreOp::create(nb, loc, hi, out,
-                                  ValueRange{bIdx, h, i, col});
-          if (!withLow)
-            return;
-          Value rest =
-              arith::SubFOp::create(nb, loc, v, castFloat(nb, loc, hi, f32));
-          memref::StoreOp::create(nb, loc, castFloat(nb, loc, rest, elt),
-                                  body.getArgument(4),
-                                  ValueRange{bIdx, h, i, col});
-        };
-        Value xa = load(ia), xb = load(ib);
-        Value c = memref::LoadOp::create(nb, loc, cosT, ValueRange{i, p});
-        Value s = memref::LoadOp::create(nb, loc, sinT, ValueRange{i, p});
-        auto mul = [&](Value u, Value v) {
-          return arith::MulFOp::create(nb, loc, u, v);
-        };
-        store(arith::SubFOp::create(nb, loc, mul(xa, c), mul(xb, s)), ia);
-        store(arith::AddFOp::create(nb, loc, mul(xa, s), mul(xb, c)), ib);
-        scf::YieldOp::create(nb, loc);
-      });
-  // The columns past R are not rotated.
-  if (rot < d)
-    scf::ForOp::create(
-        b, loc, x.c(rot), x.c(d), x.c(1), ValueRange{},
-        [&](OpBuilder &nb, Location, Value e, ValueRange) {
-          Value v =
-              memref::LoadOp::create(nb, loc, in, ValueRange{bIdx, h, i, e});
-          memref::StoreOp::create(nb, loc, castFloat(nb, loc, v, elt), out,
-                                  ValueRange{bIdx, h, i, e});
-          // Unrotated columns are x itself: nothing is left over.
-          if (withLow)
-            memref::StoreOp::create(
-                nb, loc,
-                arith::ConstantOp::create(nb, loc, nb.getFloatAttr(elt, 0.0)),
-                body.getArgument(4), ValueRange{bIdx, h, i, e});
-          scf::YieldOp::create(nb, loc);
-        });
+  auto load = [&](Value mem, ArrayRef<Value> at) -> Value {
+    return memref::LoadOp::create(b, loc, mem, at);
+  };
+  auto row = [&](int64_t col) -> SmallVector<Value> {
+    return {bIdx, h, i, x.c(col)};
+  };
+  // y = the 16-bit rounding of v; with withLow also the rest v - y.
+  auto store = [&](Value v, ArrayRef<Value> at) {
+    Value hi = castFloat(b, loc, v, elt);
+    memref::StoreOp::create(b, loc, hi, out, at);
+    if (!withLow)
+      return;
+    Value rest = arith::SubFOp::create(b, loc, v, castFloat(b, loc, hi, f32));
+    memref::StoreOp::create(b, loc, castFloat(b, loc, rest, elt),
+                            body.getArgument(4), at);
+  };
+  // Straight-line code in chunks of kChunk pairs, each chunk's loads issued
+  // before its stores: a loop over pairs waited a memory latency per pair
+  // (the stores to y may alias the next loads of x).
+  for (int64_t p0 = 0; p0 < half; p0 += kChunk) {
+    const int64_t n = std::min(kChunk, half - p0);
+    SmallVector<std::array<Value, 4>> in4; // x_a, x_b, cos, sin
+    SmallVector<std::pair<int64_t, int64_t>> cols;
+    for (int64_t p = p0; p < p0 + n; ++p) {
+      int64_t ia = interleaved ? 2 * p : p;
+      int64_t ib = interleaved ? ia + 1 : p + half;
+      cols.push_back({ia, ib});
+      in4.push_back({castFloat(b, loc, load(in, row(ia)), f32),
+                     castFloat(b, loc, load(in, row(ib)), f32),
+                     load(cosT, {i, x.c(p)}), load(sinT, {i, x.c(p)})});
+    }
+    auto mul = [&](Value u, Value v) {
+      return arith::MulFOp::create(b, loc, u, v);
+    };
+    for (auto [v, c] : llvm::zip(in4, cols)) {
+      auto [xa, xb, cs, sn] = v;
+      Value ac = mul(xa, cs), bs = mul(xb, sn);
+      Value ya = arith::SubFOp::create(b, loc, ac, bs);
+      Value as = mul(xa, sn), bc = mul(xb, cs);
+      Value yb = arith::AddFOp::create(b, loc, as, bc);
+      store(ya, row(c.first));
+      store(yb, row(c.second));
+    }
+  }
+  // The columns past R are copied, in chunks of 2 kChunk.
+  for (int64_t e0 = rot; e0 < d; e0 += 2 * kChunk) {
+    SmallVector<Value> vals;
+    for (int64_t e = e0; e < std::min(d, e0 + 2 * kChunk); ++e)
+      vals.push_back(load(in, row(e)));
+    // Unrotated columns are x itself: nothing is left over.
+    for (auto [k, v] : llvm::enumerate(vals)) {
+      SmallVector<Value> at = row(e0 + static_cast<int64_t>(k));
+      memref::StoreOp::create(b, loc, castFloat(b, loc, v, elt), out, at);
+      if (withLow)
+        memref::StoreOp::create(
+            b, loc, arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, 0.0)),
+            body.getArgument(4), at);
+    }
+  }
   func::ReturnOp::create(b, loc);
   return kernel;
 }
@@ -258,9 +274,11 @@ Value allocLike(OpBuilder &b, Location loc, MemRefType type, Value like,
 /// remainder when `withLow`), launched at `b`.
 static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
                             bool withLow) {
+  assert(op.getRopeTheta() && "launchRopeGpu needs an op with RoPE");
   Location loc = op.getLoc();
   Value q = op.getQ(), k = op.getK();
   auto qType = cast<RankedTensorType>(q.getType());
+  assert(!qType.isDynamicDim(3) && "launchRopeGpu needs a static head dim");
   auto kType = cast<RankedTensorType>(k.getType());
   Type elt = qType.getElementType(), f32 = b.getF32Type();
   const int64_t half = rotaryDim(op) / 2;

@@ -53,33 +53,40 @@ func.func @qoff(%q: tensor<1x2x?x128xf16>, %k: tensor<1x2x?x128xf16>, %v: tensor
 // CHECK: memref.store %{{.*}}, %[[SK]]
 
 // The rotation: program (i, b * H + h); pair p is (2p, 2p + 1), rotated in
-// f32 and rounded to bf16; columns 32 .. 63 copied.
+// f32 and rounded to bf16, straight-line code: the 16 pairs' loads, then
+// their stores; columns 32 .. 63 copied (32 loads, then 32 stores).
 // CHECK: func.func private @inter_rope_q(%[[X:[^:]*]]: memref<?x4x?x64xbf16>, %[[C:[^:]*]]: memref<?x16xf32>, %[[SN:[^:]*]]: memref<?x16xf32>, %[[Y:[^:]*]]: memref<?x4x?x64xbf16>) attributes {attn_block.kernel, attn_block.num_warps = 1 : i64}
 // CHECK: %[[I:.*]] = attn_block.program_id 0
 // CHECK: %[[BH:.*]] = attn_block.program_id 1
 // CHECK: %[[B:.*]] = arith.divui %[[BH]], %{{.*}} : index
 // CHECK: %[[H:.*]] = arith.remui %[[BH]], %{{.*}} : index
-// CHECK: scf.for %[[P:.*]] = %{{.*}} to %c16
-// CHECK: %[[IA:.*]] = arith.muli %[[P]], %c2
-// CHECK: %[[IB:.*]] = arith.addi %[[IA]], %c1
-// CHECK: %[[XA:.*]] = memref.load %[[X]][%[[B]], %[[H]], %[[I]], %[[IA]]]
+// CHECK-NOT: scf.for
+// CHECK: %[[XA:.*]] = memref.load %[[X]][%[[B]], %[[H]], %[[I]], %c0{{(_[0-9]+)?}}]
 // CHECK: %[[FA:.*]] = arith.extf %[[XA]] : bf16 to f32
-// CHECK: %[[XB:.*]] = memref.load %[[X]][%[[B]], %[[H]], %[[I]], %[[IB]]]
+// CHECK: %[[XB:.*]] = memref.load %[[X]][%[[B]], %[[H]], %[[I]], %c1{{(_[0-9]+)?}}]
 // CHECK: %[[FB:.*]] = arith.extf %[[XB]] : bf16 to f32
-// CHECK: %[[CS:.*]] = memref.load %[[C]][%[[I]], %[[P]]]
-// CHECK: %[[SS:.*]] = memref.load %[[SN]][%[[I]], %[[P]]]
-// CHECK-DAG: %[[BS:.*]] = arith.mulf %[[FB]], %[[SS]] : f32
-// CHECK-DAG: %[[AC:.*]] = arith.mulf %[[FA]], %[[CS]] : f32
-// CHECK: %[[YA:.*]] = arith.subf %[[AC]], %[[BS]] : f32
-// CHECK: arith.truncf %[[YA]] : f32 to bf16
-// CHECK: memref.store %{{.*}}, %[[Y]][%[[B]], %[[H]], %[[I]], %[[IA]]]
-// CHECK-DAG: %[[BC:.*]] = arith.mulf %[[FB]], %[[CS]] : f32
-// CHECK-DAG: %[[AS:.*]] = arith.mulf %[[FA]], %[[SS]] : f32
-// CHECK: %[[YB:.*]] = arith.addf %[[AS]], %[[BC]] : f32
-// CHECK: memref.store %{{.*}}, %[[Y]][%[[B]], %[[H]], %[[I]], %[[IB]]]
-// CHECK: scf.for %[[E:.*]] = %c32{{.*}} to %c64
-// CHECK-NEXT: %[[XE:.*]] = memref.load %[[X]][%[[B]], %[[H]], %[[I]], %[[E]]]
-// CHECK-NEXT: memref.store %[[XE]], %[[Y]][%[[B]], %[[H]], %[[I]], %[[E]]]
+// CHECK: %[[CS:.*]] = memref.load %[[C]][%[[I]], %c0{{(_[0-9]+)?}}]
+// CHECK: %[[SS:.*]] = memref.load %[[SN]][%[[I]], %c0{{(_[0-9]+)?}}]
+// CHECK: memref.load %[[X]][%[[B]], %[[H]], %[[I]], %c31{{(_[0-9]+)?}}]
+// CHECK: memref.load %[[SN]][%[[I]], %c15{{(_[0-9]+)?}}]
+// CHECK-NOT: memref.load
+// CHECK: %[[AC:.*]] = arith.mulf %[[FA]], %[[CS]] : f32
+// CHECK-NEXT: %[[BS:.*]] = arith.mulf %[[FB]], %[[SS]] : f32
+// CHECK-NEXT: %[[YA:.*]] = arith.subf %[[AC]], %[[BS]] : f32
+// CHECK-NEXT: %[[AS:.*]] = arith.mulf %[[FA]], %[[SS]] : f32
+// CHECK-NEXT: %[[BC:.*]] = arith.mulf %[[FB]], %[[CS]] : f32
+// CHECK-NEXT: %[[YB:.*]] = arith.addf %[[AS]], %[[BC]] : f32
+// CHECK: %[[TA:.*]] = arith.truncf %[[YA]] : f32 to bf16
+// CHECK: memref.store %[[TA]], %[[Y]][%[[B]], %[[H]], %[[I]], %c0{{(_[0-9]+)?}}]
+// CHECK: %[[TB:.*]] = arith.truncf %[[YB]] : f32 to bf16
+// CHECK: memref.store %[[TB]], %[[Y]][%[[B]], %[[H]], %[[I]], %c1{{(_[0-9]+)?}}]
+// CHECK: memref.store %{{.*}}, %[[Y]][%[[B]], %[[H]], %[[I]], %c31{{(_[0-9]+)?}}]
+// CHECK: memref.load %[[X]][%[[B]], %[[H]], %[[I]], %c32{{(_[0-9]+)?}}]
+// CHECK: memref.load %[[X]][%[[B]], %[[H]], %[[I]], %c63{{(_[0-9]+)?}}]
+// CHECK-NOT: memref.load
+// CHECK: memref.store %{{.*}}, %[[Y]][%[[B]], %[[H]], %[[I]], %c32{{(_[0-9]+)?}}]
+// CHECK: memref.store %{{.*}}, %[[Y]][%[[B]], %[[H]], %[[I]], %c63{{(_[0-9]+)?}}]
+// CHECK-NEXT: return
 // CHECK: func.func private @inter_rope_k(%{{.*}}: memref<?x2x?x64xbf16>, %{{.*}}: memref<?x16xf32>, %{{.*}}: memref<?x16xf32>, %{{.*}}: memref<?x2x?x64xbf16>)
 
 // The host: tables [S, 16] and [T, 16]; the table kernel over
@@ -102,16 +109,19 @@ func.func @qoff(%q: tensor<1x2x?x128xf16>, %k: tensor<1x2x?x128xf16>, %v: tensor
 // CHECK-NOT: attn_block.rope
 
 // rope_q_offset: queries at the constant 3 + r, keys at 0 + r; half pairs
-// (p, p + 64) of D = 128, exponent -2 ln(5e5) / 128, f16; nothing copied.
+// (p, p + 64) of D = 128 in four chunks of 16, exponent -2 ln(5e5) / 128,
+// f16; nothing copied.
 // CHECK: func.func private @qoff_rope_table
 // CHECK: %[[C3:.*]] = arith.constant 3 : index
 // CHECK: scf.if
 // CHECK: arith.addi %[[C3]], %{{.*}} : index
 // CHECK: arith.constant -0.20503692777194263 : f64
-// CHECK: func.func private @qoff_rope_q(%{{.*}}: memref<1x2x?x128xf16>
-// CHECK: scf.for %[[P:.*]] = %{{.*}} to %c64
-// CHECK: arith.addi %[[P]], %c64
-// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: func.func private @qoff_rope_q(%[[QX:[^:]*]]: memref<1x2x?x128xf16>
+// CHECK: memref.load %[[QX]][{{.*}}, %c0{{(_[0-9]+)?}}]
+// CHECK-NEXT: arith.extf %{{.*}} : f16 to f32
+// CHECK: memref.load %[[QX]][{{.*}}, %c64{{(_[0-9]+)?}}]
+// CHECK: memref.load %[[QX]][{{.*}}, %c63{{(_[0-9]+)?}}]
+// CHECK: memref.load %[[QX]][{{.*}}, %c127{{(_[0-9]+)?}}]
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK-NOT: scf.for
 // CHECK: return
