@@ -43,6 +43,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionToBlock.h"
+#include "GpuTiles.h"
 #include "PathTiles.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -61,8 +62,8 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 /// Warps of both kernels: C = 16 * kWarps rows, one m16 tile per warp.
-constexpr int64_t kWarps = 4;
-constexpr int64_t kChunk = 16 * kWarps;
+constexpr int64_t kWarps = kGpuWarps;
+constexpr int64_t kChunk = kGpuRows;
 
 /// A 16-bit pair hi + lo of an f32 tile, in the accumulator layout (for
 /// stores).
@@ -70,71 +71,20 @@ struct Split {
   Value hi, lo;
 };
 
-/// Tile builders that name each tile's layout.
-struct GpuPathTiles : TileBuilder {
-  GpuPathTiles(OpBuilder &b, Location loc, Type elt)
-      : TileBuilder(b, loc), elt(elt) {
-    MLIRContext *ctx = b.getContext();
-    mma = blk::MmaLayoutAttr::get(ctx, 2, {kWarps, 1}, {16, 8});
-    opA = blk::DotOperandLayoutAttr::get(ctx, 0, mma, 2);
-    opB = blk::DotOperandLayoutAttr::get(ctx, 1, mma, 2);
-    row = blk::SliceLayoutAttr::get(ctx, 1, mma);
-    col = blk::SliceLayoutAttr::get(ctx, 0, mma);
-    shared = blk::SharedLayoutAttr::get(ctx, 8, 1, 8, {1, 0});
-  }
+/// GpuTiles with PaTH's own pieces: the hi/lo splits of f32 operands, the
+/// tiles of `mem`'s dims 2 and 3, local masks.
+struct GpuPathTiles : GpuTiles {
+  GpuPathTiles(OpBuilder &b, Location loc, Type elt) : GpuTiles(b, loc, elt) {}
   GpuPathTiles(OpBuilder &nb, const GpuPathTiles &o)
-      : GpuPathTiles(nb, o.loc, o.elt) {
+      : GpuTiles(nb, o.loc, o.elt) {
     freshReads = o.freshReads;
   }
 
-  Type elt;
   /// Whether dotSplit2 reads its hi buffer afresh (a barrier before the
   /// second read); set for D > 64, see dotSplit2.
   bool freshReads = false;
-  Attribute mma, opA, opB, row, col, shared;
 
-  RankedTensorType acc(ArrayRef<int64_t> shape, Type e = {}) {
-    return RankedTensorType::get(shape, e ? e : b.getF32Type(), mma);
-  }
-  RankedTensorType slice(int64_t n, Attribute enc, Type e = {}) {
-    return RankedTensorType::get({n}, e ? e : b.getF32Type(), enc);
-  }
-  Value splatF(RankedTensorType type, double v) { return splatLike(type, v); }
-  Value splatIdx(RankedTensorType type, Value index) {
-    Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-    return tensor::SplatOp::create(b, loc, type, i);
-  }
-  Value zeros(ArrayRef<int64_t> shape) { return splatF(acc(shape), 0.0); }
-  Value iotaIn(Attribute enc, Value start, int64_t n) {
-    return blk::IotaOp::create(b, loc, slice(n, enc, b.getI64Type()), start);
-  }
-  /// A row-slice (axis 1) or column-slice (axis 0) tile over [rows, cols].
-  Value spread(Value v, int64_t axis, int64_t rows, int64_t cols) {
-    Type e = cast<RankedTensorType>(v.getType()).getElementType();
-    return blk::BroadcastOp::create(b, loc, acc({rows, cols}, e), v, axis);
-  }
-  Value rowReduce(blk::ReduceKind kind, Value t) {
-    auto type = cast<RankedTensorType>(t.getType());
-    return blk::ReduceOp::create(
-        b, loc, slice(type.getDimSize(0), row, type.getElementType()), kind, t,
-        1);
-  }
-  Value dot(Value a, Value bt, Value accv, bool transposeB = false) {
-    return blk::DotOp::create(b, loc, accv.getType(), a, bt, accv,
-                              transposeB ? b.getUnitAttr() : UnitAttr());
-  }
   Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
-  /// An f32 accumulator tile rounded to the 16-bit element type.
-  Value round(Value x) {
-    auto type = cast<RankedTensorType>(x.getType());
-    return arith::TruncFOp::create(b, loc, type.clone(elt), x);
-  }
-  /// A 16-bit accumulator tile as an A operand (the same registers).
-  Value asA(Value x16) {
-    auto type = cast<RankedTensorType>(x16.getType());
-    return blk::ConvertLayoutOp::create(
-        b, loc, RankedTensorType::get(type.getShape(), elt, opA), x16);
-  }
   /// The 16-bit rounding of x - hi (hi = round(x)).
   Value lowHalf(Value x, Value hi) {
     return round(sub(x, arith::ExtFOp::create(b, loc, x.getType(), hi)));
@@ -175,47 +125,16 @@ struct GpuPathTiles : TileBuilder {
     return dot(asA(lowHalf(x, hi)), operand(bufHi, 1), accv, transposeB);
   }
 
-  Value alloc(ArrayRef<int64_t> shape) {
-    return blk::LocalAllocOp::create(
-        b, loc, blk::SharedBufferType::get(b.getContext(), shape, elt, shared));
-  }
-  /// async_copy of the tile at `at` (dims 2, 3) of `mem` into `buf`.
-  Value copy(Value mem, ValueRange at, Value buf) {
-    return blk::AsyncCopyOp::create(b, loc, mem, at,
-                                    b.getDenseI64ArrayAttr({2, 3}),
-                                    b.getF64FloatAttr(0.0), buf);
-  }
-  /// Commit the copies and wait for all of them, visible to the block.
-  void landCopies(ValueRange tokens) {
-    blk::AsyncCommitGroupOp::create(b, loc, tokens);
-    blk::AsyncWaitOp::create(b, loc, ValueRange{}, 0);
-    blk::BarrierOp::create(b, loc);
-  }
-  /// The buffer as an operand: A (`opIdx` 0) or B (1).
-  Value operand(Value buf, int64_t opIdx) {
-    auto type = cast<blk::SharedBufferType>(buf.getType());
-    return blk::LocalLoadOp::create(
-        b, loc, RankedTensorType::get(type.getShape(), elt, opIdx ? opB : opA),
-        buf);
-  }
-  /// A 2-D tile of `mem` in the accumulator layout, as f32.
+  /// A 2-D tile of `mem` (dims 2, 3) in the accumulator layout, as f32.
   Value loadAcc(Value mem, ValueRange at, ArrayRef<int64_t> shape) {
-    Type e = cast<MemRefType>(mem.getType()).getElementType();
-    Value t = blk::LoadOp::create(b, loc, acc(shape, e), mem, at,
-                                  b.getDenseI64ArrayAttr({2, 3}),
-                                  b.getF64FloatAttr(0.0));
-    return convert(t, b.getF32Type());
+    return GpuTiles::loadAcc(mem, at, shape, {2, 3});
   }
   /// A 1-D tile along dim 2 of `mem` at `at` in slice `enc`, as f32.
   Value loadSlice(Value mem, ValueRange at, int64_t n, Attribute enc) {
-    Type e = cast<MemRefType>(mem.getType()).getElementType();
-    Value t = blk::LoadOp::create(b, loc, slice(n, enc, e), mem, at,
-                                  b.getDenseI64ArrayAttr({2}),
-                                  b.getF64FloatAttr(0.0));
-    return convert(t, b.getF32Type());
+    return GpuTiles::loadSlice(mem, at, 2, n, enc);
   }
   void store(Value t, Value mem, ValueRange at) {
-    blk::StoreOp::create(b, loc, t, mem, at, b.getDenseI64ArrayAttr({2, 3}));
+    GpuTiles::store(t, mem, at, {2, 3});
   }
   /// The [n, n] i1 tile `column + shift pred row` over local indices.
   Value localMask(CmpIPredicate pred, int64_t n, int64_t shift = 0) {
@@ -226,12 +145,6 @@ struct GpuPathTiles : TileBuilder {
   Value keep(Value mask, Value t) {
     auto type = cast<RankedTensorType>(t.getType());
     return select(mask, t, splatF(type, 0.0));
-  }
-  /// Row maxima with -inf (no visible key yet) read as 0.
-  Value safeMax(Value m) {
-    auto type = cast<RankedTensorType>(m.getType());
-    Value dead = cmpf(CmpFPredicate::OEQ, m, splatF(type, -kInf));
-    return select(dead, splatF(type, 0.0), m);
   }
 };
 
