@@ -11,7 +11,8 @@
 // T < S, D = 128, f16. q, k, v are rounded to the 16-bit type first, so
 // only the kernels' own rounding is measured. Outputs start as junk
 // (MALLOC_PERTURB_ in CMake). Identity kernels and mixing must give plain
-// attention; a later token must not reach an earlier row.
+// attention; a later token must not reach an earlier row; permuting the
+// heads with their kernels and mixing weights permutes the outputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -259,6 +260,48 @@ TEST(MtaGpuFormOnCpu, IsCausal) {
       }
     }
   }
+}
+
+/// Permuting the heads of q, k, v, the kernels and both mixing weights
+/// permutes the output heads: a head taking another head's kernel or
+/// mixing row, or a group scratch indexed by the wrong head, breaks it. The
+/// mixes sum the same terms in another order, so only f32 rounding (and the
+/// 16-bit output's rounding of it) may differ.
+TEST(MtaGpuFormOnCpu, PermutingHeadsPermutesOutputs) {
+  uint64_t seed = attn::ref::freshSeed();
+  MtaForm f; // all-head mixing before and after the softmax, norm + gate
+  f.cq = 3;
+  f.ck = 5;
+  const int64_t h = 4, t = 90;
+  std::vector<Tensor> ins = mtaInputs(f, 1, h, h, t, t, ++seed);
+  std::vector<int64_t> perm = {2, 0, 3, 1}; // new head a = old head perm[a]
+  std::vector<Tensor> permuted = ins;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const Tensor &x = ins[i];
+    Tensor &y = permuted[i];
+    if (x.shape.size() == 4 || x.shape.size() == 3) { // q, k, v; kernels
+      int64_t inner = x.data.size() / h;
+      for (int64_t g = 0; g < h; ++g)
+        std::copy_n(x.data.begin() + perm[g] * inner, inner,
+                    y.data.begin() + g * inner);
+    } else if (x.shape.size() == 2) { // mixing weights [H, H]
+      for (int64_t r = 0; r < h; ++r)
+        for (int64_t c = 0; c < h; ++c)
+          y.data[r * h + c] = x.data[perm[r] * h + perm[c]];
+    }
+  }
+  Tensor base = runForm(f, ins);
+  Tensor got = runForm(f, permuted);
+  ASSERT_EQ(base.shape, got.shape);
+  Tensor expect = base;
+  int64_t inner = base.data.size() / h;
+  for (int64_t g = 0; g < h; ++g)
+    std::copy_n(base.data.begin() + perm[g] * inner, inner,
+                expect.data.begin() + g * inner);
+  EXPECT_LE(attn::ref::relRmsError(got, expect), 1e-3) << "seed " << seed;
+  EXPECT_LE(attn::ref::worstRowRelError(got, expect), 5e-3) << "seed " << seed;
+  // Not trivially satisfied: the heads differ.
+  EXPECT_GT(attn::ref::relRmsError(got, base), 1e-1) << "seed " << seed;
 }
 
 } // namespace
