@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionToBlock.h"
+#include "MtaPieces.h"
 #include "TileBuilder.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -79,47 +80,11 @@ enum class Arg {
   Out
 };
 
-/// What the lowering of one op fuses, and the sizes it derives from it.
-struct MtaPlan {
-  mutable AttentionOp op;
-  int64_t bm, bn, d, dv;
-  int64_t cqPre = 1, ckPre = 1, cqPost = 1, ckPost = 1;
-  bool convPre, convPost, mixPre, mixPost, norm, gate, fox, rope;
-  MaskKind mask;
-
-  explicit MtaPlan(AttentionOp op, const BlockLoweringConfig &cfg)
-      : op(op), bm(cfg.blockM), bn(cfg.blockN) {
-    d = cast<ShapedType>(op.getQ().getType()).getDimSize(3);
-    dv = cast<ShapedType>(op.getV().getType()).getDimSize(3);
-    convPre = static_cast<bool>(op.getKqConvPre());
-    convPost = static_cast<bool>(op.getKqConvPost());
-    mixPre = static_cast<bool>(op.getHeadMixPre());
-    mixPost = static_cast<bool>(op.getHeadMixPost());
-    norm = static_cast<bool>(op.getNorm());
-    gate = static_cast<bool>(op.getNormGateW());
-    fox = static_cast<bool>(op.getG());
-    rope = static_cast<bool>(op.getRopeTheta());
-    mask = op.getMask();
-    if (convPre) {
-      auto t = cast<ShapedType>(op.getKqConvPre().getType());
-      cqPre = t.getDimSize(1);
-      ckPre = t.getDimSize(2);
-    }
-    if (convPost) {
-      auto t = cast<ShapedType>(op.getKqConvPost().getType());
-      cqPost = t.getDimSize(1);
-      ckPost = t.getDimSize(2);
-    }
-  }
-  bool twoPass() const { return convPost || mixPost; }
-  /// Pre-conv halo: rows above, columns each side.
-  int64_t p() const { return cqPre - 1; }
-  int64_t c() const { return (ckPre - 1) / 2; }
-  /// Post-conv halo.
-  int64_t p2() const { return cqPost - 1; }
-  int64_t c2() const { return (ckPost - 1) / 2; }
-  /// Scores are zeroed at masked sources only where a linear map follows.
-  bool sourceMask() const { return convPre || mixPre; }
+/// What the lowering of one op fuses (MtaPieces) and its tile shape.
+struct MtaPlan : MtaPieces {
+  int64_t bm, bn;
+  MtaPlan(AttentionOp op, const BlockLoweringConfig &cfg)
+      : MtaPieces(op), bm(cfg.blockM), bn(cfg.blockN) {}
 };
 
 /// Heads per program: c_h of the mixing weights (H when the pre and post

@@ -44,6 +44,7 @@
 
 #include "AttentionToBlock.h"
 #include "GpuTiles.h"
+#include "MtaPieces.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -96,43 +97,6 @@ enum class Arg {
   Out
 };
 
-struct MtaGpuPlan {
-  mutable AttentionOp op;
-  int64_t d, dv;
-  int64_t cqPre = 1, ckPre = 1, cqPost = 1, ckPost = 1;
-  bool convPre, convPost, mixPre, mixPost, norm, gate, fox;
-  MaskKind mask;
-
-  explicit MtaGpuPlan(AttentionOp op) : op(op) {
-    d = cast<ShapedType>(op.getQ().getType()).getDimSize(3);
-    dv = cast<ShapedType>(op.getV().getType()).getDimSize(3);
-    convPre = static_cast<bool>(op.getKqConvPre());
-    convPost = static_cast<bool>(op.getKqConvPost());
-    mixPre = static_cast<bool>(op.getHeadMixPre());
-    mixPost = static_cast<bool>(op.getHeadMixPost());
-    norm = static_cast<bool>(op.getNorm());
-    gate = static_cast<bool>(op.getNormGateW());
-    fox = static_cast<bool>(op.getG());
-    mask = op.getMask();
-    if (convPre) {
-      auto t = cast<ShapedType>(op.getKqConvPre().getType());
-      cqPre = t.getDimSize(1);
-      ckPre = t.getDimSize(2);
-    }
-    if (convPost) {
-      auto t = cast<ShapedType>(op.getKqConvPost().getType());
-      cqPost = t.getDimSize(1);
-      ckPost = t.getDimSize(2);
-    }
-  }
-  bool twoPass() const { return convPost || mixPost; }
-  bool sourceMask() const { return convPre || mixPre; }
-  int64_t p() const { return cqPre - 1; }
-  int64_t c() const { return (ckPre - 1) / 2; }
-  int64_t p2() const { return cqPost - 1; }
-  int64_t c2() const { return (ckPost - 1) / 2; }
-};
-
 /// The tile geometry of one kernel: which row tiles of logits it needs,
 /// which of scores, and how wide each is.
 struct Geometry {
@@ -145,7 +109,7 @@ struct Geometry {
 
 enum class Kind { Single, Lse, Output };
 
-Geometry geometryOf(const MtaGpuPlan &plan, Kind kind) {
+Geometry geometryOf(const MtaPieces &plan, Kind kind) {
   Geometry g;
   g.logitTiles = {0};
   if (kind == Kind::Output && plan.p2() > 0)
@@ -173,7 +137,7 @@ Value groupSize(OpBuilder &b, Location loc, Value c1, Value c2, Value heads) {
 /// pass 2).
 class MtaGpuKernel {
 public:
-  MtaGpuKernel(const MtaGpuPlan &plan, Kind kind, func::FuncOp kernel,
+  MtaGpuKernel(const MtaPieces &plan, Kind kind, func::FuncOp kernel,
                const std::map<Arg, unsigned> &argIndex, Type elt)
       : plan(plan), kind(kind), geo(geometryOf(plan, kind)),
         loc(plan.op.getLoc()),
@@ -251,7 +215,7 @@ private:
   void epilogue(OpBuilder &ob);
   Value headNorm(GpuTiles &t, Value o);
 
-  const MtaGpuPlan &plan;
+  const MtaPieces &plan;
   Kind kind;
   Geometry geo;
   Location loc;
@@ -708,7 +672,7 @@ void MtaGpuKernel::build() {
 /// Host side: buffers, kernels and launches replacing `op`.
 class MtaGpuHost {
 public:
-  MtaGpuHost(const MtaGpuPlan &plan, SymbolTable &symbols)
+  MtaGpuHost(const MtaPieces &plan, SymbolTable &symbols)
       : plan(plan), symbols(symbols), loc(plan.op.getLoc()), b(plan.op) {}
 
   void lower();
@@ -737,7 +701,7 @@ private:
   /// The scratch every kernel of `kind` needs besides its own.
   void addTileScratch(Kind kind, SmallVectorImpl<std::pair<Arg, Value>> &to);
 
-  const MtaGpuPlan &plan;
+  const MtaPieces &plan;
   SymbolTable &symbols;
   Location loc;
   OpBuilder b;
@@ -892,6 +856,6 @@ std::string mlir::attn::checkMtaGpuSupport(AttentionOp op,
 
 void mlir::attn::lowerMtaAttentionGpu(AttentionOp op, SymbolTable &symbols,
                                       const BlockLoweringConfig &) {
-  MtaGpuPlan plan(op);
+  MtaPieces plan(op);
   MtaGpuHost(plan, symbols).lower();
 }
