@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MtaSources.h"
 #include "ProgramOracle.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Runtime.h"
@@ -123,61 +124,25 @@ struct Config {
   int d = 16;
 };
 
-/// An attn.attention over [B, H, T, d] f32 with the pieces of `c`.
+/// An attn.attention over [B, H, T, d] f32 with the pieces of `c`
+/// (MtaSources.h writes it).
 std::string mtaProgram(const Config &c) {
-  std::string d = std::to_string(c.d);
-  std::string act = "tensor<?x?x?x" + d + "xf32>";
-  std::string kq =
-      "tensor<?x" + std::to_string(c.cq) + "x" + std::to_string(c.ck) + "xf32>";
-  auto mixType = [](int ch) {
-    return "tensor<?x" + (ch ? std::to_string(ch) : std::string("?")) + "xf32>";
-  };
-  std::string mix = mixType(c.ch),
-              mixPost = mixType(c.chPost < 0 ? c.ch : c.chPost);
-  std::string vec = "tensor<" + d + "xf32>";
-  std::vector<std::pair<std::string, std::string>> args = {
-      {"%q", act}, {"%k", act}, {"%v", act}};
-  std::string attrs;
-  if (c.rope)
-    attrs += " rope(1.000000e+04)";
-  if (c.fox) {
-    args.push_back({"%g", "tensor<?x?x?xf32>"});
-    attrs += " gate(%g)";
-  }
-  if (c.pre) {
-    args.push_back({"%tp", kq});
-    attrs += " kq_conv_pre(%tp)";
-  }
-  if (c.mixPre) {
-    args.push_back({"%wp", mix});
-    attrs += " head_mix_pre(%wp)";
-  }
-  if (c.post) {
-    args.push_back({"%tq", kq});
-    attrs += " kq_conv_post(%tq)";
-  }
-  if (c.mixPost) {
-    args.push_back({"%wq", mixPost});
-    attrs += " head_mix_post(%wq)";
-  }
-  if (c.norm) {
-    args.push_back({"%gamma", vec});
-    attrs += " norm(%gamma)";
-    if (c.gate) {
-      args.push_back({"%gw", vec});
-      args.push_back({"%gb", "tensor<1xf32>"});
-      attrs += " norm_gate(%gw, %gb)";
-    }
-  }
-  std::string sig, types;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string sep = i ? ", " : "";
-    sig += sep + args[i].first + ": " + args[i].second;
-    types += sep + args[i].second;
-  }
-  return "func.func @main(" + sig + ") -> " + act +
-         " {\n  %o = attn.attention %q, %k, %v" + attrs + " : (" + types +
-         ") -> " + act + "\n  return %o : " + act + "\n}\n";
+  attn::exec_test::MtaForm f;
+  f.cq = c.cq;
+  f.ck = c.ck;
+  f.ch = c.ch;
+  f.chPost = c.chPost;
+  f.pre = c.pre;
+  f.mixPre = c.mixPre;
+  f.post = c.post;
+  f.mixPost = c.mixPost;
+  f.rope = c.rope;
+  f.fox = c.fox;
+  f.norm = c.norm;
+  f.gate = c.gate;
+  f.d = f.dv = c.d;
+  f.elt = "f32";
+  return attn::exec_test::mtaSource(f);
 }
 
 std::string describe(const Config &c, int64_t h, int64_t t, uint64_t seed) {

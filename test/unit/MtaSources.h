@@ -20,9 +20,9 @@
 namespace attn::exec_test {
 
 /// Which MTA pieces an attn.attention carries; ch = 0 means c_h = H
-/// (weights [?, ?]).
+/// (weights [?, ?]); chPost -1: the post mix's c_h is ch.
 struct MtaForm {
-  int cq = 6, ck = 11, ch = 0;
+  int cq = 6, ck = 11, ch = 0, chPost = -1;
   bool pre = true, mixPre = true, post = true, mixPost = true;
   bool rope = false, fox = false, scaled = false, norm = true, gate = true;
   int d = 64, dv = 64;
@@ -35,8 +35,11 @@ inline std::string mtaSource(const MtaForm &c) {
   };
   std::string kq =
       "tensor<?x" + std::to_string(c.cq) + "x" + std::to_string(c.ck) + "xf32>";
-  std::string mix =
-      "tensor<?x" + (c.ch ? std::to_string(c.ch) : std::string("?")) + "xf32>";
+  auto mixType = [](int ch) {
+    return "tensor<?x" + (ch ? std::to_string(ch) : std::string("?")) + "xf32>";
+  };
+  std::string mix = mixType(c.ch),
+              mixPost = mixType(c.chPost < 0 ? c.ch : c.chPost);
   std::string vec = "tensor<" + std::to_string(c.dv) + "xf32>";
   std::vector<std::pair<std::string, std::string>> args = {
       {"%q", act(c.d)}, {"%k", act(c.d)}, {"%v", act(c.dv)}};
@@ -60,7 +63,7 @@ inline std::string mtaSource(const MtaForm &c) {
     attrs += " kq_conv_post(%tq)";
   }
   if (c.mixPost) {
-    args.push_back({"%wq", mix});
+    args.push_back({"%wq", mixPost});
     attrs += " head_mix_post(%wq)";
   }
   if (c.norm) {
