@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace attn::gpu_test {
 
@@ -47,6 +48,39 @@ inline Engine *gpuEngine(std::string &why) {
   }
   why = error;
   return engine.get();
+}
+
+/// The chips a GPU form is run for: on sm_90 devices both the mma.sync
+/// target (sm_90) and sm_90a (whose PaTH and MTA forms reuse the mma.sync
+/// kernels, its wgmma chip in the launch plan); elsewhere the default.
+inline std::vector<std::string> blockChipsOf(Engine &engine) {
+  if (engine.gpuArch() == "sm_90")
+    return {"sm_90", "sm_90a"};
+  return {""};
+}
+
+/// `src` compiled for CUDA through lowering=block on `chip`; the remark must
+/// say it runs the block program's launch plan (`what` names the program
+/// in the failure).
+inline std::shared_ptr<Kernel> compileBlockPlan(Engine &engine,
+                                                const std::string &src,
+                                                const std::string &chip,
+                                                const std::string &what) {
+  CompileOptions opts;
+  opts.gpu.lowering = "block";
+  opts.gpu.chip = chip;
+  auto kernel = engine.compile(src, opts);
+  if (!kernel) {
+    ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\n" << src;
+    return nullptr;
+  }
+  EXPECT_EQ((*kernel)->device(), Device::CUDA);
+  bool planned = false;
+  for (const std::string &r : (*kernel)->remarks())
+    planned |= llvm::StringRef(r).contains("the block program's launch plan");
+  EXPECT_TRUE(planned) << what << " did not take the block program's plan\n"
+                       << src;
+  return *kernel;
 }
 
 } // namespace attn::gpu_test

@@ -37,31 +37,10 @@ void PrintTo(const MtaCase &c, std::ostream *os) {
       << " T=" << c.T << " S=" << c.S;
 }
 
-/// On sm_90 devices the mma.sync target (sm_90) and sm_90a (which reuses
-/// the mma.sync kernels); elsewhere the default.
-std::vector<std::string> chipsOf(attn::Engine &engine) {
-  if (engine.gpuArch() == "sm_90")
-    return {"sm_90", "sm_90a"};
-  return {""};
-}
-
 std::shared_ptr<attn::Kernel> compileMta(attn::Engine &engine,
                                          const std::string &src,
                                          const std::string &chip) {
-  attn::CompileOptions opts;
-  opts.gpu.lowering = "block";
-  opts.gpu.chip = chip;
-  auto kernel = engine.compile(src, opts);
-  if (!kernel) {
-    ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\n" << src;
-    return nullptr;
-  }
-  EXPECT_EQ((*kernel)->device(), attn::Device::CUDA);
-  bool planned = false;
-  for (const std::string &r : (*kernel)->remarks())
-    planned |= llvm::StringRef(r).contains("the block program's launch plan");
-  EXPECT_TRUE(planned) << "MTA did not take the block program's plan\n" << src;
-  return *kernel;
+  return attn::gpu_test::compileBlockPlan(engine, src, chip, "MTA");
 }
 
 Tensor runOn(attn::Kernel &kernel, const MtaForm &f,
@@ -92,7 +71,7 @@ TEST_P(GpuMta, MatchesOracle) {
   std::vector<Tensor> ins = mtaInputs(c.f, c.B, c.Hq, c.Hk, c.T, c.S, seed);
   auto ref = attn::ref::evaluate(p.main(), ins);
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-  for (const std::string &chip : chipsOf(*engine)) {
+  for (const std::string &chip : attn::gpu_test::blockChipsOf(*engine)) {
     SCOPED_TRACE("chip '" + chip + "', seed " + std::to_string(seed));
     std::shared_ptr<attn::Kernel> kernel = compileMta(*engine, src, chip);
     ASSERT_TRUE(kernel);
@@ -206,7 +185,7 @@ TEST(GpuMtaProperties, IsCausal) {
     SCOPED_TRACE(describe(f) + ", seed " + std::to_string(seed));
     std::string src = mtaSource(f);
     std::vector<Tensor> ins = mtaInputs(f, 1, h, h, t, t, seed);
-    for (const std::string &chip : chipsOf(*engine)) {
+    for (const std::string &chip : attn::gpu_test::blockChipsOf(*engine)) {
       std::shared_ptr<attn::Kernel> kernel = compileMta(*engine, src, chip);
       ASSERT_TRUE(kernel);
       Tensor before = runOn(*kernel, f, ins);
@@ -262,7 +241,7 @@ TEST(GpuMtaProperties, ExamplesRunOnTheDevice) {
           *attn::ref::fromHost(attn::ref::toHost(ins[i], attn::DType::BF16));
     auto ref = attn::ref::evaluate(p.main(), ins);
     ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-    for (const std::string &chip : chipsOf(*engine)) {
+    for (const std::string &chip : attn::gpu_test::blockChipsOf(*engine)) {
       std::shared_ptr<attn::Kernel> kernel = compileMta(*engine, src, chip);
       ASSERT_TRUE(kernel);
       Tensor got = runOn(*kernel, f, ins);

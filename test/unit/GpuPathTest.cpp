@@ -95,35 +95,10 @@ std::vector<HostArray> hostInputs(const std::vector<Tensor> &ins, DType t) {
   return host;
 }
 
-/// The chips the device runs PaTH's GPU form for: on sm_90 devices both
-/// the mma.sync target (sm_90) and sm_90a (which reuses the mma.sync
-/// kernels, its wgmma chip in the launch plan); elsewhere the default.
-std::vector<std::string> chipsOf(attn::Engine &engine) {
-  if (engine.gpuArch() == "sm_90")
-    return {"sm_90", "sm_90a"};
-  return {""};
-}
-
-/// `src` compiled for CUDA through lowering=block on `chip`; the remark
-/// must say it runs the block program's launch plan (PaTH's two kernels,
-/// PaTH-FoX's three with the gate prefix).
 std::shared_ptr<attn::Kernel> compilePath(attn::Engine &engine,
                                           const std::string &src,
                                           const std::string &chip) {
-  attn::CompileOptions opts;
-  opts.gpu.lowering = "block";
-  opts.gpu.chip = chip;
-  auto kernel = engine.compile(src, opts);
-  if (!kernel) {
-    ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\n" << src;
-    return nullptr;
-  }
-  EXPECT_EQ((*kernel)->device(), attn::Device::CUDA);
-  bool planned = false;
-  for (const std::string &r : (*kernel)->remarks())
-    planned |= llvm::StringRef(r).contains("the block program's launch plan");
-  EXPECT_TRUE(planned) << "PaTH did not take the block program's plan\n" << src;
-  return *kernel;
+  return attn::gpu_test::compileBlockPlan(engine, src, chip, "PaTH");
 }
 
 /// `kernel` run on `ins` as a tensor (empty on failure, which fails).
@@ -155,7 +130,7 @@ TEST_P(GpuPath, MatchesOracle) {
   std::vector<Tensor> ins = inputsFor(c, seed);
   auto ref = attn::ref::evaluate(p.main(), ins);
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-  for (const std::string &chip : chipsOf(*engine)) {
+  for (const std::string &chip : attn::gpu_test::blockChipsOf(*engine)) {
     SCOPED_TRACE("chip '" + chip + "', seed " + std::to_string(seed));
     std::shared_ptr<attn::Kernel> kernel = compilePath(*engine, src, chip);
     ASSERT_TRUE(kernel);
@@ -234,7 +209,7 @@ TEST(GpuPathProperties, IsCausal) {
                    std::to_string(seed));
       std::string src = programFor(c);
       std::vector<Tensor> ins = inputsFor(c, seed);
-      for (const std::string &chip : chipsOf(*engine)) {
+      for (const std::string &chip : attn::gpu_test::blockChipsOf(*engine)) {
         std::shared_ptr<attn::Kernel> kernel = compilePath(*engine, src, chip);
         ASSERT_TRUE(kernel);
         Tensor before = runOn(*kernel, ins, c.dtype);
@@ -293,7 +268,7 @@ TEST(GpuPathProperties, ExamplesRunOnTheDevice) {
       ins[i] = *attn::ref::fromHost(attn::ref::toHost(ins[i], DType::BF16));
     auto ref = attn::ref::evaluate(p.main(), ins);
     ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-    for (const std::string &chip : chipsOf(*engine)) {
+    for (const std::string &chip : attn::gpu_test::blockChipsOf(*engine)) {
       std::shared_ptr<attn::Kernel> kernel = compilePath(*engine, src, chip);
       ASSERT_TRUE(kernel);
       Tensor got = runOn(*kernel, ins, DType::BF16);
