@@ -185,7 +185,7 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   auto rowTile = g.tile({bm}, f32, L.row);
   auto accTile = g.tile({bm, dv}, f32, L.mmaO);
 
-  FlashProgram prog = t.flashProgram(q, k, bm);
+  FlashProgram prog = t.flashProgram(q, k, bm, /*reversed=*/true);
   Value pidM = prog.pidM, hq = prog.hq, hk = prog.hk, tLen = prog.tLen,
         sLen = prog.sLen, bIdx = prog.bIdx, h = prog.h, kh = prog.kh,
         off = prog.off, row0 = prog.row0, qPos0 = prog.qPos0;

@@ -597,7 +597,11 @@ void MtaGpuKernel::build() {
   bIdx = arith::DivUIOp::create(b, loc, py, groups);
   grp = arith::RemUIOp::create(b, loc, py, groups);
   off = subi(b, sLen, tLen);
-  row0 = muli(b, px, cst(b, kTile));
+  // Row tiles heaviest first (px stays the program's scratch slot).
+  row0 = muli(b,
+              t.heaviestFirst(
+                  px, arith::CeilDivUIOp::create(b, loc, tLen, cst(b, kTile))),
+              cst(b, kTile));
   Value qPos0 = addi(b, off, row0);
   sQ = t.alloc({kTile, plan.d});
   sK = t.alloc({geo.sWidth(), plan.d});

@@ -77,8 +77,10 @@ struct PathProgram {
 };
 
 /// pid1 = b * heads + head; kernels 2 and 3 (`q` given) start at the chunk
-/// holding the first query, S - T.
-inline PathProgram programIndices(TileBuilder &t, Value q, Value k, int64_t c) {
+/// holding the first query, S - T. `reversed` (the GPU form) numbers those
+/// chunks heaviest first, the last chunk (the longest walk) at pid0 = 0.
+inline PathProgram programIndices(TileBuilder &t, Value q, Value k, int64_t c,
+                                  bool reversed = false) {
   OpBuilder &b = t.b;
   Location loc = t.loc;
   PathProgram p;
@@ -100,8 +102,13 @@ inline PathProgram programIndices(TileBuilder &t, Value q, Value k, int64_t c) {
   Value tLen = memref::DimOp::create(b, loc, q, 2);
   Value sLen = memref::DimOp::create(b, loc, k, 2);
   Value off = arith::SubIOp::create(b, loc, sLen, tLen);
-  p.chunk = arith::AddIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, off, t.idx(c)), pid0);
+  p.chunk =
+      reversed
+          ? t.heaviestFirst(pid0,
+                            arith::CeilDivUIOp::create(b, loc, sLen, t.idx(c)))
+          : arith::AddIOp::create(
+                b, loc, arith::DivUIOp::create(b, loc, off, t.idx(c)), pid0)
+                .getResult();
   p.pos0 = arith::MulIOp::create(b, loc, p.chunk, t.idx(c));
   p.row0 = arith::SubIOp::create(b, loc, p.pos0, off);
   return p;

@@ -352,7 +352,7 @@ void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
         kcHi = body.getArgument(i++), kcLo = body.getArgument(i++),
         khat = body.getArgument(i++), out = body.getArgument(i++);
   int64_t c = ps.c, d = ps.d, dv = ps.dv;
-  PathProgram p = programIndices(t, q, k, c);
+  PathProgram p = programIndices(t, q, k, c, /*reversed=*/true);
   Value c0 = t.idx(0);
 
   AttnBuffers s;

@@ -35,9 +35,19 @@ class TileBuilder {
 public:
   TileBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
 
+  /// Program `count - 1 - pid` of `count`: the GPU forms number their
+  /// query tiles heaviest first (most keys under a causal mask), so that the
+  /// last wave of blocks is made of short ones rather than of the longest.
+  Value heaviestFirst(Value pid, Value count) {
+    return arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, count, idx(1)), pid);
+  }
+
   /// The program indices of a flash kernel over q [B, Hq, T, D] and
-  /// k [B, Hk, S, D] with `bm` query rows per program.
-  FlashProgram flashProgram(Value q, Value k, int64_t bm) {
+  /// k [B, Hk, S, D] with `bm` query rows per program; `reversed` numbers
+  /// the query tiles heaviest first (see heaviestFirst).
+  FlashProgram flashProgram(Value q, Value k, int64_t bm,
+                            bool reversed = false) {
     FlashProgram p;
     p.pidM = blk::ProgramIdOp::create(b, loc, 0);
     Value pidBH = blk::ProgramIdOp::create(b, loc, 1);
@@ -45,6 +55,9 @@ public:
     p.hk = memref::DimOp::create(b, loc, k, 1);
     p.tLen = memref::DimOp::create(b, loc, q, 2);
     p.sLen = memref::DimOp::create(b, loc, k, 2);
+    if (reversed)
+      p.pidM = heaviestFirst(
+          p.pidM, arith::CeilDivUIOp::create(b, loc, p.tLen, idx(bm)));
     p.bIdx = arith::DivUIOp::create(b, loc, pidBH, p.hq);
     p.h = arith::RemUIOp::create(b, loc, pidBH, p.hq);
     p.kh = arith::DivUIOp::create(b, loc, p.h,
