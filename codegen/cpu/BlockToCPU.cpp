@@ -274,6 +274,36 @@ struct LowerReduce : OpRewritePattern<blk::ReduceOp> {
   }
 };
 
+/// fold: the [M, N] tile viewed as [M, N / w, w] and summed over the
+/// middle axis.
+struct LowerFold : OpRewritePattern<blk::FoldOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(blk::FoldOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType in = op.getInput().getType(), type = op.getType();
+    Type elt = type.getElementType();
+    int64_t m = in.getDimSize(0), w = op.getWidth(), n = in.getDimSize(1);
+    Value blocks = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get({m, n / w, w}, elt), op.getInput(),
+        ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    Value c = arith::ConstantOp::create(rewriter, loc,
+                                        rewriter.getFloatAttr(elt, 0.0));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), elt);
+    Value init =
+        linalg::FillOp::create(rewriter, loc, ValueRange{c}, ValueRange{empty})
+            .getResult(0);
+    auto reduce = linalg::ReduceOp::create(
+        rewriter, loc, ValueRange{blocks}, ValueRange{init},
+        ArrayRef<int64_t>{1}, [&](OpBuilder &b, Location l, ValueRange args) {
+          linalg::YieldOp::create(
+              b, l, arith::AddFOp::create(b, l, args[0], args[1]).getResult());
+        });
+    rewriter.replaceOp(op, reduce.getResult(0));
+    return success();
+  }
+};
+
 struct LowerBroadcast : OpRewritePattern<blk::BroadcastOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(blk::BroadcastOp op,
@@ -482,8 +512,10 @@ struct AttnBlockToCPUPass : attn::impl::AttnBlockToCPUBase<AttnBlockToCPUPass> {
       op.erase();
     }
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerLoad, LowerStore, LowerDot, LowerReduce, LowerBroadcast,
-                 LowerScan, LowerIota, LowerRope, LowerHalfRope>(&getContext());
+    patterns
+        .add<LowerLoad, LowerStore, LowerDot, LowerReduce, LowerFold,
+             LowerBroadcast, LowerScan, LowerIota, LowerRope, LowerHalfRope>(
+            &getContext());
     attn::populateMtaToCPUPatterns(patterns);
     attn::populateExp2ToCPUPatterns(patterns);
     attn::populateRowOpsToCPUPatterns(patterns);

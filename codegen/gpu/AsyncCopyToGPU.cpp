@@ -19,6 +19,10 @@
 
 #include "attn/Dialect/AttnBlockDialect.h"
 
+#include "mlir/Analysis/DataFlow/ConstantPropagationAnalysis.h"
+#include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
+#include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
+#include "mlir/Analysis/DataFlowFramework.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -112,6 +116,7 @@ struct ChunkCopy {
   Attribute layout;       // the shared buffer's
   ValueRange dst;         // (its shared memref, the stage's offset)
   int64_t rows, cols, vec, threads;
+  bool rowsNonNegative; // the tile's first row is >= 0 (range analysis)
 
   Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
@@ -195,7 +200,11 @@ struct ChunkCopy {
           b, loc, arith::MaxSIOp::create(b, loc, x, c(0)), c(rows));
       return arith::IndexCastOp::create(b, loc, b.getI32Type(), y);
     };
-    Value lo = clampI32(arith::SubIOp::create(b, loc, c(0), first));
+    // A first row known not negative leaves lo = 0 and the compare of a
+    // constant dr: no subtraction per chunk (the direct kernel's check).
+    Value lo = rowsNonNegative
+                   ? arith::ConstantIntOp::create(b, loc, 0, 32).getResult()
+                   : clampI32(arith::SubIOp::create(b, loc, c(0), first));
     Value hi = clampI32(arith::SubIOp::create(b, loc, rowLimit, first));
     Value width =
         arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, hi, lo),
@@ -228,8 +237,11 @@ struct ChunkCopy {
 };
 
 struct AsyncCopyToCpAsync : OpConversionPattern<blk::AsyncCopyOp> {
-  AsyncCopyToCpAsync(const TypeConverter &tc, MLIRContext *ctx, int64_t threads)
-      : OpConversionPattern(tc, ctx), threads(threads) {}
+  AsyncCopyToCpAsync(const TypeConverter &tc, MLIRContext *ctx,
+                     const NonNegativeRowCopies &nonNegativeRows,
+                     int64_t threads)
+      : OpConversionPattern(tc, ctx), nonNegativeRows(nonNegativeRows),
+        threads(threads) {}
   LogicalResult matchAndRewrite(blk::AsyncCopyOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     std::string why = unsupportedReason(op, threads);
@@ -246,13 +258,15 @@ struct AsyncCopyToCpAsync : OpConversionPattern<blk::AsyncCopyOp> {
                    buf.getShape()[0],
                    buf.getShape()[1],
                    16 / (buf.getElementType().getIntOrFloatBitWidth() / 8),
-                   threads};
+                   threads,
+                   nonNegativeRows.contains(op)};
     Value tid = gpu::ThreadIdOp::create(rw, op.getLoc(), gpu::Dimension::x);
     rw.replaceOp(op, threads % copy.perRow() == 0 ? copy.byThreadRows(tid)
                                                   : copy.byChunk(tid));
     return success();
   }
 
+  const NonNegativeRowCopies &nonNegativeRows;
   const int64_t threads;
 };
 
@@ -300,6 +314,25 @@ struct GriddepWaitToNvvm : OpConversionPattern<blk::GriddepWaitOp> {
 
 } // namespace
 
+NonNegativeRowCopies
+mlir::attn::blockgpu::findNonNegativeRowCopies(Operation *kernel) {
+  DataFlowSolver solver;
+  solver.load<dataflow::DeadCodeAnalysis>();
+  solver.load<dataflow::SparseConstantPropagation>();
+  solver.load<dataflow::IntegerRangeAnalysis>();
+  NonNegativeRowCopies out;
+  if (failed(solver.initializeAndRun(kernel)))
+    return out;
+  kernel->walk([&](blk::AsyncCopyOp op) {
+    Value row = op.getIndices()[op.getDims()[0]];
+    auto *state = solver.lookupState<dataflow::IntegerValueRangeLattice>(row);
+    if (state && !state->getValue().isUninitialized() &&
+        state->getValue().getValue().smin().isNonNegative())
+      out.insert(op);
+  });
+  return out;
+}
+
 std::string mlir::attn::blockgpu::unsupportedReason(blk::AsyncCopyOp op,
                                                     int64_t threads) {
   auto buf = op.getBuffer().getType();
@@ -337,10 +370,11 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::AsyncCopyOp op,
 
 void mlir::attn::blockgpu::populateAsyncCopyPatterns(
     BlockTypeConverter &tc, RewritePatternSet &patterns,
-    const SharedOffsets &offsets, int64_t numThreads) {
+    const SharedOffsets &offsets, const NonNegativeRowCopies &nonNegativeRows,
+    int64_t numThreads) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<LocalAllocToView>(tc, ctx, offsets);
-  patterns.add<AsyncCopyToCpAsync>(tc, ctx, numThreads);
+  patterns.add<AsyncCopyToCpAsync>(tc, ctx, nonNegativeRows, numThreads);
   patterns.add<LocalIndexToOffset, CommitToCreateGroup, WaitToWaitGroup,
                BarrierToGpu, GriddepWaitToNvvm>(tc, ctx);
 }

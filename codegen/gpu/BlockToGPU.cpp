@@ -167,6 +167,13 @@ std::string unsupported(Operation *op,
              "only";
     return "";
   }
+  if (auto fold = dyn_cast<blk::FoldOp>(op)) {
+    if (!isa_and_nonnull<blk::MmaLayoutAttr>(fold.getType().getEncoding()) ||
+        fold.getWidth() % 8 != 0)
+      return "fold is lowered for mma tiles and widths of 8 * k columns "
+             "(in-thread adds) only";
+    return "";
+  }
   if (auto bc = dyn_cast<blk::BroadcastOp>(op)) {
     auto s =
         dyn_cast<blk::SliceLayoutAttr>(bc.getInput().getType().getEncoding());
@@ -437,7 +444,8 @@ LogicalResult lowerKernel(func::FuncOp fn) {
   populateElementwisePatterns(tc, patterns);
   populateReducePatterns(tc, patterns);
   populateConvertLayoutPatterns(tc, patterns);
-  populateAsyncCopyPatterns(tc, patterns, offsets, threads);
+  NonNegativeRowCopies nonNegativeRows = findNonNegativeRowCopies(*gf);
+  populateAsyncCopyPatterns(tc, patterns, offsets, nonNegativeRows, threads);
   populateDotPatterns(tc, patterns, transposed);
   populateWgmmaPatterns(tc, patterns);
   populateLoadStorePatterns(tc, patterns);

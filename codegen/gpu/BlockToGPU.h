@@ -49,6 +49,14 @@ struct SharedOffsets {
   llvm::DenseMap<Operation *, int64_t> bytes;
   bool alignedBase = false;
 };
+/// The async_copy ops whose first tile row is provably not negative
+/// (integer range analysis of the kernel: loop induction variables from a
+/// non-negative start, memref dims, sums of those). Their chunks need no
+/// lower row bound: the block program may start a copy above row 0 (a
+/// halo), and where it cannot the check costs a subtraction per chunk.
+using NonNegativeRowCopies = llvm::DenseSet<Operation *>;
+NonNegativeRowCopies findNonNegativeRowCopies(Operation *kernel);
+
 /// The alignment of wgmma's 128-byte swizzle pattern, which the launch plan
 /// reserves as slack.
 constexpr int64_t kSharedAlign = GpuPlan::kWgmmaAlign;
@@ -73,6 +81,7 @@ bool isRegisterIdentity(RankedTensorType from, RankedTensorType to);
 void populateAsyncCopyPatterns(BlockTypeConverter &tc,
                                RewritePatternSet &patterns,
                                const SharedOffsets &offsets,
+                               const NonNegativeRowCopies &nonNegativeRows,
                                int64_t numThreads);
 /// Why `op` cannot become cp.async copies by `threads` threads, or "".
 std::string unsupportedReason(attn_block::AsyncCopyOp op, int64_t threads);

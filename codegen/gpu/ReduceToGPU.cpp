@@ -5,7 +5,9 @@
 // lanes of a quad that share the row exchange with xor shuffles 1 and 2,
 // so every lane ends with the row's value. broadcast from a slice into its
 // parent copies the register of the row (or column) into every register
-// of the parent that holds it. Column reductions (across quads and warps)
+// of the parent that holds it. fold adds the registers of a row whose
+// columns agree modulo its width (a multiple of 8: in-thread, no shuffle).
+// Column reductions (across quads and warps)
 // need shared memory and are refused.
 //
 //===----------------------------------------------------------------------===//
@@ -83,6 +85,39 @@ struct ReduceRows : OpConversionPattern<blk::ReduceOp> {
   }
 };
 
+/// fold of an mma tile: register (row, col) of the result sums the input
+/// registers of the same row whose column is col modulo the width. With
+/// the width a multiple of 8 these are the thread's own registers (an n8
+/// tile's two columns per thread repeat in every n8 tile), so no lane
+/// exchanges anything.
+struct FoldColumns : OpConversionPattern<blk::FoldOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::FoldOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    std::string why;
+    auto inMap = registerMap(op.getInput().getType(), false, why);
+    auto outMap = registerMap(op.getType(), false, why);
+    if (failed(inMap) || failed(outMap))
+      return rw.notifyMatchFailure(op, why);
+    const int64_t w = op.getWidth();
+    ValueRange regs = adaptor.getInput();
+    SmallVector<Value> acc(outMap->numRegs());
+    for (auto [i, o] : llvm::enumerate(inMap->offsets)) {
+      int64_t r = -1;
+      for (auto [j, oo] : llvm::enumerate(outMap->offsets))
+        if (oo[0] == o[0] && oo[1] == o[1] % w)
+          r = j;
+      if (r < 0)
+        return rw.notifyMatchFailure(op, "a register without a fold target");
+      acc[r] = acc[r] ? arith::AddFOp::create(rw, op.getLoc(), acc[r], regs[i])
+                            .getResult()
+                      : regs[i];
+    }
+    rw.replaceOpWithMultiple(op, {acc});
+    return success();
+  }
+};
+
 struct BroadcastSlice : OpConversionPattern<blk::BroadcastOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(blk::BroadcastOp op, OneToNOpAdaptor adaptor,
@@ -116,5 +151,6 @@ struct BroadcastSlice : OpConversionPattern<blk::BroadcastOp> {
 
 void mlir::attn::blockgpu::populateReducePatterns(BlockTypeConverter &tc,
                                                   RewritePatternSet &patterns) {
-  patterns.add<ReduceRows, BroadcastSlice>(tc, patterns.getContext());
+  patterns.add<ReduceRows, FoldColumns, BroadcastSlice>(tc,
+                                                        patterns.getContext());
 }

@@ -157,6 +157,20 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult FoldOp::verify() {
+  auto in = getInput().getType(), out = getType();
+  int64_t w = getWidth();
+  if (in.getRank() != 2 || out.getRank() != 2 ||
+      out.getDimSize(0) != in.getDimSize(0) || out.getDimSize(1) != w ||
+      in.getDimSize(1) % w != 0 || in.getElementType() != out.getElementType())
+    return emitOpError() << "folding " << in << " into blocks of " << w
+                         << " columns cannot give " << out;
+  if (in.getEncoding() != out.getEncoding())
+    return emitOpError() << "input and result must have the same layout, got "
+                         << in.getEncoding() << " and " << out.getEncoding();
+  return success();
+}
+
 LogicalResult BroadcastOp::verify() {
   auto in = getInput().getType(), out = getType();
   if (in.getRank() != 1 || out.getRank() != 2 ||

@@ -113,6 +113,10 @@ Layouts makeWgmmaLayouts(MLIRContext *ctx, const BlockTarget &t, int64_t bn,
   return l;
 }
 
+/// Columns of the folded softmax row sums: one n8 tile of the accumulator
+/// layout, whose columns each thread holds in every n8 tile.
+constexpr int64_t kLFold = 8;
+
 /// Tile-level builders that name each tile's layout.
 struct GpuTiles {
   OpBuilder &b;
@@ -311,7 +315,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   // FoX's bias is in the units of c S, so with a gate S is scaled first.
   const bool rawMax = c > 0 && !gPrefix;
 
-  SmallVector<Value> init = {g.splatF(rowTile, -inf), g.splatF(rowTile, 0.0),
+  // l is carried folded to kLFold columns (attn_block.fold): its row sums
+  // are reduced over the lanes once after the loop, not every key tile.
+  auto lTile = g.tile({bm, kLFold}, f32, L.mma);
+  SmallVector<Value> init = {g.splatF(rowTile, -inf), g.splatF(lTile, 0.0),
                              g.splatF(accTile, 0.0), c0};
   auto loop = scf::ForOp::create(
       b, loc, kvStart, kvEnd, t.idx(bn), init,
@@ -320,8 +327,13 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         GpuTiles ng{nb, loc};
         Value m = state[0], l = state[1], acc = state[2], stage = state[3];
         Value next = arith::SubIOp::create(nb, loc, c1, stage);
-        // The next tile's copies overlap this step's math.
-        copyKV(nb, arith::AddIOp::create(nb, loc, j0, n.idx(bn)), next);
+        // The next tile's copies overlap this step's math. nsw: a key
+        // index never wraps, and saying so lets attn-block-to-gpu's range
+        // analysis see that the copy's rows are not negative.
+        copyKV(nb,
+               arith::AddIOp::create(nb, loc, j0, n.idx(bn),
+                                     arith::IntegerOverflowFlags::nsw),
+               next);
         blk::AsyncWaitOp::create(nb, loc, ValueRange{}, 1);
         ng.publish(L);
         Value kt = blk::LocalLoadOp::create(
@@ -354,9 +366,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         } else {
           p = n.exp2(n.sub(s, ng.bcast(mSafe, 1, sTile)));
         }
-        // l alpha + the row sums as one fma per row.
-        Value lNew = math::FmaOp::create(
-            nb, loc, l, alpha, ng.reduce(blk::ReduceKind::sum, p, L.row));
+        // l alpha + the row sums, folded: one fma per folded column.
+        Value lNew =
+            math::FmaOp::create(nb, loc, l, ng.bcast(alpha, 1, lTile),
+                                blk::FoldOp::create(nb, loc, lTile, p, kLFold));
         Value p16 =
             arith::TruncFOp::create(nb, loc, ng.tile({bm, bn}, elt, L.mma), p);
         Value pa = ng.convert(p16, L.opP);
@@ -371,7 +384,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         scf::YieldOp::create(nb, loc, ValueRange{mNew, lNew, accNew, next});
       });
   blk::AsyncWaitOp::create(b, loc, ValueRange{}, 0);
-  Value l = loop.getResult(1), acc = loop.getResult(2);
+  Value l = g.reduce(blk::ReduceKind::sum, loop.getResult(1), L.row),
+        acc = loop.getResult(2);
   Value empty = t.cmpf(CmpFPredicate::OEQ, l, g.splatF(rowTile, 0.0));
   Value inv =
       t.select(empty, g.splatF(rowTile, 0.0), t.div(g.splatF(rowTile, 1.0), l));

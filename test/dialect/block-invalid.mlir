@@ -272,3 +272,20 @@ func.func @rope_table_element_type(%x: tensor<16x64xf32>, %c: tensor<16x32xf16>)
   %r = attn_block.rope %x, %c, %c style half : tensor<16x64xf32>, tensor<16x32xf16>
   return %r : tensor<16x64xf32>
 }
+
+// -----
+
+func.func @fold_width(%t: tensor<4x12xf32>) {
+  // expected-error @+1 {{'attn_block.fold' op folding 'tensor<4x12xf32>' into blocks of 8 columns cannot give 'tensor<4x8xf32>'}}
+  %r = attn_block.fold %t width 8 : tensor<4x12xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+func.func @fold_layout(%t: tensor<64x16xf32, #mma>) {
+  // expected-error @+1 {{'attn_block.fold' op input and result must have the same layout}}
+  %r = attn_block.fold %t width 8 : tensor<64x16xf32, #mma> -> tensor<64x8xf32>
+  return
+}

@@ -36,6 +36,20 @@ gpu.module @m {
 
 // -----
 
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+gpu.module @m {
+  func.func private @k(%x: f32) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %s = tensor.splat %x : tensor<64x64xf32, #mma>
+    // A fold narrower than an n8 tile would leave a thread's two columns
+    // split over lanes: its result is no mma tile.
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.fold': layout #attn_block.mma<{{.*}}> of tensor<64x4xf32, #attn_block.mma<{{.*}}>>: an mma tile must be [16 * warps * k, 8 * n]
+    %f = attn_block.fold %s width 4 : tensor<64x64xf32, #mma> -> tensor<64x4xf32, #mma>
+    return
+  }
+}
+
+// -----
+
 gpu.module @m {
   func.func private @k(%x: f32) attributes {attn_block.kernel} {
     // CHECK: error: attn-block-to-gpu: a GPU kernel needs attn_block.num_warps

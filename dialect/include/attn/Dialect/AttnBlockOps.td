@@ -114,6 +114,31 @@ def AttnBlock_ReduceOp : AttnBlock_Op<"reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
+def AttnBlock_FoldOp : AttnBlock_Op<"fold", [Pure]> {
+  let summary = "sum of a 2-D tile's column blocks of `width` columns";
+  let description = [{
+    `result[i, c] = sum_k input[i, k * width + c]` for an `[M, N]` input,
+    `width` dividing `N`: the row sums of the input left spread over
+    `width` columns (a `reduce sum axis 1` of the result gives them). A
+    flash kernel carries its softmax row sums this way through its key loop
+    and reduces the `width` columns once after it: in an mma accumulator
+    layout the columns congruent modulo 8 of a row are in one thread, so on
+    a GPU the fold is in-thread adds and the lanes sharing a row exchange
+    their partial sums once per kernel instead of once per key tile. Input
+    and result have the same layout.
+
+    ```mlir
+    %l8 = attn_block.fold %p width 8
+        : tensor<64x64xf32, #mma> -> tensor<64x8xf32, #mma>
+    ```
+  }];
+  let arguments = (ins AttnBlock_FloatTile:$input,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$width);
+  let results = (outs AttnBlock_FloatTile:$result);
+  let assemblyFormat = "$input `width` $width attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def AttnBlock_ScanOp : AttnBlock_Op<"scan", [Pure, SameOperandsAndResultType]> {
   let summary = "inclusive prefix sum of a 1-D tile";
   let arguments = (ins AttnBlock_FloatTile:$input);
