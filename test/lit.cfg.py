@@ -51,14 +51,13 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 
 # excludes: directories and files that are not tests. Inputs/ holds files
-# that tests read; reference/ and unit/ are C++ (GoogleTest) sources.
+# that tests read; unit/ holds C++ (GoogleTest) sources.
 config.excludes = [
     "Inputs",
     "CMakeLists.txt",
     "README.txt",
     "lit.cfg.py",
     "lit.site.cfg.py",
-    "reference",
     "unit",
 ]
 

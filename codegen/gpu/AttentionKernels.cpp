@@ -33,7 +33,7 @@
 
 #include "Wgmma.h"
 #include "attn/Codegen/GpuKernels.h"
-#include "attn/Passes/GpuPlan.h"
+#include "attn/Codegen/GpuPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

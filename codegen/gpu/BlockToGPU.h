@@ -12,7 +12,7 @@
 #ifndef ATTN_CODEGEN_GPU_BLOCKTOGPU_H
 #define ATTN_CODEGEN_GPU_BLOCKTOGPU_H
 
-#include "attn/Passes/GpuPlan.h"
+#include "attn/Codegen/GpuPlan.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"

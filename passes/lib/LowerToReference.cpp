@@ -2,7 +2,7 @@
 //
 // Every attn op becomes loops over buffers that follow its documented
 // formula. The algorithms are deliberately simple and, where the oracle in
-// test/reference uses one formulation, this file uses another (PaTH here
+// reference/ uses one formulation, this file uses another (PaTH here
 // transports the *keys* forward in time, the oracle walks the query backward)
 // so the two do not share mistakes.
 //

@@ -16,9 +16,9 @@
 #include "KernelSupport.h"
 #include "LaunchPlan.h"
 
+#include "attn/Codegen/GpuPlan.h"
 #include "attn/CudaDriver.h"
 #include "attn/Dialect/AttnDialect.h"
-#include "attn/Passes/GpuPlan.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -2,7 +2,7 @@
 //
 // Every op and every example is compiled by the Engine (reference lowering,
 // ORC JIT), run on fresh random inputs and compared with the independent
-// fp64 oracle (test/reference). Property tests (causality, beta = 0,
+// fp64 oracle (reference/). Property tests (causality, beta = 0,
 // g = 0, identity MTA kernels, GQA) compare compiled programs with each
 // other. Bad inputs must come back as error values naming the problem.
 //

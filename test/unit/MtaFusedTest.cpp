@@ -1,7 +1,7 @@
 //===- MtaFusedTest.cpp - fused MTA on the CPU vs the fp64 oracle ---------===//
 //
 // Multi-Token Attention through the block program (MtaToBlock.cpp) on the
-// CPU: every result is compared with the fp64 oracle (test/reference) on
+// CPU: every result is compared with the fp64 oracle (reference/) on
 // fresh random inputs (the seed is in the failure message), and the
 // properties of spec/mta.md §7 are checked on the fused path itself:
 // identity kernels/mixing equal plain attention, causality (earlier rows

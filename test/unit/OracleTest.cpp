@@ -1,6 +1,6 @@
 //===- OracleTest.cpp - Cross-checks of the fp64 reference oracle ---------===//
 //
-// The oracle (test/reference/Oracle.h) is the executable spec, so these tests
+// The oracle (reference/Oracle.h) is the executable spec, so these tests
 // check it against *independent* formulations (explicit d x d Householder
 // products, the recurrent key-cache form, direct gate sums, hand-computed
 // values) and against algebraic identities (identity kernels, repeated KV

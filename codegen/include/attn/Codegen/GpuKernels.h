@@ -1,7 +1,7 @@
 //===- GpuKernels.h - the GPU kernels of a GpuPlan --------------*- C++ -*-===//
 //
 // What codegen/gpu defines, declared by codegen: the kernels of a launch
-// plan (attn/Passes/GpuPlan.h, which the planner, this builder and the
+// plan (attn/Codegen/GpuPlan.h, which the planner, this builder and the
 // runtime share) in the gpu/nvgpu/nvvm dialects.
 //
 //===----------------------------------------------------------------------===//
@@ -9,7 +9,14 @@
 #ifndef ATTN_CODEGEN_GPUKERNELS_H
 #define ATTN_CODEGEN_GPUKERNELS_H
 
-#include "attn/Passes/GpuPlan.h"
+#include "attn/Codegen/GpuPlan.h"
+
+namespace mlir {
+class OpBuilder;
+namespace gpu {
+class GPUModuleOp;
+} // namespace gpu
+} // namespace mlir
 
 namespace mlir::attn {
 

@@ -21,8 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_TEST_REFERENCE_ORACLE_H
-#define ATTN_TEST_REFERENCE_ORACLE_H
+#ifndef ATTN_REFERENCE_ORACLE_H
+#define ATTN_REFERENCE_ORACLE_H
 
 #include <chrono>
 #include <cstdint>
@@ -197,4 +197,4 @@ Tensor randUniform(const std::vector<int64_t> &shape, uint64_t seed, double lo,
 } // namespace ref
 } // namespace attn
 
-#endif // ATTN_TEST_REFERENCE_ORACLE_H
+#endif // ATTN_REFERENCE_ORACLE_H

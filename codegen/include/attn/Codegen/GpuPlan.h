@@ -1,5 +1,12 @@
 //===- GpuPlan.h - how one attn.attention runs on an NVIDIA GPU -*- C++ -*-===//
 //
+// Why this lives in codegen/: the launch plan is what the GPU backend
+// (codegen/gpu) builds kernels for and what the runtime (CudaKernel.cpp)
+// executes; the planner (passes/lib/AttentionToGPU.cpp) only fills it in.
+// Passes link codegen, so the struct, its rules and its attribute form sit
+// in the lower layer (AttnCodegenGPU: codegen/gpu/GpuPlan.cpp) and every
+// user includes it from here.
+//
 // The GPU backend turns one `attn.attention` into a `gpu.module` of up to
 // three kernels and a launch plan: the attributes below, which the pass
 // stores on the gpu.module (`attn.plan`) and the runtime reads back to size
@@ -30,8 +37,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_PASSES_GPUPLAN_H
-#define ATTN_PASSES_GPUPLAN_H
+#ifndef ATTN_CODEGEN_GPUPLAN_H
+#define ATTN_CODEGEN_GPUPLAN_H
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -39,15 +46,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <string>
 
 namespace mlir {
-class OpBuilder;
-namespace gpu {
-class GPUModuleOp;
-}
 namespace attn {
-class AttentionOp;
 
 struct GpuPlan {
   bool wgmma = false;   // sm_90a warpgroup MMA (else mma.sync)
@@ -213,17 +214,7 @@ struct GpuPlan {
   static FailureOr<GpuPlan> fromAttr(DictionaryAttr attr);
 };
 
-/// The plan for `op`, or an error diagnostic on `op` naming what the GPU
-/// backend does not support (PaTH, MTA, head norm, f32 operands, head dims
-/// other than 64/128). `chip` sm_90a selects the wgmma kernel.
-FailureOr<GpuPlan> planGpuAttention(AttentionOp op, StringRef chip,
-                                    bool overlap, int64_t warps, int64_t mTiles,
-                                    int64_t blockN);
-
-// buildGpuKernels, which codegen/gpu defines, is declared there:
-// attn/Codegen/GpuKernels.h.
-
 } // namespace attn
 } // namespace mlir
 
-#endif // ATTN_PASSES_GPUPLAN_H
+#endif // ATTN_CODEGEN_GPUPLAN_H

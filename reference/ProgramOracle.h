@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_TEST_REFERENCE_PROGRAMORACLE_H
-#define ATTN_TEST_REFERENCE_PROGRAMORACLE_H
+#ifndef ATTN_REFERENCE_PROGRAMORACLE_H
+#define ATTN_REFERENCE_PROGRAMORACLE_H
 
 #include "Oracle.h"
 #include "attn/Npy.h"
@@ -50,4 +50,4 @@ NpyArray toHost(const Tensor &t, DType dtype);
 
 } // namespace attn::ref
 
-#endif // ATTN_TEST_REFERENCE_PROGRAMORACLE_H
+#endif // ATTN_REFERENCE_PROGRAMORACLE_H
