@@ -7,6 +7,7 @@
 //
 //   tile layouts              dropped (a tile is its values, wherever they sit)
 //   convert_layout %t         %t
+//   scan %t scratch(%b)       scan %t (the warps' totals need no buffer)
 //   local_alloc               memref.alloc (+ a cast to the buffer view type)
 //   local_index %b[%i]        memref.subview of stage %i
 //   local_load / local_store  attn_block.load / store, in_bounds
@@ -174,6 +175,10 @@ void stripOp(Operation *op, SmallVectorImpl<Operation *> &made) {
     group.getGroup().replaceAllUsesWith(completed(b, loc));
   } else if (auto cvt = dyn_cast<blk::ConvertLayoutOp>(op)) {
     cvt.replaceAllUsesWith(cvt.getInput());
+  } else if (auto scan = dyn_cast<blk::ScanOp>(op)) {
+    // The warps' totals need no buffer in one thread of control.
+    scan.getScratchMutable().clear();
+    return;
   } else if (!isa<blk::AsyncWaitOp, blk::BarrierOp, blk::FenceAsyncSharedOp,
                   blk::GriddepWaitOp, blk::MbarrierInitOp,
                   blk::MbarrierExpectOp, blk::MbarrierArriveOp,

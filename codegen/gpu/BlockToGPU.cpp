@@ -4,9 +4,9 @@
 // and attn_block.num_warps inside a gpu.module) is checked op by op (an op
 // or layout the patterns cannot lower gets an error naming both), moved
 // into a gpu.func with its ABI, and converted with the patterns of
-// ElementwiseToGPU.cpp, ReduceToGPU.cpp, ConvertLayoutToGPU.cpp,
-// AsyncCopyToGPU.cpp, DotToMmaSync.cpp, DotToWgmma.cpp and
-// LoadStoreToGPU.cpp; scf.for
+// ElementwiseToGPU.cpp, ReduceToGPU.cpp, ScanToGPU.cpp,
+// ConvertLayoutToGPU.cpp, AsyncCopyToGPU.cpp, DotToMmaSync.cpp,
+// DotToWgmma.cpp and LoadStoreToGPU.cpp; scf.for
 // loops carrying tiles carry their registers instead.
 //
 // ABIs: by default the flat-pointer ABI of BlockGpuAbi.h (each memref a
@@ -126,7 +126,17 @@ std::string unsupported(Operation *op,
     bool transB = transposed.contains(v.getDefiningOp());
     if (failed(registerMap(t, transB, why)))
       return "layout " + str(t.getEncoding()) + " of " + str(t) + ": " + why;
+    // A blocked tile is spread over every thread of the block.
+    if (auto blocked = dyn_cast<blk::BlockedLayoutAttr>(t.getEncoding());
+        blocked && 32 * blocked.getNumWarps() != threads)
+      return "layout " + str(blocked) + " spreads a tile over " +
+             std::to_string(blocked.getNumWarps()) +
+             " warps, the kernel runs " + std::to_string(threads / 32);
   }
+  if (auto scan = dyn_cast<blk::ScanOp>(op))
+    return unsupportedReason(scan);
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op))
+    return unsupportedReason(extract);
   if (auto copy = dyn_cast<blk::AsyncCopyOp>(op))
     return unsupportedReason(copy, threads);
   if (auto st = dyn_cast<blk::StoreOp>(op))
@@ -443,6 +453,7 @@ LogicalResult lowerKernel(func::FuncOp fn) {
   scf::populateSCFStructuralTypeConversionsAndLegality(tc, patterns, target);
   populateElementwisePatterns(tc, patterns);
   populateReducePatterns(tc, patterns);
+  populateScanPatterns(tc, patterns);
   populateConvertLayoutPatterns(tc, patterns);
   NonNegativeRowCopies nonNegativeRows = findNonNegativeRowCopies(*gf);
   populateAsyncCopyPatterns(tc, patterns, offsets, nonNegativeRows, threads);

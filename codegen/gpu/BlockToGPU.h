@@ -22,8 +22,13 @@ namespace mlir::attn_block {
 class AsyncCopyOp;
 class DotOp;
 class LoadOp;
+class ScanOp;
 class StoreOp;
 } // namespace mlir::attn_block
+
+namespace mlir::tensor {
+class ExtractOp;
+} // namespace mlir::tensor
 
 namespace mlir::attn::blockgpu {
 
@@ -69,6 +74,15 @@ void populateElementwisePatterns(BlockTypeConverter &tc,
 /// a row) and broadcast.
 void populateReducePatterns(BlockTypeConverter &tc,
                             RewritePatternSet &patterns);
+/// ScanToGPU.cpp: scan of a 1-D blocked tile (in-thread sums, a warp scan
+/// by shuffles, the warps' totals through the scan's scratch buffer), and
+/// the extract of its last element.
+void populateScanPatterns(BlockTypeConverter &tc, RewritePatternSet &patterns);
+/// Why ScanToGPU.cpp cannot lower `op`, or "".
+std::string unsupportedReason(attn_block::ScanOp op);
+/// Why ScanToGPU.cpp cannot lower `op` (an element of a register tile), or
+/// "".
+std::string unsupportedReason(tensor::ExtractOp op);
 /// ConvertLayoutToGPU.cpp: convert_layout between layouts holding the same
 /// registers.
 void populateConvertLayoutPatterns(BlockTypeConverter &tc,

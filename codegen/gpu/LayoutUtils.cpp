@@ -27,6 +27,31 @@ blk::MmaLayoutAttr loweredMma(Attribute a) {
 
 int64_t warpsOf(blk::MmaLayoutAttr mma) { return mma.getWarpsPerCTA()[0]; }
 
+/// A 1-D #attn_block.blocked tile: thread t = 32 w + l holds the E
+/// consecutive elements from E t, repeated every E * 32 * W elements.
+FailureOr<RegisterMap> blockedMap(RankedTensorType type,
+                                  blk::BlockedLayoutAttr layout,
+                                  std::string &why) {
+  if (type.getRank() != 1 || layout.getThreadsPerWarp()[0] != 32) {
+    why = "blocked layouts are lowered for 1-D tiles with threadsPerWarp = "
+          "[32]";
+    return failure();
+  }
+  const int64_t e = layout.getSizePerThread()[0];
+  const int64_t span = e * 32 * layout.getWarpsPerCTA()[0];
+  if (type.getDimSize(0) % span != 0) {
+    why = "a 1-D blocked tile must be a multiple of sizePerThread * 32 * "
+          "warpsPerCTA = " +
+          std::to_string(span) + " elements (no thread replicates another)";
+    return failure();
+  }
+  RegisterMap map;
+  for (int64_t rep = 0; rep < type.getDimSize(0) / span; ++rep)
+    for (int64_t i = 0; i < e; ++i)
+      map.offsets.push_back({rep * span + i});
+  return map;
+}
+
 } // namespace
 
 Attribute mlir::attn::blockgpu::mmaParent(Attribute layout) {
@@ -50,10 +75,12 @@ FailureOr<RegisterMap> mlir::attn::blockgpu::registerMap(RankedTensorType type,
   auto mma = loweredMma(mmaParent(enc));
   if (!enc)
     return fail("a tile without a layout");
+  if (auto blocked = dyn_cast<blk::BlockedLayoutAttr>(enc))
+    return blockedMap(type, blocked, why);
   if (!mma)
     return fail("only mma layouts (#attn_block.mma<version = 2 or 3, "
                 "warpsPerCTA = [W, 1]> and their slices and dot operands) "
-                "are lowered");
+                "and 1-D blocked layouts are lowered");
   const int64_t w = warpsOf(mma);
   auto need = [&](bool ok, const char *what) { return ok ? "" : what; };
   std::string bad;
@@ -152,12 +179,17 @@ std::pair<Value, Value> mlir::attn::blockgpu::warpAndLane(OpBuilder &b,
 SmallVector<Value> mlir::attn::blockgpu::threadBase(OpBuilder &b, Location loc,
                                                     RankedTensorType type,
                                                     bool transposedB) {
-  auto [warp, lane] = warpAndLane(b, loc);
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Attribute enc = type.getEncoding();
+  // 1-D blocked: thread 32 w + l starts at E (32 w + l).
+  if (auto blocked = dyn_cast<blk::BlockedLayoutAttr>(enc))
+    return {arith::MulIOp::create(
+        b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
+        c(blocked.getSizePerThread()[0]))};
+  auto [warp, lane] = warpAndLane(b, loc);
   Value quad = arith::DivUIOp::create(b, loc, lane, c(4));
   Value pair = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, lane, c(4)), c(2));
-  Attribute enc = type.getEncoding();
   auto mma = cast<blk::MmaLayoutAttr>(mmaParent(enc));
   int64_t w = warpsOf(mma);
   // Rows of the mma tiles this warp owns start at 16 * mt * warp.

@@ -6,12 +6,14 @@
 // registers sit on a few rows, so one scf.if covers each). Columns must lie
 // inside the memref statically (a tile as wide as the memref's static dim,
 // starting at column 0). A 1-D tile in a slice layout (MTA's per-head row
-// statistics, its log-sum-exp) stores each register as one scalar,
-// bounds-checked; threads replicating an element write the same value.
+// statistics, its log-sum-exp) or a 1-D blocked layout (the gate prefix's
+// G') stores each register as one scalar, bounds-checked; threads
+// replicating an element write the same value.
 //
 // attn_block.load of a 1-D tile in a slice of an mma layout (FoX's G at a
-// tile's rows or keys): each register is one scalar load, or the padding
-// where its element lies outside the memref. A 2-D tile in an mma
+// tile's rows or keys) or in a 1-D blocked layout (the gate prefix's g):
+// each register is one scalar load, or the padding where its element lies
+// outside the memref. A 2-D tile in an mma
 // accumulator layout (PaTH's f32 transport starts from q and k there) is
 // the store's inverse: rows bounds-checked, columns the memref's whole
 // static dim; or, for a tile narrower than that dim or at a column other
@@ -44,10 +46,11 @@ namespace blk = mlir::attn_block;
 std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
   auto type = op.getValue().getType();
   auto mem = cast<MemRefType>(op.getBase().getType());
-  if (type.getRank() == 1 && isa<blk::SliceLayoutAttr>(type.getEncoding()))
+  if (type.getRank() == 1 &&
+      isa<blk::SliceLayoutAttr, blk::BlockedLayoutAttr>(type.getEncoding()))
     return "";
   if (type.getRank() != 2)
-    return "stores of 2-D tiles and 1-D slice tiles only";
+    return "stores of 2-D tiles and 1-D slice or blocked tiles only";
   int64_t colDim = op.getDims()[1];
   if (!matchPattern(op.getIndices()[colDim], m_Zero()) ||
       mem.getDimSize(colDim) != type.getDimSize(1))
@@ -60,10 +63,11 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::LoadOp op) {
   auto type = op.getResult().getType();
   if (type.getRank() == 2 && isa<blk::MmaLayoutAttr>(type.getEncoding()))
     return "";
-  if (type.getRank() != 1 || !isa<blk::SliceLayoutAttr>(type.getEncoding()))
+  if (type.getRank() != 1 ||
+      !isa<blk::SliceLayoutAttr, blk::BlockedLayoutAttr>(type.getEncoding()))
     return "global loads into register layouts are lowered for 1-D slice "
-           "tiles and 2-D mma accumulator tiles only (operand tiles go "
-           "through shared memory: async_copy)";
+           "or blocked tiles and 2-D mma accumulator tiles only (operand "
+           "tiles go through shared memory: async_copy)";
   return "";
 }
 

@@ -171,6 +171,38 @@ LogicalResult FoldOp::verify() {
   return success();
 }
 
+LogicalResult ScanOp::verify() {
+  RankedTensorType in = getInput().getType();
+  if (in.getRank() != 1)
+    return emitOpError() << "scans a 1-D tile, got " << in;
+  if (failed(verifyTileLayout([&] { return emitOpError(); }, in)))
+    return failure();
+  int64_t warps = 1;
+  if (auto blocked = dyn_cast_or_null<BlockedLayoutAttr>(in.getEncoding()))
+    warps = blocked.getNumWarps();
+  Value scratch = getScratch();
+  if (!scratch) {
+    if (warps > 1)
+      return emitOpError() << "a tile spread over " << warps
+                           << " warps needs a scratch buffer for the warps' "
+                              "totals: scratch(%buf : !attn_block.smem<"
+                           << warps << "x" << in.getElementType() << ", ...>)";
+    return success();
+  }
+  auto buffer = cast<SharedBufferType>(scratch.getType());
+  if (!in.getEncoding())
+    return emitOpError() << "a scratch buffer is for a tile in a register "
+                            "layout, got "
+                         << in;
+  if (buffer.getRank() != 1 || buffer.getShape()[0] < warps ||
+      buffer.getElementType() != in.getElementType())
+    return emitOpError() << "scratch " << buffer << " must be a 1-D buffer of "
+                         << in.getElementType() << " with at least the "
+                         << warps << " warps of " << in.getEncoding()
+                         << " elements";
+  return success();
+}
+
 LogicalResult BroadcastOp::verify() {
   auto in = getInput().getType(), out = getType();
   if (in.getRank() != 1 || out.getRank() != 2 ||

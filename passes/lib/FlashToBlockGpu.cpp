@@ -440,15 +440,27 @@ Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
   auto outType = MemRefType::get(gType.getShape(), b.getF32Type());
   func::FuncOp kernel =
       createBlockKernel(op, symbols, "gate_prefix", {bufferTypeOf(g), outType});
-  // The GPU form of a scan with no tiles: one warp per row, whose lanes
-  // all walk the row in order (they store the same values), so that
-  // attn-block-to-gpu lowers it as scalar code; a tile scan has no GPU
-  // lowering yet. O(S) steps per row: the gate kernel of the direct
-  // launch plan scans with 256 threads.
-  kernel->setAttr("attn_block.num_warps", b.getI64IntegerAttr(1));
+  // The GPU form of FoX's G' = -gamma log2(e) cumsum(g), one program per
+  // (batch, query head) row: rounds of kRound keys, each one blocked tile
+  // (thread t holds keys [8 t, 8 t + 8) of the round; masked past S),
+  // widened to f64 and scanned (attn_block.scan: in-thread sums, a warp
+  // scan by shuffles, the 8 warps' totals through `totals`), plus the
+  // carried total of the rounds before (the scan's last element), scaled
+  // and stored as f32. 8 warps and 8 keys a thread: the direct plan's gate
+  // kernel's 256 threads and 2048-key rounds, so that at T = 16K (16 rows
+  // at D = 128) a row is 8 rounds of latency.
+  constexpr int64_t kWarps = 8, kKeysPerThread = 8,
+                    kRound = kWarps * 32 * kKeysPerThread;
+  kernel->setAttr("attn_block.num_warps", b.getI64IntegerAttr(kWarps));
   {
     OpBuilder kb = OpBuilder::atBlockBegin(&kernel.getBody().front());
     TileBuilder t(kb, loc);
+    MLIRContext *ctx = kb.getContext();
+    auto blocked =
+        blk::BlockedLayoutAttr::get(ctx, {kKeysPerThread}, {32}, {kWarps}, {0});
+    auto tile = [&](Type e) {
+      return RankedTensorType::get({kRound}, e, blocked);
+    };
     Value gm = kernel.getArgument(0), gp = kernel.getArgument(1);
     Value row = blk::ProgramIdOp::create(kb, loc, 0);
     Value hq = memref::DimOp::create(kb, loc, gm, 1);
@@ -458,20 +470,30 @@ Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
     const double toG = -(op.getGateScaled() ? op.getScaleOrDefault() : 1.0) *
                        1.4426950408889634;
     Type f64 = kb.getF64Type();
-    Value scale = arith::ConstantOp::create(kb, loc, kb.getF64FloatAttr(toG));
+    Value totals = blk::LocalAllocOp::create(
+        kb, loc,
+        blk::SharedBufferType::get(
+            ctx, {kWarps}, f64, blk::SharedLayoutAttr::get(ctx, 1, 1, 1, {0})));
+    Value scale = t.splatLike(tile(f64), toG);
+    Value last = t.idx(kRound - 1);
+    Type gElt = cast<MemRefType>(gm.getType()).getElementType();
+    auto keys = kb.getDenseI64ArrayAttr({2});
     scf::ForOp::create(
-        kb, loc, t.idx(0), sLen, t.idx(1),
+        kb, loc, t.idx(0), sLen, t.idx(kRound),
         ValueRange{arith::ConstantOp::create(kb, loc, kb.getF64FloatAttr(0))},
-        [&](OpBuilder &nb, Location, Value j, ValueRange carry) {
-          Value x = memref::LoadOp::create(nb, loc, gm, ValueRange{bIdx, h, j});
-          if (x.getType() != f64)
-            x = arith::ExtFOp::create(nb, loc, f64, x);
-          Value cum = arith::AddFOp::create(nb, loc, carry[0], x);
-          Value out = arith::TruncFOp::create(
-              nb, loc, nb.getF32Type(),
-              arith::MulFOp::create(nb, loc, cum, scale));
-          memref::StoreOp::create(nb, loc, out, gp, ValueRange{bIdx, h, j});
-          scf::YieldOp::create(nb, loc, ValueRange{cum});
+        [&](OpBuilder &nb, Location, Value r0, ValueRange carry) {
+          TileBuilder n(nb, loc);
+          Value x = blk::LoadOp::create(nb, loc, tile(gElt), gm,
+                                        ValueRange{bIdx, h, r0}, keys,
+                                        nb.getF64FloatAttr(0.0));
+          Value cum = blk::ScanOp::create(nb, loc, n.convert(x, f64), totals);
+          Value total =
+              tensor::ExtractOp::create(nb, loc, cum, ValueRange{last});
+          Value g =
+              n.add(cum, tensor::SplatOp::create(nb, loc, tile(f64), carry[0]));
+          blk::StoreOp::create(nb, loc, n.toF32(n.mul(g, scale)), gp,
+                               ValueRange{bIdx, h, r0}, keys);
+          scf::YieldOp::create(nb, loc, ValueRange{n.add(carry[0], total)});
         });
     func::ReturnOp::create(kb, loc);
   }

@@ -5,8 +5,8 @@
 // launched before attention (the rope_table and rope kernels of the direct
 // launch plan, codegen/gpu/AttentionKernels.cpp, restated as block
 // programs); the attention kernels then read rotated q and k. All three are
-// scalar code, one warp per program whose lanes compute alike (the form of
-// launchGatePrefix), which attn-block-to-gpu lowers as it is and the CPU
+// scalar code, one warp per program whose lanes compute alike, which
+// attn-block-to-gpu lowers as it is and the CPU
 // backend runs after attn-block-strip-gpu:
 //
 //  * `<func>_rope_table(cosK, sinK, cosQ, sinQ)`, grid (max(S, T), 2):

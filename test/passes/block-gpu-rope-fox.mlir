@@ -67,20 +67,27 @@
 // attn-to-block{target=...} has no GPU prologue (its RoPE kernels:
 // rope-to-block-gpu.mlir): FoX's G' comes from a block kernel doing what
 // the gate kernel does (f64 prefix sums times -gamma log2(e) = -1.4427, f32
-// out), launched over the B*Hq rows first; its GPU form is scalar code, one
-// warp per row.
+// out), launched over the B*Hq rows first; its GPU form is a tile program
+// of 8 warps: rounds of 2048 keys in a blocked tile, scanned with the 8
+// warps' totals in a shared scratch, plus the carried total.
+// PREFIX: #blocked = #attn_block.blocked<sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]>
 // PREFIX: func.func private @main_attention_kernel(%{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?xf32>, %{{.*}}: memref<?x?x?x64xbf16>)
 // PREFIX: attn_block.load %{{.*}} -> tensor<64xf32, #{{.*}}>
-// PREFIX: func.func private @main_gate_prefix(%[[G:.*]]: memref<?x?x?xf32>, %[[GP:.*]]: memref<?x?x?xf32>) attributes {attn_block.kernel, attn_block.num_warps = 1 : i64}
+// PREFIX: func.func private @main_gate_prefix(%[[G:.*]]: memref<?x?x?xf32>, %[[GP:.*]]: memref<?x?x?xf32>) attributes {attn_block.kernel, attn_block.num_warps = 8 : i64}
+// PREFIX: %[[TOT:.*]] = attn_block.local_alloc : !attn_block.smem<8xf64, #[[FLAT:.*]]>
 // PREFIX: arith.constant -1.4426950408889634 : f64
-// PREFIX: scf.for %[[J:.*]] = %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f64)
-// PREFIX-NEXT: %[[X:.*]] = memref.load %[[G]][%{{.*}}, %{{.*}}, %[[J]]] : memref<?x?x?xf32>
-// PREFIX-NEXT: %[[XD:.*]] = arith.extf %[[X]] : f32 to f64
-// PREFIX-NEXT: %[[CUM:.*]] = arith.addf %[[ACC]], %[[XD]] : f64
-// PREFIX-NEXT: arith.mulf %[[CUM]]
-// PREFIX-NEXT: arith.truncf %{{.*}} : f64 to f32
-// PREFIX-NEXT: memref.store %{{.*}}, %[[GP]][%{{.*}}, %{{.*}}, %[[J]]] : memref<?x?x?xf32>
-// PREFIX-NEXT: scf.yield %[[CUM]] : f64
+// PREFIX: scf.for %[[R0:.*]] = %{{.*}} step %c2048 iter_args(%[[ACC:.*]] = %{{.*}}) -> (f64)
+// PREFIX-NEXT: %[[X:.*]] = attn_block.load %[[G]][%{{.*}}, %{{.*}}, %[[R0]]] dims [2] padding 0.000000e+00 : memref<?x?x?xf32> -> tensor<2048xf32, #[[B:.*]]>
+// PREFIX-NEXT: %[[XD:.*]] = arith.extf %[[X]] : tensor<2048xf32, #[[B]]> to tensor<2048xf64, #[[B]]>
+// PREFIX-NEXT: %[[CUM:.*]] = attn_block.scan %[[XD]] scratch(%[[TOT]] : !attn_block.smem<8xf64, #[[FLAT]]>) : tensor<2048xf64, #[[B]]>
+// PREFIX-NEXT: %[[LAST:.*]] = tensor.extract %[[CUM]][%c2047]
+// PREFIX-NEXT: %[[CARRY:.*]] = tensor.splat %[[ACC]] : tensor<2048xf64, #[[B]]>
+// PREFIX-NEXT: %[[SUM:.*]] = arith.addf %[[CUM]], %[[CARRY]]
+// PREFIX-NEXT: arith.mulf %[[SUM]]
+// PREFIX-NEXT: arith.truncf %{{.*}} : tensor<2048xf64, #[[B]]> to tensor<2048xf32, #[[B]]>
+// PREFIX-NEXT: attn_block.store %{{.*}}, %[[GP]][%{{.*}}, %{{.*}}, %[[R0]]] dims [2] : tensor<2048xf32, #[[B]]> -> memref<?x?x?xf32>
+// PREFIX-NEXT: %[[NEXT:.*]] = arith.addf %[[ACC]], %[[LAST]] : f64
+// PREFIX-NEXT: scf.yield %[[NEXT]] : f64
 // PREFIX: func.func @main
 // PREFIX: %[[GPB:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
 // PREFIX: attn_block.launch @main_gate_prefix grid(%{{.*}}, %{{.*}}) args(%{{.*}}, %[[GPB]])

@@ -36,11 +36,12 @@
 // PLAIN-NEXT: func.func private @main_attention_kernel({{.*}}) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64}
 // PLAIN-NOT: func.func private @main_attention_kernel
 
-// FoX: the gate prefix (one warp per (b, h) row: grid B * H) writes G' into
+// FoX: the gate prefix (8 warps per (b, h) row: grid B * H; 64 bytes of
+// shared memory, its scan's 8 f64 warp totals) writes G' into
 // scratch 0 ([B, H, S] f32, named after its first use), which the attention
 // kernel reads as its fourth buffer; launch order as in the host.
 // FOX: buffers = [#attn_launch.buffer<"main_gate_prefix.1", bytes = ()[s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11] -> (((s9 * s10) * s11) * 4)>]
-// FOX-SAME: kernels = [#attn_launch.kernel<name = @main_gpu::@main_gate_prefix, grid = ()[{{[^]]*}}] -> (s9 * s10, 1, 1), block = [32, 1, 1], smem = 0,
+// FOX-SAME: kernels = [#attn_launch.kernel<name = @main_gpu::@main_gate_prefix, grid = ()[{{[^]]*}}] -> (s9 * s10, 1, 1), block = [256, 1, 1], smem = 64,
 // FOX-SAME: args = [#attn_launch.arg<input 3>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>,
 // FOX-SAME: #attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s9 * s10) * s11)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>]>,
 // FOX-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_kernel, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 40960,
@@ -48,12 +49,12 @@
 // FOX-SAME: #attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s9 * s10) * s11)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>,
 // FOX-SAME: #attn_launch.arg<output>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>]>]>
 // FOX: gpu.module @main_gpu
-// FOX-DAG: func.func private @main_gate_prefix({{.*}}attn_block.num_warps = 1
+// FOX-DAG: func.func private @main_gate_prefix({{.*}}attn_block.num_warps = 8
 // FOX-DAG: func.func private @main_attention_kernel({{.*}}attn_block.num_warps = 4
 
 // The flat-pointer ABI: each memref a flat buffer and its dynamic sizes,
 // viewed with the identity layout (row-major strides from the sizes).
-// FLAT: gpu.func @main_gate_prefix(%[[G:.*]]: memref<?xf32>, %[[B:.*]]: index, %[[H:.*]]: index, %[[S:.*]]: index, %[[P:.*]]: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 0 : i64, known_block_size = array<i32: 32, 1, 1>}
+// FLAT: gpu.func @main_gate_prefix(%[[G:.*]]: memref<?xf32>, %[[B:.*]]: index, %[[H:.*]]: index, %[[S:.*]]: index, %[[P:.*]]: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 64 : i64, known_block_size = array<i32: 256, 1, 1>}
 // FLAT: memref.reinterpret_cast %[[G]] to offset: [0], sizes: [%[[B]], %[[H]], %[[S]]], strides: [%{{.*}}, %{{.*}}, 1] : memref<?xf32> to memref<?x?x?xf32>
 // FLAT: gpu.func @main_attention_kernel(%[[Q:.*]]: memref<?xbf16>, %[[QB:.*]]: index, %[[QH:.*]]: index, %[[QT:.*]]: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 40960 : i64, known_block_size = array<i32: 128, 1, 1>}
 // FLAT: memref.reinterpret_cast %[[Q]] to offset: [0], sizes: [%[[QB]], %[[QH]], %[[QT]], 64], strides: [%{{.*}}, %{{.*}}, 64, 1] : memref<?xbf16> to memref<?x?x?x64xbf16>

@@ -240,8 +240,13 @@ void expectFoxFormMatchesOracle(const char *target) {
   Program reference(kFox);
   ASSERT_TRUE(reference.module);
   uint64_t seed = attn::ref::freshSeed();
-  for (Shape c : std::vector<Shape>{
-           {1, 4, 2, 100, 100}, {2, 4, 2, 130, 130}, {1, 4, 2, 37, 150}}) {
+  // The last shapes put the queries after a gate-prefix round of 2048
+  // keys and a partial one (T << S), and at one key.
+  for (Shape c : std::vector<Shape>{{1, 4, 2, 100, 100},
+                                    {2, 4, 2, 130, 130},
+                                    {1, 4, 2, 37, 150},
+                                    {1, 4, 2, 3, 2049},
+                                    {1, 4, 2, 1, 1}}) {
     for (double fLo : {0.9, 0.05}) {
       ++seed;
       attn::ref::RandomSpec spec;

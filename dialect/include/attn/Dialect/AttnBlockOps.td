@@ -139,11 +139,35 @@ def AttnBlock_FoldOp : AttnBlock_Op<"fold", [Pure]> {
   let hasVerifier = 1;
 }
 
-def AttnBlock_ScanOp : AttnBlock_Op<"scan", [Pure, SameOperandsAndResultType]> {
+def AttnBlock_ScanOp : AttnBlock_Op<"scan", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "inclusive prefix sum of a 1-D tile";
-  let arguments = (ins AttnBlock_FloatTile:$input);
+  let description = [{
+    `result[i] = input[0] + ... + input[i]`. A tile whose layout spreads it
+    over more than one warp (the GPU form: `#attn_block.blocked` over W
+    warps) names a `scratch` shared buffer, `[n] x` the tile's element type
+    with n >= W, through which the warps exchange their totals; the kernel
+    allocates it with `local_alloc`, so its bytes are counted with the
+    kernel's other shared buffers. The CPU form ignores it.
+
+    ```mlir
+    %s = attn_block.scan %x scratch(%buf : !attn_block.smem<8xf64, #shared>)
+        : tensor<2048xf64, #blocked>
+    ```
+  }];
+  let arguments = (ins AttnBlock_FloatTile:$input,
+                       Optional<AttnBlock_SharedBufferType>:$scratch);
   let results = (outs AttnBlock_FloatTile:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input (`scratch` `(` $scratch^ `:` qualified(type($scratch)) `)`)?
+    attr-dict `:` type($input)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input,
+                   CArg<"::mlir::Value", "{}">:$scratch), [{
+      build($_builder, $_state, input.getType(), input, scratch);
+    }]>
+  ];
+  let hasVerifier = 1;
 }
 
 def AttnBlock_BroadcastOp : AttnBlock_Op<"broadcast", [Pure]> {
