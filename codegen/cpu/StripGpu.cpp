@@ -10,6 +10,8 @@
 //   scan %t scratch(%b)       scan %t (the warps' totals need no buffer)
 //   local_alloc               memref.alloc (+ a cast to the buffer view type)
 //   local_index %b[%i]        memref.subview of stage %i
+//   local_subview %b[%r, %c]  memref.subview of the window (padded buffers
+//                             keep their row stride: [rows, stride] alloc)
 //   local_load / local_store  attn_block.load / store, in_bounds
 //   async_copy, tma_load      the attn_block.load they stand for, stored into
 //                             the buffer at once (a copy is complete when it
@@ -62,6 +64,9 @@ Type stripType(Type type) {
     SmallVector<int64_t> strides(buf.getRank(), 1);
     for (int64_t d = buf.getRank() - 2; d >= 0; --d)
       strides[d] = strides[d + 1] * buf.getShape()[d + 1];
+    // A padded buffer and its windows share the row stride.
+    if (auto pad = dyn_cast<blk::PaddedSharedLayoutAttr>(buf.getEncoding()))
+      strides[0] = pad.getRowStride();
     return MemRefType::get(
         buf.getShape(), buf.getElementType(),
         StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
@@ -137,11 +142,38 @@ void stripOp(Operation *op, SmallVectorImpl<Operation *> &made) {
   Location loc = op->getLoc();
   if (auto alloc = dyn_cast<blk::LocalAllocOp>(op)) {
     auto view = cast<MemRefType>(alloc.getType());
-    auto dense = MemRefType::get(view.getShape(), view.getElementType());
-    auto mem = memref::AllocOp::create(b, loc, dense);
-    auto cast = memref::CastOp::create(b, loc, view, mem);
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    (void)view.getStridesAndOffset(strides, offset);
+    // Padded rows: the buffer is the [rows, cols] corner of [rows, stride].
+    SmallVector<int64_t> shape(view.getShape());
+    const bool padded = view.getRank() == 2 && strides[0] != shape[1];
+    if (padded)
+      shape[1] = strides[0];
+    auto mem = memref::AllocOp::create(
+        b, loc, MemRefType::get(shape, view.getElementType()));
+    Value whole = mem;
+    if (padded) {
+      auto corner = memref::SubViewOp::create(
+          b, loc, mem, SmallVector<OpFoldResult>(2, b.getIndexAttr(0)),
+          {b.getIndexAttr(shape[0]), b.getIndexAttr(view.getShape()[1])},
+          SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
+      made.push_back(corner);
+      whole = corner;
+    }
+    auto cast = memref::CastOp::create(b, loc, view, whole);
     made.append({mem, cast});
     alloc.replaceAllUsesWith(cast.getResult());
+  } else if (auto sub = dyn_cast<blk::LocalSubviewOp>(op)) {
+    auto type = cast<MemRefType>(sub.getType());
+    SmallVector<OpFoldResult> offsets = {sub.getRow(), sub.getCol()};
+    SmallVector<OpFoldResult> sizes, strides(2, b.getIndexAttr(1));
+    for (int64_t s : type.getShape())
+      sizes.push_back(b.getIndexAttr(s));
+    auto view = memref::SubViewOp::create(b, loc, type, sub.getBuffer(),
+                                          offsets, sizes, strides);
+    made.push_back(view);
+    sub.replaceAllUsesWith(view.getResult());
   } else if (auto index = dyn_cast<blk::LocalIndexOp>(op)) {
     auto src = cast<MemRefType>(index.getBuffer().getType());
     SmallVector<OpFoldResult> offsets(src.getRank(), b.getIndexAttr(0));

@@ -103,6 +103,27 @@ struct LocalIndexToOffset : OpConversionPattern<blk::LocalIndexOp> {
   }
 };
 
+/// A window of a padded buffer: the parent's memref at the window's first
+/// element (the row stride is the layout's, shared by both).
+struct LocalSubviewToOffset : OpConversionPattern<blk::LocalSubviewOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::LocalSubviewOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ValueRange buf = adaptor.getBuffer();
+    auto pad = cast<blk::PaddedSharedLayoutAttr>(op.getType().getEncoding());
+    Value stride = arith::ConstantIndexOp::create(rw, loc, pad.getRowStride());
+    Value off = arith::AddIOp::create(
+        rw, loc, buf[1],
+        arith::AddIOp::create(
+            rw, loc,
+            arith::MulIOp::create(rw, loc, adaptor.getRow().front(), stride),
+            adaptor.getCol().front()));
+    rw.replaceOpWithMultiple(op, {SmallVector<Value>{buf[0], off}});
+    return success();
+  }
+};
+
 /// One async_copy's 16-byte chunks, spread over the block's threads: chunk
 /// c = tid + i * threads is row c / perRow, column (c % perRow) * vec of
 /// the tile. A chunk outside the memref reads nothing (source size 0) and
@@ -158,8 +179,12 @@ struct ChunkCopy {
     using P = arith::CmpIPredicate;
     Value rowLimit = memref::DimOp::create(b, loc, base, dims[0]);
     Value token;
-    for (int64_t it = 0; it < chunks() / threads; ++it) {
+    // A last, partial round repeats the last chunk in the threads past it:
+    // the same bytes from the same source, so the writes agree.
+    for (int64_t it = 0; it < (chunks() + threads - 1) / threads; ++it) {
       Value chunk = add(tid, c(it * threads));
+      if ((it + 1) * threads > chunks())
+        chunk = arith::MinUIOp::create(b, loc, chunk, c(chunks() - 1));
       Value r = arith::DivUIOp::create(b, loc, chunk, c(perRow()));
       Value col = arith::MulIOp::create(
           b, loc, arith::RemUIOp::create(b, loc, chunk, c(perRow())), c(vec));
@@ -261,8 +286,8 @@ struct AsyncCopyToCpAsync : OpConversionPattern<blk::AsyncCopyOp> {
                    threads,
                    nonNegativeRows.contains(op)};
     Value tid = gpu::ThreadIdOp::create(rw, op.getLoc(), gpu::Dimension::x);
-    rw.replaceOp(op, threads % copy.perRow() == 0 ? copy.byThreadRows(tid)
-                                                  : copy.byChunk(tid));
+    bool even = threads % copy.perRow() == 0 && copy.chunks() % threads == 0;
+    rw.replaceOp(op, even ? copy.byThreadRows(tid) : copy.byChunk(tid));
     return success();
   }
 
@@ -337,10 +362,10 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::AsyncCopyOp op,
                                                     int64_t threads) {
   auto buf = op.getBuffer().getType();
   if (buf.getRank() != 2 ||
-      !isa<blk::SharedLayoutAttr, blk::NvmmaSharedLayoutAttr>(
-          buf.getEncoding()))
-    return "cp.async is lowered into 2-D #attn_block.shared or "
-           "#attn_block.nvmma_shared buffers";
+      !isa<blk::SharedLayoutAttr, blk::NvmmaSharedLayoutAttr,
+           blk::PaddedSharedLayoutAttr>(buf.getEncoding()))
+    return "cp.async is lowered into 2-D #attn_block.shared, "
+           "#attn_block.nvmma_shared or #attn_block.padded_shared buffers";
   if (isa<blk::NvmmaSharedLayoutAttr>(buf.getEncoding()) &&
       (!isSwizzle128(buf.getEncoding(), buf.getElementType(),
                      buf.getShape()[1]) ||
@@ -356,8 +381,13 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::AsyncCopyOp op,
   int64_t vec = 128 / bits, cols = buf.getShape()[1];
   if (cols % vec != 0)
     return "rows must be whole 16-byte chunks";
+  auto padded = dyn_cast<blk::PaddedSharedLayoutAttr>(buf.getEncoding());
+  if (padded && padded.getRowStride() % vec != 0)
+    return "a padded row stride must keep rows on 16-byte bounds";
   int64_t total = buf.getShape()[0] * (cols / vec);
-  if (total % threads != 0)
+  // Uneven chunk counts are copied with the last chunk repeated (padded
+  // buffers: MTA's [96, 80] Toeplitz operands).
+  if (total % threads != 0 && !padded)
     return "the tile's " + std::to_string(total) +
            " 16-byte chunks must spread evenly over " +
            std::to_string(threads) + " threads";
@@ -375,6 +405,6 @@ void mlir::attn::blockgpu::populateAsyncCopyPatterns(
   MLIRContext *ctx = patterns.getContext();
   patterns.add<LocalAllocToView>(tc, ctx, offsets);
   patterns.add<AsyncCopyToCpAsync>(tc, ctx, nonNegativeRows, numThreads);
-  patterns.add<LocalIndexToOffset, CommitToCreateGroup, WaitToWaitGroup,
-               BarrierToGpu, GriddepWaitToNvvm>(tc, ctx);
+  patterns.add<LocalIndexToOffset, LocalSubviewToOffset, CommitToCreateGroup,
+               WaitToWaitGroup, BarrierToGpu, GriddepWaitToNvvm>(tc, ctx);
 }

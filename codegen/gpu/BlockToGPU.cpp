@@ -143,6 +143,10 @@ std::string unsupported(Operation *op,
     return unsupportedReason(st);
   if (auto ld = dyn_cast<blk::LoadOp>(op))
     return unsupportedReason(ld);
+  if (auto st = dyn_cast<blk::LocalStoreOp>(op))
+    return unsupportedReason(st);
+  if (auto sv = dyn_cast<blk::LocalSubviewOp>(op))
+    return unsupportedReason(sv);
   if (auto cvt = dyn_cast<blk::ConvertLayoutOp>(op)) {
     if (!isRegisterIdentity(cast<RankedTensorType>(cvt.getInput().getType()),
                             cast<RankedTensorType>(cvt.getType())))
@@ -165,8 +169,9 @@ std::string unsupported(Operation *op,
     if (!isa<blk::DotOperandLayoutAttr>(ld.getType().getEncoding()))
       return "local_load is lowered into dot operand layouts (ldmatrix) or "
              "into nvmma_shared tiles (wgmma descriptors) only";
-    if (!isa<blk::SharedLayoutAttr>(bufEnc))
-      return "ldmatrix reads #attn_block.shared buffers";
+    if (!isa<blk::SharedLayoutAttr, blk::PaddedSharedLayoutAttr>(bufEnc))
+      return "ldmatrix reads #attn_block.shared or #attn_block.padded_shared "
+             "buffers";
     return "";
   }
   if (auto red = dyn_cast<blk::ReduceOp>(op)) {
@@ -460,6 +465,7 @@ LogicalResult lowerKernel(func::FuncOp fn) {
   populateDotPatterns(tc, patterns, transposed);
   populateWgmmaPatterns(tc, patterns);
   populateLoadStorePatterns(tc, patterns);
+  populateLocalStorePatterns(tc, patterns);
   if (failed(applyPartialConversion(*gf, target, std::move(patterns))))
     return failure();
   sinkOperandLoads(*gf);

@@ -21,6 +21,8 @@
 namespace mlir::attn_block {
 class AsyncCopyOp;
 class DotOp;
+class LocalStoreOp;
+class LocalSubviewOp;
 class LoadOp;
 class ScanOp;
 class StoreOp;
@@ -115,6 +117,13 @@ void populateWgmmaPatterns(BlockTypeConverter &tc, RewritePatternSet &patterns);
 std::string unsupportedWgmmaReason(attn_block::DotOp op);
 /// Why `op` cannot be lowered by LoadStoreToGPU.cpp, or "".
 std::string unsupportedReason(attn_block::StoreOp op);
+/// LocalStoreToGPU.cpp: local_store of mma tiles into padded shared
+/// buffers; why `op` is not lowered, or "" (and likewise for a
+/// local_subview, whose lowering is in AsyncCopyToGPU.cpp).
+void populateLocalStorePatterns(BlockTypeConverter &tc,
+                                RewritePatternSet &patterns);
+std::string unsupportedReason(attn_block::LocalStoreOp op);
+std::string unsupportedReason(attn_block::LocalSubviewOp op);
 /// Why `op` cannot be lowered by LoadStoreToGPU.cpp, or "".
 std::string unsupportedReason(attn_block::LoadOp op);
 /// LoadStoreToGPU.cpp: store of a tile in a register layout (bounds-masked);

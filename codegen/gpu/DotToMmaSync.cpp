@@ -58,7 +58,8 @@ struct LocalLoadToLdmatrix : OpConversionPattern<blk::LocalLoadOp> {
     auto opnd = dyn_cast_or_null<blk::DotOperandLayoutAttr>(type.getEncoding());
     auto buf = op.getBuffer().getType();
     if (!opnd || buf.getRank() != 2 ||
-        !isa<blk::SharedLayoutAttr>(buf.getEncoding()))
+        !isa<blk::SharedLayoutAttr, blk::PaddedSharedLayoutAttr>(
+            buf.getEncoding()))
       return rw.notifyMatchFailure(op, "ldmatrix into dot operands only");
     bool transB = transposed.contains(op);
     std::string why;

@@ -241,6 +241,9 @@ Value mlir::attn::blockgpu::swizzledOffset(OpBuilder &b, Location loc,
             arith::MulIOp::create(b, loc, row, c(64))),
         inRow);
   }
+  if (auto p = dyn_cast<blk::PaddedSharedLayoutAttr>(sharedLayout))
+    return arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, row, c(p.getRowStride())), col);
   auto s = cast<blk::SharedLayoutAttr>(sharedLayout);
   Value vec = c(s.getVec());
   Value phase = arith::RemUIOp::create(
@@ -266,6 +269,19 @@ SwizzledAddresses::SwizzledAddresses(OpBuilder &b, Location loc,
 
 Value SwizzledAddresses::at(int64_t dr, int64_t dc) {
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  // Padded rows: every access is the thread's offset plus a constant.
+  if (auto pad = dyn_cast<blk::PaddedSharedLayoutAttr>(layout)) {
+    if (!phase) // the thread's offset, made once
+      phase = arith::AddIOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc, rowT, c(pad.getRowStride())),
+              arith::MulIOp::create(b, loc, chunkT, c(8))),
+          inVecT);
+    return arith::AddIOp::create(b, loc, phase,
+                                 c(dr * pad.getRowStride() + dc));
+  }
   auto s = dyn_cast<blk::SharedLayoutAttr>(layout);
   const int64_t tSpan = int64_t(1) << chunkTBits;
   const int64_t k = dc / 8;
@@ -306,6 +322,8 @@ mlir::attn::blockgpu::swizzlePeriod(Attribute sharedLayout, int64_t width) {
   // nvmma_shared: the chunk ^ (row % 8) of [rows][64] panels.
   if (isa<blk::NvmmaSharedLayoutAttr>(sharedLayout))
     return {8, 8 * 64};
+  if (auto p = dyn_cast<blk::PaddedSharedLayoutAttr>(sharedLayout))
+    return {1, p.getRowStride()};
   auto s = cast<blk::SharedLayoutAttr>(sharedLayout);
   int64_t rows = s.getPerPhase() * s.getMaxPhase();
   return {rows, rows * width};

@@ -74,6 +74,7 @@ std::pair<Value, Value> warpAndLane(OpBuilder &b, Location loc);
 ///  * #attn_block.shared<vec, perPhase, maxPhase> (row-major): vector
 ///    c / vec of row r is stored at vector (c / vec) ^ ((r / perPhase) %
 ///    maxPhase);
+///  * #attn_block.padded_shared<rowStride>: r * rowStride + c;
 ///  * #attn_block.nvmma_shared<swizzleBytes = 128> (16-bit elements,
 ///    isSwizzle128): width / 64 panels of [rows][64], panel p at p * rows *
 ///    64, the 16-byte chunk c of row r at chunk c ^ (r % 8) -- wgmma's
@@ -92,7 +93,8 @@ Value swizzledOffset(OpBuilder &b, Location loc, Attribute sharedLayout,
 /// (k = dc / 8, P = maxPhase), so each offset is one of P thread values
 /// (made once) plus a constant: an access is a register + immediate, not
 /// one address register per access, which LICM would keep live across a
-/// loop. Elsewhere it is swizzledOffset.
+/// loop. In #attn_block.padded_shared every offset is the thread's plus a
+/// constant. Elsewhere it is swizzledOffset.
 class SwizzledAddresses {
 public:
   SwizzledAddresses(OpBuilder &b, Location loc, Attribute sharedLayout,
@@ -106,6 +108,7 @@ private:
   Attribute layout;
   int64_t width, rows, chunkTBits, inVecTMax;
   Value rowT, chunkT, inVecT;
+  /// The thread's swizzle phase; for #attn_block.padded_shared, its offset.
   Value phase;
   llvm::DenseMap<int64_t, Value> byLowChunk;
 };

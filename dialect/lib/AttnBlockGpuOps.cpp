@@ -6,6 +6,8 @@
 
 #include "attn/Dialect/AttnBlockDialect.h"
 
+#include "mlir/IR/Matchers.h"
+
 using namespace mlir;
 using namespace mlir::attn_block;
 
@@ -32,6 +34,36 @@ LogicalResult LocalIndexOp::verify() {
       out.getEncoding() != in.getEncoding())
     return emitOpError() << "a stage of " << in << " is "
                          << "the buffer without its leading dim, not " << out;
+  return success();
+}
+
+LogicalResult LocalSubviewOp::verify() {
+  SharedBufferType in = getBuffer().getType(), out = getType();
+  auto padded = dyn_cast<PaddedSharedLayoutAttr>(in.getEncoding());
+  if (!padded || out.getEncoding() != in.getEncoding())
+    return emitOpError() << "takes a window of a #attn_block.padded_shared "
+                            "buffer into a buffer of the same layout (one row "
+                            "stride), not "
+                         << in << " -> " << out;
+  if (out.getElementType() != in.getElementType())
+    return emitOpError() << "a window of " << in << " has its elements, not "
+                         << out;
+  const Value offsets[2] = {getRow(), getCol()};
+  const StringRef names[2] = {"row", "column"};
+  for (int i = 0; i < 2; ++i) {
+    Value offset = offsets[i];
+    StringRef name = names[i];
+    int64_t size = in.getShape()[i], window = out.getShape()[i];
+    if (window > size)
+      return emitOpError() << "window " << out << " has more " << name
+                           << "s than " << in;
+    APInt c;
+    if (matchPattern(offset, m_ConstantInt(&c)) &&
+        (c.getSExtValue() < 0 || c.getSExtValue() + window > size))
+      return emitOpError() << "window at " << name << " " << c.getSExtValue()
+                           << " of " << window << " " << name << "s leaves "
+                           << in;
+  }
   return success();
 }
 

@@ -34,6 +34,7 @@ struct LayoutAliases : OpAsmDialectInterface {
                          .Case([](SliceLayoutAttr) { return "slice"; })
                          .Case([](SharedLayoutAttr) { return "shared"; })
                          .Case([](NvmmaSharedLayoutAttr) { return "nvmma"; })
+                         .Case([](PaddedSharedLayoutAttr) { return "padded"; })
                          .Default([](Attribute) { return ""; });
     if (name.empty())
       return AliasResult::NoAlias;
@@ -194,6 +195,14 @@ NvmmaSharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult
+PaddedSharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t rowStride) {
+  if (rowStride < 1)
+    return emitError() << "padded_shared layout: rowStride must be >= 1";
+  return success();
+}
+
 /// The rank a register layout describes.
 static int64_t layoutRank(Attribute layout) {
   return TypeSwitch<Attribute, int64_t>(layout)
@@ -211,7 +220,8 @@ LogicalResult
 mlir::attn_block::verifyTileLayout(function_ref<InFlightDiagnostic()> emitError,
                                    RankedTensorType tile) {
   Attribute enc = tile.getEncoding();
-  if (!enc || isa<SharedLayoutAttr, NvmmaSharedLayoutAttr>(enc))
+  if (!enc ||
+      isa<SharedLayoutAttr, NvmmaSharedLayoutAttr, PaddedSharedLayoutAttr>(enc))
     return success(); // a tile read in place from shared memory
   if (!isTileLayout(enc))
     return emitError() << "tile " << tile
@@ -271,11 +281,24 @@ SharedBufferType::verify(function_ref<InFlightDiagnostic()> emitError,
   }
   if (isa<NvmmaSharedLayoutAttr>(encoding))
     return success();
-  return emitError() << "shared buffer encoding must be #attn_block.shared or "
-                        "#attn_block.nvmma_shared";
+  if (auto p = dyn_cast<PaddedSharedLayoutAttr>(encoding)) {
+    if (shape.size() != 2 || p.getRowStride() < shape[1])
+      return emitError() << "a padded_shared buffer is 2-D with a row stride "
+                            "of at least its columns, got rowStride "
+                         << p.getRowStride() << " for " << shape.size()
+                         << "-D shape";
+    return success();
+  }
+  return emitError() << "shared buffer encoding must be #attn_block.shared, "
+                        "#attn_block.nvmma_shared or #attn_block.padded_shared";
 }
 
-int64_t SharedBufferType::getNumElements() const { return product(getShape()); }
+int64_t SharedBufferType::getNumElements() const {
+  // A padded buffer takes its row stride per row.
+  if (auto p = dyn_cast<PaddedSharedLayoutAttr>(getEncoding()))
+    return getShape()[0] * p.getRowStride();
+  return product(getShape());
+}
 
 int64_t SharedBufferType::getSizeInBytes() const {
   return getNumElements() * getElementType().getIntOrFloatBitWidth() / 8;

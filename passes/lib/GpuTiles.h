@@ -106,12 +106,40 @@ struct GpuTiles : TileBuilder {
     blk::BarrierOp::create(b, loc);
   }
   void barrier() { blk::BarrierOp::create(b, loc); }
-  /// The buffer as an operand: A (`opIdx` 0) or B (1).
+  /// The buffer as an operand: A (`opIdx` 0) or B (1), of its elements.
   Value operand(Value buf, int64_t opIdx) {
     auto type = cast<blk::SharedBufferType>(buf.getType());
-    return blk::LocalLoadOp::create(
-        b, loc, RankedTensorType::get(type.getShape(), elt, opIdx ? opB : opA),
-        buf);
+    return blk::LocalLoadOp::create(b, loc,
+                                    RankedTensorType::get(type.getShape(),
+                                                          type.getElementType(),
+                                                          opIdx ? opB : opA),
+                                    buf);
+  }
+  /// The row stride of a padded buffer of `cols` 16-bit columns: an odd
+  /// number of 16-byte chunks, so that the 8 rows of an ldmatrix (and of
+  /// an mma tile's stores) start in distinct bank groups.
+  static int64_t paddedStride(int64_t cols) {
+    return (cols / 8) % 2 ? cols : cols + 8;
+  }
+  /// A [rows, cols] buffer of `e` in #attn_block.padded_shared.
+  Value allocPadded(int64_t rows, int64_t cols, Type e) {
+    auto layout =
+        blk::PaddedSharedLayoutAttr::get(b.getContext(), paddedStride(cols));
+    return blk::LocalAllocOp::create(
+        b, loc,
+        blk::SharedBufferType::get(b.getContext(), {rows, cols}, e, layout));
+  }
+  /// The [rows, cols] window of padded `buf` at (row, col).
+  Value window(Value buf, Value row, int64_t col, int64_t rows, int64_t cols) {
+    auto type = cast<blk::SharedBufferType>(buf.getType());
+    return blk::LocalSubviewOp::create(
+        b, loc,
+        blk::SharedBufferType::get(b.getContext(), {rows, cols},
+                                   type.getElementType(), type.getEncoding()),
+        buf, row, idx(col));
+  }
+  void localStore(Value tile, Value buf) {
+    blk::LocalStoreOp::create(b, loc, tile, buf);
   }
   /// The 2-D tile at `at` (its dims `dims`) of `mem` in the accumulator
   /// layout, as f32; elements outside `mem` read 0. `inBounds`: the tile

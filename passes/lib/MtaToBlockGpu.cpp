@@ -12,13 +12,23 @@
 // 64-row tile of the query numbering (row tile t: rows row0 + 64 t, t <= 0),
 // so a conv's c_q - 1 rows above take the whole row tile above (c_q <= 65);
 // columns are widened by 8 on each side per conv (c_k <= 17), so score
-// tiles are 64, 80 or 96 keys wide. The key-query stencil is the sum over
-// its taps of the scores read back shifted: the score tiles go to a
-// per-program f32 scratch (a barrier publishes them to the other threads),
-// and tap (a, b) is a 2-D accumulator-layout load at rows -p + a, columns
-// -c + b (reads outside the tile see 0: the conv's zero padding, and the
-// masks make them so anyway). The head mix is elementwise over the group's
-// scratch tiles (the same thread wrote each element it reads).
+// tiles are 64, 80 or 96 keys wide. The key-query stencil runs on tensor
+// cores (mmaStencil): C = sum_a S_a Toe_a, S_a the score rows R + a .. R +
+// a + 63 (all K columns of the haloed tile) and Toe_a[k, n] = theta[a, k -
+// n - C0] the banded Toeplitz matrix of query tap a. The score tiles are
+// stored to shared memory as an f16 pair S = hi + lo (padded rows, so a
+// window at any row offset is an ldmatrix A operand without bank
+// conflicts), a small kernel writes Toe_a of every head as f16
+// ([H, c_q, K, N], `<func>_mta_toeplitz_pre/post`), and the stencil copies
+// one tap's Toe_a per step (async_copy, like K and V) and accumulates
+// hi Toe + lo Toe in f32. Where those buffers do not fit the chip's shared
+// memory (sm_80 with the released configuration's pass 2 at D = 128 and
+// RoPE: 190.5 KB against 163 KB) the stencil is the sum over its taps of
+// the scores read back shifted from a per-program f32 scratch instead (tap
+// (a, b): a 2-D accumulator-layout load at rows -p + a, columns -c + b;
+// reads outside the tile see 0: the conv's zero padding, and the masks make
+// them so anyway). The head mix is elementwise over the group's scratch
+// tiles (the same thread wrote each element it reads).
 //
 // Masking order as in the CPU form (spec/mta.md §1.2, §6.4): S = q k^T
 // times scale log2(e) (+ FoX's G'_j - G'_i), Mask_0 on each source (0 outside
@@ -45,6 +55,8 @@
 #include "AttentionToBlock.h"
 #include "GpuTiles.h"
 #include "MtaPieces.h"
+
+#include "attn/Passes/GpuTarget.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -83,6 +95,10 @@ enum class Arg {
   WPre,
   ThetaPost,
   WPost,
+  ToePre,
+  ToePreLo,
+  ToePost,
+  ToePostLo,
   Gamma,
   GateW,
   GateB,
@@ -103,14 +119,22 @@ struct Geometry {
   SmallVector<int64_t, 2> logitTiles; // t of the L tiles, ascending
   SmallVector<int64_t, 3> scoreTiles; // t of the S tiles, ascending
   int64_t hc = 0, hc2 = 0;            // columns per side: pre, post conv
+  /// The stencils as tensor-core dots (mmaStencil), else as scratch taps.
+  bool mma = false;
   int64_t lWidth() const { return kTile + 2 * hc2; }
   int64_t sWidth() const { return lWidth() + 2 * hc; }
 };
 
 enum class Kind { Single, Lse, Output };
 
-Geometry geometryOf(const MtaPieces &plan, Kind kind) {
+/// Whether the tensor-core stencil splits theta into an f16 pair too (3
+/// dots per query tap) or rounds it once (2 dots): MtaGpuFormOnCpu's
+/// figures in docs/block-program.md decided it.
+constexpr bool kThetaLo = false;
+
+Geometry geometryOf(const MtaPieces &plan, Kind kind, bool mma = false) {
   Geometry g;
+  g.mma = mma && (plan.convPre || (kind == Kind::Output && plan.convPost));
   g.logitTiles = {0};
   if (kind == Kind::Output && plan.p2() > 0)
     g.logitTiles = {-1, 0};
@@ -133,13 +157,39 @@ Value groupSize(OpBuilder &b, Location loc, Value c1, Value c2, Value heads) {
   return arith::ConstantIndexOp::create(b, loc, 1);
 }
 
+/// Bytes of shared memory a kernel of `kind` allocates (build() and
+/// allocStencilBuffers(): q, k (their lo halves with RoPE), v and, for the
+/// tensor-core stencil, the score pair and one query tap's Toeplitz rows;
+/// the post stencil's are windows of the pre one's when both exist).
+int64_t sharedBytesOf(const MtaPieces &plan, Kind kind, bool mma) {
+  Geometry g = geometryOf(plan, kind, mma);
+  auto dense = [](int64_t r, int64_t c) { return r * c * 2; };
+  auto padded = [](int64_t r, int64_t c) {
+    return r * GpuTiles::paddedStride(c) * 2;
+  };
+  int64_t qk = dense(kTile, plan.d) + dense(g.sWidth(), plan.d);
+  int64_t bytes = (plan.rope ? 2 : 1) * qk + dense(kTile, plan.dv);
+  if (!g.mma)
+    return bytes;
+  const int64_t toes = kThetaLo ? 2 : 1;
+  if (plan.convPre)
+    return bytes +
+           2 * padded(kTile * static_cast<int64_t>(g.scoreTiles.size()),
+                      g.sWidth()) +
+           toes * padded(g.sWidth(), g.lWidth());
+  return bytes +
+         2 * padded(kTile * static_cast<int64_t>(g.logitTiles.size()),
+                    g.lWidth()) +
+         toes * padded(g.lWidth(), kTile);
+}
+
 /// Builds one kernel body (Single: pre-only with V; Lse: pass 1; Output:
 /// pass 2).
 class MtaGpuKernel {
 public:
-  MtaGpuKernel(const MtaPieces &plan, Kind kind, func::FuncOp kernel,
+  MtaGpuKernel(const MtaPieces &plan, Kind kind, bool mma, func::FuncOp kernel,
                const std::map<Arg, unsigned> &argIndex, Type elt)
-      : plan(plan), kind(kind), geo(geometryOf(plan, kind)),
+      : plan(plan), kind(kind), geo(geometryOf(plan, kind, mma)),
         loc(plan.op.getLoc()),
         b(OpBuilder::atBlockBegin(&kernel.getBody().front())), elt(elt) {
     Block &body = kernel.getBody().front();
@@ -201,6 +251,14 @@ private:
                   bool output);
   Value stencil(GpuTiles &t, Value theta, Value h, Value buf, int64_t rowBase,
                 int64_t colBase, int64_t cq, int64_t ck, int64_t cols);
+  /// The f16 stencil operands of each [64, cols] f32 tile of `tiles` at
+  /// rows 64 i of the pair (hi, lo).
+  void storePair(GpuTiles &t, ArrayRef<Value> tiles, Value hi, Value lo);
+  SmallVector<Value, 2> mmaStencil(GpuTiles &t, Value h, Arg toe, Arg toeLo,
+                                   Value hi, Value lo, Value sToe, Value sToeLo,
+                                   ArrayRef<int64_t> rowBases, int64_t cq,
+                                   int64_t cols);
+  void allocStencilBuffers(GpuTiles &t);
   SmallVector<Value, 2> preLogits(GpuTiles &t, Value hl, Value j0);
   SmallVector<Value, 2> logits(GpuTiles &t, Value hl, Value j0);
   Value mixTile(GpuTiles &t, Value weight, Value h, Value hl, Value buf,
@@ -224,6 +282,10 @@ private:
   llvm::SmallDenseMap<Arg, Value> args;
   Value px, py, bIdx, grp, groupSz, hq, hk, tLen, sLen, off, row0;
   Value sQ, sK, sV, sQLo, sKLo;
+  /// The tensor-core stencil's buffers: the f16 score pair and one query
+  /// tap's Toeplitz rows (hi, lo) of the pre conv; the same of the post
+  /// conv (windows of the pre ones when both convs exist).
+  Value sHi, sLo, sToe, sToeLo, pHi, pLo, pToe, pToeLo;
   /// The state carried in registers (inRegisters()), by role.
   llvm::SmallDenseMap<Arg, Value> cur;
 };
@@ -284,6 +346,69 @@ Value MtaGpuKernel::stencil(GpuTiles &t, Value theta, Value h, Value buf,
   return rows.getResult(0);
 }
 
+void MtaGpuKernel::storePair(GpuTiles &t, ArrayRef<Value> tiles, Value hi,
+                             Value lo) {
+  Type f16 = t.b.getF16Type();
+  for (auto [i, x] : llvm::enumerate(tiles)) {
+    auto type = cast<RankedTensorType>(x.getType());
+    Value h16 = arith::TruncFOp::create(t.b, loc, type.clone(f16), x);
+    Value rest = t.sub(x, arith::ExtFOp::create(t.b, loc, type, h16));
+    Value l16 = arith::TruncFOp::create(t.b, loc, type.clone(f16), rest);
+    for (auto [v, buf] : {std::pair(h16, hi), std::pair(l16, lo)})
+      t.localStore(
+          v, t.window(buf, cst(t.b, kTile * i), 0, kTile, type.getDimSize(1)));
+  }
+}
+
+/// The key-query stencil as tensor-core dots (spec/mta.md §6.5):
+///   C[r, n] = sum_a sum_k S[rowBase + a + r, k] Toe_a[k, n],
+///   Toe_a[k, n] = theta[h, a, k - n - colBase] (0 inside the band),
+/// with S = hi + lo (the f16 pair in shared memory, K columns) and Toe_a
+/// (f16, [K, cols], from the Toeplitz kernel's `toe` [H, c_q, K', N'], its
+/// top-left corner) copied per query tap into `sToe`: for each tap, dots of
+/// the [64, K] windows at rows rowBase + a (one per output tile) with it,
+/// f32 accumulation. The caller published the pair (a barrier).
+SmallVector<Value, 2> MtaGpuKernel::mmaStencil(GpuTiles &t, Value h, Arg toe,
+                                               Arg toeLo, Value hi, Value lo,
+                                               Value sToe, Value sToeLo,
+                                               ArrayRef<int64_t> rowBases,
+                                               int64_t cq, int64_t cols) {
+  int64_t k = cast<blk::SharedBufferType>(hi.getType()).getShape()[1];
+  SmallVector<Value> init(rowBases.size(), t.zeros({kTile, cols}));
+  auto taps = scf::ForOp::create(
+      t.b, loc, cst(t.b, 0), cst(t.b, cq), cst(t.b, 1), init,
+      [&](OpBuilder &nb, Location, Value a, ValueRange accs) {
+        GpuTiles x(nb, t);
+        // The previous tap's reads of sToe are done.
+        x.barrier();
+        SmallVector<Value> at = {h, a, cst(nb, 0), cst(nb, 0)};
+        SmallVector<Value> copies = {x.copy(arg(toe), at, sToe)};
+        if (sToeLo)
+          copies.push_back(x.copy(arg(toeLo), at, sToeLo));
+        x.landCopies(copies);
+        // Each dot loads its own operands: the lowering sinks every
+        // ldmatrix to its mma, so a [K, cols] B is never live whole (96 x
+        // 80 would take 120 registers).
+        auto dot = [&](Value sa, Value sb, Value acc) {
+          return x.dot(x.operand(sa, 0), x.operand(sb, 1), acc);
+        };
+        SmallVector<Value> next;
+        for (auto [acc, rowBase] : llvm::zip(accs, rowBases)) {
+          Value r = addi(nb, a, cst(nb, rowBase));
+          Value wHi = x.window(hi, r, 0, kTile, k);
+          Value c = dot(wHi, sToe, acc);
+          c = dot(x.window(lo, r, 0, kTile, k), sToe, c);
+          if (sToeLo)
+            c = dot(wHi, sToeLo, c);
+          next.push_back(c);
+        }
+        scf::YieldOp::create(nb, loc, next);
+      });
+  // Every thread is done with the pair and sToe before they are rewritten.
+  t.barrier();
+  return llvm::to_vector_of<Value, 2>(taps.getResults());
+}
+
 /// The pre-conv outputs C (or, without a pre conv, the source-masked
 /// scores) of local head `hl` on the logit tiles, [64, lWidth] each, the
 /// keys from j0 - hc2.
@@ -339,7 +464,20 @@ SmallVector<Value, 2> MtaGpuKernel::preLogits(GpuTiles &t, Value hl, Value j0) {
       out.push_back(scores[l]);
     return out;
   }
-  // Publish the score tiles, then read each tap shifted.
+  if (geo.mma) {
+    SmallVector<Value, 3> tiles;
+    for (int64_t s : geo.scoreTiles)
+      tiles.push_back(scores[s]);
+    storePair(t, tiles, sHi, sLo);
+    t.barrier();
+    SmallVector<int64_t, 2> rowBases;
+    for (int64_t l : geo.logitTiles)
+      rowBases.push_back((l - geo.scoreTiles.front()) * kTile - plan.p());
+    return mmaStencil(t, h, Arg::ToePre, Arg::ToePreLo, sHi, sLo, sToe, sToeLo,
+                      rowBases, plan.cqPre, geo.lWidth());
+  }
+  // Publish the score tiles, then read each tap shifted (the form where
+  // the tensor-core one does not fit the chip's shared memory).
   Value sBuf = arg(Arg::SBuf);
   for (int64_t s : geo.scoreTiles)
     t.store(scores[s], sBuf, at(ob, Value(), {(s + 2) * kTile, 0}), {2, 3},
@@ -490,7 +628,15 @@ void MtaGpuKernel::outputStep(OpBuilder &ob, Value j0) {
       ps.push_back(t.exp2(t.sub(ls[i], t.spread(lse, 1, kTile, wl))));
     }
     Value p = ps.back();
-    if (plan.convPost) {
+    if (plan.convPost && geo.mma) {
+      t.barrier();
+      storePair(t, ps, pHi, pLo);
+      t.barrier();
+      int64_t last = geo.logitTiles.back() - geo.logitTiles.front();
+      p = mmaStencil(t, h, Arg::ToePost, Arg::ToePostLo, pHi, pLo, pToe, pToeLo,
+                     {last * kTile - plan.p2()}, plan.cqPost, kTile)
+              .front();
+    } else if (plan.convPost) {
       Value psBuf = arg(Arg::PsBuf);
       t.barrier();
       for (auto [i, l] : llvm::enumerate(geo.logitTiles))
@@ -577,6 +723,39 @@ void MtaGpuKernel::epilogue(OpBuilder &ob) {
   });
 }
 
+/// The buffers of sharedBytesOf(): the post stencil's probabilities and
+/// Toeplitz rows take the pre stencil's buffers (its pass is over by then:
+/// preLogits ends on a barrier), as windows of the same row stride.
+void MtaGpuKernel::allocStencilBuffers(GpuTiles &t) {
+  Type f16 = t.b.getF16Type();
+  int64_t ws = geo.sWidth(), wl = geo.lWidth();
+  int64_t logitRows = kTile * static_cast<int64_t>(geo.logitTiles.size());
+  if (plan.convPre) {
+    int64_t rows = kTile * static_cast<int64_t>(geo.scoreTiles.size());
+    sHi = t.allocPadded(rows, ws, f16);
+    sLo = t.allocPadded(rows, ws, f16);
+    sToe = t.allocPadded(ws, wl, f16);
+    if (kThetaLo)
+      sToeLo = t.allocPadded(ws, wl, f16);
+  }
+  if (kind != Kind::Output || !plan.convPost)
+    return;
+  Value c0 = cst(t.b, 0);
+  if (plan.convPre) {
+    pHi = t.window(sHi, c0, 0, logitRows, wl);
+    pLo = t.window(sLo, c0, 0, logitRows, wl);
+    pToe = t.window(sToe, c0, 0, wl, kTile);
+    if (kThetaLo)
+      pToeLo = t.window(sToeLo, c0, 0, wl, kTile);
+    return;
+  }
+  pHi = t.allocPadded(logitRows, wl, f16);
+  pLo = t.allocPadded(logitRows, wl, f16);
+  pToe = t.allocPadded(wl, kTile, f16);
+  if (kThetaLo)
+    pToeLo = t.allocPadded(wl, kTile, f16);
+}
+
 void MtaGpuKernel::build() {
   GpuTiles t(b, loc, elt);
   AttentionOp op = plan.op;
@@ -610,6 +789,8 @@ void MtaGpuKernel::build() {
     sQLo = t.alloc({kTile, plan.d});
     sKLo = t.alloc({geo.sWidth(), plan.d});
   }
+  if (geo.mma)
+    allocStencilBuffers(t);
 
   // Fresh state for every head of the group.
   SmallVector<Arg, 3> carried;
@@ -676,8 +857,9 @@ void MtaGpuKernel::build() {
 /// Host side: buffers, kernels and launches replacing `op`.
 class MtaGpuHost {
 public:
-  MtaGpuHost(const MtaPieces &plan, SymbolTable &symbols)
-      : plan(plan), symbols(symbols), loc(plan.op.getLoc()), b(plan.op) {}
+  MtaGpuHost(const MtaPieces &plan, SymbolTable &symbols, int64_t sharedBytes)
+      : plan(plan), symbols(symbols), loc(plan.op.getLoc()), b(plan.op),
+        sharedBytes(sharedBytes) {}
 
   void lower();
 
@@ -704,6 +886,18 @@ private:
               ArrayRef<std::pair<Arg, Value>> extra);
   /// The scratch every kernel of `kind` needs besides its own.
   void addTileScratch(Kind kind, SmallVectorImpl<std::pair<Arg, Value>> &to);
+  /// Whether a kernel of `kind` takes the tensor-core stencil: it has a
+  /// stencil and its buffers fit the chip's shared memory (the released
+  /// configuration's pass 2 at D = 128 with RoPE takes 190.5 KB: sm_80's
+  /// 163 KB keeps the scratch taps).
+  bool mmaStencil(Kind kind) const {
+    return geometryOf(plan, kind, true).mma &&
+           sharedBytesOf(plan, kind, true) <= sharedBytes;
+  }
+  /// The Toeplitz kernel's operands of one conv: theta [H, c_q, c_k] as
+  /// f16 (hi, and lo with kThetaLo) [H, c_q, k, n], band offset `c0`.
+  std::pair<Value, Value> launchToeplitz(Value theta, StringRef suffix,
+                                         int64_t c0, int64_t k, int64_t n);
 
   const MtaPieces &plan;
   SymbolTable &symbols;
@@ -711,7 +905,82 @@ private:
   OpBuilder b;
   SmallVector<std::pair<Arg, Value>> common;
   Value gridX, gridY, groupSz;
+  int64_t sharedBytes;
+  /// The Toeplitz operands of the pre and post convs (hi, lo), where a
+  /// kernel takes the tensor-core stencil.
+  std::pair<Value, Value> toePre, toePost;
 };
+
+std::pair<Value, Value> MtaGpuHost::launchToeplitz(Value theta,
+                                                   StringRef suffix, int64_t c0,
+                                                   int64_t k, int64_t n) {
+  auto thetaType = cast<RankedTensorType>(theta.getType());
+  const int64_t cq = thetaType.getDimSize(1), ck = thetaType.getDimSize(2);
+  auto toeType =
+      MemRefType::get({ShapedType::kDynamic, cq, k, n}, b.getF16Type());
+  SmallVector<Type> types = {bufferTypeOf(theta), toeType};
+  if (kThetaLo)
+    types.push_back(toeType);
+  func::FuncOp kernel = createBlockKernel(plan.op, symbols, suffix, types);
+  // Scalar code in the GPU form (one warp per program, its lanes alike,
+  // as the gate prefix): program (h c_q + a, row) writes row `row` of
+  // Toe_a of head h, n elements.
+  kernel->setAttr("attn_block.num_warps", b.getI64IntegerAttr(1));
+  {
+    OpBuilder kb = OpBuilder::atBlockBegin(&kernel.getBody().front());
+    TileBuilder t(kb, loc);
+    Block &body = kernel.getBody().front();
+    Value th = body.getArgument(0), hi = body.getArgument(1);
+    Value lo = kThetaLo ? body.getArgument(2) : Value();
+    Value x = blk::ProgramIdOp::create(kb, loc, 0);
+    Value row = blk::ProgramIdOp::create(kb, loc, 1);
+    Value h = arith::DivUIOp::create(kb, loc, x, t.idx(cq));
+    Value a = arith::RemUIOp::create(kb, loc, x, t.idx(cq));
+    Type f16 = kb.getF16Type(), f32 = kb.getF32Type();
+    Value zero = arith::ConstantOp::create(kb, loc, kb.getF32FloatAttr(0));
+    scf::ForOp::create(
+        kb, loc, t.idx(0), t.idx(n), t.idx(1), ValueRange{},
+        [&](OpBuilder &nb, Location, Value col, ValueRange) {
+          // b = row - col - c0, in the band iff 0 <= b < c_k.
+          Value bi = arith::SubIOp::create(
+              nb, loc, arith::SubIOp::create(nb, loc, row, col), t.idx(c0));
+          Value in = arith::AndIOp::create(
+              nb, loc,
+              arith::CmpIOp::create(nb, loc, CmpIPredicate::sge, bi, t.idx(0)),
+              arith::CmpIOp::create(nb, loc, CmpIPredicate::slt, bi,
+                                    t.idx(ck)));
+          Value safe = arith::SelectOp::create(nb, loc, in, bi, t.idx(0));
+          Value w = memref::LoadOp::create(nb, loc, th, ValueRange{h, a, safe});
+          if (w.getType() != f32)
+            w = arith::ExtFOp::create(nb, loc, f32, w);
+          w = arith::SelectOp::create(nb, loc, in, w, zero);
+          Value w16 = arith::TruncFOp::create(nb, loc, f16, w);
+          memref::StoreOp::create(nb, loc, w16, hi, ValueRange{h, a, row, col});
+          if (lo) {
+            Value rest = arith::SubFOp::create(
+                nb, loc, w, arith::ExtFOp::create(nb, loc, f32, w16));
+            memref::StoreOp::create(nb, loc,
+                                    arith::TruncFOp::create(nb, loc, f16, rest),
+                                    lo, ValueRange{h, a, row, col});
+          }
+          scf::YieldOp::create(nb, loc);
+        });
+    func::ReturnOp::create(kb, loc);
+  }
+  Value heads = tdim(theta, 0);
+  Value outHi = memref::AllocOp::create(b, loc, toeType, ValueRange{heads});
+  Value outLo =
+      kThetaLo ? memref::AllocOp::create(b, loc, toeType, ValueRange{heads})
+                     .getResult()
+               : Value();
+  SmallVector<Value> args = {toBuffer(theta), outHi};
+  if (outLo)
+    args.push_back(outLo);
+  blk::LaunchOp::create(b, loc, kernel.getName(),
+                        arith::MulIOp::create(b, loc, heads, cst(cq)), cst(k),
+                        args);
+  return {outHi, outLo};
+}
 
 void MtaGpuHost::launch(Kind kind, StringRef suffix,
                         ArrayRef<std::pair<Arg, Value>> extra) {
@@ -728,14 +997,24 @@ void MtaGpuHost::launch(Kind kind, StringRef suffix,
   func::FuncOp kernel = createBlockKernel(plan.op, symbols, suffix, types);
   kernel->setAttr("attn_block.num_warps", b.getI64IntegerAttr(kGpuWarps));
   Type elt = cast<ShapedType>(plan.op.getQ().getType()).getElementType();
-  MtaGpuKernel(plan, kind, kernel, index, elt).build();
+  MtaGpuKernel(plan, kind, mmaStencil(kind), kernel, index, elt).build();
   blk::LaunchOp::create(b, loc, kernel.getName(), gridX, gridY, values);
 }
 
 void MtaGpuHost::addTileScratch(Kind kind,
                                 SmallVectorImpl<std::pair<Arg, Value>> &to) {
   Geometry g = geometryOf(plan, kind);
-  if (plan.convPre)
+  const bool mma = mmaStencil(kind);
+  auto addToe = [&](Arg hi, Arg lo, std::pair<Value, Value> toe) {
+    to.push_back({hi, toe.first});
+    if (toe.second)
+      to.push_back({lo, toe.second});
+  };
+  if (mma && plan.convPre)
+    addToe(Arg::ToePre, Arg::ToePreLo, toePre);
+  if (mma && kind == Kind::Output && plan.convPost)
+    addToe(Arg::ToePost, Arg::ToePostLo, toePost);
+  if (plan.convPre && !mma)
     to.push_back(
         {Arg::SBuf, scratch({kScoreTiles * kTile, g.sWidth()}, false)});
   if (plan.mixPre)
@@ -774,6 +1053,21 @@ void MtaGpuHost::lower() {
     common.push_back({Arg::GateB, toBuffer(op.getNormGateB())});
   }
 
+  // The Toeplitz operands, as wide as the widest kernel reading them
+  // (pass 2's pre conv: 96 x 80; the LSE pass takes the top-left corner).
+  Kind widest = !plan.twoPass()            ? Kind::Single
+                : mmaStencil(Kind::Output) ? Kind::Output
+                                           : Kind::Lse;
+  if (plan.convPre && mmaStencil(widest)) {
+    Geometry g = geometryOf(plan, widest, true);
+    toePre = launchToeplitz(op.getKqConvPre(), "mta_toeplitz_pre",
+                            g.hc - plan.c(), g.sWidth(), g.lWidth());
+  }
+  if (plan.convPost && mmaStencil(Kind::Output)) {
+    Geometry g = geometryOf(plan, Kind::Output, true);
+    toePost = launchToeplitz(op.getKqConvPost(), "mta_toeplitz_post",
+                             g.hc2 - plan.c2(), g.lWidth(), kTile);
+  }
   groupSz =
       groupSize(b, loc, plan.mixPre ? tdim(op.getHeadMixPre(), 1) : Value(),
                 plan.mixPost ? tdim(op.getHeadMixPost(), 1) : Value(), hDim);
@@ -810,7 +1104,7 @@ void MtaGpuHost::lower() {
     launch(Kind::Lse, "mta_lse_kernel", pass1);
     SmallVector<std::pair<Arg, Value>> pass2 = {{Arg::Lse, lse}};
     addTileScratch(Kind::Output, pass2);
-    if (plan.convPost)
+    if (plan.convPost && !mmaStencil(Kind::Output))
       pass2.push_back(
           {Arg::PsBuf,
            scratch({2 * kTile, geometryOf(plan, Kind::Output).lWidth()},
@@ -859,7 +1153,13 @@ std::string mlir::attn::checkMtaGpuSupport(AttentionOp op,
 }
 
 void mlir::attn::lowerMtaAttentionGpu(AttentionOp op, SymbolTable &symbols,
-                                      const BlockLoweringConfig &) {
+                                      const BlockLoweringConfig &cfg) {
   MtaPieces plan(op);
-  MtaGpuHost(plan, symbols).lower();
+  auto chip = getTargetDesc(cfg.target.name);
+  int64_t sharedBytes = 0; // no chip description: the scratch taps
+  if (chip)
+    sharedBytes = chip->sharedBytes;
+  else
+    llvm::consumeError(chip.takeError());
+  MtaGpuHost(plan, symbols, sharedBytes).lower();
 }

@@ -43,7 +43,7 @@ func.func private @f() -> !attn_block.smem<64x64xbf16, #attn_block.nvmma_shared<
 
 // -----
 
-// expected-error @+1 {{shared buffer encoding must be #attn_block.shared or #attn_block.nvmma_shared}}
+// expected-error @+1 {{shared buffer encoding must be #attn_block.shared, #attn_block.nvmma_shared or #attn_block.padded_shared}}
 func.func private @f() -> !attn_block.smem<64x64xbf16, #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>>
 
 // -----

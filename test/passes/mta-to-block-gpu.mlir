@@ -1,40 +1,110 @@
 // MTA's GPU form (MtaToBlockGpu.cpp, docs/block-program.md "MTA's GPU
 // form"): attn-to-block{target=sm_90} lowers the released configuration to
-// the rope kernels (q, k rotated into hi/lo pairs), the LSE pass and the
-// output pass over (64-query tile, batch x head group) programs, 4 warps,
-// mma.sync layouts; the stencils read their score scratch back shifted with
-// in_bounds loads in the accumulator layout. Pre-only: one kernel whose
+// the rope kernels (q, k rotated into hi/lo pairs), the Toeplitz kernels of
+// the two convs, the LSE pass and the output pass over (64-query tile,
+// batch x head group) programs, 4 warps, mma.sync layouts. Each stencil
+// stores its tiles as an f16 pair (hi, lo) into padded shared buffers and
+// runs c_q steps of tensor-core dots: one query tap's Toeplitz rows copied
+// in, the pair's windows at row R + a times them. Pre-only: one kernel whose
 // softmax state is the key loop's carried values (no mixing: one head per
-// program), no state scratch.
+// program), no state scratch. On sm_80 the output pass's buffers (190.5 KB)
+// exceed the chip's 163 KB: it keeps the scratch taps, its LSE pass takes
+// the dots.
 // RUN: attn-opt %attn_examples/mta_bf16.mlir --attn-fuse --attn-to-block="target=sm_90" | FileCheck %s
 // RUN: attn-opt %attn_examples/mta_pre_bf16.mlir --attn-fuse --attn-to-block="target=sm_90" | FileCheck %s --check-prefix=PRE
+// RUN: attn-opt %attn_examples/mta_bf16.mlir --attn-fuse --attn-to-block="target=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_90" 2>&1 | FileCheck %s --check-prefix=BAD
 
+// CHECK-DAG: #[[P88:.*]] = #attn_block.padded_shared<rowStride = 88>
+// CHECK-DAG: #[[P72:.*]] = #attn_block.padded_shared<rowStride = 72>
+// CHECK-DAG: #[[P104:.*]] = #attn_block.padded_shared<rowStride = 104>
 // CHECK: func.func private @main_rope_q(
 // CHECK-SAME: %arg4: memref<?x?x?x128xbf16>)
+// Program (h c_q + a, k) writes row k of Toe_a[k, n] = theta[h, a, k - n -
+// 3] (0 outside the band), f16, as wide as pass 2's pre conv (96 x 80).
+// CHECK: func.func private @main_mta_toeplitz_pre(%{{.*}}: memref<?x6x11xf32>, %{{.*}}: memref<?x6x96x80xf16>)
+// CHECK-SAME: attn_block.num_warps = 1
+// CHECK: scf.for %[[N:.*]] = %{{.*}} to %c80
+// CHECK: %[[D:.*]] = arith.subi %{{.*}}, %c3
+// CHECK: arith.cmpi slt, %[[D]], %c11
+// CHECK: memref.load
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[N]]] : memref<?x6x96x80xf16>
+// CHECK: func.func private @main_mta_toeplitz_post(%{{.*}}: memref<?x6x11xf32>, %{{.*}}: memref<?x6x80x64xf16>)
 // CHECK: func.func private @main_mta_lse_kernel(
 // CHECK-SAME: attn_block.num_warps = 4
 // CHECK: attn_block.local_alloc : !attn_block.smem<80x128xbf16
+// The pair [128, 80] (score row tiles -1, 0) and one tap's Toe_a [80, 64].
+// CHECK: attn_block.local_alloc : !attn_block.smem<128x80xf16, #[[P88]]>
+// CHECK: attn_block.local_alloc : !attn_block.smem<128x80xf16, #[[P88]]>
+// CHECK: attn_block.local_alloc : !attn_block.smem<80x64xf16, #[[P72]]>
 // The scores as q_hi k_hi^T + q_lo k_hi^T + q_hi k_lo^T (RoPE's pairs).
 // CHECK-COUNT-3: attn_block.dot {{.*}} transpose_b : tensor<64x128xbf16, {{.*}} -> tensor<64x80xf32, #mma>
-// CHECK: attn_block.store {{.*}} in_bounds : tensor<64x80xf32
+// S = hi + lo into the pair's windows, then a barrier.
+// CHECK: %[[HI:.*]] = arith.truncf %{{.*}} : tensor<64x80xf32, #mma> to tensor<64x80xf16, #mma>
+// CHECK: %[[EXT:.*]] = arith.extf %[[HI]]
+// CHECK: %[[REST:.*]] = arith.subf %{{.*}}, %[[EXT]]
+// CHECK: %[[LO:.*]] = arith.truncf %[[REST]]
+// CHECK: attn_block.local_store %[[HI]], %{{.*}} : tensor<64x80xf16, #mma> -> !attn_block.smem<64x80xf16, #[[P88]]>
+// CHECK: attn_block.local_store %[[LO]]
 // CHECK: attn_block.barrier
-// CHECK: scf.for
-// CHECK: attn_block.load {{.*}} in_bounds : memref<?x?x192x80xf32> -> tensor<64x64xf32
+// The 6 query taps: Toe_a copied in, then the windows at row 64 - 5 + a.
+// CHECK: scf.for %[[A:.*]] = %{{.*}} to %c6 {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<64x64xf32, #mma>)
+// CHECK: attn_block.barrier
+// CHECK: attn_block.async_copy %{{.*}}[%{{.*}}, %[[A]], %{{.*}}, %{{.*}}] dims [2, 3] {{.*}} : memref<?x6x96x80xf16> -> !attn_block.smem<80x64xf16, #[[P72]]>
+// CHECK: attn_block.async_wait pending 0
+// CHECK: attn_block.barrier
+// CHECK: %[[R:.*]] = arith.addi %[[A]], %c59
+// CHECK: attn_block.local_subview %{{.*}}[%[[R]], %{{.*}}] : !attn_block.smem<128x80xf16, #[[P88]]> -> !attn_block.smem<64x80xf16, #[[P88]]>
+// CHECK: attn_block.dot {{.*}} : tensor<64x80xf16, #{{.*}}>, tensor<80x64xf16, #{{.*}}> -> tensor<64x64xf32, #mma>
+// CHECK: attn_block.dot {{.*}} : tensor<64x80xf16, #{{.*}}>, tensor<80x64xf16, #{{.*}}> -> tensor<64x64xf32, #mma>
+// CHECK-NEXT: scf.yield
 // CHECK: func.func private @main_mta_output_kernel(
 // CHECK: attn_block.local_alloc : !attn_block.smem<96x128xbf16
-// CHECK: -> tensor<64x96xf32
+// Pass 2: the pair [192, 96] (score row tiles -2, -1, 0), Toe_a [96, 80];
+// the post stencil's pair and Toe_a are windows of them.
+// CHECK: %[[SHI:.*]] = attn_block.local_alloc : !attn_block.smem<192x96xf16, #[[P104]]>
+// CHECK: attn_block.local_alloc : !attn_block.smem<192x96xf16, #[[P104]]>
+// CHECK: %[[STOE:.*]] = attn_block.local_alloc : !attn_block.smem<96x80xf16, #[[P88]]>
+// CHECK: attn_block.local_subview %[[SHI]][%c0{{.*}}, %c0{{.*}}] : !attn_block.smem<192x96xf16, #[[P104]]> -> !attn_block.smem<128x80xf16, #[[P104]]>
+// CHECK: attn_block.local_subview %[[STOE]][%c0{{.*}}, %c0{{.*}}] : !attn_block.smem<96x80xf16, #[[P88]]> -> !attn_block.smem<80x64xf16, #[[P88]]>
+// Two logit row tiles (-1, 0) per pre tap, then the post stencil.
+// CHECK: iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<64x80xf32, #mma>, tensor<64x80xf32, #mma>)
+// CHECK: attn_block.async_copy {{.*}} : memref<?x6x96x80xf16> -> !attn_block.smem<96x80xf16, #[[P88]]>
+// CHECK-COUNT-4: attn_block.dot {{.*}} : tensor<64x96xf16, #{{.*}}>, tensor<96x80xf16, #{{.*}}> -> tensor<64x80xf32, #mma>
+// CHECK: iter_args(%{{.*}} = %{{.*}}) -> (tensor<64x64xf32, #mma>)
+// CHECK: attn_block.async_copy {{.*}} : memref<?x6x80x64xf16> -> !attn_block.smem<80x64xf16, #[[P88]]>
+// CHECK-COUNT-2: attn_block.dot {{.*}} : tensor<64x80xf16, #{{.*}}>, tensor<80x64xf16, #{{.*}}> -> tensor<64x64xf32, #mma>
 // CHECK: attn_block.launch @main_rope_table
 // CHECK: attn_block.launch @main_rope_q
 // CHECK: attn_block.launch @main_rope_k
+// The Toeplitz grids: (H c_q, K).
+// CHECK: %[[HC:.*]] = arith.muli %{{.*}}, %c6
+// CHECK: attn_block.launch @main_mta_toeplitz_pre grid(%[[HC]], %c96
+// CHECK: attn_block.launch @main_mta_toeplitz_post grid(%{{.*}}, %c80
 // CHECK: attn_block.launch @main_mta_lse_kernel
 // CHECK: attn_block.launch @main_mta_output_kernel
 
+// PRE: func.func private @main_mta_toeplitz_pre(%{{.*}}: memref<?x6x11xf32>, %{{.*}}: memref<?x6x80x64xf16>)
 // PRE: func.func private @main_mta_kernel(
 // PRE: %{{.*}}:3 = scf.for {{.*}} iter_args(
 // PRE-SAME: tensor<64xf32, #{{.*}}>, tensor<64xf32, #{{.*}}>, tensor<64x128xf32, #{{.*}}>
+// PRE: attn_block.local_store
+// PRE: attn_block.dot {{.*}} : tensor<64x80xf16, #{{.*}}>, tensor<80x64xf16, #{{.*}}> -> tensor<64x64xf32, #mma>
 // PRE-NOT: func.func private
+// PRE: attn_block.launch @main_mta_toeplitz_pre
 // PRE: attn_block.launch @main_mta_kernel
+
+// SM80: func.func private @main_mta_toeplitz_pre(%{{.*}}: memref<?x6x11xf32>, %{{.*}}: memref<?x6x80x64xf16>)
+// SM80-NOT: @main_mta_toeplitz_post
+// SM80: func.func private @main_mta_lse_kernel(
+// SM80: attn_block.local_store
+// SM80: func.func private @main_mta_output_kernel(
+// SM80-NOT: attn_block.local_store
+// SM80: attn_block.store {{.*}} in_bounds : tensor<64x96xf32, #mma> -> memref<?x?x192x96xf32>
+// SM80: attn_block.load {{.*}} in_bounds : memref<?x?x192x96xf32> -> tensor<64x80xf32
+// SM80-NOT: attn_block.local_store
+// SM80: attn_block.launch @main_mta_output_kernel
 
 // BAD: error: attn-to-block{target=sm_90}: the MTA GPU form takes bf16 or f16 q, k, v (the m16n8k16 mma.sync operands)
 func.func @f32(%q: tensor<1x1x64x64xf32>, %k: tensor<1x1x64x64xf32>, %v: tensor<1x1x64x64xf32>,

@@ -1,8 +1,10 @@
 //===- MtaGpuFormCpuTest.cpp - MTA's GPU form on the CPU vs the oracle ----===//
 //
 // The GPU form of MTA that attn-to-block{target=sm_90} builds
-// (MtaToBlockGpu.cpp: mma layouts, shared buffers, cp.async copies, score
-// tiles published through scratch and read back shifted per stencil tap)
+// (MtaToBlockGpu.cpp: mma layouts, shared buffers, cp.async copies, the
+// stencils as tensor-core dots of the scores' f16 pair with Toeplitz
+// operands; on sm_80 the released configuration's output pass keeps the
+// scratch taps)
 // runs on the CPU through attn-to-cpu (attn-block-strip-gpu gives each GPU op
 // its sequential meaning) against the fp64 oracle, on fresh random inputs
 // (seeds in the messages): kernel sizes 1x1 to 6x11 and the largest the
@@ -27,13 +29,13 @@ namespace {
 
 using namespace attn::exec_test;
 
-/// The compiled GPU form of `source` (one compile per source).
-attn::Kernel *compiledForm(const std::string &source) {
+/// The compiled GPU form of `source` for `chip` (one compile per pair).
+attn::Kernel *compiledForm(const std::string &source, const std::string &chip) {
   static std::map<std::string, std::shared_ptr<attn::Kernel>> cache;
-  auto it = cache.find(source);
+  auto it = cache.find(chip + source);
   if (it != cache.end())
     return it->second.get();
-  std::string form = blockFormText(source, "sm_90");
+  std::string form = blockFormText(source, chip);
   EXPECT_NE(form.find("attn_block.local_load"), std::string::npos)
       << source << form;
   EXPECT_NE(form.find("#attn_block.mma"), std::string::npos);
@@ -44,11 +46,12 @@ attn::Kernel *compiledForm(const std::string &source) {
     ADD_FAILURE() << llvm::toString(kernel.takeError());
     return nullptr;
   }
-  return (cache[source] = *kernel).get();
+  return (cache[chip + source] = *kernel).get();
 }
 
-Tensor runForm(const MtaForm &f, const std::vector<Tensor> &ins) {
-  attn::Kernel *kernel = compiledForm(mtaSource(f));
+Tensor runForm(const MtaForm &f, const std::vector<Tensor> &ins,
+               const std::string &chip = "sm_90") {
+  attn::Kernel *kernel = compiledForm(mtaSource(f), chip);
   if (!kernel)
     return {};
   auto out = kernel->run(mtaHostInputs(f, ins));
@@ -63,13 +66,14 @@ Tensor runForm(const MtaForm &f, const std::vector<Tensor> &ins) {
 /// The GPU form vs the oracle of `reference` (default: f's own source):
 /// relative RMS <= 5e-3 and every row within 2e-2.
 void expectMatches(const MtaForm &f, const std::vector<Tensor> &ins,
-                   const std::string &what, const std::string &reference = "") {
+                   const std::string &what, const std::string &reference = "",
+                   const std::string &chip = "sm_90") {
   SCOPED_TRACE(what);
   Program ref(reference.empty() ? mtaSource(f) : reference);
   ASSERT_TRUE(ref.module);
   auto want = attn::ref::evaluate(ref.main(), ins);
   ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());
-  Tensor got = runForm(f, ins);
+  Tensor got = runForm(f, ins, chip);
   ASSERT_EQ(got.shape, want->shape);
   double rms = attn::ref::relRmsError(got, *want);
   double worst = attn::ref::worstRowRelError(got, *want);
@@ -80,12 +84,12 @@ void expectMatches(const MtaForm &f, const std::vector<Tensor> &ins,
 }
 
 void check(const MtaForm &f, int64_t b, int64_t hq, int64_t hk, int64_t t,
-           int64_t s, uint64_t seed) {
-  std::string what = describe(f) + ", B " + std::to_string(b) + " Hq " +
-                     std::to_string(hq) + " Hk " + std::to_string(hk) + " T " +
-                     std::to_string(t) + " S " + std::to_string(s) + ", seed " +
-                     std::to_string(seed);
-  expectMatches(f, mtaInputs(f, b, hq, hk, t, s, seed), what);
+           int64_t s, uint64_t seed, const std::string &chip = "sm_90") {
+  std::string what = chip + ", " + describe(f) + ", B " + std::to_string(b) +
+                     " Hq " + std::to_string(hq) + " Hk " + std::to_string(hk) +
+                     " T " + std::to_string(t) + " S " + std::to_string(s) +
+                     ", seed " + std::to_string(seed);
+  expectMatches(f, mtaInputs(f, b, hq, hk, t, s, seed), what, "", chip);
 }
 
 const int kKernels[][2] = {{1, 1}, {2, 3}, {3, 5}, {6, 11}};
@@ -190,6 +194,23 @@ TEST(MtaGpuFormOnCpu, WithRope) {
   d128.rope = true;
   d128.d = d128.dv = 128;
   check(d128, 1, 2, 1, 70, 150, ++seed);
+}
+
+/// sm_80 (163 KB of shared memory): the released configuration's output
+/// pass at D = 128 with RoPE needs 190.5 KB for the tensor-core stencil
+/// and keeps the scratch taps, its LSE pass takes the dots; pre-only takes
+/// the dots.
+TEST(MtaGpuFormOnCpu, Sm80KeepsScratchTapsWhereSharedMemoryIsShort) {
+  uint64_t seed = attn::ref::freshSeed();
+  MtaForm f;
+  f.rope = true;
+  f.d = f.dv = 128;
+  std::string form = blockFormText(mtaSource(f), "sm_80");
+  EXPECT_NE(form.find("mta_toeplitz_pre"), std::string::npos) << form;
+  EXPECT_EQ(form.find("mta_toeplitz_post"), std::string::npos) << form;
+  check(f, 1, 2, 2, 130, 130, ++seed, "sm_80");
+  f.post = f.mixPost = false;
+  check(f, 1, 2, 2, 100, 100, ++seed, "sm_80");
 }
 
 /// Identity kernels (a delta at (c_q - 1, centre)) and identity mixing

@@ -140,6 +140,24 @@ def AttnBlock_SharedLayoutAttr : AttnBlock_Attr<"SharedLayout", "shared"> {
   let genVerifyDecl = 1;
 }
 
+def AttnBlock_PaddedSharedLayoutAttr
+    : AttnBlock_Attr<"PaddedSharedLayout", "padded_shared"> {
+  let summary = "row-major shared memory with a padded row stride";
+  let description = [{
+    Element (r, c) of a 2-D buffer is stored at `r * rowStride + c`
+    (`rowStride` >= the buffer's columns). Unlike the XOR swizzle, the
+    layout is the same at every row offset, so a window of the buffer
+    (`local_subview`) at any row is again a `padded_shared` buffer of the
+    same stride: MTA's stencil reads its score rows at offsets R + a for
+    every query tap a. With `rowStride / 8` odd (16-bit elements) the eight
+    16-byte rows an ldmatrix reads start in distinct bank groups, and so do
+    the rows of an mma tile's 4-byte stores.
+  }];
+  let parameters = (ins "int64_t":$rowStride);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def AttnBlock_NvmmaSharedLayoutAttr
     : AttnBlock_Attr<"NvmmaSharedLayout", "nvmma_shared"> {
   let summary = "shared memory in a wgmma/TMA swizzle mode";
@@ -167,7 +185,8 @@ def AttnBlock_SharedBufferType : AttnBlock_Type<"SharedBuffer", "smem"> {
   let summary = "a buffer in the block's shared memory";
   let description = [{
     A static `shape` of `elementType` in shared memory, laid out by
-    `encoding` (`#attn_block.shared` or `#attn_block.nvmma_shared`). A
+    `encoding` (`#attn_block.shared`, `#attn_block.nvmma_shared` or, 2-D,
+    `#attn_block.padded_shared`). A
     leading dimension may count pipeline stages (`local_index` picks one).
 
     ```mlir

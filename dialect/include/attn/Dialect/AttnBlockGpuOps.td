@@ -38,6 +38,32 @@ def AttnBlock_LocalIndexOp : AttnBlock_Op<"local_index", [Pure]> {
   let hasVerifier = 1;
 }
 
+def AttnBlock_LocalSubviewOp : AttnBlock_Op<"local_subview", [Pure]> {
+  let summary = "a [rows, cols] window of a padded shared buffer";
+  let description = [{
+    The elements `buffer[row + r, col + c]` for `r < rows`, `c < cols` (the
+    result's shape) as a buffer of their own, aliasing `buffer`: a
+    `local_load` of it reads the window (MTA's score rows at an offset as
+    an mma A operand), an `async_copy` into it writes there. Both buffers
+    are `#attn_block.padded_shared` with one row stride, which is how the
+    window sits in its parent. `row` may be dynamic; the window must lie
+    inside the buffer (checked where the offsets are constants).
+
+    ```mlir
+    %w = attn_block.local_subview %s[%r, %c0]
+        : !attn_block.smem<192x96xf16, #p> -> !attn_block.smem<64x96xf16, #p>
+    ```
+  }];
+  let arguments = (ins AttnBlock_SharedBufferType:$buffer, Index:$row,
+                       Index:$col);
+  let results = (outs AttnBlock_SharedBufferType:$result);
+  let assemblyFormat = [{
+    $buffer `[` $row `,` $col `]` attr-dict `:` qualified(type($buffer)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 def AttnBlock_LocalLoadOp : AttnBlock_Op<"local_load",
                                          [MemoryEffects<[MemRead]>]> {
   let summary = "a tile read from a shared buffer into its register layout";
