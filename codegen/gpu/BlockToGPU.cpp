@@ -87,13 +87,6 @@ BlockTypeConverter::BlockTypeConverter(MLIRContext *ctx) {
 
 namespace {
 
-template <typename T> std::string str(const T &x) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << x;
-  return s;
-}
-
 /// The local_loads feeding the b of a transpose_b dot.
 llvm::DenseSet<Operation *> transposedLoads(Operation *root) {
   llvm::DenseSet<Operation *> set;

@@ -17,6 +17,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::attn_block {
 class AsyncCopyOp;
@@ -47,6 +48,14 @@ inline SmallVector<Value> singleValues(ArrayRef<ValueRange> ranges) {
   for (ValueRange v : ranges)
     out.push_back(v.front());
   return out;
+}
+
+/// `x` as printed, for diagnostics that name a type or attribute.
+template <typename T> std::string str(const T &x) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << x;
+  return s;
 }
 
 /// Byte offset of each local_alloc in the dynamic shared memory; with

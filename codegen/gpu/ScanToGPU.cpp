@@ -47,13 +47,6 @@ namespace blk = mlir::attn_block;
 
 namespace {
 
-template <typename T> std::string str(const T &x) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << x;
-  return s;
-}
-
 /// Whether `extract` reads the last element of a scan's result (the value
 /// the scan lowering leaves in every thread).
 bool isScanTotal(tensor::ExtractOp extract) {
