@@ -14,8 +14,9 @@
 // 0-3 are a0-a3, or b0, b1 of n8 tiles 2p and 2p + 1). The pieces' swizzled
 // offsets come from SwizzledAddresses: a few lane values plus constants,
 // not an address register per ldmatrix (which LICM keeps live across a
-// loop). dot is one
-// nvvm.mma.sync m16n8k16 (row.col, f32 accumulate) per (mi, ni, ki).
+// loop). dot is one nvvm.mma.sync m16n8k16 (row.col, f32 accumulate) per
+// (mi, ni, ki), except where b_band says the k16 x n8 piece of B is zero:
+// that step is left out (and the ldmatrix that only fed it is dead).
 //
 //===----------------------------------------------------------------------===//
 
@@ -164,6 +165,13 @@ struct DotToMma : OpConversionPattern<blk::DotOp> {
     auto resTy =
         LLVM::LLVMStructType::getLiteral(rw.getContext(), {f32, f32, f32, f32});
     NVVM::MMATypes t = elt.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+    // B's piece rows 16 ki.., columns 8 ni.. holds k - n in [16 ki - 8 ni
+    // - 7, 16 ki - 8 ni + 15]: zero when that misses the band.
+    std::optional<ArrayRef<int64_t>> band = op.getBBand();
+    auto zeroPiece = [&](int64_t ki, int64_t ni) {
+      return band && (16 * ki - 8 * ni + 15 < (*band)[0] ||
+                      16 * ki - 8 * ni - 7 > (*band)[1]);
+    };
     SmallVector<Value> out(acc.begin(), acc.end());
     for (int64_t ki = 0; ki < kt; ++ki)
       for (int64_t mi = 0; mi < mt; ++mi) {
@@ -171,6 +179,8 @@ struct DotToMma : OpConversionPattern<blk::DotOp> {
         SmallVector<Value> aOps = {pair(a, a0), pair(a, a0 + 2),
                                    pair(a, a0 + 4), pair(a, a0 + 6)};
         for (int64_t ni = 0; ni < nt; ++ni) {
+          if (zeroPiece(ki, ni))
+            continue;
           int64_t b0 = (ki * nt + ni) * 4, c0 = (mi * nt + ni) * 4;
           SmallVector<Value> bOps = {pair(bReg, b0), pair(bReg, b0 + 2)};
           SmallVector<Value> cOps(out.begin() + c0, out.begin() + c0 + 4);

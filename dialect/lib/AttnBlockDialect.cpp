@@ -108,6 +108,9 @@ LogicalResult DotOp::verify() {
                          << ", b " << getB().getType()
                          << (getTransposeB() ? " (transposed)" : "") << ", acc "
                          << getAcc().getType();
+  if (std::optional<ArrayRef<int64_t>> band = getBBand())
+    if (band->size() != 2 || (*band)[0] > (*band)[1])
+      return emitOpError("b_band must be [lo, hi] with lo <= hi");
   return verifyDotLayouts();
 }
 

@@ -257,7 +257,7 @@ private:
   SmallVector<Value, 2> mmaStencil(GpuTiles &t, Value h, Arg toe, Arg toeLo,
                                    Value hi, Value lo, Value sToe, Value sToeLo,
                                    ArrayRef<int64_t> rowBases, int64_t cq,
-                                   int64_t cols);
+                                   int64_t colBase, int64_t ck, int64_t cols);
   void allocStencilBuffers(GpuTiles &t);
   SmallVector<Value, 2> preLogits(GpuTiles &t, Value hl, Value j0);
   SmallVector<Value, 2> logits(GpuTiles &t, Value hl, Value j0);
@@ -367,13 +367,18 @@ void MtaGpuKernel::storePair(GpuTiles &t, ArrayRef<Value> tiles, Value hi,
 /// (f16, [K, cols], from the Toeplitz kernel's `toe` [H, c_q, K', N'], its
 /// top-left corner) copied per query tap into `sToe`: for each tap, dots of
 /// the [64, K] windows at rows rowBase + a (one per output tile) with it,
-/// f32 accumulation. The caller published the pair (a barrier).
+/// f32 accumulation. Each dot states Toe_a's band (b_band: k - n in
+/// [colBase, colBase + c_k - 1]), so that mma.sync leaves out the products
+/// of its zero pieces: about half of a [K, cols] Toeplitz operand at
+/// c_k = 11. The caller published the pair (a barrier).
 SmallVector<Value, 2> MtaGpuKernel::mmaStencil(GpuTiles &t, Value h, Arg toe,
                                                Arg toeLo, Value hi, Value lo,
                                                Value sToe, Value sToeLo,
                                                ArrayRef<int64_t> rowBases,
-                                               int64_t cq, int64_t cols) {
+                                               int64_t cq, int64_t colBase,
+                                               int64_t ck, int64_t cols) {
   int64_t k = cast<blk::SharedBufferType>(hi.getType()).getShape()[1];
+  auto band = t.b.getDenseI64ArrayAttr({colBase, colBase + ck - 1});
   SmallVector<Value> init(rowBases.size(), t.zeros({kTile, cols}));
   auto taps = scf::ForOp::create(
       t.b, loc, cst(t.b, 0), cst(t.b, cq), cst(t.b, 1), init,
@@ -390,7 +395,10 @@ SmallVector<Value, 2> MtaGpuKernel::mmaStencil(GpuTiles &t, Value h, Arg toe,
         // ldmatrix to its mma, so a [K, cols] B is never live whole (96 x
         // 80 would take 120 registers).
         auto dot = [&](Value sa, Value sb, Value acc) {
-          return x.dot(x.operand(sa, 0), x.operand(sb, 1), acc);
+          auto d = blk::DotOp::create(nb, loc, acc.getType(), x.operand(sa, 0),
+                                      x.operand(sb, 1), acc, UnitAttr());
+          d.setBBandAttr(band);
+          return d.getResult();
         };
         SmallVector<Value> next;
         for (auto [acc, rowBase] : llvm::zip(accs, rowBases)) {
@@ -474,7 +482,8 @@ SmallVector<Value, 2> MtaGpuKernel::preLogits(GpuTiles &t, Value hl, Value j0) {
     for (int64_t l : geo.logitTiles)
       rowBases.push_back((l - geo.scoreTiles.front()) * kTile - plan.p());
     return mmaStencil(t, h, Arg::ToePre, Arg::ToePreLo, sHi, sLo, sToe, sToeLo,
-                      rowBases, plan.cqPre, geo.lWidth());
+                      rowBases, plan.cqPre, geo.hc - plan.c(), plan.ckPre,
+                      geo.lWidth());
   }
   // Publish the score tiles, then read each tap shifted (the form where
   // the tensor-core one does not fit the chip's shared memory).
@@ -634,7 +643,8 @@ void MtaGpuKernel::outputStep(OpBuilder &ob, Value j0) {
       t.barrier();
       int64_t last = geo.logitTiles.back() - geo.logitTiles.front();
       p = mmaStencil(t, h, Arg::ToePost, Arg::ToePostLo, pHi, pLo, pToe, pToeLo,
-                     {last * kTile - plan.p2()}, plan.cqPost, kTile)
+                     {last * kTile - plan.p2()}, plan.cqPost,
+                     geo.hc2 - plan.c2(), plan.ckPost, kTile)
               .front();
     } else if (plan.convPost) {
       Value psBuf = arg(Arg::PsBuf);

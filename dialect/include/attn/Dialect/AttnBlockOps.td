@@ -91,10 +91,25 @@ def AttnBlock_DotOp : AttnBlock_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]
   let description = [{
     `result = acc + a * b` with `a: [M, K]`, `b: [K, N]` (or `[N, K]` with
     `transpose_b`), accumulated in the accumulator's type (f32).
+
+    `b_band = array<i64: lo, hi>` states that `b[k, n]` is zero unless
+    `lo <= k - n <= hi` (a banded operand, such as the Toeplitz matrix of a
+    convolution): a backend may skip the products of pieces wholly outside
+    the band (the mma.sync lowering skips those m16n8k16 steps), and one that
+    ignores it computes the same result.
   }];
   let arguments = (ins AttnBlock_FloatTile:$a, AttnBlock_FloatTile:$b,
-                       TensorRankOf<[F32], [2]>:$acc, UnitAttr:$transpose_b);
+                       TensorRankOf<[F32], [2]>:$acc, UnitAttr:$transpose_b,
+                       OptionalAttr<DenseI64ArrayAttr>:$b_band);
   let results = (outs TensorRankOf<[F32], [2]>:$result);
+  // A dot without a band, as most are.
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$a, "Value":$b, "Value":$acc,
+                   "UnitAttr":$transpose_b), [{
+      build($_builder, $_state, result, a, b, acc, transpose_b,
+            DenseI64ArrayAttr());
+    }]>
+  ];
   let assemblyFormat = [{
     $a `,` $b `,` $acc (`transpose_b` $transpose_b^)? attr-dict `:`
     type($a) `,` type($b) `->` type($result)
