@@ -13,8 +13,9 @@
 // attn_block.load of a 1-D tile in a slice of an mma layout (FoX's G at a
 // tile's rows or keys) or in a 1-D blocked layout (the gate prefix's g):
 // each register is one scalar load, or the padding where its element lies
-// outside the memref. A 2-D tile in an mma
-// accumulator layout (PaTH's f32 transport starts from q and k there) is
+// outside the memref (one test per thread takes unguarded loads when its
+// whole slice is inside, as on every key tile but the last). A 2-D tile in an
+// mma accumulator layout (PaTH's f32 transport starts from q and k there) is
 // the store's inverse: rows bounds-checked, columns the memref's whole
 // static dim; or, for a tile narrower than that dim or at a column other
 // than 0 (MTA's stencil reads its score tile shifted by each tap), every
@@ -28,6 +29,8 @@
 
 #include "BlockToGPU.h"
 #include "LayoutUtils.h"
+
+#include <algorithm>
 
 #include "attn/Dialect/AttnBlockDialect.h"
 
@@ -74,8 +77,9 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::LoadOp op) {
 namespace {
 
 /// A 1-D slice tile: the elements the thread's registers stand for, one
-/// bounds-checked scalar load each (threads replicating an element load it
-/// alike).
+/// scalar load each (threads replicating an element load it alike),
+/// bounds-checked one by one only where the thread's slice is not wholly
+/// inside the memref.
 struct LoadSliceRegisters : OpConversionPattern<blk::LoadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(blk::LoadOp op, OneToNOpAdaptor adaptor,
@@ -101,24 +105,54 @@ struct LoadSliceRegisters : OpConversionPattern<blk::LoadOp> {
     Value pad = arith::ConstantOp::create(
         rw, loc, rw.getFloatAttr(elt, op.getPadding().convertToDouble()));
     using P = arith::CmpIPredicate;
-    SmallVector<Value> regs;
-    for (const auto &o : map->offsets) {
-      Value pos = arith::AddIOp::create(rw, loc, first, c(o[0]));
-      Value ok = arith::AndIOp::create(
-          rw, loc, arith::CmpIOp::create(rw, loc, P::sge, pos, c(0)),
-          arith::CmpIOp::create(rw, loc, P::slt, pos, limit));
-      auto guard = scf::IfOp::create(rw, loc, TypeRange{elt}, ok, true);
-      OpBuilder::InsertionGuard g(rw);
-      rw.setInsertionPointToStart(guard.thenBlock());
+    auto loadAt = [&](Value pos) {
       SmallVector<Value> at = idx;
       at[dim] = pos;
-      scf::YieldOp::create(
-          rw, loc, ValueRange{memref::LoadOp::create(rw, loc, base, at)});
-      rw.setInsertionPointToStart(guard.elseBlock());
-      scf::YieldOp::create(rw, loc, ValueRange{pad});
-      regs.push_back(guard.getResult(0));
+      return memref::LoadOp::create(rw, loc, base, at).getResult();
+    };
+    // The thread's whole slice is in bounds on every tile but those at a
+    // sequence's ends: one test for all its registers picks plain loads,
+    // the per-element guards only run on the tiles that need them.
+    int64_t lo = 0, hi = 0;
+    for (auto [i, o] : llvm::enumerate(map->offsets)) {
+      lo = i ? std::min(lo, o[0]) : o[0];
+      hi = i ? std::max(hi, o[0]) : o[0];
     }
-    rw.replaceOpWithMultiple(op, {regs});
+    Value allIn = arith::AndIOp::create(
+        rw, loc,
+        arith::CmpIOp::create(rw, loc, P::sge,
+                              arith::AddIOp::create(rw, loc, first, c(lo)),
+                              c(0)),
+        arith::CmpIOp::create(rw, loc, P::slt,
+                              arith::AddIOp::create(rw, loc, first, c(hi)),
+                              limit));
+    SmallVector<Type> types(map->offsets.size(), elt);
+    auto whole = scf::IfOp::create(rw, loc, types, allIn, true);
+    {
+      OpBuilder::InsertionGuard g(rw);
+      rw.setInsertionPointToStart(whole.thenBlock());
+      SmallVector<Value> plain;
+      for (const auto &o : map->offsets)
+        plain.push_back(loadAt(arith::AddIOp::create(rw, loc, first, c(o[0]))));
+      scf::YieldOp::create(rw, loc, plain);
+      rw.setInsertionPointToStart(whole.elseBlock());
+      SmallVector<Value> guarded;
+      for (const auto &o : map->offsets) {
+        Value pos = arith::AddIOp::create(rw, loc, first, c(o[0]));
+        Value ok = arith::AndIOp::create(
+            rw, loc, arith::CmpIOp::create(rw, loc, P::sge, pos, c(0)),
+            arith::CmpIOp::create(rw, loc, P::slt, pos, limit));
+        auto guard = scf::IfOp::create(rw, loc, TypeRange{elt}, ok, true);
+        OpBuilder::InsertionGuard g2(rw);
+        rw.setInsertionPointToStart(guard.thenBlock());
+        scf::YieldOp::create(rw, loc, ValueRange{loadAt(pos)});
+        rw.setInsertionPointToStart(guard.elseBlock());
+        scf::YieldOp::create(rw, loc, ValueRange{pad});
+        guarded.push_back(guard.getResult(0));
+      }
+      scf::YieldOp::create(rw, loc, guarded);
+    }
+    rw.replaceOpWithMultiple(op, {SmallVector<Value>(whole.getResults())});
     return success();
   }
 };

@@ -24,8 +24,12 @@
 //  * FoX: the gate prologue kernel's G' = -gamma log2(e) cumsum(g) (f32,
 //    [B, Hq, S], GpuPlan.h) is the kernel argument after v; G' at the
 //    block's query rows is loaded once into the row slice, G' at each key
-//    tile's keys into the column slice, and the bias G'_j - G'_i joins S
-//    through TileBuilder::addFoxBias, the construction of the CPU form;
+//    tile's keys into the column slice (at the top of its step). With
+//    a positive scale the bias G'_j - G'_i is split as the direct kernels
+//    split it (FoxKeyTerm): S accumulates onto the key term, the row term
+//    joins the row maxima and the exponent's offset, so a score costs what
+//    it costs without FoX; else it is added per score through
+//    TileBuilder::addFoxBias, the construction of the CPU form;
 //  * RoPE: the rope prologue kernels rotate q and k (GpuPlan::blockProgram;
 //    under attn-to-block the block kernels of launchRopeGpu,
 //    RopeToBlockGpu.cpp), so the kernel reads rotated tiles and has nothing
@@ -160,6 +164,51 @@ struct GpuTiles {
     if (l.asyncProxy)
       blk::FenceAsyncSharedOp::create(b, loc);
     blk::BarrierOp::create(b, loc);
+  }
+};
+
+/// FoX's bias G'_j - G'_i (G' the gate kernel's -gamma log2(e) cumsum(g),
+/// in the units of c S) split as the direct kernels split it (GpuPlan::
+/// gateInAcc): S = Q K^T accumulates onto the key term u_j = (G'_j - G'_r)
+/// / c, and the row term G'_r - G'_i joins the row maxima and the
+/// exponent's offset, once per row. r is the block's last query row
+/// (clamped into the keys), so |u_j| of the keys that count for a row is
+/// about |G'_i - G'_r| / c, bounded by the decay over the block's rows: a
+/// reference inside the block keeps f32's digits for s, where a fixed
+/// reference such as key 0 would let u grow with the position.
+struct FoxKeyTerm {
+  Value rowTerm;      // G'_r - G'_i, the row slice
+  Value invC, negRef; // 1 / c and -G'_r / c, scalars
+
+  static FoxKeyTerm build(OpBuilder &b, Location loc, Value gPrefix,
+                          Value gRows, Value bIdx, Value h, Value qPos0,
+                          Value sLen, int64_t bm, double c) {
+    TileBuilder t(b, loc);
+    GpuTiles g{b, loc};
+    Value last = arith::AddIOp::create(b, loc, qPos0, t.idx(bm - 1));
+    Value r = arith::MaxSIOp::create(
+        b, loc, t.idx(0),
+        arith::MinSIOp::create(b, loc, last,
+                               arith::SubIOp::create(b, loc, sLen, t.idx(1))));
+    Value gRef =
+        memref::LoadOp::create(b, loc, gPrefix, ValueRange{bIdx, h, r});
+    FoxKeyTerm k;
+    auto rowType = cast<RankedTensorType>(gRows.getType());
+    k.rowTerm = t.sub(g.splat(rowType, gRef), gRows);
+    Type f32 = b.getF32Type();
+    k.invC = arith::ConstantOp::create(b, loc, b.getFloatAttr(f32, 1.0 / c));
+    k.negRef = arith::MulFOp::create(
+        b, loc, gRef,
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(f32, -1.0 / c)));
+    return k;
+  }
+  explicit operator bool() const { return static_cast<bool>(rowTerm); }
+  /// u over a key tile from G' at its keys (the column slice).
+  Value keyTerm(OpBuilder &b, Value gCols) const {
+    GpuTiles g{b, gCols.getLoc()};
+    auto type = cast<RankedTensorType>(gCols.getType());
+    return math::FmaOp::create(b, gCols.getLoc(), gCols, g.splat(type, invC),
+                               g.splat(type, negRef));
   }
 };
 
@@ -312,8 +361,16 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   // the scale folds into the exponent's fma, as FlashAttention does: one
   // multiply per score less than scaling S first.
   const double c = op.getScaleOrDefault() * log2e;
-  // FoX's bias is in the units of c S, so with a gate S is scaled first.
-  const bool rawMax = c > 0 && !gPrefix;
+  const bool rawMax = c > 0;
+  // FoX with a positive scale: the key term of the bias is S's initial
+  // value and the row term joins the row maxima and the exponent's offset
+  // (FoxKeyTerm), so a score costs what it costs without FoX. With c <= 0
+  // the bias, in the units of c S, is added per score after S is scaled.
+  const bool biasPerScore = gPrefix && !rawMax;
+  FoxKeyTerm fox;
+  if (gPrefix && rawMax)
+    fox =
+        FoxKeyTerm::build(b, loc, gPrefix, gRows, bIdx, h, qPos0, sLen, bm, c);
 
   // l is carried folded to kLFold columns (attn_block.fold): its row sums
   // are reduced over the lanes once after the loop, not every key tile.
@@ -327,6 +384,12 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         GpuTiles ng{nb, loc};
         Value m = state[0], l = state[1], acc = state[2], stage = state[3];
         Value next = arith::SubIOp::create(nb, loc, c1, stage);
+        // FoX (key term in S): G' at this tile's keys, loaded before the
+        // step's copies, wait and barrier, which hide the load (as the
+        // direct kernels read their key tile records). Carrying the next
+        // tile's G' through the loop instead measured (ptxas, D = 64) 15
+        // more registers and 11 more instructions per step on sm_90a.
+        Value gCols = fox ? loadG(nb, j0, bn, L.col) : Value();
         // The next tile's copies overlap this step's math. nsw: a key
         // index never wraps, and saying so lets attn-block-to-gpu's range
         // analysis see that the copy's rows are not negative.
@@ -338,19 +401,25 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         ng.publish(L);
         Value kt = blk::LocalLoadOp::create(
             nb, loc, ng.tile({bn, d}, elt, L.kLoad), stageOf(nb, sK, stage));
-        Value s = blk::DotOp::create(nb, loc, sTile, qa, kt,
-                                     ng.splatF(sTile, 0.0), nb.getUnitAttr());
+        Value sInit = ng.splatF(sTile, 0.0);
+        if (fox)
+          sInit = ng.bcast(fox.keyTerm(nb, gCols), 0, sTile);
+        Value s =
+            blk::DotOp::create(nb, loc, sTile, qa, kt, sInit, nb.getUnitAttr());
         if (!rawMax)
           s = n.mul(s, ng.splatF(sTile, c));
         // FoX: gamma log2(e) (G_i - G_j) = G'_j - G'_i.
-        if (gPrefix)
+        if (biasPerScore)
           s = n.addFoxBias(s, gRows, loadG(nb, j0, bn, L.col), -1.0);
         s = maskTile(nb, j0, s);
         // Online softmax (see FlashToBlock.cpp), m in the units of c s (the
         // raw maxima times c: one multiply per row, as in the direct
         // kernel).
         Value rowMax = ng.reduce(blk::ReduceKind::max, s, L.row);
-        if (rawMax)
+        if (fox)
+          rowMax = math::FmaOp::create(nb, loc, rowMax, ng.splatF(rowTile, c),
+                                       fox.rowTerm);
+        else if (rawMax)
           rowMax = n.mul(rowMax, ng.splatF(rowTile, c));
         Value mNew = n.maxf(m, rowMax);
         Value dead = n.cmpf(CmpFPredicate::OEQ, mNew, ng.splatF(rowTile, -inf));
@@ -360,7 +429,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         if (rawMax) {
           // exp2(c s - m) as one fma per score.
           Value negM =
-              ng.bcast(arith::NegFOp::create(nb, loc, mSafe), 1, sTile);
+              ng.bcast(fox ? n.sub(fox.rowTerm, mSafe)
+                           : arith::NegFOp::create(nb, loc, mSafe).getResult(),
+                       1, sTile);
           p = n.exp2(
               math::FmaOp::create(nb, loc, s, ng.splatF(sTile, c), negM));
         } else {

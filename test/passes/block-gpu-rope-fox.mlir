@@ -2,8 +2,10 @@
 // (attn-attention-to-gpu{lowering=block}, FlashToBlockGpu.cpp): the rope
 // prologue rotates q and k (the kernel reads rotated tiles), the gate
 // prologue writes G' = -gamma log2(e) cumsum(g) [B, Hq, S] alone (no key tile
-// records: GpuPlan::blockProgram), and the kernel adds the bias G'_j - G'_i
-// from G' loaded into the accumulator's row and column slices.
+// records: GpuPlan::blockProgram), and the kernel splits the bias G'_j -
+// G'_i as the direct kernels do: S = Q K^T accumulates onto the key term
+// u_j = (G'_j - G'_r) / c (r the block's last query row), and the row term
+// G'_r - G'_i joins the row max and the exponent's offset.
 //
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-attention-to-gpu="lowering=block chip=sm_90" | FileCheck %s --check-prefix=FOX
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-attention-to-gpu="lowering=block chip=sm_80" --attn-block-to-gpu | FileCheck %s --check-prefix=LOWER
@@ -22,28 +24,41 @@
 // FOX-SAME: attn_block.abi = "attention"
 // G' at the query rows, once: the row slice of the accumulator layout.
 // FOX: %[[GI:.*]] = attn_block.load %[[G]][%{{.*}}, %{{.*}}, %{{.*}}] dims [2] padding 0.000000e+00 : memref<?x?x?xf32> -> tensor<64xf32, #[[ROW:.*]]>
+// G'_r (a scalar load) and the row term, once.
+// FOX: %[[GR:.*]] = memref.load %[[G]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf32>
+// FOX: %[[GRS:.*]] = tensor.splat %[[GR]] : tensor<64xf32, #[[ROW]]>
+// FOX: %[[RT:.*]] = arith.subf %[[GRS]], %[[GI]] : tensor<64xf32, #[[ROW]]>
+// FOX: %[[NEGR:.*]] = arith.mulf %[[GR]], %{{.*}} : f32
 // FOX: scf.for %[[J:[^ ]*]] =
-// FOX: %[[S:.*]] = attn_block.dot {{.*}} transpose_b
-// FOX-NEXT: arith.constant
-// FOX-NEXT: tensor.splat
-// FOX-NEXT: %[[SS:.*]] = arith.mulf %[[S]]
-// G' at the tile's keys: the column slice; bias = G'_j - G'_i on the scores.
+// G' at the tile's keys (the column slice), first in the step; u as one fma
+// per element, broadcast as the S dot's accumulator.
+// FOX-NEXT: arith.subi
 // FOX-NEXT: %[[GJ:.*]] = attn_block.load %[[G]][%{{.*}}, %{{.*}}, %[[J]]] dims [2] padding 0.000000e+00 : memref<?x?x?xf32> -> tensor<64xf32, #[[COL:.*]]>
-// FOX-NEXT: %[[BJ:.*]] = attn_block.broadcast %[[GJ]] axis 0 : tensor<64xf32, #[[COL]]> -> tensor<64x64xf32, #[[MMA:.*]]>
-// FOX-NEXT: %[[BI:.*]] = attn_block.broadcast %[[GI]] axis 1 : tensor<64xf32, #[[ROW]]> -> tensor<64x64xf32, #[[MMA]]>
-// FOX-NEXT: %[[BIAS:.*]] = arith.subf %[[BJ]], %[[BI]] : tensor<64x64xf32, #[[MMA]]>
-// FOX-NEXT: arith.addf %[[SS]], %[[BIAS]] : tensor<64x64xf32, #[[MMA]]>
+// FOX: %[[OFF:.*]] = tensor.splat %[[NEGR]] : tensor<64xf32, #[[COL]]>
+// FOX: %[[U:.*]] = math.fma %[[GJ]], %{{.*}}, %[[OFF]] : tensor<64xf32, #[[COL]]>
+// FOX-NEXT: %[[UB:.*]] = attn_block.broadcast %[[U]] axis 0 : tensor<64xf32, #[[COL]]> -> tensor<64x64xf32, #[[MMA:.*]]>
+// FOX-NEXT: %[[S:.*]] = attn_block.dot %{{.*}}, %{{.*}}, %[[UB]] transpose_b
+// No bias per score: the row max takes the row term in its fma.
+// FOX-NOT: arith.addf %{{.*}} : tensor<64x64xf32
+// FOX: math.fma %{{.*}}, %{{.*}}, %[[RT]] : tensor<64xf32, #[[ROW]]>
+// FOX: arith.subf %[[RT]], %{{.*}} : tensor<64xf32, #[[ROW]]>
 
 // The ABI's G (argument 4, flat f32) viewed [B, Hq, S]; each register of a
-// slice tile is one bounds-checked scalar load (padding past S).
+// slice tile is one scalar load, bounds-checked (padding past S) where the
+// thread's slice is not wholly inside.
 // LOWER: gpu.func @attention(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %[[GF:.*]]: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel
 // LOWER: %[[GV:.*]] = memref.reinterpret_cast %[[GF]] to offset: [0], sizes: [%{{.*}}, %{{.*}}, %{{.*}}], strides: [%{{.*}}, %{{.*}}, 1] : memref<?xf32> to memref<?x?x?xf32>
-// LOWER: scf.if %{{.*}} -> (f32) {
-// LOWER-NEXT: memref.load %[[GV]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf32>
-// LOWER: scf.for
-// LOWER: nvvm.mma.sync
+// G' at the rows (2 registers a thread): both plain loads where the whole
+// slice is inside, else one guard each.
+// LOWER: scf.if %{{.*}} -> (f32, f32) {
+// LOWER: memref.load %[[GV]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf32>
 // LOWER: scf.if %{{.*}} -> (f32) {
 // LOWER-NEXT: memref.load %[[GV]]
+// LOWER: scf.for
+// G' at a key tile's columns (16 registers), then the S products.
+// LOWER: scf.if %{{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// LOWER: memref.load %[[GV]]
+// LOWER: nvvm.mma.sync
 // LOWER-NOT: attn_block.
 
 // RoPE: the rope kernel rotates q (q_rotated) and k (k_rotated); attention

@@ -113,13 +113,13 @@ struct GpuPlan {
   /// than 2 and the registers it leaves (64K per SM) are still >= 96 per
   /// thread: at D = 64 plain attention fits 5 blocks by itself, FoX with
   /// its key term in the S wgmma (gateInMma) took 108 registers (4 blocks)
-  /// and fits 96 without spills. wgmma only; not with the overlap (P of the
-  /// previous step stays live: it spills at 96), nor with FoX's bias added
-  /// per score (G_j stays live: at D = 64 the block program's kernel needs
-  /// 148 registers and spills 240 bytes at 96, the direct kernel's with a
-  /// negative scale 107 and 8 bytes).
+  /// and fits 96 without spills, as does the block program's with its key
+  /// term as S's initial value (112 registers unhinted). wgmma only; not
+  /// with the overlap (P of the previous step stays live: it spills at 96),
+  /// nor with FoX's bias added per score (a negative scale: G_j stays live;
+  /// the direct kernel needs 107 registers and spills 8 bytes at 96).
   int64_t minBlocksPerSm() const {
-    if (!wgmma || overlap || (gate && !gateInMma()))
+    if (!wgmma || overlap || (gate && !gateInMma() && !gateKeyTermInS()))
       return 0;
     const int64_t blocks = 228 * 1024 / (smemBytes() + 1024);
     return blocks > 2 && 65536 / (blocks * threads()) >= 96 ? blocks : 0;
@@ -149,6 +149,10 @@ struct GpuPlan {
   /// gateTiles() = 4 shared slots and read after the step's copies, before
   /// its wait and barrier.
   bool gateInAcc() const { return gate && scale > 0 && !blockProgram; }
+  /// The block program's kernel splits FoX's bias the same way, with S
+  /// accumulating onto the key term of G' (FlashToBlockGpu.cpp, FoxKeyTerm;
+  /// no records: it loads G' per key tile).
+  bool gateKeyTermInS() const { return gate && scale > 0 && blockProgram; }
   /// gateInAcc with wgmma: u enters S through the tensor cores, as one more
   /// k16 step ahead of Q K^T (zero-initialised accumulators): A is a
   /// constant 256-byte shared tile after the record slots, ones in columns
