@@ -53,6 +53,8 @@
 #include "BlockTarget.h"
 #include "TileBuilder.h"
 
+#include "attn/Codegen/GpuPlan.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -377,6 +379,18 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   auto lTile = g.tile({bm, kLFold}, f32, L.mma);
   SmallVector<Value> init = {g.splatF(rowTile, -inf), g.splatF(lTile, 0.0),
                              g.splatF(accTile, 0.0), c0};
+  // FoX: G' at a key tile's keys is loaded at the top of its step, before
+  // the step's copies, wait and barrier (as the direct kernels read their
+  // key tile records). Where shared memory lets at most two blocks share an
+  // SM (D = 128: 80 KB a block), too few warps hide that load: each step
+  // loads the next tile's G' instead, carried through the loop (16 more
+  // registers, which such a kernel has to spare; with D = 64 they cost 15
+  // registers and 11 instructions per step on sm_90a, ptxas).
+  const int64_t smemBytes =
+      2 * (bm * d + tg.stages * bn * (d + dv)) + (tg.wgmma ? 1024 : 0);
+  const bool carryG = fox && GpuPlan::blocksBySharedMemory(smemBytes) <= 2;
+  if (carryG)
+    init.push_back(loadG(b, kvStart, bn, L.col));
   auto loop = scf::ForOp::create(
       b, loc, kvStart, kvEnd, t.idx(bn), init,
       [&](OpBuilder &nb, Location, Value j0, ValueRange state) {
@@ -384,12 +398,17 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         GpuTiles ng{nb, loc};
         Value m = state[0], l = state[1], acc = state[2], stage = state[3];
         Value next = arith::SubIOp::create(nb, loc, c1, stage);
-        // FoX (key term in S): G' at this tile's keys, loaded before the
-        // step's copies, wait and barrier, which hide the load (as the
-        // direct kernels read their key tile records). Carrying the next
-        // tile's G' through the loop instead measured (ptxas, D = 64) 15
-        // more registers and 11 more instructions per step on sm_90a.
-        Value gCols = fox ? loadG(nb, j0, bn, L.col) : Value();
+        // FoX (key term in S): G' at this tile's keys (see carryG).
+        Value gCols = carryG ? state[4]
+                      : fox  ? loadG(nb, j0, bn, L.col)
+                             : Value();
+        Value gNext =
+            carryG
+                ? loadG(nb,
+                        arith::AddIOp::create(nb, loc, j0, n.idx(bn),
+                                              arith::IntegerOverflowFlags::nsw),
+                        bn, L.col)
+                : Value();
         // The next tile's copies overlap this step's math. nsw: a key
         // index never wraps, and saying so lets attn-block-to-gpu's range
         // analysis see that the copy's rows are not negative.
@@ -452,7 +471,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
             blk::DotOp::create(nb, loc, accTile, pa, vt, scaled, UnitAttr());
         // Every warp is done with this stage before it is refilled.
         blk::BarrierOp::create(nb, loc);
-        scf::YieldOp::create(nb, loc, ValueRange{mNew, lNew, accNew, next});
+        SmallVector<Value> yields = {mNew, lNew, accNew, next};
+        if (carryG)
+          yields.push_back(gNext);
+        scf::YieldOp::create(nb, loc, yields);
       });
   blk::AsyncWaitOp::create(b, loc, ValueRange{}, 0);
   Value l = g.reduce(blk::ReduceKind::sum, loop.getResult(1), L.row),

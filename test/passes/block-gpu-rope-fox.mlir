@@ -13,6 +13,14 @@
 // RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-to-gpu="lowering=block chip=sm_90 format=isa" | FileCheck %s --check-prefix=ISA
 // RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-to-gpu="lowering=block chip=sm_80" | FileCheck %s --check-prefix=BIN
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_80" | FileCheck %s --check-prefix=PREFIX
+// D = 128 (two blocks per SM by shared memory): G' of the next key tile is
+// loaded a step ahead and carried through the loop; at D = 64 it is not.
+// RUN: sed 's/x64x/x128x/g' %attn_examples/fox_bf16.mlir | attn-opt --attn-fuse --attn-attention-to-gpu="lowering=block chip=sm_90a" | FileCheck %s --check-prefix=GAHEAD
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-attention-to-gpu="lowering=block chip=sm_90a" | FileCheck %s --check-prefix=GHERE
+// GAHEAD: scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %{{.*}}) -> ({{.*}}, index, tensor<64xf32, #[[COL:[^>]*]]>)
+// GAHEAD: attn_block.load {{.*}} -> tensor<64xf32, #[[COL]]>
+// GAHEAD: scf.yield {{.*}} : {{.*}}, index, tensor<64xf32, #[[COL]]>
+// GHERE: scf.for {{.*}} -> (tensor<64xf32, #{{.*}}>, tensor<64x8xf32, #{{.*}}>, tensor<64x64xf32, #{{.*}}>, index) {
 
 // The gate kernel's output is G alone (B*Hq*S floats), and attention is a
 // dependent launch (its griddep_wait: block-gpu-dependent-launch.mlir).

@@ -118,10 +118,15 @@ struct GpuPlan {
   /// with the overlap (P of the previous step stays live: it spills at 96),
   /// nor with FoX's bias added per score (a negative scale: G_j stays live;
   /// the direct kernel needs 107 registers and spills 8 bytes at 96).
+  /// Blocks of `bytes` of dynamic shared memory that fit an sm_90 SM (228
+  /// KB, 1 KB reserved per block).
+  static int64_t blocksBySharedMemory(int64_t bytes) {
+    return 228 * 1024 / (bytes + 1024);
+  }
   int64_t minBlocksPerSm() const {
     if (!wgmma || overlap || (gate && !gateInMma() && !gateKeyTermInS()))
       return 0;
-    const int64_t blocks = 228 * 1024 / (smemBytes() + 1024);
+    const int64_t blocks = blocksBySharedMemory(smemBytes());
     return blocks > 2 && 65536 / (blocks * threads()) >= 96 ? blocks : 0;
   }
   /// The attention kernel starts while a rope or gate kernel before it
