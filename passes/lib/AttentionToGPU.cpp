@@ -214,7 +214,7 @@ attn_launch::PlanAttr buildLaunchPlan(AttentionOp att, gpu::GPUModuleOp gm,
 
   // RoPE: cos/sin tables cover every position a query or key takes; the
   // queries may sit below the keys' offset (rope_q_offset, or T > S).
-  AffineExpr qArg = c(0), kArg = c(0), tableFloats = c(0), qPos0 = c(0);
+  AffineExpr tableFloats = c(0), qPos0 = c(0);
   int64_t cosBuf = -1, sinBuf = -1, qBuf = -1, kBuf = -1;
   if (plan.rope) {
     const int64_t ro = plan.ropeOffset;

@@ -49,8 +49,7 @@ void buildKernel(AttentionOp op, func::FuncOp kernel,
   const double inf = std::numeric_limits<double>::infinity();
 
   FlashProgram prog = t.flashProgram(q, k, bm);
-  Value pidM = prog.pidM, hq = prog.hq, hk = prog.hk, tLen = prog.tLen,
-        sLen = prog.sLen, bIdx = prog.bIdx, h = prog.h, kh = prog.kh,
+  Value sLen = prog.sLen, bIdx = prog.bIdx, h = prog.h, kh = prog.kh,
         off = prog.off, row0 = prog.row0, qPos0 = prog.qPos0;
   Value c0 = t.idx(0);
 

@@ -241,9 +241,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   auto accTile = g.tile({bm, dv}, f32, L.mmaO);
 
   FlashProgram prog = t.flashProgram(q, k, bm, /*reversed=*/true);
-  Value pidM = prog.pidM, hq = prog.hq, hk = prog.hk, tLen = prog.tLen,
-        sLen = prog.sLen, bIdx = prog.bIdx, h = prog.h, kh = prog.kh,
-        off = prog.off, row0 = prog.row0, qPos0 = prog.qPos0;
+  Value sLen = prog.sLen, bIdx = prog.bIdx, h = prog.h, kh = prog.kh,
+        row0 = prog.row0, qPos0 = prog.qPos0;
   Value c0 = t.idx(0), c1 = t.idx(1);
 
   MaskKind mask = op.getMask();

@@ -572,7 +572,6 @@ void MtaGpuKernel::accumulate(GpuTiles &t, Value hl, Value j0, Value p,
                               Value acc) {
   OpBuilder &ob = t.b;
   Value h = headOf(ob, hl);
-  int64_t dv = plan.dv;
   t.barrier();
   t.landCopies(
       {t.copy(arg(Arg::V), {bIdx, kvHeadOf(ob, h), j0, cst(ob, 0)}, sV)});
@@ -596,7 +595,6 @@ void MtaGpuKernel::accumulate(GpuTiles &t, Value hl, Value j0, Value p,
 /// One online-softmax step of local head `hl` on keys [j0, j0 + 64): the
 /// Single kernel (with V) and the Lse kernel (without).
 void MtaGpuKernel::onlineStep(GpuTiles &t, Value hl, Value j0) {
-  OpBuilder &ob = t.b;
   int64_t dv = plan.dv;
   Value s = logits(t, hl, j0).front();
   Value m = readState(t, Arg::MBuf, hl), l = readState(t, Arg::LBuf, hl);
