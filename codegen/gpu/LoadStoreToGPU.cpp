@@ -30,8 +30,6 @@
 #include "BlockToGPU.h"
 #include "LayoutUtils.h"
 
-#include <algorithm>
-
 #include "attn/Dialect/AttnBlockDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -113,11 +111,9 @@ struct LoadSliceRegisters : OpConversionPattern<blk::LoadOp> {
     // The thread's whole slice is in bounds on every tile but those at a
     // sequence's ends: one test for all its registers picks plain loads,
     // the per-element guards only run on the tiles that need them.
-    int64_t lo = 0, hi = 0;
-    for (auto [i, o] : llvm::enumerate(map->offsets)) {
-      lo = i ? std::min(lo, o[0]) : o[0];
-      hi = i ? std::max(hi, o[0]) : o[0];
-    }
+    auto byOffset = [](const auto &x, const auto &y) { return x[0] < y[0]; };
+    const int64_t lo = (*llvm::min_element(map->offsets, byOffset))[0],
+                  hi = (*llvm::max_element(map->offsets, byOffset))[0];
     Value allIn = arith::AndIOp::create(
         rw, loc,
         arith::CmpIOp::create(rw, loc, P::sge,

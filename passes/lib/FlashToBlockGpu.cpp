@@ -385,8 +385,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   // loads the next tile's G' instead, carried through the loop (16 more
   // registers, which such a kernel has to spare; with D = 64 they cost 15
   // registers and 11 instructions per step on sm_90a, ptxas).
-  const int64_t smemBytes =
-      2 * (bm * d + tg.stages * bn * (d + dv)) + (tg.wgmma ? 1024 : 0);
+  int64_t smemBytes = tg.wgmma ? GpuPlan::kWgmmaAlign : 0;
+  for (Value buf : {sQ, sK, sV})
+    smemBytes += cast<blk::SharedBufferType>(buf.getType()).getSizeInBytes();
   const bool carryG = fox && GpuPlan::blocksBySharedMemory(smemBytes) <= 2;
   if (carryG)
     init.push_back(loadG(b, kvStart, bn, L.col));
@@ -397,10 +398,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         GpuTiles ng{nb, loc};
         Value m = state[0], l = state[1], acc = state[2], stage = state[3];
         Value next = arith::SubIOp::create(nb, loc, c1, stage);
-        // FoX (key term in S): G' at this tile's keys (see carryG).
-        Value gCols = carryG ? state[4]
-                      : fox  ? loadG(nb, j0, bn, L.col)
-                             : Value();
+        // FoX: G' at this tile's keys (see carryG).
+        Value gCols = carryG    ? state[4]
+                      : gPrefix ? loadG(nb, j0, bn, L.col)
+                                : Value();
         Value gNext =
             carryG
                 ? loadG(nb,
@@ -428,7 +429,7 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
           s = n.mul(s, ng.splatF(sTile, c));
         // FoX: gamma log2(e) (G_i - G_j) = G'_j - G'_i.
         if (biasPerScore)
-          s = n.addFoxBias(s, gRows, loadG(nb, j0, bn, L.col), -1.0);
+          s = n.addFoxBias(s, gRows, gCols, -1.0);
         s = maskTile(nb, j0, s);
         // Online softmax (see FlashToBlock.cpp), m in the units of c s (the
         // raw maxima times c: one multiply per row, as in the direct

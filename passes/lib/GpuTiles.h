@@ -73,9 +73,11 @@ struct GpuTiles : TileBuilder {
         b, loc, slice(type.getDimSize(0), row, type.getElementType()), kind, t,
         1);
   }
-  Value dot(Value a, Value bt, Value accv, bool transposeB = false) {
+  /// `band`: attn_block.dot's b_band (b zero outside it), if any.
+  Value dot(Value a, Value bt, Value accv, bool transposeB = false,
+            DenseI64ArrayAttr band = {}) {
     return blk::DotOp::create(b, loc, accv.getType(), a, bt, accv,
-                              transposeB ? b.getUnitAttr() : UnitAttr());
+                              transposeB ? b.getUnitAttr() : UnitAttr(), band);
   }
   /// An f32 accumulator tile rounded to the 16-bit element type.
   Value round(Value x) {

@@ -395,10 +395,8 @@ SmallVector<Value, 2> MtaGpuKernel::mmaStencil(GpuTiles &t, Value h, Arg toe,
         // ldmatrix to its mma, so a [K, cols] B is never live whole (96 x
         // 80 would take 120 registers).
         auto dot = [&](Value sa, Value sb, Value acc) {
-          auto d = blk::DotOp::create(nb, loc, acc.getType(), x.operand(sa, 0),
-                                      x.operand(sb, 1), acc, UnitAttr());
-          d.setBBandAttr(band);
-          return d.getResult();
+          return x.dot(x.operand(sa, 0), x.operand(sb, 1), acc,
+                       /*transposeB=*/false, band);
         };
         SmallVector<Value> next;
         for (auto [acc, rowBase] : llvm::zip(accs, rowBases)) {

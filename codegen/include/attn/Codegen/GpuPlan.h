@@ -107,6 +107,11 @@ struct GpuPlan {
     return rope && !blockProgram && ropePairsPerThread() == 8;
   }
   int64_t threads() const { return 32 * warps; }
+  /// Blocks of `bytes` of dynamic shared memory that fit an sm_90 SM (228
+  /// KB, 1 KB reserved per block).
+  static int64_t blocksBySharedMemory(int64_t bytes) {
+    return 228 * 1024 / (bytes + 1024);
+  }
   /// Blocks per SM the attention kernel asks ptxas for (nvvm.minctasm), or
   /// 0 for no hint; both lowerings follow it. The blocks that shared memory
   /// allows on sm_90 (228 KB, 1 KB per block reserved), where that is more
@@ -114,15 +119,11 @@ struct GpuPlan {
   /// thread: at D = 64 plain attention fits 5 blocks by itself, FoX with
   /// its key term in the S wgmma (gateInMma) took 108 registers (4 blocks)
   /// and fits 96 without spills, as does the block program's with its key
-  /// term as S's initial value (112 registers unhinted). wgmma only; not
+  /// term as S's initial value (112 registers unhinted; 147 with the bias
+  /// per score, which spilled 248 bytes at 96). wgmma only; not
   /// with the overlap (P of the previous step stays live: it spills at 96),
   /// nor with FoX's bias added per score (a negative scale: G_j stays live;
   /// the direct kernel needs 107 registers and spills 8 bytes at 96).
-  /// Blocks of `bytes` of dynamic shared memory that fit an sm_90 SM (228
-  /// KB, 1 KB reserved per block).
-  static int64_t blocksBySharedMemory(int64_t bytes) {
-    return 228 * 1024 / (bytes + 1024);
-  }
   int64_t minBlocksPerSm() const {
     if (!wgmma || overlap || (gate && !gateInMma() && !gateKeyTermInS()))
       return 0;
