@@ -33,9 +33,10 @@ using namespace mlir::attn;
 // What the GPU backend supports
 //===----------------------------------------------------------------------===//
 
-/// The plan for `op`, or an error diagnostic on `op` naming what the GPU
-/// backend does not support (PaTH, MTA, head norm, f32 operands, head dims
-/// other than 64/128). `chip` sm_90a selects the wgmma kernel.
+/// The plan for `op` (no PaTH, MTA or head norm: the pass leaves those for
+/// attn-to-block), or an error diagnostic on `op` naming what the flash
+/// kernels do not support (f32 operands, head dims other than 64/128).
+/// `chip` sm_90a selects the wgmma kernel.
 static FailureOr<GpuPlan> planGpuAttention(AttentionOp op, StringRef chip,
                                            bool overlap, int64_t warps,
                                            int64_t mTiles, int64_t blockN) {
@@ -43,18 +44,6 @@ static FailureOr<GpuPlan> planGpuAttention(AttentionOp op, StringRef chip,
     return op.emitError("the GPU backend does not support ")
            << what << " yet (the CPU backend runs it: --device=cpu)";
   };
-  // PaTH's only GPU route is its block program's GPU form (attn-to-block
-  // with a GPU target): name that route, not just the CPU.
-  if (op.getW())
-    return op.emitError(
-        "the direct GPU kernel does not support PaTH (path): compile it "
-        "through the block program with lowering=block (attn-to-gpu option; "
-        "ATTN_GPU_LOWERING=block for attn-run and the runtime), or run it on "
-        "the CPU (--device=cpu)");
-  if (op.hasMTA())
-    return unsupported("Multi-Token Attention (kq_conv / head_mix)");
-  if (op.getNorm())
-    return unsupported("head_norm");
   if (std::string bad = checkGpuChip(chip); !bad.empty())
     return op.emitError(bad);
   if (std::string bad =
@@ -335,11 +324,12 @@ struct AttnAttentionToGPUPass
         failedAny = true;
         continue;
       }
-      // lowering=block: what the flash launch plan does not cover goes
-      // through attn-to-block and attn-block-launch-plan (buildGPUPipeline),
-      // which name what has no GPU form yet.
-      if (lowering == "block" &&
-          ((*att).getW() || (*att).hasMTA() || (*att).getNorm()))
+      // What the flash launch plan does not cover (PaTH, MTA, the head
+      // norm) is left for attn-to-block and attn-block-launch-plan, which
+      // the attn-to-gpu pipeline runs next with either lowering (their
+      // block program is the only GPU form they have) and which name what
+      // has no GPU form yet.
+      if ((*att).getW() || (*att).hasMTA() || (*att).getNorm())
         continue;
       auto plan = planGpuAttention(*att, chip, overlap, warps, mTiles, blockN);
       if (failed(plan)) {

@@ -145,13 +145,14 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
   pm.addPass(createAttnFuse());
   // lowering=block-plan: every kernel and the launch plan from the block
-  // program; lowering=block: the flash launch plan with the block program's
-  // attention kernel, and that route for what the flash plan does not
-  // cover (PaTH, MTA).
+  // program; lowering=direct / block: the flash launch plan with the C++
+  // builder's / the block program's attention kernel, and the block
+  // program's route for what the flash plan does not cover (PaTH, MTA, the
+  // head norm: attn-attention-to-gpu leaves them).
   if (options.lowering != "block-plan")
     pm.addPass(createAttnAttentionToGPU(
         static_cast<const AttnAttentionToGPUOptions &>(options)));
-  if (options.lowering == "block" || options.lowering == "block-plan") {
+  {
     AttnToBlockOptions toBlock;
     toBlock.target = blockFormOf(options.chip);
     toBlock.blockN = options.blockN;

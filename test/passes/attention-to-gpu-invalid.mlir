@@ -18,14 +18,6 @@ func.func @head_dim(%q: tensor<1x2x8x32xbf16>, %k: tensor<1x2x8x32xbf16>, %v: te
 
 // -----
 
-func.func @path(%q: tensor<1x2x8x64xbf16>, %k: tensor<1x2x8x64xbf16>, %v: tensor<1x2x8x64xbf16>, %w: tensor<1x2x8x64xf32>, %b: tensor<1x2x8xf32>) -> tensor<1x2x8x64xbf16> {
-  // expected-error @+1 {{the direct GPU kernel does not support PaTH (path): compile it through the block program with lowering=block (attn-to-gpu option; ATTN_GPU_LOWERING=block for attn-run and the runtime), or run it on the CPU (--device=cpu)}}
-  %o = attn.attention %q, %k, %v path(%w, %b) : (tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xf32>, tensor<1x2x8xf32>) -> tensor<1x2x8x64xbf16>
-  return %o : tensor<1x2x8x64xbf16>
-}
-
-// -----
-
 // expected-error @+1 {{the GPU backend runs a function whose body is one attn.attention (after attn-fuse); 'attn.rope'}}
 func.func @unfused(%q: tensor<1x2x8x64xbf16>, %k: tensor<1x2x8x64xbf16>, %v: tensor<1x2x8x64xbf16>) -> tensor<1x2x8x64xbf16> {
   %qr = attn.rope %q theta 1.000000e+04 : tensor<1x2x8x64xbf16>

@@ -3,6 +3,12 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: attn-opt %S/../../examples/fox_bf16.mlir --attn-to-gpu="chip=sm_80 format=isa" | FileCheck %s --check-prefix=ISA
 // RUN: not attn-opt %S/../../examples/rope.mlir --attn-to-gpu 2>&1 | FileCheck %s --check-prefix=F32
+// The default lowering (direct) compiles PaTH and MTA through their block
+// programs, the only GPU form they have: attn-attention-to-gpu leaves them
+// to attn-to-block{target=chip}.
+// RUN: attn-opt %S/../../examples/path_bf16.mlir --attn-to-gpu="chip=sm_90 format=none" | FileCheck %s --check-prefix=PATH
+// RUN: attn-opt %S/../../examples/mta_pre_bf16.mlir --attn-to-gpu="chip=sm_90a format=none" | FileCheck %s --check-prefix=MTA
+// RUN: attn-opt %S/../../examples/path_bf16.mlir --attn-fuse --attn-attention-to-gpu | FileCheck %s --check-prefix=LEFT
 
 // CHECK: module attributes {gpu.container_module}
 // CHECK: attn.attention %{{.*}} rope(1.000000e+04)
@@ -22,3 +28,15 @@
 // ISA: gpu.binary @main_gpu [#gpu.object<#nvvm.target<O = 3, chip = "sm_80">, {{.*}}assembly = "
 
 // F32: error: the GPU backend does not support f32 operands
+
+// PATH: attn_launch.plan
+// PATH: gpu.module @main_gpu
+// PATH: llvm.func @main_path_chunk_kernel(
+// PATH: llvm.func @main_path_attention_kernel(
+
+// MTA: attn_launch.plan
+// MTA: gpu.module @main_gpu
+// MTA: llvm.func @main_mta_kernel(
+
+// LEFT-NOT: gpu.module
+// LEFT: attn.attention {{.*}} path(

@@ -162,9 +162,12 @@ def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
     launch plan (block size, shared memory,
     workspaces) is the gpu.module's `attn.plan` attribute and the function
     names its kernels with `attn.gpu_module`; the function body stays as
-    the statement of what the kernels compute. Unsupported programs (PaTH,
-    MTA, head norm, f32 operands, head dims other than 64 and 128,
-    unfused ops) fail with an error naming what is missing.
+    the statement of what the kernels compute. Functions with PaTH, MTA or
+    the head norm are left alone: their only GPU form is the block
+    program's (`attn-to-block{target=chip}`, which the `attn-to-gpu`
+    pipeline runs next with every lowering). Other unsupported programs
+    (f32 operands, head dims other than 64 and 128, unfused ops) fail with
+    an error naming what is missing.
   }];
   // GpuOptions.td: one definition for the pass, the pipeline and the
   // runtime.
