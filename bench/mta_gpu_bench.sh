@@ -12,7 +12,9 @@
 #     of the same shape (bench/mta_peers.py; peak_mb: torch's peak
 #     allocation, without the context).
 # PASSES=N (default 2) runs everything N times in turn so drift cancels out
-# of the ratios. Usage (from the repository root):
+# of the ratios. BASE_BIN=DIR also times DIR/attn-run (another commit's
+# build) in each pass, right after BIN_DIR's, as attn_full_base and
+# attn_pre_base. Usage (from the repository root):
 #   bench/mta_gpu_bench.sh [BIN_DIR]   (default .device, as gpu-package.sh made)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,10 +27,11 @@ trap 'rm -rf "$tmp"' EXIT
 export ATTN_CACHE_DIR=${ATTN_CACHE_DIR:-$tmp/cache}
 export ATTN_GPU_LOWERING=block
 
-# run_attn NAME EXAMPLE T: one TIME line with the median ms and peak_mb.
+# run_attn NAME EXAMPLE T [BIN]: one TIME line with the median ms and
+# peak_mb.
 run_attn() {
-  local name=$1 ex=$2 t=$3 log="$tmp/run.log" peak=0
-  "$bin/attn-run" "$root/examples/$ex" --device=cuda --random=1x16x"$t" \
+  local name=$1 ex=$2 t=$3 dir=${4:-$bin} log="$tmp/run.log" peak=0
+  "$dir/attn-run" "$root/examples/$ex" --device=cuda --random=1x16x"$t" \
     --time --repeat="$REPS" >"$log" 2>&1 &
   local pid=$!
   while kill -0 "$pid" 2>/dev/null; do
@@ -48,7 +51,9 @@ for pass in $(seq 1 "$PASSES"); do
   echo "PASS $pass"
   for t in $TS; do
     run_attn full mta_bf16.mlir "$t"
+    [ -n "${BASE_BIN:-}" ] && run_attn full_base mta_bf16.mlir "$t" "$BASE_BIN"
     run_attn pre mta_pre_bf16.mlir "$t"
+    [ -n "${BASE_BIN:-}" ] && run_attn pre_base mta_pre_bf16.mlir "$t" "$BASE_BIN"
   done
   python3 "$root/bench/mta_peers.py" --T $TS --reps "$REPS"
 done

@@ -8,9 +8,12 @@
 // CPU form, and the heads' softmax states live in per-program scratch; the
 // walk goes over 64-key output tiles [j0, j0 + 64) up to the diagonal.
 //
-// Halos with standard tile shapes: a score tile is always 64 rows of one
-// 64-row tile of the query numbering (row tile t: rows row0 + 64 t, t <= 0),
-// so a conv's c_q - 1 rows above take the whole row tile above (c_q <= 65);
+// Halos with standard tile shapes: a score tile is always 64 query rows, so
+// a conv's c_q - 1 rows above take one more tile (c_q <= 65; coverRows): for
+// the tensor-core stencil a tile ending within 16 rows of the output tile,
+// overlapping it (pass 2 of the released configuration: scores from 32
+// rows above, pre-conv logits from 16 above), for the scratch taps the
+// whole row tile above (row0 - 64, row0 - 128);
 // columns are widened by 8 on each side per conv (c_k <= 17), so score
 // tiles are 64, 80 or 96 keys wide. The key-query stencil runs on tensor
 // cores (mmaStencil): C = sum_a S_a Toe_a, S_a the score rows R + a .. R +
@@ -20,15 +23,15 @@
 // window at any row offset is an ldmatrix A operand without bank
 // conflicts), a small kernel writes Toe_a of every head as f16
 // ([H, c_q, K, N], `<func>_mta_toeplitz_pre/post`), and the stencil copies
-// one tap's Toe_a per step (async_copy, like K and V) and accumulates
-// hi Toe + lo Toe in f32. Where those buffers do not fit the chip's shared
-// memory (sm_80 with the released configuration's pass 2 at D = 128 and
-// RoPE: 190.5 KB against 163 KB) the stencil is the sum over its taps of
-// the scores read back shifted from a per-program f32 scratch instead (tap
-// (a, b): a 2-D accumulator-layout load at rows -p + a, columns -c + b;
-// reads outside the tile see 0: the conv's zero padding, and the masks make
-// them so anyway). The head mix is elementwise over the group's scratch
-// tiles (the same thread wrote each element it reads).
+// the next tap's Toe_a while the dots of one run (async_copy, like K and
+// V; two stages where they fit) and accumulates hi Toe + lo Toe in f32. Where
+// those buffers do not fit the chip's shared memory (sm_80 with 65 x 17
+// kernels' pass 2 at D = 128 and RoPE: 192 KB against 163 KB) the
+// stencil is the sum over its taps of the scores read back shifted from a
+// per-program f32 scratch instead (tap (a, b): a 2-D accumulator-layout load at
+// rows -p + a, columns -c + b; reads outside the tile see 0: the conv's zero
+// padding, and the masks make them so anyway). The head mix is elementwise over
+// the group's scratch tiles (the same thread wrote each element it reads).
 //
 // Masking order as in the CPU form (spec/mta.md §1.2, §6.4): S = q k^T
 // times scale log2(e) (+ FoX's G'_j - G'_i), Mask_0 on each source (0 outside
@@ -56,6 +59,7 @@
 #include "GpuTiles.h"
 #include "MtaPieces.h"
 
+#include "attn/Codegen/GpuPlan.h"
 #include "attn/Passes/GpuTarget.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -63,6 +67,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 
 #include <limits>
 #include <map>
@@ -83,6 +88,8 @@ constexpr int64_t kTile = kGpuRows;
 constexpr int64_t kHalo = 8;
 /// Row tiles of the score scratch: t = -2, -1, 0 at rows (t + 2) * 64.
 constexpr int64_t kScoreTiles = 3;
+/// Source heads per iteration of a head mix's loop (mixTile).
+constexpr uint64_t kMixUnroll = 4;
 
 enum class Arg {
   Q,
@@ -113,17 +120,41 @@ enum class Arg {
   Out
 };
 
-/// The tile geometry of one kernel: which row tiles of logits it needs,
-/// which of scores, and how wide each is.
+/// The tile geometry of one kernel: which 64-row tiles of logits and of
+/// scores it needs (the first query row of each, relative to the program's
+/// row0, ascending; the last is the output tile, 0), and how wide they are.
 struct Geometry {
-  SmallVector<int64_t, 2> logitTiles; // t of the L tiles, ascending
-  SmallVector<int64_t, 3> scoreTiles; // t of the S tiles, ascending
-  int64_t hc = 0, hc2 = 0;            // columns per side: pre, post conv
+  SmallVector<int64_t, 2> logitRows;
+  SmallVector<int64_t, 3> scoreRows;
+  int64_t hc = 0, hc2 = 0; // columns per side: pre, post conv
   /// The stencils as tensor-core dots (mmaStencil), else as scratch taps.
   bool mma = false;
+  /// Query taps' Toeplitz rows in flight (mmaStencil): 2 copies the next
+  /// tap while the dots of this one run, 1 copies and waits per tap.
+  int64_t toeStages = 1;
   int64_t lWidth() const { return kTile + 2 * hc2; }
   int64_t sWidth() const { return lWidth() + 2 * hc; }
+  /// Rows from the first tile's first row to the output tile's last: the
+  /// tensor-core stencil's pair buffers hold them (tiles may overlap).
+  static int64_t span(ArrayRef<int64_t> rows) { return kTile - rows.front(); }
 };
+
+/// Tiles covering `above` rows above the output tile and the output tile.
+/// The tensor-core stencil (`compact`) takes the rows above in one tile
+/// ending within 16 rows of the output tile (it overlaps the output tile,
+/// whose stores come later), so that the released configuration's pass 2
+/// computes 2 score tiles instead of 3 and its pair buffers hold 96 rows
+/// instead of 192; the scratch taps take whole row tiles (a scratch row
+/// tile per 64 rows).
+SmallVector<int64_t, 3> coverRows(int64_t above, bool compact) {
+  SmallVector<int64_t, 3> rows;
+  int64_t first = -static_cast<int64_t>(
+      llvm::alignTo(std::max<int64_t>(above, 0), compact ? 16 : kTile));
+  for (int64_t r = first; r < 0; r += kTile)
+    rows.push_back(r);
+  rows.push_back(0);
+  return rows;
+}
 
 enum class Kind { Single, Lse, Output };
 
@@ -132,16 +163,15 @@ enum class Kind { Single, Lse, Output };
 /// figures in docs/block-program.md decided it.
 constexpr bool kThetaLo = false;
 
-Geometry geometryOf(const MtaPieces &plan, Kind kind, bool mma = false) {
+Geometry geometryOf(const MtaPieces &plan, Kind kind, bool mma = false,
+                    int64_t toeStages = 1) {
   Geometry g;
   g.mma = mma && (plan.convPre || (kind == Kind::Output && plan.convPost));
-  g.logitTiles = {0};
-  if (kind == Kind::Output && plan.p2() > 0)
-    g.logitTiles = {-1, 0};
+  g.toeStages = g.mma ? toeStages : 1;
+  g.logitRows = coverRows(kind == Kind::Output ? plan.p2() : 0, g.mma);
   g.hc = plan.convPre ? kHalo : 0;
   g.hc2 = kind == Kind::Output && plan.convPost ? kHalo : 0;
-  for (int64_t t = g.logitTiles.front() - (plan.p() > 0 ? 1 : 0); t <= 0; ++t)
-    g.scoreTiles.push_back(t);
+  g.scoreRows = coverRows(-g.logitRows.front() + plan.p(), g.mma);
   return g;
 }
 
@@ -158,28 +188,28 @@ Value groupSize(OpBuilder &b, Location loc, Value c1, Value c2, Value heads) {
 }
 
 /// Bytes of shared memory a kernel of `kind` allocates (build() and
-/// allocStencilBuffers(): q, k (their lo halves with RoPE), v and, for the
-/// tensor-core stencil, the score pair and one query tap's Toeplitz rows;
-/// the post stencil's are windows of the pre one's when both exist).
-int64_t sharedBytesOf(const MtaPieces &plan, Kind kind, bool mma) {
-  Geometry g = geometryOf(plan, kind, mma);
+/// allocStencilBuffers(): q, k (their lo halves with RoPE), v unless it is
+/// the LSE pass and, for the tensor-core stencil, the score pair and
+/// `toeStages` query taps' Toeplitz rows; the post stencil's are windows of
+/// the pre one's when both exist).
+int64_t sharedBytesOf(const MtaPieces &plan, Kind kind, bool mma,
+                      int64_t toeStages = 1) {
+  Geometry g = geometryOf(plan, kind, mma, toeStages);
   auto dense = [](int64_t r, int64_t c) { return r * c * 2; };
   auto padded = [](int64_t r, int64_t c) {
     return r * GpuTiles::paddedStride(c) * 2;
   };
   int64_t qk = dense(kTile, plan.d) + dense(g.sWidth(), plan.d);
-  int64_t bytes = (plan.rope ? 2 : 1) * qk + dense(kTile, plan.dv);
+  int64_t bytes = (plan.rope ? 2 : 1) * qk;
+  if (kind != Kind::Lse)
+    bytes += dense(kTile, plan.dv);
   if (!g.mma)
     return bytes;
-  const int64_t toes = kThetaLo ? 2 : 1;
+  const int64_t toes = (kThetaLo ? 2 : 1) * g.toeStages;
   if (plan.convPre)
-    return bytes +
-           2 * padded(kTile * static_cast<int64_t>(g.scoreTiles.size()),
-                      g.sWidth()) +
+    return bytes + 2 * padded(Geometry::span(g.scoreRows), g.sWidth()) +
            toes * padded(g.sWidth(), g.lWidth());
-  return bytes +
-         2 * padded(kTile * static_cast<int64_t>(g.logitTiles.size()),
-                    g.lWidth()) +
+  return bytes + 2 * padded(Geometry::span(g.logitRows), g.lWidth()) +
          toes * padded(g.lWidth(), kTile);
 }
 
@@ -187,9 +217,10 @@ int64_t sharedBytesOf(const MtaPieces &plan, Kind kind, bool mma) {
 /// pass 2).
 class MtaGpuKernel {
 public:
-  MtaGpuKernel(const MtaPieces &plan, Kind kind, bool mma, func::FuncOp kernel,
-               const std::map<Arg, unsigned> &argIndex, Type elt)
-      : plan(plan), kind(kind), geo(geometryOf(plan, kind, mma)),
+  MtaGpuKernel(const MtaPieces &plan, Kind kind, bool mma, int64_t toeStages,
+               func::FuncOp kernel, const std::map<Arg, unsigned> &argIndex,
+               Type elt)
+      : plan(plan), kind(kind), geo(geometryOf(plan, kind, mma, toeStages)),
         loc(plan.op.getLoc()),
         b(OpBuilder::atBlockBegin(&kernel.getBody().front())), elt(elt) {
     Block &body = kernel.getBody().front();
@@ -220,9 +251,13 @@ private:
     return arith::DivUIOp::create(ob, loc, h,
                                   arith::DivUIOp::create(ob, loc, hq, hk));
   }
-  /// First query row of row tile t.
-  Value rowOf(OpBuilder &ob, int64_t t) {
-    return addi(ob, row0, cst(ob, kTile * t));
+  /// The query row `rel` rows from row0 (a tile's Geometry row).
+  Value rowAt(OpBuilder &ob, int64_t rel) {
+    return addi(ob, row0, cst(ob, rel));
+  }
+  /// CBuf's row of logit tile i (its slot: CBuf holds 2 row tiles).
+  int64_t cSlot(size_t i) const {
+    return static_cast<int64_t>(i + 2 - geo.logitRows.size()) * kTile;
   }
   /// Scratch indices of this program (and local head `hl`), then zeros.
   SmallVector<Value> at(OpBuilder &ob, Value hl, ArrayRef<int64_t> rest) {
@@ -251,9 +286,12 @@ private:
                   bool output);
   Value stencil(GpuTiles &t, Value theta, Value h, Value buf, int64_t rowBase,
                 int64_t colBase, int64_t cq, int64_t ck, int64_t cols);
-  /// The f16 stencil operands of each [64, cols] f32 tile of `tiles` at
-  /// rows 64 i of the pair (hi, lo).
-  void storePair(GpuTiles &t, ArrayRef<Value> tiles, Value hi, Value lo);
+  /// The f16 stencil operands of each [64, cols] f32 tile of `tiles` (at
+  /// Geometry rows `rows`) in the pair (hi, lo), whose row 0 is the first
+  /// tile's first row; a tile overlapping the one before is stored after a
+  /// barrier (the rows they share are the later tile's).
+  void storePair(GpuTiles &t, ArrayRef<Value> tiles, ArrayRef<int64_t> rows,
+                 Value hi, Value lo);
   SmallVector<Value, 2> mmaStencil(GpuTiles &t, Value h, Arg toe, Arg toeLo,
                                    Value hi, Value lo, Value sToe, Value sToeLo,
                                    ArrayRef<int64_t> rowBases, int64_t cq,
@@ -269,6 +307,13 @@ private:
   void writeState(GpuTiles &t, Arg which, Value hl, Value v);
   void onlineStep(GpuTiles &t, Value hl, Value j0);
   void accumulate(GpuTiles &t, Value hl, Value j0, Value p, Value acc = {});
+  /// Starts the copy of local head `hl`'s V tile at j0 into sV (after a
+  /// barrier: every thread is done with the previous one).
+  void issueV(GpuTiles &t, Value hl, Value j0);
+  /// Whether the V tile of this step is copied with K's (preLogits), which
+  /// it can be when the key loop runs one head whose logits come from
+  /// preLogits directly (the one-pass kernel without a pre mix).
+  bool vWithK() const { return kind == Kind::Single && !plan.mixPre; }
   void outputStep(OpBuilder &ob, Value j0);
   void epilogue(OpBuilder &ob);
   Value headNorm(GpuTiles &t, Value o);
@@ -346,17 +391,19 @@ Value MtaGpuKernel::stencil(GpuTiles &t, Value theta, Value h, Value buf,
   return rows.getResult(0);
 }
 
-void MtaGpuKernel::storePair(GpuTiles &t, ArrayRef<Value> tiles, Value hi,
-                             Value lo) {
+void MtaGpuKernel::storePair(GpuTiles &t, ArrayRef<Value> tiles,
+                             ArrayRef<int64_t> rows, Value hi, Value lo) {
   Type f16 = t.b.getF16Type();
   for (auto [i, x] : llvm::enumerate(tiles)) {
+    if (i > 0 && rows[i] - rows[i - 1] < kTile)
+      t.barrier();
     auto type = cast<RankedTensorType>(x.getType());
     Value h16 = arith::TruncFOp::create(t.b, loc, type.clone(f16), x);
     Value rest = t.sub(x, arith::ExtFOp::create(t.b, loc, type, h16));
     Value l16 = arith::TruncFOp::create(t.b, loc, type.clone(f16), rest);
     for (auto [v, buf] : {std::pair(h16, hi), std::pair(l16, lo)})
-      t.localStore(
-          v, t.window(buf, cst(t.b, kTile * i), 0, kTile, type.getDimSize(1)));
+      t.localStore(v, t.window(buf, cst(t.b, rows[i] - rows.front()), 0, kTile,
+                               type.getDimSize(1)));
   }
 }
 
@@ -370,7 +417,11 @@ void MtaGpuKernel::storePair(GpuTiles &t, ArrayRef<Value> tiles, Value hi,
 /// f32 accumulation. Each dot states Toe_a's band (b_band: k - n in
 /// [colBase, colBase + c_k - 1]), so that mma.sync leaves out the products
 /// of its zero pieces: about half of a [K, cols] Toeplitz operand at
-/// c_k = 11. The caller published the pair (a barrier).
+/// c_k = 11. `sToe` holds geo.toeStages taps at rows s K: with 2, tap a + 1
+/// is copied while tap a's dots run (one wait and one barrier per tap, the
+/// copy's latency hidden; the released configuration's programs walk 16
+/// heads with 6 taps per conv each), with 1 each tap is copied and waited
+/// for. The caller published the pair (a barrier).
 SmallVector<Value, 2> MtaGpuKernel::mmaStencil(GpuTiles &t, Value h, Arg toe,
                                                Arg toeLo, Value hi, Value lo,
                                                Value sToe, Value sToeLo,
@@ -379,18 +430,51 @@ SmallVector<Value, 2> MtaGpuKernel::mmaStencil(GpuTiles &t, Value h, Arg toe,
                                                int64_t ck, int64_t cols) {
   int64_t k = cast<blk::SharedBufferType>(hi.getType()).getShape()[1];
   auto band = t.b.getDenseI64ArrayAttr({colBase, colBase + ck - 1});
+  const bool staged = geo.toeStages == 2;
+  // Stage `s` of the Toeplitz buffers, and the copies of tap `a` into it.
+  auto stage = [&](GpuTiles &x, Value buf, Value s) {
+    if (!staged)
+      return buf;
+    return x.window(buf, muli(x.b, s, cst(x.b, k)), 0, k, cols);
+  };
+  auto copyTap = [&](GpuTiles &x, Value a, Value s) {
+    SmallVector<Value> at = {h, a, cst(x.b, 0), cst(x.b, 0)};
+    SmallVector<Value> copies = {x.copy(arg(toe), at, stage(x, sToe, s))};
+    if (sToeLo)
+      copies.push_back(x.copy(arg(toeLo), at, stage(x, sToeLo, s)));
+    return copies;
+  };
+  if (staged)
+    blk::AsyncCommitGroupOp::create(t.b, loc,
+                                    copyTap(t, cst(t.b, 0), cst(t.b, 0)));
   SmallVector<Value> init(rowBases.size(), t.zeros({kTile, cols}));
   auto taps = scf::ForOp::create(
       t.b, loc, cst(t.b, 0), cst(t.b, cq), cst(t.b, 1), init,
       [&](OpBuilder &nb, Location, Value a, ValueRange accs) {
         GpuTiles x(nb, t);
-        // The previous tap's reads of sToe are done.
-        x.barrier();
-        SmallVector<Value> at = {h, a, cst(nb, 0), cst(nb, 0)};
-        SmallVector<Value> copies = {x.copy(arg(toe), at, sToe)};
-        if (sToeLo)
-          copies.push_back(x.copy(arg(toeLo), at, sToeLo));
-        x.landCopies(copies);
+        Value s = cst(nb, 0);
+        if (staged) {
+          // Tap a has landed, and every thread is done with the other
+          // stage (tap a - 1) before tap a + 1 is copied there.
+          s = arith::RemUIOp::create(nb, loc, a, cst(nb, 2));
+          blk::AsyncWaitOp::create(nb, loc, ValueRange{}, 0);
+          x.barrier();
+          Value next = addi(nb, a, cst(nb, 1));
+          Value more = arith::CmpIOp::create(nb, loc, CmpIPredicate::ult, next,
+                                             cst(nb, cq));
+          scf::IfOp::create(nb, loc, more, [&](OpBuilder &ib, Location) {
+            GpuTiles y(ib, t);
+            blk::AsyncCommitGroupOp::create(
+                ib, loc, copyTap(y, next, subi(ib, cst(ib, 1), s)));
+            scf::YieldOp::create(ib, loc);
+          });
+        } else {
+          // The previous tap's reads of sToe are done.
+          x.barrier();
+          x.landCopies(copyTap(x, a, s));
+        }
+        Value toeHi = stage(x, sToe, s);
+        Value toeLo = sToeLo ? stage(x, sToeLo, s) : Value();
         // Each dot loads its own operands: the lowering sinks every
         // ldmatrix to its mma, so a [K, cols] B is never live whole (96 x
         // 80 would take 120 registers).
@@ -402,10 +486,10 @@ SmallVector<Value, 2> MtaGpuKernel::mmaStencil(GpuTiles &t, Value h, Arg toe,
         for (auto [acc, rowBase] : llvm::zip(accs, rowBases)) {
           Value r = addi(nb, a, cst(nb, rowBase));
           Value wHi = x.window(hi, r, 0, kTile, k);
-          Value c = dot(wHi, sToe, acc);
-          c = dot(x.window(lo, r, 0, kTile, k), sToe, c);
-          if (sToeLo)
-            c = dot(wHi, sToeLo, c);
+          Value c = dot(wHi, toeHi, acc);
+          c = dot(x.window(lo, r, 0, kTile, k), toeHi, c);
+          if (toeLo)
+            c = dot(wHi, toeLo, c);
           next.push_back(c);
         }
         scf::YieldOp::create(nb, loc, next);
@@ -433,11 +517,14 @@ SmallVector<Value, 2> MtaGpuKernel::preLogits(GpuTiles &t, Value hl, Value j0) {
   SmallVector<Value> kCopies = {t.copy(arg(Arg::K), kAt, sK)};
   if (split)
     kCopies.push_back(t.copy(arg(Arg::KLo), kAt, sKLo));
+  if (vWithK())
+    kCopies.push_back(
+        t.copy(arg(Arg::V), {bIdx, kvHeadOf(ob, h), j0, cst(ob, 0)}, sV));
   t.landCopies(kCopies);
-  std::map<int64_t, Value> scores;
-  for (int64_t s : geo.scoreTiles) {
-    Value qRow = rowOf(ob, s);
-    if (s != geo.scoreTiles.front())
+  SmallVector<Value, 3> scores;
+  for (int64_t s : geo.scoreRows) {
+    Value qRow = rowAt(ob, s);
+    if (s != geo.scoreRows.front())
       t.barrier();
     SmallVector<Value> qAt = {bIdx, h, qRow, cst(ob, 0)};
     SmallVector<Value> qCopies = {t.copy(arg(Arg::Q), qAt, sQ)};
@@ -462,23 +549,22 @@ SmallVector<Value, 2> MtaGpuKernel::preLogits(GpuTiles &t, Value hl, Value j0) {
     if (plan.sourceMask())
       sc = t.select(validMask(t, qRow, sCol, ws, /*output=*/false), sc,
                     t.zeros({kTile, ws}));
-    scores[s] = sc;
+    scores.push_back(sc);
   }
   SmallVector<Value, 2> out;
   if (!plan.convPre) {
-    for (int64_t l : geo.logitTiles)
-      out.push_back(scores[l]);
+    // Without a pre conv the score tiles are the logit tiles.
+    assert(geo.scoreRows == ArrayRef<int64_t>(geo.logitRows));
+    out.append(scores.begin(), scores.end());
     return out;
   }
   if (geo.mma) {
-    SmallVector<Value, 3> tiles;
-    for (int64_t s : geo.scoreTiles)
-      tiles.push_back(scores[s]);
-    storePair(t, tiles, sHi, sLo);
+    storePair(t, scores, geo.scoreRows, sHi, sLo);
     t.barrier();
+    // Logit row r of a tile takes score rows r - p .. r - p + c_q - 1.
     SmallVector<int64_t, 2> rowBases;
-    for (int64_t l : geo.logitTiles)
-      rowBases.push_back((l - geo.scoreTiles.front()) * kTile - plan.p());
+    for (int64_t l : geo.logitRows)
+      rowBases.push_back(l - plan.p() - geo.scoreRows.front());
     return mmaStencil(t, h, Arg::ToePre, Arg::ToePreLo, sHi, sLo, sToe, sToeLo,
                       rowBases, plan.cqPre, geo.hc - plan.c(), plan.ckPre,
                       geo.lWidth());
@@ -486,13 +572,14 @@ SmallVector<Value, 2> MtaGpuKernel::preLogits(GpuTiles &t, Value hl, Value j0) {
   // Publish the score tiles, then read each tap shifted (the form where
   // the tensor-core one does not fit the chip's shared memory).
   Value sBuf = arg(Arg::SBuf);
-  for (int64_t s : geo.scoreTiles)
-    t.store(scores[s], sBuf, at(ob, Value(), {(s + 2) * kTile, 0}), {2, 3},
+  // Its row tiles are whole (coverRows), at rows 2 * 64 + their row.
+  for (auto [s, sc] : llvm::zip(geo.scoreRows, scores))
+    t.store(sc, sBuf, at(ob, Value(), {s + 2 * kTile, 0}), {2, 3},
             /*inBounds=*/true);
   t.barrier();
-  for (int64_t l : geo.logitTiles)
+  for (int64_t l : geo.logitRows)
     out.push_back(stencil(t, arg(Arg::ThetaPre), h, sBuf,
-                          (l + 2) * kTile - plan.p(), geo.hc - plan.c(),
+                          l + 2 * kTile - plan.p(), geo.hc - plan.c(),
                           plan.cqPre, plan.ckPre, geo.lWidth()));
   // Every thread is done with the scratch before the next head rewrites it.
   t.barrier();
@@ -520,6 +607,13 @@ Value MtaGpuKernel::mixTile(GpuTiles &t, Value weight, Value h, Value hl,
                                          src));
         scf::YieldOp::create(nb, loc, next);
       });
+  // Unrolled, so that several source tiles' loads are in flight at once
+  // (c_h of them, each a load of this thread's elements from L2: one at a
+  // time, the released configuration's all-head mix waited 16 times per
+  // tile); the remainder loop takes c_h mod kMixUnroll.
+  FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(loop, kMixUnroll);
+  if (succeeded(unrolled) && unrolled->epilogueLoopOp)
+    return unrolled->epilogueLoopOp->getResult(0);
   return loop.getResult(0);
 }
 
@@ -531,15 +625,15 @@ SmallVector<Value, 2> MtaGpuKernel::logits(GpuTiles &t, Value hl, Value j0) {
   SmallVector<Value, 2> tiles;
   int64_t wl = geo.lWidth();
   if (plan.mixPre) {
-    for (int64_t l : geo.logitTiles)
+    for (size_t i = 0; i < geo.logitRows.size(); ++i)
       tiles.push_back(mixTile(t, arg(Arg::WPre), headOf(ob, hl), hl,
-                              arg(Arg::CBuf), (l + 1) * kTile, wl));
+                              arg(Arg::CBuf), cSlot(i), wl));
   } else {
     tiles = preLogits(t, hl, j0);
   }
   Value lCol = subi(ob, j0, cst(ob, geo.hc2));
-  for (auto [i, l] : llvm::enumerate(geo.logitTiles))
-    tiles[i] = t.select(validMask(t, rowOf(ob, l), lCol, wl, /*output=*/true),
+  for (auto [i, l] : llvm::enumerate(geo.logitRows))
+    tiles[i] = t.select(validMask(t, rowAt(ob, l), lCol, wl, /*output=*/true),
                         tiles[i], t.splatF(t.acc({kTile, wl}), -kInf));
   return tiles;
 }
@@ -564,15 +658,24 @@ void MtaGpuKernel::writeState(GpuTiles &t, Arg which, Value hl, Value v) {
     t.store(v, arg(which), at(t.b, hl, {0}), {3});
 }
 
+void MtaGpuKernel::issueV(GpuTiles &t, Value hl, Value j0) {
+  OpBuilder &ob = t.b;
+  t.barrier();
+  blk::AsyncCommitGroupOp::create(
+      ob, loc,
+      ValueRange{t.copy(arg(Arg::V),
+                        {bIdx, kvHeadOf(ob, headOf(ob, hl)), j0, cst(ob, 0)},
+                        sV)});
+}
+
 /// acc[hl] = acc + p V (keys j0..j0+64), p rounded to 16 bits (a hi/lo
 /// pair under the norm's gate); acc is read from the state unless given.
+/// V's copy was issued before (issueV, or with K: vWithK): its wait is
+/// here, after the work that hid it.
 void MtaGpuKernel::accumulate(GpuTiles &t, Value hl, Value j0, Value p,
                               Value acc) {
-  OpBuilder &ob = t.b;
-  Value h = headOf(ob, hl);
+  blk::AsyncWaitOp::create(t.b, loc, ValueRange{}, 0);
   t.barrier();
-  t.landCopies(
-      {t.copy(arg(Arg::V), {bIdx, kvHeadOf(ob, h), j0, cst(ob, 0)}, sV)});
   if (!acc)
     acc = readState(t, Arg::AccBuf, hl);
   Value hi = t.round(p);
@@ -594,6 +697,8 @@ void MtaGpuKernel::accumulate(GpuTiles &t, Value hl, Value j0, Value p,
 /// Single kernel (with V) and the Lse kernel (without).
 void MtaGpuKernel::onlineStep(GpuTiles &t, Value hl, Value j0) {
   int64_t dv = plan.dv;
+  if (kind == Kind::Single && !vWithK())
+    issueV(t, hl, j0);
   Value s = logits(t, hl, j0).front();
   Value m = readState(t, Arg::MBuf, hl), l = readState(t, Arg::LBuf, hl);
   Value mNew = t.maxf(m, t.rowReduce(blk::ReduceKind::max, s));
@@ -616,37 +721,38 @@ void MtaGpuKernel::outputStep(OpBuilder &ob, Value j0) {
     forHeads(ob, [&](OpBuilder &nb, Value hl) {
       GpuTiles t(nb, loc, elt);
       SmallVector<Value, 2> c = preLogits(t, hl, j0);
-      for (auto [i, l] : llvm::enumerate(geo.logitTiles))
-        t.store(c[i], arg(Arg::CBuf), at(nb, hl, {(l + 1) * kTile, 0}), {3, 4},
+      for (size_t i = 0; i < c.size(); ++i)
+        t.store(c[i], arg(Arg::CBuf), at(nb, hl, {cSlot(i), 0}), {3, 4},
                 /*inBounds=*/true);
     });
   forHeads(ob, [&](OpBuilder &nb, Value hl) {
     GpuTiles t(nb, loc, elt);
     Value h = headOf(nb, hl);
+    if (!plan.mixPost)
+      issueV(t, hl, j0);
     SmallVector<Value, 2> ls = logits(t, hl, j0);
     // Exact probabilities; rows above the sequence read LSE 0 and have
     // L = -inf, so they are the post conv's zero padding.
     SmallVector<Value, 2> ps;
-    for (auto [i, l] : llvm::enumerate(geo.logitTiles)) {
+    for (auto [i, l] : llvm::enumerate(geo.logitRows)) {
       Value lse =
-          t.loadSlice(arg(Arg::Lse), {bIdx, h, rowOf(nb, l)}, 2, kTile, t.row);
+          t.loadSlice(arg(Arg::Lse), {bIdx, h, rowAt(nb, l)}, 2, kTile, t.row);
       ps.push_back(t.exp2(t.sub(ls[i], t.spread(lse, 1, kTile, wl))));
     }
     Value p = ps.back();
     if (plan.convPost && geo.mma) {
       t.barrier();
-      storePair(t, ps, pHi, pLo);
+      storePair(t, ps, geo.logitRows, pHi, pLo);
       t.barrier();
-      int64_t last = geo.logitTiles.back() - geo.logitTiles.front();
       p = mmaStencil(t, h, Arg::ToePost, Arg::ToePostLo, pHi, pLo, pToe, pToeLo,
-                     {last * kTile - plan.p2()}, plan.cqPost,
+                     {-geo.logitRows.front() - plan.p2()}, plan.cqPost,
                      geo.hc2 - plan.c2(), plan.ckPost, kTile)
               .front();
     } else if (plan.convPost) {
       Value psBuf = arg(Arg::PsBuf);
       t.barrier();
-      for (auto [i, l] : llvm::enumerate(geo.logitTiles))
-        t.store(ps[i], psBuf, at(nb, Value(), {(l + 1) * kTile, 0}), {2, 3},
+      for (auto [i, l] : llvm::enumerate(geo.logitRows))
+        t.store(ps[i], psBuf, at(nb, Value(), {l + kTile, 0}), {2, 3},
                 /*inBounds=*/true);
       t.barrier();
       p = stencil(t, arg(Arg::ThetaPost), h, psBuf, kTile - plan.p2(),
@@ -663,6 +769,7 @@ void MtaGpuKernel::outputStep(OpBuilder &ob, Value j0) {
   if (plan.mixPost)
     forHeads(ob, [&](OpBuilder &nb, Value hl) {
       GpuTiles t(nb, loc, elt);
+      issueV(t, hl, j0);
       Value p3 = mixTile(t, arg(Arg::WPost), headOf(nb, hl), hl, arg(Arg::PBuf),
                          0, kTile);
       accumulate(t, hl, j0, p3);
@@ -735,14 +842,14 @@ void MtaGpuKernel::epilogue(OpBuilder &ob) {
 void MtaGpuKernel::allocStencilBuffers(GpuTiles &t) {
   Type f16 = t.b.getF16Type();
   int64_t ws = geo.sWidth(), wl = geo.lWidth();
-  int64_t logitRows = kTile * static_cast<int64_t>(geo.logitTiles.size());
+  int64_t logitRows = Geometry::span(geo.logitRows);
   if (plan.convPre) {
-    int64_t rows = kTile * static_cast<int64_t>(geo.scoreTiles.size());
+    int64_t rows = Geometry::span(geo.scoreRows);
     sHi = t.allocPadded(rows, ws, f16);
     sLo = t.allocPadded(rows, ws, f16);
-    sToe = t.allocPadded(ws, wl, f16);
+    sToe = t.allocPadded(geo.toeStages * ws, wl, f16);
     if (kThetaLo)
-      sToeLo = t.allocPadded(ws, wl, f16);
+      sToeLo = t.allocPadded(geo.toeStages * ws, wl, f16);
   }
   if (kind != Kind::Output || !plan.convPost)
     return;
@@ -750,16 +857,16 @@ void MtaGpuKernel::allocStencilBuffers(GpuTiles &t) {
   if (plan.convPre) {
     pHi = t.window(sHi, c0, 0, logitRows, wl);
     pLo = t.window(sLo, c0, 0, logitRows, wl);
-    pToe = t.window(sToe, c0, 0, wl, kTile);
+    pToe = t.window(sToe, c0, 0, geo.toeStages * wl, kTile);
     if (kThetaLo)
-      pToeLo = t.window(sToeLo, c0, 0, wl, kTile);
+      pToeLo = t.window(sToeLo, c0, 0, geo.toeStages * wl, kTile);
     return;
   }
   pHi = t.allocPadded(logitRows, wl, f16);
   pLo = t.allocPadded(logitRows, wl, f16);
-  pToe = t.allocPadded(wl, kTile, f16);
+  pToe = t.allocPadded(geo.toeStages * wl, kTile, f16);
   if (kThetaLo)
-    pToeLo = t.allocPadded(wl, kTile, f16);
+    pToeLo = t.allocPadded(geo.toeStages * wl, kTile, f16);
 }
 
 void MtaGpuKernel::build() {
@@ -790,7 +897,8 @@ void MtaGpuKernel::build() {
   Value qPos0 = addi(b, off, row0);
   sQ = t.alloc({kTile, plan.d});
   sK = t.alloc({geo.sWidth(), plan.d});
-  sV = t.alloc({kTile, dv});
+  if (kind != Kind::Lse)
+    sV = t.alloc({kTile, dv});
   if (arg(Arg::KLo)) {
     sQLo = t.alloc({kTile, plan.d});
     sKLo = t.alloc({geo.sWidth(), plan.d});
@@ -893,12 +1001,34 @@ private:
   /// The scratch every kernel of `kind` needs besides its own.
   void addTileScratch(Kind kind, SmallVectorImpl<std::pair<Arg, Value>> &to);
   /// Whether a kernel of `kind` takes the tensor-core stencil: it has a
-  /// stencil and its buffers fit the chip's shared memory (the released
-  /// configuration's pass 2 at D = 128 with RoPE takes 190.5 KB: sm_80's
-  /// 163 KB keeps the scratch taps).
+  /// stencil and its buffers fit the chip's shared memory (pass 2 of 65 x
+  /// 17 kernels at D = 128 with RoPE takes 192 KB: sm_80's 163 KB keeps
+  /// the scratch taps; the released configuration's takes 150 KB).
   bool mmaStencil(Kind kind) const {
     return geometryOf(plan, kind, true).mma &&
            sharedBytesOf(plan, kind, true) <= sharedBytes;
+  }
+  /// The tensor-core stencil's Toeplitz stages (Geometry::toeStages): 2
+  /// where the second fits the chip and, for a program of one head, costs
+  /// no block per SM that shared memory allowed (such grids have B H T /
+  /// 64 programs, several per SM). A program walking a mixed head group
+  /// takes 2 wherever they fit: its grid is H / c_h times smaller (T / 64
+  /// programs for the released configuration at B = 1, fewer than the
+  /// H200's 132 SMs at T = 8192), so a second block per SM would find no
+  /// program to run, and the latency it hides is the program's own.
+  int64_t toeStages(Kind kind) const {
+    if (!mmaStencil(kind))
+      return 1;
+    int64_t one = sharedBytesOf(plan, kind, true, 1);
+    int64_t two = sharedBytesOf(plan, kind, true, 2);
+    if (two > sharedBytes)
+      return 1;
+    if (plan.mixPre || plan.mixPost)
+      return 2;
+    return GpuPlan::blocksBySharedMemory(two) ==
+                   GpuPlan::blocksBySharedMemory(one)
+               ? 2
+               : 1;
   }
   /// The Toeplitz kernel's operands of one conv: theta [H, c_q, c_k] as
   /// f16 (hi, and lo with kThetaLo) [H, c_q, k, n], band offset `c0`.
@@ -1003,7 +1133,9 @@ void MtaGpuHost::launch(Kind kind, StringRef suffix,
   func::FuncOp kernel = createBlockKernel(plan.op, symbols, suffix, types);
   kernel->setAttr("attn_block.num_warps", b.getI64IntegerAttr(kGpuWarps));
   Type elt = cast<ShapedType>(plan.op.getQ().getType()).getElementType();
-  MtaGpuKernel(plan, kind, mmaStencil(kind), kernel, index, elt).build();
+  MtaGpuKernel(plan, kind, mmaStencil(kind), toeStages(kind), kernel, index,
+               elt)
+      .build();
   blk::LaunchOp::create(b, loc, kernel.getName(), gridX, gridY, values);
 }
 

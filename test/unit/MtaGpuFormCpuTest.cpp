@@ -3,7 +3,7 @@
 // The GPU form of MTA that attn-to-block{target=sm_90} builds
 // (MtaToBlockGpu.cpp: mma layouts, shared buffers, cp.async copies, the
 // stencils as tensor-core dots of the scores' f16 pair with Toeplitz
-// operands; on sm_80 the released configuration's output pass keeps the
+// operands; on sm_80 the output pass of the widest kernels keeps the
 // scratch taps)
 // runs on the CPU through attn-to-cpu (attn-block-strip-gpu gives each GPU op
 // its sequential meaning) against the fp64 oracle, on fresh random inputs
@@ -196,19 +196,27 @@ TEST(MtaGpuFormOnCpu, WithRope) {
   check(d128, 1, 2, 1, 70, 150, ++seed);
 }
 
-/// sm_80 (163 KB of shared memory): the released configuration's output
-/// pass at D = 128 with RoPE needs 190.5 KB for the tensor-core stencil
-/// and keeps the scratch taps, its LSE pass takes the dots; pre-only takes
-/// the dots.
+/// sm_80 (163 KB of shared memory): the released configuration takes the
+/// tensor-core stencil in both passes (its output pass's buffers, 150 KB at
+/// D = 128 with RoPE, hold scores from 32 rows above: MtaToBlockGpu.cpp's
+/// coverRows); with the widest kernels (65 x 17: two row tiles above) the
+/// output pass needs 192 KB for it and keeps the scratch taps, its LSE
+/// pass takes the dots.
 TEST(MtaGpuFormOnCpu, Sm80KeepsScratchTapsWhereSharedMemoryIsShort) {
   uint64_t seed = attn::ref::freshSeed();
   MtaForm f;
   f.rope = true;
   f.d = f.dv = 128;
   std::string form = blockFormText(mtaSource(f), "sm_80");
+  EXPECT_NE(form.find("mta_toeplitz_post"), std::string::npos) << form;
+  check(f, 1, 2, 2, 130, 130, ++seed, "sm_80");
+  MtaForm wide = f;
+  wide.cq = 65;
+  wide.ck = 17;
+  form = blockFormText(mtaSource(wide), "sm_80");
   EXPECT_NE(form.find("mta_toeplitz_pre"), std::string::npos) << form;
   EXPECT_EQ(form.find("mta_toeplitz_post"), std::string::npos) << form;
-  check(f, 1, 2, 2, 130, 130, ++seed, "sm_80");
+  check(wide, 1, 2, 2, 200, 200, ++seed, "sm_80");
   f.post = f.mixPost = false;
   check(f, 1, 2, 2, 100, 100, ++seed, "sm_80");
 }
