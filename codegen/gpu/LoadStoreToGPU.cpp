@@ -5,7 +5,8 @@
 // guarded per row (rows outside the memref are dropped; a thread's
 // registers sit on a few rows, so one scf.if covers each). Columns must lie
 // inside the memref statically (a tile as wide as the memref's static dim,
-// starting at column 0). A 1-D tile in a slice layout (MTA's per-head row
+// starting at column 0), or the store is `in_bounds` (any columns of a
+// scratch the lowering sized itself: MTA's head mixes store column chunks). A 1-D tile in a slice layout (MTA's per-head row
 // statistics, its log-sum-exp) or a 1-D blocked layout (the gate prefix's
 // G') stores each register as one scalar, bounds-checked; threads
 // replicating an element write the same value.
@@ -21,9 +22,11 @@
 // than 0 (MTA's stencil reads its score tile shifted by each tap), every
 // register's column bounds-checked too (a clamped address and a select, no
 // branch). `in_bounds` (a scratch the lowering sized itself) drops every
-// guard, of 2-D loads and stores alike. Operand tiles (Q, K, V) come through
-// shared memory (async_copy); other global loads into register layouts are
-// refused.
+// guard, of 2-D loads and stores alike, and takes column pairs as one
+// aligned vector load or store where the scratch's row length and the
+// tile's first column are even (pairsAligned). Operand tiles (Q, K, V) come
+// through shared memory (async_copy); other global loads into register layouts
+// are refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,7 +55,10 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
     return "";
   if (type.getRank() != 2)
     return "stores of 2-D tiles and 1-D slice or blocked tiles only";
+  // in_bounds: a scratch the lowering sized itself, any column in it.
   int64_t colDim = op.getDims()[1];
+  if (op.getInBounds())
+    return "";
   if (!matchPattern(op.getIndices()[colDim], m_Zero()) ||
       mem.getDimSize(colDim) != type.getDimSize(1))
     return "the tile's columns must be the memref's whole static dim " +
@@ -73,6 +79,33 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::LoadOp op) {
 }
 
 namespace {
+
+/// Whether an in_bounds access of a 2-D mma accumulator tile at `idx` may
+/// take its column pairs as vectors aligned to the pair's size: the memref
+/// is a scratch the lowering allocated (in_bounds; its base is the
+/// allocator's, 256-byte aligned), row-major with the tile's columns
+/// innermost, an even static row length and an even constant first column
+/// (a thread's pairs start at even columns of the mma layout). Such loads
+/// and stores are one instruction per pair instead of two (the MTA head
+/// mixes read every source tile of the group).
+bool pairsAligned(MemRefType mem, RankedTensorType type, ValueRange indices,
+                  ArrayRef<int64_t> dims, bool inBounds) {
+  if (!inBounds || !isa<blk::MmaLayoutAttr>(type.getEncoding()) ||
+      !mem.getLayout().isIdentity() || dims[1] != mem.getRank() - 1)
+    return false;
+  int64_t rowLength = mem.getDimSize(dims[1]);
+  APInt col;
+  return !ShapedType::isDynamic(rowLength) && rowLength % 2 == 0 &&
+         matchPattern(indices[dims[1]], m_ConstantInt(&col)) &&
+         col.getSExtValue() % 2 == 0;
+}
+
+/// The alignment a pair of `elt` takes when pairsAligned.
+llvm::MaybeAlign pairAlign(Type elt, bool aligned) {
+  if (!aligned)
+    return llvm::MaybeAlign();
+  return llvm::Align(2 * elt.getIntOrFloatBitWidth() / 8);
+}
 
 /// A 1-D slice tile: the elements the thread's registers stand for, one
 /// scalar load each (threads replicating an element load it alike),
@@ -206,12 +239,26 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
       return arith::SelectOp::create(rw, loc, ok, v, pad);
     };
     SmallVector<Value> regs(map->numRegs());
-    // in_bounds (a scratch the lowering sized itself): no guard at all.
+    // in_bounds (a scratch the lowering sized itself): no guard at all,
+    // and aligned column pairs as one vector load.
     if (op.getInBounds()) {
-      for (auto [i, o] : llvm::enumerate(map->offsets)) {
+      const bool aligned =
+          pairsAligned(mem, type, op.getIndices(), dims, /*inBounds=*/true);
+      const auto &offs = map->offsets;
+      for (size_t i = 0; i < offs.size(); ++i) {
         SmallVector<Value> at = idx;
-        at[dims[0]] = arith::AddIOp::create(rw, loc, row0, c(o[0]));
-        at[dims[1]] = arith::AddIOp::create(rw, loc, col0, c(o[1]));
+        at[dims[0]] = arith::AddIOp::create(rw, loc, row0, c(offs[i][0]));
+        at[dims[1]] = arith::AddIOp::create(rw, loc, col0, c(offs[i][1]));
+        if (aligned && i + 1 < offs.size() && offs[i][1] % 2 == 0 &&
+            offs[i + 1][0] == offs[i][0] && offs[i + 1][1] == offs[i][1] + 1) {
+          Value v = vector::LoadOp::create(rw, loc, VectorType::get({2}, elt),
+                                           base, at, /*nontemporal=*/false,
+                                           pairAlign(elt, true));
+          regs[i] = vector::ExtractOp::create(rw, loc, v, 0);
+          regs[i + 1] = vector::ExtractOp::create(rw, loc, v, 1);
+          ++i;
+          continue;
+        }
         regs[i] = loadAt(at);
       }
       rw.replaceOpWithMultiple(op, {regs});
@@ -316,6 +363,9 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
       byRow[o[0]].push_back(i);
     using P = arith::CmpIPredicate;
     Type elt = type.getElementType();
+    llvm::MaybeAlign align = pairAlign(
+        elt, pairsAligned(cast<MemRefType>(op.getBase().getType()), type,
+                          op.getIndices(), dims, op.getInBounds()));
     for (auto &[dr, list] : byRow) {
       Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
       OpBuilder::InsertionGuard g(rw);
@@ -339,7 +389,8 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
           Value v = vector::FromElementsOp::create(
               rw, loc, VectorType::get({2}, elt),
               ValueRange{regs[i], regs[list[k + 1]]});
-          vector::StoreOp::create(rw, loc, v, base, at);
+          vector::StoreOp::create(rw, loc, v, base, at,
+                                  /*nontemporal=*/false, align);
           ++k;
         } else {
           memref::StoreOp::create(rw, loc, regs[i], base, at);

@@ -88,7 +88,11 @@ constexpr int64_t kTile = kGpuRows;
 constexpr int64_t kHalo = 8;
 /// Row tiles of the score scratch: t = -2, -1, 0 at rows (t + 2) * 64.
 constexpr int64_t kScoreTiles = 3;
-/// Source heads per iteration of a head mix's loop (mixTile).
+/// A head mix (mixGroup): output heads per pass over the sources (when c_h
+/// is a multiple of it, else 1), columns per chunk, and the source loop's
+/// unrolling (loads in flight).
+constexpr int64_t kMixHeads = 8;
+constexpr int64_t kMixCols = 16;
 constexpr uint64_t kMixUnroll = 4;
 
 enum class Arg {
@@ -112,8 +116,10 @@ enum class Arg {
   Lse,
   SBuf,
   CBuf,
+  XBuf,
   PsBuf,
   PBuf,
+  YBuf,
   MBuf,
   LBuf,
   AccBuf,
@@ -299,8 +305,8 @@ private:
   void allocStencilBuffers(GpuTiles &t);
   SmallVector<Value, 2> preLogits(GpuTiles &t, Value hl, Value j0);
   SmallVector<Value, 2> logits(GpuTiles &t, Value hl, Value j0);
-  Value mixTile(GpuTiles &t, Value weight, Value h, Value hl, Value buf,
-                int64_t rowBase, int64_t cols);
+  void mixGroup(OpBuilder &ob, Value weight, Value src, Value dst,
+                ArrayRef<int64_t> rows, int64_t cols);
   /// The softmax state of local head `hl`: `cur` in registers, else the
   /// scratch buffer of `which` (MBuf, LBuf, AccBuf).
   Value readState(GpuTiles &t, Arg which, Value hl);
@@ -586,48 +592,92 @@ SmallVector<Value, 2> MtaGpuKernel::preLogits(GpuTiles &t, Value hl, Value j0) {
   return out;
 }
 
-/// out[h] = sum_{m < c_h} weight[h, m] * tile[g0 + m] over the group's
-/// scratch tiles of `buf` at rows rowBase, g0 the first local head of h's
-/// mixing group. Each thread reads the elements it wrote.
-Value MtaGpuKernel::mixTile(GpuTiles &t, Value weight, Value h, Value hl,
-                            Value buf, int64_t rowBase, int64_t cols) {
-  OpBuilder &ob = t.b;
+/// dst[hl] = sum_{m < c_h} weight[h, m] * src[g0 + m] for every local
+/// head hl of the group (h its head, g0 the first local head of its mixing
+/// group), on the [64, cols] tiles at `rows` of the per-program scratches.
+/// Each source is read once per kMixHeads outputs (all in one mixing group:
+/// c_h is a multiple of kMixHeads; else once per output), in [64, 16]
+/// column chunks so that the outputs' accumulators stay few registers: the
+/// released configuration's all-head mix read each of its 16 source tiles
+/// 16 times per tile, 6 GB of L1 traffic in its LSE pass at T = 2048. A
+/// chunk of a tile in the accumulator layout has the same thread for each
+/// element as the whole tile, so each thread reads what it wrote (no
+/// barrier).
+void MtaGpuKernel::mixGroup(OpBuilder &ob, Value weight, Value src, Value dst,
+                            ArrayRef<int64_t> rows, int64_t cols) {
+  assert(cols % kMixCols == 0 && "mix chunks divide the tile");
   Value ch = memref::DimOp::create(ob, loc, weight, 1);
-  Value g0 = muli(ob, arith::DivUIOp::create(ob, loc, hl, ch), ch);
-  auto loop = scf::ForOp::create(
-      ob, loc, cst(ob, 0), ch, cst(ob, 1), ValueRange{t.zeros({kTile, cols})},
-      [&](OpBuilder &nb, Location, Value m, ValueRange acc) {
-        GpuTiles x(nb, t);
-        Value w = memref::LoadOp::create(nb, loc, weight, ValueRange{h, m});
-        Value src = x.loadAcc(
-            buf, {px, py, addi(nb, g0, m), cst(nb, rowBase), cst(nb, 0)},
-            {kTile, cols}, {3, 4}, /*inBounds=*/true);
-        Value next = x.add(acc[0], x.mul(tensor::SplatOp::create(
-                                             nb, loc, x.acc({kTile, cols}), w),
-                                         src));
-        scf::YieldOp::create(nb, loc, next);
+  Value blocked = arith::CmpIOp::create(
+      ob, loc, CmpIPredicate::eq,
+      arith::RemUIOp::create(ob, loc, ch, cst(ob, kMixHeads)), cst(ob, 0));
+  auto mixBy = [&](OpBuilder &bb, int64_t outs) {
+    scf::ForOp::create(
+        bb, loc, cst(bb, 0), groupSz, cst(bb, outs), ValueRange{},
+        [&](OpBuilder &nb, Location, Value hl0, ValueRange) {
+          Value g0 = muli(nb, arith::DivUIOp::create(nb, loc, hl0, ch), ch);
+          for (int64_t r : rows)
+            for (int64_t c0 = 0; c0 < cols; c0 += kMixCols) {
+              GpuTiles x(nb, loc, elt);
+              SmallVector<Value> init(outs, x.zeros({kTile, kMixCols}));
+              auto loop = scf::ForOp::create(
+                  nb, loc, cst(nb, 0), ch, cst(nb, 1), init,
+                  [&](OpBuilder &lb, Location, Value m, ValueRange accs) {
+                    GpuTiles y(lb, loc, elt);
+                    Value s = y.loadAcc(
+                        src, {px, py, addi(lb, g0, m), cst(lb, r), cst(lb, c0)},
+                        {kTile, kMixCols}, {3, 4},
+                        /*inBounds=*/true);
+                    SmallVector<Value> next;
+                    for (auto [o, acc] : llvm::enumerate(accs)) {
+                      Value h = headOf(lb, addi(lb, hl0, cst(lb, o)));
+                      Value w = memref::LoadOp::create(lb, loc, weight,
+                                                       ValueRange{h, m});
+                      next.push_back(y.add(
+                          acc, y.mul(tensor::SplatOp::create(
+                                         lb, loc, y.acc({kTile, kMixCols}), w),
+                                     s)));
+                    }
+                    scf::YieldOp::create(lb, loc, next);
+                  });
+              // Several sources' loads in flight at once; the remainder
+              // loop takes c_h mod kMixUnroll.
+              ValueRange outsV = loop.getResults();
+              FailureOr<UnrolledLoopInfo> unrolled =
+                  loopUnrollByFactor(loop, kMixUnroll);
+              if (succeeded(unrolled) && unrolled->epilogueLoopOp)
+                outsV = unrolled->epilogueLoopOp->getResults();
+              for (auto [o, v] : llvm::enumerate(outsV))
+                x.store(v, dst,
+                        {px, py, addi(nb, hl0, cst(nb, o)), cst(nb, r),
+                         cst(nb, c0)},
+                        {3, 4}, /*inBounds=*/true);
+            }
+          scf::YieldOp::create(nb, loc);
+        });
+  };
+  scf::IfOp::create(
+      ob, loc, blocked,
+      [&](OpBuilder &bb, Location) {
+        mixBy(bb, kMixHeads);
+        scf::YieldOp::create(bb, loc);
+      },
+      [&](OpBuilder &bb, Location) {
+        mixBy(bb, 1);
+        scf::YieldOp::create(bb, loc);
       });
-  // Unrolled, so that several source tiles' loads are in flight at once
-  // (c_h of them, each a load of this thread's elements from L2: one at a
-  // time, the released configuration's all-head mix waited 16 times per
-  // tile); the remainder loop takes c_h mod kMixUnroll.
-  FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(loop, kMixUnroll);
-  if (succeeded(unrolled) && unrolled->epilogueLoopOp)
-    return unrolled->epilogueLoopOp->getResult(0);
-  return loop.getResult(0);
 }
 
 /// The final pre-softmax logits L of local head `hl` on the logit tiles
-/// (-inf where not visible). With a pre mix, the group's C tiles must
-/// already be in CBuf.
+/// (-inf where not visible). With a pre mix, the group's mixed C tiles
+/// must already be in XBuf (mixGroup).
 SmallVector<Value, 2> MtaGpuKernel::logits(GpuTiles &t, Value hl, Value j0) {
   OpBuilder &ob = t.b;
   SmallVector<Value, 2> tiles;
   int64_t wl = geo.lWidth();
   if (plan.mixPre) {
     for (size_t i = 0; i < geo.logitRows.size(); ++i)
-      tiles.push_back(mixTile(t, arg(Arg::WPre), headOf(ob, hl), hl,
-                              arg(Arg::CBuf), cSlot(i), wl));
+      tiles.push_back(t.loadAcc(arg(Arg::XBuf), at(ob, hl, {cSlot(i), 0}),
+                                {kTile, wl}, {3, 4}, /*inBounds=*/true));
   } else {
     tiles = preLogits(t, hl, j0);
   }
@@ -725,6 +775,12 @@ void MtaGpuKernel::outputStep(OpBuilder &ob, Value j0) {
         t.store(c[i], arg(Arg::CBuf), at(nb, hl, {cSlot(i), 0}), {3, 4},
                 /*inBounds=*/true);
     });
+  if (plan.mixPre) {
+    SmallVector<int64_t, 2> slots;
+    for (size_t i = 0; i < geo.logitRows.size(); ++i)
+      slots.push_back(cSlot(i));
+    mixGroup(ob, arg(Arg::WPre), arg(Arg::CBuf), arg(Arg::XBuf), slots, wl);
+  }
   forHeads(ob, [&](OpBuilder &nb, Value hl) {
     GpuTiles t(nb, loc, elt);
     Value h = headOf(nb, hl);
@@ -766,14 +822,16 @@ void MtaGpuKernel::outputStep(OpBuilder &ob, Value j0) {
     else
       accumulate(t, hl, j0, p);
   });
-  if (plan.mixPost)
+  if (plan.mixPost) {
+    mixGroup(ob, arg(Arg::WPost), arg(Arg::PBuf), arg(Arg::YBuf), {0}, kTile);
     forHeads(ob, [&](OpBuilder &nb, Value hl) {
       GpuTiles t(nb, loc, elt);
       issueV(t, hl, j0);
-      Value p3 = mixTile(t, arg(Arg::WPost), headOf(nb, hl), hl, arg(Arg::PBuf),
-                         0, kTile);
+      Value p3 = t.loadAcc(arg(Arg::YBuf), at(nb, hl, {0, 0}), {kTile, kTile},
+                           {3, 4}, /*inBounds=*/true);
       accumulate(t, hl, j0, p3);
     });
+  }
 }
 
 /// RMSNorm over Dv (gamma shared by heads), then the scalar gate
@@ -951,6 +1009,9 @@ void MtaGpuKernel::build() {
               x.store(c, arg(Arg::CBuf), at(hb, hl, {kTile, 0}), {3, 4},
                       /*inBounds=*/true);
             });
+          if (plan.mixPre)
+            mixGroup(nb, arg(Arg::WPre), arg(Arg::CBuf), arg(Arg::XBuf),
+                     {kTile}, geo.lWidth());
           forHeads(nb, [&](OpBuilder &hb, Value hl) {
             GpuTiles x(hb, loc, elt);
             onlineStep(x, hl, j0);
@@ -1155,8 +1216,10 @@ void MtaGpuHost::addTileScratch(Kind kind,
   if (plan.convPre && !mma)
     to.push_back(
         {Arg::SBuf, scratch({kScoreTiles * kTile, g.sWidth()}, false)});
-  if (plan.mixPre)
+  if (plan.mixPre) {
     to.push_back({Arg::CBuf, scratch({2 * kTile, g.lWidth()})});
+    to.push_back({Arg::XBuf, scratch({2 * kTile, g.lWidth()})});
+  }
 }
 
 void MtaGpuHost::lower() {
@@ -1247,8 +1310,10 @@ void MtaGpuHost::lower() {
           {Arg::PsBuf,
            scratch({2 * kTile, geometryOf(plan, Kind::Output).lWidth()},
                    false)});
-    if (plan.mixPost)
+    if (plan.mixPost) {
       pass2.push_back({Arg::PBuf, scratch({kTile, kTile})});
+      pass2.push_back({Arg::YBuf, scratch({kTile, kTile})});
+    }
     pass2.append(accState.begin(), accState.end());
     pass2.push_back({Arg::Out, out});
     launch(Kind::Output, "mta_output_kernel", pass2);

@@ -144,6 +144,14 @@ std::vector<MtaCase> mtaCases() {
     MtaForm ropeFox = d128;
     ropeFox.rope = ropeFox.fox = true;
     v.push_back({ropeFox, 1, 2, 1, 200, 333});
+    // 16 heads mixed in groups of 16 (the released configuration's c_h) and
+    // of 8: the head mixes' blocked path (c_h a multiple of 8).
+    MtaForm heads16 = rope;
+    heads16.d = heads16.dv = 128;
+    v.push_back({heads16, 1, 16, 16, 300, 300});
+    MtaForm groups8 = f;
+    groups8.ch = 8;
+    v.push_back({groups8, 1, 16, 16, 200, 200});
     // Long sequences on few heads (the oracle is O(H T^2 c_q c_k)).
     v.push_back({d128, 1, 2, 2, 4096, 4096});
     MtaForm small = f;

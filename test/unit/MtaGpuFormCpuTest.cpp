@@ -221,6 +221,20 @@ TEST(MtaGpuFormOnCpu, Sm80KeepsScratchTapsWhereSharedMemoryIsShort) {
   check(f, 1, 2, 2, 100, 100, ++seed, "sm_80");
 }
 
+/// 16 heads: all mixed (the released configuration's c_h = H) and in
+/// groups of 8, the head mixes' blocked path (c_h a multiple of 8).
+TEST(MtaGpuFormOnCpu, SixteenHeadsMixedInGroupsOfEightAndSixteen) {
+  uint64_t seed = attn::ref::freshSeed();
+  MtaForm f;
+  f.rope = true;
+  check(f, 1, 16, 16, 70, 70, ++seed);
+  MtaForm groups8;
+  groups8.ch = 8;
+  check(groups8, 1, 16, 16, 65, 65, ++seed);
+  groups8.post = groups8.mixPost = false;
+  check(groups8, 1, 16, 16, 65, 65, ++seed);
+}
+
 /// Identity kernels (a delta at (c_q - 1, centre)) and identity mixing
 /// give plain attention (with the norm: plain attention normed).
 TEST(MtaGpuFormOnCpu, IdentityIsPlainAttention) {
