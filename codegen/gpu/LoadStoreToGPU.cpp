@@ -6,10 +6,10 @@
 // registers sit on a few rows, so one scf.if covers each). Columns must lie
 // inside the memref statically (a tile as wide as the memref's static dim,
 // starting at column 0), or the store is `in_bounds` (any columns of a
-// scratch the lowering sized itself: MTA's head mixes store column chunks). A 1-D tile in a slice layout (MTA's per-head row
-// statistics, its log-sum-exp) or a 1-D blocked layout (the gate prefix's
-// G') stores each register as one scalar, bounds-checked; threads
-// replicating an element write the same value.
+// scratch the lowering sized itself: MTA's head mixes store column chunks). A
+// 1-D tile in a slice layout (MTA's per-head row statistics, its log-sum-exp)
+// or a 1-D blocked layout (the gate prefix's G') stores each register as one
+// scalar, bounds-checked; threads replicating an element write the same value.
 //
 // attn_block.load of a 1-D tile in a slice of an mma layout (FoX's G at a
 // tile's rows or keys) or in a 1-D blocked layout (the gate prefix's g):
@@ -84,20 +84,40 @@ namespace {
 /// take its column pairs as vectors aligned to the pair's size: the memref
 /// is a scratch the lowering allocated (in_bounds; its base is the
 /// allocator's, 256-byte aligned), row-major with the tile's columns
-/// innermost, an even static row length and an even constant first column
-/// (a thread's pairs start at even columns of the mma layout). Such loads
+/// innermost, an even static row length and a first column even by
+/// construction (isEvenIndex; a thread's pairs start at even columns of
+/// the mma layout). Such loads
 /// and stores are one instruction per pair instead of two (the MTA head
 /// mixes read every source tile of the group).
+/// Whether index `v` is even by construction: an even constant, the
+/// induction variable of an scf.for with an even lower bound and step, or a
+/// sum or product of such values (MTA's mixes walk column chunks in a loop).
+bool isEvenIndex(Value v, int depth = 0) {
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return c.getSExtValue() % 2 == 0;
+  if (depth > 4)
+    return false;
+  if (scf::ForOp loop = scf::getForInductionVarOwner(v))
+    return isEvenIndex(loop.getLowerBound(), depth + 1) &&
+           isEvenIndex(loop.getStep(), depth + 1);
+  if (auto add = v.getDefiningOp<arith::AddIOp>())
+    return isEvenIndex(add.getLhs(), depth + 1) &&
+           isEvenIndex(add.getRhs(), depth + 1);
+  if (auto mul = v.getDefiningOp<arith::MulIOp>())
+    return isEvenIndex(mul.getLhs(), depth + 1) ||
+           isEvenIndex(mul.getRhs(), depth + 1);
+  return false;
+}
+
 bool pairsAligned(MemRefType mem, RankedTensorType type, ValueRange indices,
                   ArrayRef<int64_t> dims, bool inBounds) {
   if (!inBounds || !isa<blk::MmaLayoutAttr>(type.getEncoding()) ||
       !mem.getLayout().isIdentity() || dims[1] != mem.getRank() - 1)
     return false;
   int64_t rowLength = mem.getDimSize(dims[1]);
-  APInt col;
   return !ShapedType::isDynamic(rowLength) && rowLength % 2 == 0 &&
-         matchPattern(indices[dims[1]], m_ConstantInt(&col)) &&
-         col.getSExtValue() % 2 == 0;
+         isEvenIndex(indices[dims[1]]);
 }
 
 /// The alignment a pair of `elt` takes when pairsAligned.

@@ -307,6 +307,8 @@ private:
   SmallVector<Value, 2> logits(GpuTiles &t, Value hl, Value j0);
   void mixGroup(OpBuilder &ob, Value weight, Value src, Value dst,
                 ArrayRef<int64_t> rows, int64_t cols);
+  void mixChunk(OpBuilder &cb, Value weight, Value src, Value dst, Value hl0,
+                Value g0, Value ch, int64_t r, Value c0, int64_t outs);
   /// The softmax state of local head `hl`: `cur` in registers, else the
   /// scratch buffer of `which` (MBuf, LBuf, AccBuf).
   Value readState(GpuTiles &t, Arg which, Value hl);
@@ -592,6 +594,41 @@ SmallVector<Value, 2> MtaGpuKernel::preLogits(GpuTiles &t, Value hl, Value j0) {
   return out;
 }
 
+/// One [64, 16] column chunk at (row r, column c0) of mixGroup's outputs
+/// hl0 .. hl0 + outs - 1, whose sources are the local heads g0 .. g0 + c_h.
+void MtaGpuKernel::mixChunk(OpBuilder &cb, Value weight, Value src, Value dst,
+                            Value hl0, Value g0, Value ch, int64_t r, Value c0,
+                            int64_t outs) {
+  GpuTiles x(cb, loc, elt);
+  SmallVector<Value> init(outs, x.zeros({kTile, kMixCols}));
+  auto loop = scf::ForOp::create(
+      cb, loc, cst(cb, 0), ch, cst(cb, 1), init,
+      [&](OpBuilder &lb, Location, Value m, ValueRange accs) {
+        GpuTiles y(lb, loc, elt);
+        Value s = y.loadAcc(src, {px, py, addi(lb, g0, m), cst(lb, r), c0},
+                            {kTile, kMixCols}, {3, 4}, /*inBounds=*/true);
+        SmallVector<Value> next;
+        for (auto [o, acc] : llvm::enumerate(accs)) {
+          Value h = headOf(lb, addi(lb, hl0, cst(lb, o)));
+          Value w = memref::LoadOp::create(lb, loc, weight, ValueRange{h, m});
+          next.push_back(
+              y.add(acc, y.mul(tensor::SplatOp::create(
+                                   lb, loc, y.acc({kTile, kMixCols}), w),
+                               s)));
+        }
+        scf::YieldOp::create(lb, loc, next);
+      });
+  // Several sources' loads in flight at once; the remainder loop takes
+  // c_h mod kMixUnroll.
+  ValueRange results = loop.getResults();
+  FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(loop, kMixUnroll);
+  if (succeeded(unrolled) && unrolled->epilogueLoopOp)
+    results = unrolled->epilogueLoopOp->getResults();
+  for (auto [o, v] : llvm::enumerate(results))
+    x.store(v, dst, {px, py, addi(cb, hl0, cst(cb, o)), cst(cb, r), c0}, {3, 4},
+            /*inBounds=*/true);
+}
+
 /// dst[hl] = sum_{m < c_h} weight[h, m] * src[g0 + m] for every local
 /// head hl of the group (h its head, g0 the first local head of its mixing
 /// group), on the [64, cols] tiles at `rows` of the per-program scratches.
@@ -616,42 +653,15 @@ void MtaGpuKernel::mixGroup(OpBuilder &ob, Value weight, Value src, Value dst,
         [&](OpBuilder &nb, Location, Value hl0, ValueRange) {
           Value g0 = muli(nb, arith::DivUIOp::create(nb, loc, hl0, ch), ch);
           for (int64_t r : rows)
-            for (int64_t c0 = 0; c0 < cols; c0 += kMixCols) {
-              GpuTiles x(nb, loc, elt);
-              SmallVector<Value> init(outs, x.zeros({kTile, kMixCols}));
-              auto loop = scf::ForOp::create(
-                  nb, loc, cst(nb, 0), ch, cst(nb, 1), init,
-                  [&](OpBuilder &lb, Location, Value m, ValueRange accs) {
-                    GpuTiles y(lb, loc, elt);
-                    Value s = y.loadAcc(
-                        src, {px, py, addi(lb, g0, m), cst(lb, r), cst(lb, c0)},
-                        {kTile, kMixCols}, {3, 4},
-                        /*inBounds=*/true);
-                    SmallVector<Value> next;
-                    for (auto [o, acc] : llvm::enumerate(accs)) {
-                      Value h = headOf(lb, addi(lb, hl0, cst(lb, o)));
-                      Value w = memref::LoadOp::create(lb, loc, weight,
-                                                       ValueRange{h, m});
-                      next.push_back(y.add(
-                          acc, y.mul(tensor::SplatOp::create(
-                                         lb, loc, y.acc({kTile, kMixCols}), w),
-                                     s)));
-                    }
-                    scf::YieldOp::create(lb, loc, next);
-                  });
-              // Several sources' loads in flight at once; the remainder
-              // loop takes c_h mod kMixUnroll.
-              ValueRange outsV = loop.getResults();
-              FailureOr<UnrolledLoopInfo> unrolled =
-                  loopUnrollByFactor(loop, kMixUnroll);
-              if (succeeded(unrolled) && unrolled->epilogueLoopOp)
-                outsV = unrolled->epilogueLoopOp->getResults();
-              for (auto [o, v] : llvm::enumerate(outsV))
-                x.store(v, dst,
-                        {px, py, addi(nb, hl0, cst(nb, o)), cst(nb, r),
-                         cst(nb, c0)},
-                        {3, 4}, /*inBounds=*/true);
-            }
+            // The chunks in a loop, not unrolled: the kernels' size (and
+            // the CPU form's compile time) stays that of one chunk.
+            scf::ForOp::create(
+                nb, loc, cst(nb, 0), cst(nb, cols), cst(nb, kMixCols),
+                ValueRange{},
+                [&](OpBuilder &cb, Location, Value c0, ValueRange) {
+                  mixChunk(cb, weight, src, dst, hl0, g0, ch, r, c0, outs);
+                  scf::YieldOp::create(cb, loc);
+                });
           scf::YieldOp::create(nb, loc);
         });
   };
