@@ -114,6 +114,9 @@ enum class Arg {
   GateW,
   GateB,
   Lse,
+  PartM,
+  PartL,
+  PartO,
   SBuf,
   CBuf,
   XBuf,
@@ -162,7 +165,19 @@ SmallVector<int64_t, 3> coverRows(int64_t above, bool compact) {
   return rows;
 }
 
-enum class Kind { Single, Lse, Output };
+/// Single: pre-only with V, one pass. Lse, Output: the two passes, each
+/// over kSplits parts of every query tile's key range, with their merges
+/// LseMerge (the parts' (m, l) into the LSE) and OutputMerge (the parts'
+/// P V sums, then the norm, into the output).
+enum class Kind { Single, Lse, Output, LseMerge, OutputMerge };
+
+/// Parts of a query tile's key walk that the two passes give to programs
+/// of their own (split-K): pass 2's P V is a plain sum of the parts and
+/// pass 1's softmax state merges exactly. A program owning every head of
+/// a mixed group is one 4-warp block per SM with T / 64 such programs at
+/// B = 1 (32 at T = 2048), and causal walks are 1 to T / 64 tiles long:
+/// the parts fill the SMs and even out the walks.
+constexpr int64_t kSplits = 4;
 
 /// Whether the tensor-core stencil splits theta into an f16 pair too (3
 /// dots per query tap) or rounds it once (2 dots): MtaGpuFormOnCpu's
@@ -324,6 +339,8 @@ private:
   bool vWithK() const { return kind == Kind::Single && !plan.mixPre; }
   void outputStep(OpBuilder &ob, Value j0);
   void epilogue(OpBuilder &ob);
+  /// The merge kernels (Kind::LseMerge, Kind::OutputMerge).
+  void buildMerge();
   Value headNorm(GpuTiles &t, Value o);
 
   const MtaPieces &plan;
@@ -334,6 +351,9 @@ private:
   Type elt;
   llvm::SmallDenseMap<Arg, Value> args;
   Value px, py, bIdx, grp, groupSz, hq, hk, tLen, sLen, off, row0;
+  /// The program's part of its query tile's key walk (kSplits parts in
+  /// the two passes, else the whole walk: part 0).
+  Value part;
   Value sQ, sK, sV, sQLo, sKLo;
   /// The tensor-core stencil's buffers: the f16 score pair and one query
   /// tap's Toeplitz rows (hi, lo) of the pre conv; the same of the post
@@ -880,15 +900,19 @@ void MtaGpuKernel::epilogue(OpBuilder &ob) {
     Value h = headOf(nb, hl);
     auto rowT = t.slice(kTile, t.row);
     if (kind == Kind::Lse) {
-      // A row without a visible key (l = 0) gets LSE 0: its P stays 0.
-      Value m = readState(t, Arg::MBuf, hl), l = readState(t, Arg::LBuf, hl);
-      Value empty = t.cmpf(CmpFPredicate::OEQ, l, t.splatF(rowT, 0.0));
-      Value lse = t.add(m, math::Log2Op::create(nb, loc, l));
-      lse = t.select(empty, t.splatF(rowT, 0.0), lse);
-      t.store(lse, arg(Arg::Lse), {bIdx, h, row0}, {2});
+      // The part's state; LseMerge makes the LSE of the parts.
+      t.store(readState(t, Arg::MBuf, hl), arg(Arg::PartM),
+              {part, bIdx, h, row0}, {3});
+      t.store(readState(t, Arg::LBuf, hl), arg(Arg::PartL),
+              {part, bIdx, h, row0}, {3});
       return;
     }
     Value o = readState(t, Arg::AccBuf, hl);
+    if (kind == Kind::Output) {
+      // The part's P V sum; OutputMerge adds the parts and norms.
+      t.store(o, arg(Arg::PartO), {part, bIdx, h, row0, cst(nb, 0)}, {3, 4});
+      return;
+    }
     if (kind == Kind::Single) {
       Value l = readState(t, Arg::LBuf, hl);
       Value empty = t.cmpf(CmpFPredicate::OEQ, l, t.splatF(rowT, 0.0));
@@ -902,6 +926,59 @@ void MtaGpuKernel::epilogue(OpBuilder &ob) {
     o = t.convert(o, cast<MemRefType>(out.getType()).getElementType());
     t.store(o, out, {bIdx, h, row0, cst(nb, 0)}, {2, 3});
   });
+}
+
+/// The merges over the kSplits parts, one program per (64-row tile, batch x
+/// head): LseMerge takes the parts' (m, l) to LSE = M + log2(sum_s
+/// 2^(m_s - M) l_s), M the largest m_s (0 for a row without a visible key:
+/// its P stays 0); OutputMerge adds the parts' P V and applies the norm
+/// and its gate.
+void MtaGpuKernel::buildMerge() {
+  GpuTiles t(b, loc, elt);
+  px = blk::ProgramIdOp::create(b, loc, 0);
+  py = blk::ProgramIdOp::create(b, loc, 1);
+  Value heads = memref::DimOp::create(
+      b, loc, arg(kind == Kind::LseMerge ? Arg::PartM : Arg::PartO), 2);
+  Value bi = arith::DivUIOp::create(b, loc, py, heads);
+  Value h = arith::RemUIOp::create(b, loc, py, heads);
+  row0 = muli(b, px, cst(b, kTile));
+  auto rowT = t.slice(kTile, t.row);
+  if (kind == Kind::LseMerge) {
+    // Merged part by part, as the online softmax merges key tiles (a loop:
+    // the CPU form's elementwise fusion took 20 s on the unrolled chain).
+    auto loop = scf::ForOp::create(
+        b, loc, cst(b, 0), cst(b, kSplits), cst(b, 1),
+        ValueRange{t.splatF(rowT, -kInf), t.splatF(rowT, 0.0)},
+        [&](OpBuilder &nb, Location, Value sIdx, ValueRange ml) {
+          GpuTiles x(nb, loc, elt);
+          SmallVector<Value> at = {sIdx, bi, h, row0};
+          Value m = x.loadSlice(arg(Arg::PartM), at, 3, kTile, x.row);
+          Value l = x.loadSlice(arg(Arg::PartL), at, 3, kTile, x.row);
+          Value mNew = x.maxf(ml[0], m);
+          Value mSafe = x.safeMax(mNew);
+          Value lNew = x.add(x.mul(ml[1], x.exp2(x.sub(ml[0], mSafe))),
+                             x.mul(l, x.exp2(x.sub(m, mSafe))));
+          scf::YieldOp::create(nb, loc, ValueRange{mNew, lNew});
+        });
+    Value mSafe = t.safeMax(loop.getResult(0)), l = loop.getResult(1);
+    Value empty = t.cmpf(CmpFPredicate::OEQ, l, t.splatF(rowT, 0.0));
+    Value lse = t.add(mSafe, math::Log2Op::create(b, loc, l));
+    lse = t.select(empty, t.splatF(rowT, 0.0), lse);
+    t.store(lse, arg(Arg::Lse), {bi, h, row0}, {2});
+  } else {
+    int64_t dv = plan.dv;
+    Value o = t.zeros({kTile, dv});
+    for (int64_t sIdx = 0; sIdx < kSplits; ++sIdx)
+      o = t.add(o, t.loadAcc(arg(Arg::PartO),
+                             {cst(b, sIdx), bi, h, row0, cst(b, 0)},
+                             {kTile, dv}, {3, 4}));
+    if (plan.norm)
+      o = headNorm(t, o);
+    Value out = arg(Arg::Out);
+    o = t.convert(o, cast<MemRefType>(out.getType()).getElementType());
+    t.store(o, out, {bi, h, row0, cst(b, 0)}, {2, 3});
+  }
+  func::ReturnOp::create(b, loc);
 }
 
 /// The buffers of sharedBytesOf(): the post stencil's probabilities and
@@ -938,6 +1015,8 @@ void MtaGpuKernel::allocStencilBuffers(GpuTiles &t) {
 }
 
 void MtaGpuKernel::build() {
+  if (kind == Kind::LseMerge || kind == Kind::OutputMerge)
+    return buildMerge();
   GpuTiles t(b, loc, elt);
   AttentionOp op = plan.op;
   int64_t dv = plan.dv;
@@ -957,11 +1036,15 @@ void MtaGpuKernel::build() {
   bIdx = arith::DivUIOp::create(b, loc, py, groups);
   grp = arith::RemUIOp::create(b, loc, py, groups);
   off = subi(b, sLen, tLen);
-  // Row tiles heaviest first (px stays the program's scratch slot).
-  row0 = muli(b,
-              t.heaviestFirst(
-                  px, arith::CeilDivUIOp::create(b, loc, tLen, cst(b, kTile))),
-              cst(b, kTile));
+  // Row tiles heaviest first, each one's parts next to each other (px
+  // stays the program's scratch slot).
+  const int64_t parts = kind == Kind::Single ? 1 : kSplits;
+  part = arith::RemUIOp::create(b, loc, px, cst(b, parts));
+  row0 = muli(
+      b,
+      t.heaviestFirst(arith::DivUIOp::create(b, loc, px, cst(b, parts)),
+                      arith::CeilDivUIOp::create(b, loc, tLen, cst(b, kTile))),
+      cst(b, kTile));
   Value qPos0 = addi(b, off, row0);
   sQ = t.alloc({kTile, plan.d});
   sK = t.alloc({geo.sWidth(), plan.d});
@@ -999,6 +1082,24 @@ void MtaGpuKernel::build() {
     kvStart = arith::MaxSIOp::create(
         b, loc, cst(b, 0),
         subi(b, qPos0, cst(b, op.getWindow().value_or(0) - 1)));
+  if (parts > 1) {
+    // Part s of the walk's n tiles: [n s / parts, n (s + 1) / parts).
+    Value n = arith::CeilDivSIOp::create(
+        b, loc,
+        arith::MaxSIOp::create(b, loc, subi(b, kvEnd, kvStart), cst(b, 0)),
+        cst(b, kTile));
+    auto bound = [&](Value sIdx) {
+      return addi(
+          b, kvStart,
+          muli(b,
+               arith::DivUIOp::create(b, loc, muli(b, n, sIdx), cst(b, parts)),
+               cst(b, kTile)));
+    };
+    Value lo = bound(part);
+    kvEnd =
+        arith::MinSIOp::create(b, loc, kvEnd, bound(addi(b, part, cst(b, 1))));
+    kvStart = lo;
+  }
   // The state in registers is the key loop's carried values.
   SmallVector<Value> init;
   if (inRegisters())
@@ -1068,7 +1169,7 @@ private:
         b, loc, MemRefType::get(dims, b.getF32Type()), sizes);
   }
   void launch(Kind kind, StringRef suffix,
-              ArrayRef<std::pair<Arg, Value>> extra);
+              ArrayRef<std::pair<Arg, Value>> extra, Value gx, Value gy);
   /// The scratch every kernel of `kind` needs besides its own.
   void addTileScratch(Kind kind, SmallVectorImpl<std::pair<Arg, Value>> &to);
   /// Whether a kernel of `kind` takes the tensor-core stencil: it has a
@@ -1190,7 +1291,8 @@ std::pair<Value, Value> MtaGpuHost::launchToeplitz(Value theta,
 }
 
 void MtaGpuHost::launch(Kind kind, StringRef suffix,
-                        ArrayRef<std::pair<Arg, Value>> extra) {
+                        ArrayRef<std::pair<Arg, Value>> extra, Value gx,
+                        Value gy) {
   SmallVector<std::pair<Arg, Value>> all(common);
   all.append(extra.begin(), extra.end());
   SmallVector<Type> types;
@@ -1207,7 +1309,7 @@ void MtaGpuHost::launch(Kind kind, StringRef suffix,
   MtaGpuKernel(plan, kind, mmaStencil(kind), toeStages(kind), kernel, index,
                elt)
       .build();
-  blk::LaunchOp::create(b, loc, kernel.getName(), gridX, gridY, values);
+  blk::LaunchOp::create(b, loc, kernel.getName(), gx, gy, values);
 }
 
 void MtaGpuHost::addTileScratch(Kind kind,
@@ -1282,7 +1384,11 @@ void MtaGpuHost::lower() {
   groupSz =
       groupSize(b, loc, plan.mixPre ? tdim(op.getHeadMixPre(), 1) : Value(),
                 plan.mixPost ? tdim(op.getHeadMixPost(), 1) : Value(), hDim);
-  gridX = arith::CeilDivUIOp::create(b, loc, tLen, cst(kTile));
+  // The two passes: kSplits programs per query tile (each with its own
+  // scratch slot).
+  Value tiles = arith::CeilDivUIOp::create(b, loc, tLen, cst(kTile));
+  gridX = plan.twoPass() ? arith::MulIOp::create(b, loc, tiles, cst(kSplits))
+                         : tiles;
   gridY = arith::MulIOp::create(b, loc, bDim,
                                 arith::DivUIOp::create(b, loc, hDim, groupSz));
 
@@ -1301,18 +1407,34 @@ void MtaGpuHost::lower() {
     extra.append(stats.begin(), stats.end());
     extra.append(accState.begin(), accState.end());
     extra.push_back({Arg::Out, out});
-    launch(Kind::Single, "mta_kernel", extra);
+    launch(Kind::Single, "mta_kernel", extra, gridX, gridY);
   } else {
     auto lseType = MemRefType::get(
         {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
         b.getF32Type());
     Value lse =
         memref::AllocOp::create(b, loc, lseType, ValueRange{bDim, hDim, tLen});
+    // The parts' softmax states [parts, B, H, T] and P V sums [parts, B,
+    // H, T, Dv].
+    // (Dv static: a register tile's stores and loads take whole rows.)
+    SmallVector<int64_t> dyn(4, ShapedType::kDynamic);
+    SmallVector<Value> partDims = {cst(kSplits), bDim, hDim, tLen};
+    auto statType = MemRefType::get(dyn, b.getF32Type());
+    Value partM = memref::AllocOp::create(b, loc, statType, partDims);
+    Value partL = memref::AllocOp::create(b, loc, statType, partDims);
+    dyn.push_back(dv);
+    Value partO = memref::AllocOp::create(
+        b, loc, MemRefType::get(dyn, b.getF32Type()), partDims);
+    Value mergeY = arith::MulIOp::create(b, loc, bDim, hDim);
     SmallVector<std::pair<Arg, Value>> pass1;
     addTileScratch(Kind::Lse, pass1);
     pass1.append(stats.begin(), stats.end());
-    pass1.push_back({Arg::Lse, lse});
-    launch(Kind::Lse, "mta_lse_kernel", pass1);
+    pass1.push_back({Arg::PartM, partM});
+    pass1.push_back({Arg::PartL, partL});
+    launch(Kind::Lse, "mta_lse_kernel", pass1, gridX, gridY);
+    launch(Kind::LseMerge, "mta_lse_merge",
+           {{Arg::PartM, partM}, {Arg::PartL, partL}, {Arg::Lse, lse}}, tiles,
+           mergeY);
     SmallVector<std::pair<Arg, Value>> pass2 = {{Arg::Lse, lse}};
     addTileScratch(Kind::Output, pass2);
     if (plan.convPost && !mmaStencil(Kind::Output))
@@ -1325,8 +1447,10 @@ void MtaGpuHost::lower() {
       pass2.push_back({Arg::YBuf, scratch({kTile, kTile})});
     }
     pass2.append(accState.begin(), accState.end());
-    pass2.push_back({Arg::Out, out});
-    launch(Kind::Output, "mta_output_kernel", pass2);
+    pass2.push_back({Arg::PartO, partO});
+    launch(Kind::Output, "mta_output_kernel", pass2, gridX, gridY);
+    launch(Kind::OutputMerge, "mta_output_merge",
+           {{Arg::PartO, partO}, {Arg::Out, out}}, tiles, mergeY);
   }
   Value result = bufferization::ToTensorOp::create(
       b, loc, op.getType(), out, /*restrict=*/true, /*writable=*/true);

@@ -34,6 +34,8 @@
 // CHECK: func.func private @main_mta_toeplitz_post(%{{.*}}: memref<?x6x11xf32>, %{{.*}}: memref<?x6x80x64xf16>)
 // CHECK: func.func private @main_mta_lse_kernel(
 // CHECK-SAME: attn_block.num_warps = 4
+// A program's part: px mod 4 of the walk's n tiles [n s / 4, n (s + 1) / 4).
+// CHECK: arith.remui %{{.*}}, %c4
 // q, k and their lo halves (no V buffer in the LSE pass), the pair [80, 80]
 // (score rows -16 .. 63) and two taps' Toe_a [2 x 80, 64].
 // CHECK: attn_block.local_alloc : !attn_block.smem<64x128xbf16
@@ -73,6 +75,9 @@
 // CHECK: attn_block.dot {{.*}} : tensor<64x80xf16, #{{.*}}>, tensor<80x64xf16, #{{.*}}> -> tensor<64x64xf32, #mma>
 // CHECK: attn_block.dot {{.*}} : tensor<64x80xf16, #{{.*}}>, tensor<80x64xf16, #{{.*}}> -> tensor<64x64xf32, #mma>
 // CHECK-NEXT: scf.yield
+// CHECK: func.func private @main_mta_lse_merge(
+// CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(
+// CHECK: math.exp2
 // CHECK: func.func private @main_mta_output_kernel(
 // CHECK: attn_block.local_alloc : !attn_block.smem<96x128xbf16
 // Pass 2: the pair [96, 96] (score rows -32 .. 63: two score tiles),
@@ -101,8 +106,17 @@
 // CHECK: %[[HC:.*]] = arith.muli %{{.*}}, %c6
 // CHECK: attn_block.launch @main_mta_toeplitz_pre grid(%[[HC]], %c96
 // CHECK: attn_block.launch @main_mta_toeplitz_post grid(%{{.*}}, %c80
-// CHECK: attn_block.launch @main_mta_lse_kernel
-// CHECK: attn_block.launch @main_mta_output_kernel
+// The passes take 4 parts of each query tile's walk (grid x = tiles x 4),
+// each merge one program per (row tile, batch x head): the parts' (m, l)
+// into the LSE, their P V sums (then the norm) into the output.
+// CHECK: %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c64
+// CHECK: %[[PARTS:.*]] = arith.muli %[[TILES]], %c4
+// CHECK: %[[PM:.*]] = memref.alloc(%c4{{.*}}) : memref<?x?x?x?xf32>
+// CHECK: %[[PO:.*]] = memref.alloc(%c4{{.*}}) : memref<?x?x?x?x128xf32>
+// CHECK: attn_block.launch @main_mta_lse_kernel grid(%[[PARTS]],
+// CHECK: attn_block.launch @main_mta_lse_merge grid(%[[TILES]],
+// CHECK: attn_block.launch @main_mta_output_kernel grid(%[[PARTS]],
+// CHECK: attn_block.launch @main_mta_output_merge grid(%[[TILES]],
 
 // PRE: func.func private @main_mta_toeplitz_pre(%{{.*}}: memref<?x6x11xf32>, %{{.*}}: memref<?x6x80x64xf16>)
 // PRE: func.func private @main_mta_kernel(
