@@ -40,7 +40,10 @@
 // else pass 1 (LSE per row, base 2, [B, H, T]) and pass 2 (exact
 // probabilities on the row tile above too when the post conv has rows
 // above, the post stencil, Mask_0 on the output, the post mix, P V as a
-// plain sum). The head norm and its gate are the epilogue.
+// plain sum). The head norm and its gate are the epilogue. The two passes
+// split each query tile's key walk in kSplits parts, a program each
+// (split-K), which `<func>_mta_lse_merge` and `<func>_mta_output_merge`
+// merge (the latter with the norm).
 //
 // RoPE: launchRopeGpuSplit's kernels rotate q and k first
 // (RopeToBlockGpu.cpp), each into a 16-bit pair hi + lo of the f32
