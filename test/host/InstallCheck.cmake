@@ -2,7 +2,9 @@
 # prefix, configure examples/host against it with find_package(attn) as an
 # outside project, build and run both programs (each checks itself against
 # a naive loop and exits non-zero on a mismatch).
-# -D: ATTN_BUILD_DIR, ATTN_SOURCE_DIR, WORK_DIR.
+# -D: ATTN_BUILD_DIR, ATTN_SOURCE_DIR, WORK_DIR, ATTN_STATIC_LLVM (a static
+# build installs no C++ API: attnConfig.cmake sets attn_CXX_API off, so
+# only host_c is built and run).
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -29,10 +31,17 @@ endif()
 run(${CMAKE_COMMAND} -S ${ATTN_SOURCE_DIR}/examples/host -B ${WORK_DIR}/build
     ${gen} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-if(NOT EXISTS ${WORK_DIR}/build/host_cpp)
-  message(FATAL_ERROR "host_cpp was not built (attn_CXX_API off?)")
+if(ATTN_STATIC_LLVM)
+  if(EXISTS ${WORK_DIR}/build/host_cpp)
+    message(FATAL_ERROR "host_cpp was built against a static build's "
+                        "install, which has no C++ API")
+  endif()
+else()
+  if(NOT EXISTS ${WORK_DIR}/build/host_cpp)
+    message(FATAL_ERROR "host_cpp was not built (attn_CXX_API off?)")
+  endif()
+  run(${WORK_DIR}/build/host_cpp)
 endif()
-run(${WORK_DIR}/build/host_cpp)
 run(${WORK_DIR}/build/host_c)
 # The installed tool runs too (RUNPATH to its libraries).
 run(${prefix}/bin/attn-run --help)
