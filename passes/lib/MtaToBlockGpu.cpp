@@ -1309,8 +1309,10 @@ void MtaGpuHost::launch(Kind kind, StringRef suffix,
   func::FuncOp kernel = createBlockKernel(plan.op, symbols, suffix, types);
   kernel->setAttr("attn_block.num_warps", b.getI64IntegerAttr(kGpuWarps));
   Type elt = cast<ShapedType>(plan.op.getQ().getType()).getElementType();
-  MtaGpuKernel(plan, kind, mmaStencil(kind), toeStages(kind), kernel, index,
-               elt)
+  // The merges allocate no buffers: no stencil form to choose.
+  const bool merge = kind == Kind::LseMerge || kind == Kind::OutputMerge;
+  MtaGpuKernel(plan, kind, !merge && mmaStencil(kind),
+               merge ? 1 : toeStages(kind), kernel, index, elt)
       .build();
   blk::LaunchOp::create(b, loc, kernel.getName(), gx, gy, values);
 }
