@@ -212,9 +212,9 @@ void stripOp(Operation *op, SmallVectorImpl<Operation *> &made) {
     scan.getScratchMutable().clear();
     return;
   } else if (!isa<blk::AsyncWaitOp, blk::BarrierOp, blk::FenceAsyncSharedOp,
-                  blk::GriddepWaitOp, blk::MbarrierInitOp,
-                  blk::MbarrierExpectOp, blk::MbarrierArriveOp,
-                  blk::MbarrierWaitOp>(op)) {
+                  blk::GriddepWaitOp, blk::LaunchDependentsOp,
+                  blk::MbarrierInitOp, blk::MbarrierExpectOp,
+                  blk::MbarrierArriveOp, blk::MbarrierWaitOp>(op)) {
     return;
   }
   op->erase();

@@ -337,6 +337,17 @@ struct GriddepWaitToNvvm : OpConversionPattern<blk::GriddepWaitOp> {
   }
 };
 
+/// griddepcontrol.launch_dependents.
+struct LaunchDependentsToNvvm : OpConversionPattern<blk::LaunchDependentsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::LaunchDependentsOp op, OpAdaptor,
+                                ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::GriddepcontrolOp>(
+        op, NVVM::GridDepActionKind::launch_dependents);
+    return success();
+  }
+};
+
 } // namespace
 
 NonNegativeRowCopies
@@ -367,12 +378,12 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::AsyncCopyOp op,
     return "cp.async is lowered into 2-D #attn_block.shared, "
            "#attn_block.nvmma_shared or #attn_block.padded_shared buffers";
   if (isa<blk::NvmmaSharedLayoutAttr>(buf.getEncoding()) &&
-      (!isSwizzle128(buf.getEncoding(), buf.getElementType(),
-                     buf.getShape()[1]) ||
+      (!isWgmmaShared(buf.getEncoding(), buf.getElementType(),
+                      buf.getShape()[1]) ||
        buf.getShape()[0] % 8 != 0))
-    return "cp.async into #attn_block.nvmma_shared is lowered for the "
-           "128-byte swizzle of 16-bit tiles of 8 * k rows and 64 * n "
-           "columns";
+    return "cp.async into #attn_block.nvmma_shared is lowered for 16-bit "
+           "tiles of 8 * k rows in the 128-byte swizzle (64 * n columns) or "
+           "interleaved (swizzleBytes = 0, 8 * n columns)";
   if (op.getPadding().convertToDouble() != 0.0)
     return "cp.async zero-fills: padding must be 0";
   unsigned bits = buf.getElementType().getIntOrFloatBitWidth();
@@ -406,5 +417,6 @@ void mlir::attn::blockgpu::populateAsyncCopyPatterns(
   patterns.add<LocalAllocToView>(tc, ctx, offsets);
   patterns.add<AsyncCopyToCpAsync>(tc, ctx, nonNegativeRows, numThreads);
   patterns.add<LocalIndexToOffset, LocalSubviewToOffset, CommitToCreateGroup,
-               WaitToWaitGroup, BarrierToGpu, GriddepWaitToNvvm>(tc, ctx);
+               WaitToWaitGroup, BarrierToGpu, GriddepWaitToNvvm,
+               LaunchDependentsToNvvm>(tc, ctx);
 }

@@ -152,11 +152,12 @@ std::string unsupported(Operation *op,
     if (isa<blk::NvmmaSharedLayoutAttr>(ld.getType().getEncoding())) {
       auto buf = ld.getBuffer().getType();
       if (buf.getRank() != 2 ||
-          !isSwizzle128(bufEnc, buf.getElementType(), buf.getShape()[1]) ||
+          !isWgmmaShared(bufEnc, buf.getElementType(), buf.getShape()[1]) ||
           buf.getShape()[0] % 8 != 0)
-        return "wgmma descriptors are lowered for 2-D 16-bit buffers in the "
-               "128-byte swizzle (#attn_block.nvmma_shared<swizzleBytes = "
-               "128, transposed = false>) of 8 * k rows and 64 * n columns";
+        return "wgmma descriptors are lowered for 2-D 16-bit buffers of 8 * "
+               "k rows in the 128-byte swizzle (#attn_block.nvmma_shared<"
+               "swizzleBytes = 128, transposed = false>, 64 * n columns) or "
+               "interleaved (swizzleBytes = 0, 8 * n columns)";
       return "";
     }
     if (!isa<blk::DotOperandLayoutAttr>(ld.getType().getEncoding()))
@@ -202,7 +203,8 @@ std::string unsupported(Operation *op,
   }
   if (isa<blk::ProgramIdOp, blk::LocalAllocOp, blk::LocalIndexOp,
           blk::AsyncCommitGroupOp, blk::AsyncWaitOp, blk::BarrierOp,
-          blk::FenceAsyncSharedOp, blk::GriddepWaitOp, blk::IotaOp>(op))
+          blk::FenceAsyncSharedOp, blk::GriddepWaitOp, blk::LaunchDependentsOp,
+          blk::IotaOp>(op))
     return "";
   if (isa_and_nonnull<blk::AttnBlockDialect>(op->getDialect()))
     return "not lowered to the GPU yet";
@@ -224,7 +226,9 @@ int64_t assignShared(Operation *root, SharedOffsets &offsets) {
   int64_t total = 0;
   root->walk([&](blk::LocalAllocOp op) {
     int64_t align = 16;
-    if (isa<blk::NvmmaSharedLayoutAttr>(op.getType().getEncoding())) {
+    // The interleaved layout (swizzleBytes = 0) needs 16-byte bounds only.
+    auto nv = dyn_cast<blk::NvmmaSharedLayoutAttr>(op.getType().getEncoding());
+    if (nv && nv.getSwizzleBytes() != 0) {
       offsets.alignedBase = true;
       align = kSharedAlign;
     }

@@ -58,6 +58,35 @@ bool inShared(Value tile) {
       cast<RankedTensorType>(tile.getType()).getEncoding());
 }
 
+/// Whether `op`'s only use is as the accumulator of a wgmma dot of the
+/// same shape in its block: then `op` is not committed or waited for; its
+/// mma_async joins that dot's group, and the accumulators pass between them
+/// without a fence (PTX orders accumulator accesses across wgmma.mma_async
+/// of one shape), so the tensor cores run both back to back (FoX's key
+/// term, then Q K^T).
+bool chainsIntoNextDot(blk::DotOp op) {
+  if (!op.getResult().hasOneUse())
+    return false;
+  OpOperand &use = *op.getResult().getUses().begin();
+  auto next = dyn_cast<blk::DotOp>(use.getOwner());
+  return next && use.get() == next.getAcc() && next.getAcc() != next.getA() &&
+         next->getBlock() == op->getBlock() &&
+         next.getAcc().getType() == op.getAcc().getType();
+}
+
+/// Whether `op`'s accumulator comes from a dot chained into it.
+bool chainedFromDot(blk::DotOp op) {
+  auto prev = op.getAcc().getDefiningOp<blk::DotOp>();
+  return prev && chainsIntoNextDot(prev);
+}
+
+/// B read from an interleaved (unswizzled) buffer.
+bool interleavedB(blk::DotOp op) {
+  auto nv =
+      dyn_cast<blk::NvmmaSharedLayoutAttr>(op.getB().getType().getEncoding());
+  return nv && nv.getSwizzleBytes() == 0;
+}
+
 /// Whether `acc` is a splat of +0.0 (D = A B needs no accumulator).
 bool isZeroSplat(Value acc) {
   auto splat = acc.getDefiningOp<tensor::SplatOp>();
@@ -120,8 +149,9 @@ struct DotToWgmmaPattern : OpConversionPattern<blk::DotOp> {
     // Registers written since the last wgmma: the accumulators (unless D
     // = A B) and the A fragments, packed pairs.
     const bool zeroAcc = isZeroSplat(op.getAcc());
+    const bool chainedIn = chainedFromDot(op);
     SmallVector<Value> regs;
-    if (!zeroAcc)
+    if (!zeroAcc && !chainedIn)
       regs.append(adaptor.getAcc().begin(), adaptor.getAcc().end());
     const size_t nAcc = regs.size();
     Value descA;
@@ -141,14 +171,23 @@ struct DotToWgmmaPattern : OpConversionPattern<blk::DotOp> {
         regs.push_back(vector::ExtractOp::create(rw, loc, cast, 0));
       }
     }
-    regs = wgmma::fence(rw, loc, regs);
+    // A chained-in dot with a shared A has no register to fence.
+    if (!chainedIn || !regs.empty())
+      regs = wgmma::fence(rw, loc, regs);
     SmallVector<Value> acc(regs.begin(), regs.begin() + nAcc);
+    if (chainedIn)
+      acc.assign(adaptor.getAcc().begin(), adaptor.getAcc().end());
     ArrayRef<Value> aRegs = ArrayRef<Value>(regs).drop_front(nAcc);
 
     const bool kMajorB = op.getTransposeB();
     const int64_t bRows = bType.getDimSize(0);
-    Value descB = wgmma::descriptor(rw, loc, address(adaptor.getB()),
-                                    kMajorB ? 16 : bRows * 128, 1024);
+    // An interleaved B (K-major, unswizzled: FoX's records): LBO the next
+    // 8 columns' core matrices (bRows * 16 bytes on), SBO the next 8 rows'.
+    const bool plainB = interleavedB(op);
+    Value descB = plainB ? wgmma::descriptor(rw, loc, address(adaptor.getB()),
+                                             bRows * 16, 128, /*swizzle=*/false)
+                         : wgmma::descriptor(rw, loc, address(adaptor.getB()),
+                                             kMajorB ? 16 : bRows * 128, 1024);
     const int64_t aRows = aType.getDimSize(0);
     for (int64_t ks = 0; ks < kt; ++ks) {
       auto kMajorStep = [&](int64_t rows) {
@@ -157,11 +196,18 @@ struct DotToWgmmaPattern : OpConversionPattern<blk::DotOp> {
       Value stepA =
           descA ? wgmma::advance(rw, loc, descA, kMajorStep(aRows)) : Value();
       Value stepB = wgmma::advance(rw, loc, descB,
-                                   kMajorB ? kMajorStep(bRows) : 16 * 128 * ks);
+                                   plainB    ? ks * bRows * 32
+                                   : kMajorB ? kMajorStep(bRows)
+                                             : 16 * 128 * ks);
       ArrayRef<Value> fragment =
           descA ? ArrayRef<Value>() : aRegs.slice(4 * ks, 4);
       acc = wgmma::mmaAsync(rw, loc, acc, n, half, fragment, stepA, stepB,
                             /*transB=*/!kMajorB);
+    }
+    if (chainsIntoNextDot(op)) {
+      // The next dot commits and waits for both (chainsIntoNextDot).
+      rw.replaceOpWithMultiple(op, {acc});
+      return success();
     }
     wgmma::commit(rw, loc);
     // The A fragments must stay untouched until the wait too.
@@ -193,6 +239,13 @@ std::string mlir::attn::blockgpu::unsupportedWgmmaReason(blk::DotOp op) {
   if (!inShared(op.getB()))
     return "wgmma reads its B operand from shared memory (a local_load "
            "into an #attn_block.nvmma_shared tile)";
+  if (interleavedB(op) && !op.getTransposeB())
+    return "wgmma reads an interleaved (swizzleBytes = 0) B K-major only: "
+           "a transpose_b dot";
+  if (inShared(op.getA()) &&
+      cast<blk::NvmmaSharedLayoutAttr>(op.getA().getType().getEncoding())
+              .getSwizzleBytes() != 128)
+    return "wgmma reads a shared A in the 128-byte swizzle";
   if (!op.getB().getDefiningOp<blk::LocalLoadOp>() ||
       (inShared(op.getA()) && !op.getA().getDefiningOp<blk::LocalLoadOp>()))
     return "a shared wgmma operand must be a local_load of its buffer";

@@ -218,12 +218,30 @@ bool mlir::attn::blockgpu::isSwizzle128(Attribute sharedLayout, Type elt,
          elt.getIntOrFloatBitWidth() == 16 && width % 64 == 0;
 }
 
+bool mlir::attn::blockgpu::isInterleaved(Attribute sharedLayout, Type elt,
+                                         int64_t width) {
+  auto nv = dyn_cast_or_null<blk::NvmmaSharedLayoutAttr>(sharedLayout);
+  return nv && nv.getSwizzleBytes() == 0 && !nv.getTransposed() &&
+         elt.getIntOrFloatBitWidth() == 16 && width % 8 == 0;
+}
+
 Value mlir::attn::blockgpu::swizzledOffset(OpBuilder &b, Location loc,
                                            Attribute sharedLayout, Value row,
                                            Value col, int64_t width,
                                            int64_t rows) {
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  if (isa<blk::NvmmaSharedLayoutAttr>(sharedLayout)) {
+  auto nv = dyn_cast<blk::NvmmaSharedLayoutAttr>(sharedLayout);
+  if (nv && nv.getSwizzleBytes() == 0) {
+    // Interleaved: chunk col / 8 of all rows, then the next chunk.
+    Value chunk = arith::DivUIOp::create(b, loc, col, c(8));
+    return arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc,
+                              arith::MulIOp::create(b, loc, chunk, c(rows * 8)),
+                              arith::MulIOp::create(b, loc, row, c(8))),
+        arith::RemUIOp::create(b, loc, col, c(8)));
+  }
+  if (nv) {
     // 128-byte swizzle, 16-bit elements: panel col / 64 of [rows][64],
     // chunk (col % 64) / 8 of row r at chunk ^ (r % 8).
     Value panel = arith::DivUIOp::create(b, loc, col, c(64));
@@ -319,9 +337,11 @@ Value SwizzledAddresses::at(int64_t dr, int64_t dc) {
 
 std::pair<int64_t, int64_t>
 mlir::attn::blockgpu::swizzlePeriod(Attribute sharedLayout, int64_t width) {
-  // nvmma_shared: the chunk ^ (row % 8) of [rows][64] panels.
-  if (isa<blk::NvmmaSharedLayoutAttr>(sharedLayout))
-    return {8, 8 * 64};
+  // nvmma_shared: the chunk ^ (row % 8) of [rows][64] panels; without
+  // swizzle, a row's chunk is 8 elements past the row before's.
+  if (auto nv = dyn_cast<blk::NvmmaSharedLayoutAttr>(sharedLayout))
+    return nv.getSwizzleBytes() == 0 ? std::pair<int64_t, int64_t>{1, 8}
+                                     : std::pair<int64_t, int64_t>{8, 8 * 64};
   if (auto p = dyn_cast<blk::PaddedSharedLayoutAttr>(sharedLayout))
     return {1, p.getRowStride()};
   auto s = cast<blk::SharedLayoutAttr>(sharedLayout);

@@ -123,6 +123,19 @@ std::pair<int64_t, int64_t> swizzlePeriod(Attribute sharedLayout,
 /// lowers for `elt` rows of `width` elements.
 bool isSwizzle128(Attribute sharedLayout, Type elt, int64_t width);
 
+/// Whether `sharedLayout` is #attn_block.nvmma_shared<swizzleBytes = 0>
+/// (wgmma's interleaved layout, no swizzle) this backend lowers for `elt`
+/// rows of `width` elements: 16-bit elements, rows of whole 16-byte
+/// chunks; chunk k of row r at (k * rows + r) * 16 bytes, so that every
+/// 8 rows of a chunk are one contiguous 8 x 16-byte core matrix.
+bool isInterleaved(Attribute sharedLayout, Type elt, int64_t width);
+
+/// Either wgmma layout above.
+inline bool isWgmmaShared(Attribute sharedLayout, Type elt, int64_t width) {
+  return isSwizzle128(sharedLayout, elt, width) ||
+         isInterleaved(sharedLayout, elt, width);
+}
+
 } // namespace mlir::attn::blockgpu
 
 #endif // ATTN_CODEGEN_GPU_LAYOUTUTILS_H

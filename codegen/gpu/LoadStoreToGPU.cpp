@@ -4,8 +4,9 @@
 // registers it holds, adjacent column pairs as one 2-element vector store,
 // guarded per row (rows outside the memref are dropped; a thread's
 // registers sit on a few rows, so one scf.if covers each). Columns must lie
-// inside the memref statically (a tile as wide as the memref's static dim,
-// starting at column 0), or the store is `in_bounds` (any columns of a
+// inside the memref statically (from a constant column, within the
+// memref's static dim: the rope kernels' column halves), or the store is
+// `in_bounds` (any columns of a
 // scratch the lowering sized itself: MTA's head mixes store column chunks). A
 // 1-D tile in a slice layout (MTA's per-head row statistics, its log-sum-exp)
 // or a 1-D blocked layout (the gate prefix's G') stores each register as one
@@ -17,16 +18,16 @@
 // outside the memref (one test per thread takes unguarded loads when its
 // whole slice is inside, as on every key tile but the last). A 2-D tile in an
 // mma accumulator layout (PaTH's f32 transport starts from q and k there) is
-// the store's inverse: rows bounds-checked, columns the memref's whole
-// static dim; or, for a tile narrower than that dim or at a column other
-// than 0 (MTA's stencil reads its score tile shifted by each tap), every
-// register's column bounds-checked too (a clamped address and a select, no
-// branch). `in_bounds` (a scratch the lowering sized itself) drops every
-// guard, of 2-D loads and stores alike, and takes column pairs as one
-// aligned vector load or store where the scratch's row length and the
-// tile's first column are even (pairsAligned). Operand tiles (Q, K, V) come
-// through shared memory (async_copy); other global loads into register layouts
-// are refused.
+// the store's inverse: rows bounds-checked, columns statically inside the
+// memref as for stores; or, for a tile at a column not known statically (MTA's
+// stencil reads its score tile shifted by each tap), every register's column
+// bounds-checked too (a clamped address and a select, no branch). `in_bounds`
+// (a scratch the lowering sized itself) drops every guard, of 2-D loads and
+// stores alike. Column pairs are one aligned vector load or store where the row
+// length and the tile's first column are even (pairsAligned: kernel buffers are
+// 16-byte aligned) and, for guarded loads, the columns statically inside.
+// Operand tiles (Q, K, V) come through shared memory (async_copy); other global
+// loads into register layouts are refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +48,36 @@ using namespace mlir;
 using namespace mlir::attn::blockgpu;
 namespace blk = mlir::attn_block;
 
+/// Whether a 2-D tile at `indices` lies inside `mem`'s static columns:
+/// a constant first column c >= 0 with c + the tile's columns <= the dim
+/// (the whole dim at 0, or a window: the rope kernels' column halves).
+/// The first column may also be the induction variable of an scf.for with
+/// constant bounds and step, all of whose values are such a column (the
+/// rope table's column chunks).
+static bool columnsInside(MemRefType mem, RankedTensorType type,
+                          ValueRange indices, ArrayRef<int64_t> dims) {
+  int64_t n = mem.getDimSize(dims[1]);
+  if (ShapedType::isDynamic(n))
+    return false;
+  auto inside = [&](int64_t lo, int64_t hi) {
+    return lo >= 0 && hi + type.getDimSize(1) <= n;
+  };
+  Value col = indices[dims[1]];
+  APInt c, lb, ub, st;
+  if (matchPattern(col, m_ConstantInt(&c)))
+    return inside(c.getSExtValue(), c.getSExtValue());
+  scf::ForOp loop = scf::getForInductionVarOwner(col);
+  if (!loop || !matchPattern(loop.getLowerBound(), m_ConstantInt(&lb)) ||
+      !matchPattern(loop.getUpperBound(), m_ConstantInt(&ub)) ||
+      !matchPattern(loop.getStep(), m_ConstantInt(&st)) ||
+      st.getSExtValue() < 1)
+    return false;
+  const int64_t lo = lb.getSExtValue(), hi = ub.getSExtValue();
+  if (hi <= lo)
+    return true; // no iteration
+  return inside(lo, lo + (hi - lo - 1) / st.getSExtValue() * st.getSExtValue());
+}
+
 std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
   auto type = op.getValue().getType();
   auto mem = cast<MemRefType>(op.getBase().getType());
@@ -59,10 +90,9 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
   int64_t colDim = op.getDims()[1];
   if (op.getInBounds())
     return "";
-  if (!matchPattern(op.getIndices()[colDim], m_Zero()) ||
-      mem.getDimSize(colDim) != type.getDimSize(1))
-    return "the tile's columns must be the memref's whole static dim " +
-           std::to_string(colDim);
+  if (!columnsInside(mem, type, op.getIndices(), op.getDims()))
+    return "the tile's columns must lie inside the memref's static dim " +
+           std::to_string(colDim) + " from a constant column";
   return "";
 }
 
@@ -80,15 +110,16 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::LoadOp op) {
 
 namespace {
 
-/// Whether an in_bounds access of a 2-D mma accumulator tile at `idx` may
-/// take its column pairs as vectors aligned to the pair's size: the memref
-/// is a scratch the lowering allocated (in_bounds; its base is the
-/// allocator's, 256-byte aligned), row-major with the tile's columns
+/// Whether an access of a 2-D mma accumulator tile at `idx` may take its
+/// column pairs as vectors aligned to the pair's size: every buffer a GPU
+/// kernel gets is 16-byte aligned (the runtime's CUDA launch refuses other
+/// pointers, KernelSupport.cpp checkLaunch, and allocates its scratch
+/// 256-byte aligned), and the memref is row-major with the tile's columns
 /// innermost, an even static row length and a first column even by
 /// construction (isEvenIndex; a thread's pairs start at even columns of
-/// the mma layout). Such loads
-/// and stores are one instruction per pair instead of two (the MTA head
-/// mixes read every source tile of the group).
+/// the mma layout). Such loads and stores are one instruction per pair
+/// instead of two (the MTA head mixes read every source tile of the group;
+/// the rope kernels and FoX's records kernel store bf16 pairs).
 /// Whether index `v` is even by construction: an even constant, the
 /// induction variable of an scf.for with an even lower bound and step, or a
 /// sum or product of such values (MTA's mixes walk column chunks in a loop).
@@ -111,8 +142,8 @@ bool isEvenIndex(Value v, int depth = 0) {
 }
 
 bool pairsAligned(MemRefType mem, RankedTensorType type, ValueRange indices,
-                  ArrayRef<int64_t> dims, bool inBounds) {
-  if (!inBounds || !isa<blk::MmaLayoutAttr>(type.getEncoding()) ||
+                  ArrayRef<int64_t> dims) {
+  if (!isa<blk::MmaLayoutAttr>(type.getEncoding()) ||
       !mem.getLayout().isIdentity() || dims[1] != mem.getRank() - 1)
     return false;
   int64_t rowLength = mem.getDimSize(dims[1]);
@@ -236,8 +267,7 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
     Value pad = arith::ConstantOp::create(
         rw, loc, rw.getFloatAttr(elt, op.getPadding().convertToDouble()));
     auto mem = cast<MemRefType>(op.getBase().getType());
-    const bool wholeRows = matchPattern(op.getIndices()[dims[1]], m_Zero()) &&
-                           mem.getDimSize(dims[1]) == type.getDimSize(1);
+    const bool wholeRows = columnsInside(mem, type, op.getIndices(), dims);
     Value colLimit = memref::DimOp::create(rw, loc, base, dims[1]);
     std::map<int64_t, SmallVector<int64_t>> byRow;
     for (auto [i, o] : llvm::enumerate(map->offsets))
@@ -262,8 +292,7 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
     // in_bounds (a scratch the lowering sized itself): no guard at all,
     // and aligned column pairs as one vector load.
     if (op.getInBounds()) {
-      const bool aligned =
-          pairsAligned(mem, type, op.getIndices(), dims, /*inBounds=*/true);
+      const bool aligned = pairsAligned(mem, type, op.getIndices(), dims);
       const auto &offs = map->offsets;
       for (size_t i = 0; i < offs.size(); ++i) {
         SmallVector<Value> at = idx;
@@ -284,6 +313,7 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
       rw.replaceOpWithMultiple(op, {regs});
       return success();
     }
+    const bool pairs = pairsAligned(mem, type, op.getIndices(), dims);
     for (auto &[dr, list] : byRow) {
       Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
       Value ok = arith::AndIOp::create(
@@ -294,11 +324,22 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
       OpBuilder::InsertionGuard g(rw);
       rw.setInsertionPointToStart(guard.thenBlock());
       SmallVector<Value> loaded;
-      for (int64_t i : list) {
+      for (size_t k = 0; k < list.size(); ++k) {
+        int64_t i = list[k], dc = map->offsets[i][1];
         SmallVector<Value> at = idx;
         at[dims[0]] = row;
-        at[dims[1]] =
-            arith::AddIOp::create(rw, loc, col0, c(map->offsets[i][1]));
+        at[dims[1]] = arith::AddIOp::create(rw, loc, col0, c(dc));
+        // Columns statically inside: an aligned pair is one vector load.
+        if (wholeRows && pairs && k + 1 < list.size() && dc % 2 == 0 &&
+            map->offsets[list[k + 1]][1] == dc + 1) {
+          Value v = vector::LoadOp::create(rw, loc, VectorType::get({2}, elt),
+                                           base, at, /*nontemporal=*/false,
+                                           pairAlign(elt, true));
+          loaded.push_back(vector::ExtractOp::create(rw, loc, v, 0));
+          loaded.push_back(vector::ExtractOp::create(rw, loc, v, 1));
+          ++k;
+          continue;
+        }
         loaded.push_back(loadAt(at));
       }
       scf::YieldOp::create(rw, loc, loaded);
@@ -383,9 +424,9 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
       byRow[o[0]].push_back(i);
     using P = arith::CmpIPredicate;
     Type elt = type.getElementType();
-    llvm::MaybeAlign align = pairAlign(
-        elt, pairsAligned(cast<MemRefType>(op.getBase().getType()), type,
-                          op.getIndices(), dims, op.getInBounds()));
+    llvm::MaybeAlign align =
+        pairAlign(elt, pairsAligned(cast<MemRefType>(op.getBase().getType()),
+                                    type, op.getIndices(), dims));
     for (auto &[dr, list] : byRow) {
       Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
       OpBuilder::InsertionGuard g(rw);

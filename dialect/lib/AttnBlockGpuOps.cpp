@@ -77,6 +77,15 @@ LogicalResult GriddepWaitOp::verify() {
   return success();
 }
 
+LogicalResult LaunchDependentsOp::verify() {
+  Operation *fn = (*this)->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+  if (!fn || !fn->hasAttr(kKernelAttrName))
+    return emitOpError() << "lets the kernel after this one start early: it "
+                            "must be inside a function marked '"
+                         << kKernelAttrName << "'";
+  return success();
+}
+
 LogicalResult LocalLoadOp::verify() {
   return verifyTileMatchesBuffer(*this, getType(), getBuffer().getType());
 }

@@ -91,6 +91,9 @@ private:
     AffineExpr grid[2];
     int64_t threads, smem;
     SmallVector<Arg> args;
+    /// The kernel waits for the kernels before it (attn_block.griddep_wait
+    /// in its body), so it may be launched while they run.
+    bool waits = false;
   };
   struct Buffer {
     std::string name;
@@ -331,6 +334,7 @@ PlanBuilder::kernelOf(blk::LaunchOp launch, StringRef gmName,
            << " bytes of shared memory, " << target.name << " offers "
            << target.sharedBytes;
   k.threads = 32 * warps.getInt();
+  k.waits = !kernel.getBody().getOps<blk::GriddepWaitOp>().empty();
   k.name = SymbolRefAttr::get(StringAttr::get(ctx, gmName),
                               {FlatSymbolRefAttr::get(kernel.getNameAttr())});
   Value grid[2] = {launch.getGridX(), launch.getGridY()};
@@ -394,7 +398,7 @@ FailureOr<al::PlanAttr> PlanBuilder::build(StringRef gmName,
         AffineMapAttr::get(AffineMap::get(0, dims.size() + i, v, ctx)));
   for (const Buffer &buf : buffers)
     bufferAttrs.push_back(al::BufferAttr::get(ctx, buf.name, map(buf.bytes)));
-  for (const Kernel &k : launches) {
+  for (auto [i, k] : llvm::enumerate(launches)) {
     SmallVector<Attribute> args;
     for (const Arg &a : k.args)
       args.push_back(al::ArgAttr::get(ctx, a.kind, a.index,
@@ -402,7 +406,12 @@ FailureOr<al::PlanAttr> PlanBuilder::build(StringRef gmName,
     kernelAttrs.push_back(al::KernelAttr::get(
         ctx, k.name, map({k.grid[0], k.grid[1], b.getAffineConstantExpr(1)}),
         b.getDenseI64ArrayAttr({k.threads, 1, 1}), k.smem, b.getArrayAttr(args),
-        /*dependent=*/false));
+        // A kernel after the first that waits (griddep_wait at the top
+        // level of its body, so that every program waits and the grid's
+        // end implies the end of every kernel before it) starts while the
+        // one before it runs. The first kernel follows whatever the caller
+        // queued, which never lets it start early.
+        /*dependent=*/i > 0 && k.waits));
   }
   return al::PlanAttr::get(
       ctx, al::Device::cuda, b.getArrayAttr(dims), b.getArrayAttr(valueAttrs),

@@ -165,3 +165,11 @@ func.func @not_a_kernel() {
   attn_block.griddep_wait
   return
 }
+
+// -----
+
+func.func @not_a_kernel_either() {
+  // expected-error @+1 {{'attn_block.launch_dependents' op lets the kernel after this one start early: it must be inside a function marked 'attn_block.kernel'}}
+  attn_block.launch_dependents
+  return
+}

@@ -130,14 +130,17 @@ func.func @wgmma_step(%k: memref<?x?x?x64xbf16>, %acc: tensor<64x64xf32, #wg>)
 // A dependent kernel waits for the kernel before it right before it reads
 // what that kernel wrote; copies of its other inputs go out first. The
 // occupancy hint is a kernel attribute.
+// A prologue kernel lets the next one start first thing.
 // CHECK-LABEL: func.func @dependent
 // CHECK-SAME: attn_block.min_blocks_per_sm = 5 : i64
+// CHECK-NEXT: attn_block.launch_dependents
 // CHECK: attn_block.async_commit_group
 // CHECK-NEXT: attn_block.griddep_wait
 // CHECK-NEXT: attn_block.load
 func.func @dependent(%v: memref<?x?x?x64xbf16>, %g: memref<?x?x?xf32>)
     -> tensor<64xf32, #row>
     attributes {attn_block.kernel, attn_block.num_warps = 4 : i64, attn_block.min_blocks_per_sm = 5 : i64} {
+  attn_block.launch_dependents
   %c0 = arith.constant 0 : index
   %vb = attn_block.local_alloc : !attn_block.smem<64x64xbf16, #swz>
   %t = attn_block.async_copy %v[%c0, %c0, %c0, %c0] dims [2, 3] padding 0.0 into %vb : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #swz>

@@ -77,12 +77,12 @@ gpu.module @m {
 
 // -----
 
-// wgmma descriptors: the 128-byte swizzle only.
+// wgmma descriptors: the 128-byte swizzle or the interleaved layout only.
 #nv64 = #attn_block.nvmma_shared<swizzleBytes = 64, transposed = false>
 gpu.module @m {
   func.func private @k() attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
     %a = attn_block.local_alloc : !attn_block.smem<64x64xbf16, #nv64>
-    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.local_load': wgmma descriptors are lowered for 2-D 16-bit buffers in the 128-byte swizzle
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.local_load': wgmma descriptors are lowered for 2-D 16-bit buffers of 8 * k rows in the 128-byte swizzle {{.*}} or interleaved (swizzleBytes = 0, 8 * n columns)
     %at = attn_block.local_load %a : !attn_block.smem<64x64xbf16, #nv64> -> tensor<64x64xbf16, #nv64>
     return
   }
@@ -108,7 +108,7 @@ gpu.module @m {
   func.func private @k(%src: memref<?x?x?x32xbf16>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
     %c0 = arith.constant 0 : index
     %a = attn_block.local_alloc : !attn_block.smem<64x32xbf16, #nv>
-    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.async_copy': cp.async into #attn_block.nvmma_shared is lowered for the 128-byte swizzle of 16-bit tiles of 8 * k rows and 64 * n columns
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.async_copy': cp.async into #attn_block.nvmma_shared is lowered for 16-bit tiles of 8 * k rows in the 128-byte swizzle (64 * n columns) or interleaved (swizzleBytes = 0, 8 * n columns)
     %t = attn_block.async_copy %src[%c0, %c0, %c0, %c0] dims [2, 3] padding 0.0 into %a : memref<?x?x?x32xbf16> -> !attn_block.smem<64x32xbf16, #nv>
     return
   }

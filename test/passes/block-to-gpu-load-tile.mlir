@@ -14,15 +14,18 @@ gpu.module @m {
   // CHECK-LABEL: gpu.func @k
   // A [64, 16] tile over 4 warps: rows warp*16 + lane/4 (+8), columns
   // 2*(lane%4) (+1) of each n8 tile: two rows of 4 registers per thread.
+  // The columns lie inside the row (a constant first column): each
+  // register pair is one aligned 8-byte load (kernel buffers are 16-byte
+  // aligned, the row length and the pair's column even).
   // CHECK: %[[OK:.*]] = arith.andi
   // CHECK: scf.if %[[OK]] -> (f32, f32, f32, f32)
-  // CHECK-COUNT-4: memref.load
+  // CHECK-COUNT-2: vector.load {{.*}} {alignment = 8 : i64} : memref<?x16xf32>, vector<2xf32>
   // CHECK: } else {
   // CHECK-NEXT: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, f32, f32
   // CHECK: scf.if {{.*}} -> (f32, f32, f32, f32)
-  // CHECK-COUNT-4: memref.load
+  // CHECK-COUNT-2: vector.load
   // CHECK-NOT: memref.load
-  // CHECK: vector.store
+  // CHECK: vector.store {{.*}} {alignment = 8 : i64}
   // (The row comes from the program id: the flat-pointer ABI passes
   // memrefs and their sizes only.)
   func.func private @k(%src: memref<?x16xf32>, %dst: memref<?x16xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {

@@ -168,6 +168,23 @@ def AttnBlock_GriddepWaitOp : AttnBlock_Op<"griddep_wait", []> {
   let hasVerifier = 1;
 }
 
+def AttnBlock_LaunchDependentsOp
+    : AttnBlock_Op<"launch_dependents", []> {
+  let summary = "lets the next kernel start while this one runs";
+  let description = [{
+    griddepcontrol.launch_dependents (sm_90 and newer): once every program
+    of this kernel has passed it, the kernel after it in the stream may be
+    scheduled if it was launched dependent (programmatic dependent launch),
+    so its set-up overlaps this kernel's work; that kernel still waits
+    (griddep_wait) before it reads what this one writes. A prologue kernel
+    states it first thing. Without a dependent launch after it, nothing
+    happens; on the CPU (attn-block-strip-gpu) it vanishes. Only in an
+    `attn_block.kernel` function.
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 def AttnBlock_ConvertLayoutOp : AttnBlock_Op<"convert_layout", [Pure]> {
   let summary = "the same tile in another register layout";
   let description = [{
