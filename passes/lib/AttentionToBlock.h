@@ -47,15 +47,46 @@ std::string checkFlashGpuSupport(AttentionOp op, const BlockTarget &target,
 /// enters it in its symbol table. checkFlashGpuSupport must have accepted
 /// `op`. With RoPE, q and k must arrive rotated; with FoX, G' is the gate
 /// kernel's -gamma log2(e) cumsum(g) (GpuPlan.h).
+/// With `foxRecords` (usesFoxRecords) the kernel takes the records of
+/// launchFoxRecords after G' and starts each key tile's scores as ones x
+/// its record.
 func::FuncOp buildFlashGpuKernel(AttentionOp op, OpBuilder &mb, StringRef name,
-                                 const BlockTarget &target, int64_t blockN);
+                                 const BlockTarget &target, int64_t blockN,
+                                 bool foxRecords = false);
+
+/// FoX's key tile records (launchFoxRecords): kFoxRecordCols bf16 per key,
+/// written by programs of kFoxRecordKeys keys.
+constexpr int64_t kFoxRecordCols = 16, kFoxRecordKeys = 64;
+
+/// Whether the GPU-form flash kernel of `op` with `blockN`-key tiles takes
+/// FoX's key term from records: FoX, a positive scale (the row maxima are
+/// taken on raw scores) and blockN a multiple of kFoxRecordKeys.
+bool usesFoxRecords(AttentionOp op, int64_t blockN);
+
+/// FoX's key tile records for the flash kernel's S dots, from G'
+/// (launchGatePrefix's buffer): a GPU-form block kernel
+/// `<func>_fox_records` launched at `b` writes, for key j of each (batch,
+/// query head) row, u_j = (G'_j - G'_j0) / (scale log2 e) with j0 the
+/// first key of j's blockN tile, as three bf16 pieces hi + mid + lo in
+/// columns 0-2 of a [B, Hq, S, kFoxRecordCols] buffer (zeros after), which
+/// it returns. The flash kernel's S = Q K^T then accumulates onto ones x
+/// the record, one more k16 step on the tensor cores, where adding u_j per
+/// score cost a load, an fma and moves into every accumulator; the row
+/// term G'_j0 - G'_i joins the row maxima once per row and tile.
+/// `dependentLaunch`: it waits for the gate kernel (griddep_wait) and lets
+/// the flash kernel start early.
+Value launchFoxRecords(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
+                       Value gPrime, int64_t blockN, bool dependentLaunch);
 
 /// For the GPU form of FoX in attn-to-block (no GPU prologue kernels
 /// there): a GPU-form block kernel `<func>_gate_prefix` (one warp per
 /// (batch, query head) row, scalar code) computing the gate kernel's
 /// G' = -gamma log2(e) cumsum(g) (GpuPlan.h; f64 sums, f32 out), launched
 /// at `b`; returns the G' buffer. FlashToBlockGpu.cpp.
-Value launchGatePrefix(AttentionOp op, SymbolTable &symbols, OpBuilder &b);
+/// `dependentLaunch`: it lets the next kernel start early and waits for the
+/// kernels before it (launch_dependents, griddep_wait).
+Value launchGatePrefix(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
+                       bool dependentLaunch = false);
 
 /// For the GPU form of RoPE in attn-to-block (no GPU prologue kernels
 /// there): GPU-form block kernels `<func>_rope_table`, `<func>_rope_q` and
@@ -66,8 +97,11 @@ Value launchGatePrefix(AttentionOp op, SymbolTable &symbols, OpBuilder &b);
 /// [B, Hk, S, D], both of q's element type. Reads nothing of `op` but q, k
 /// and the RoPE attributes, so any lowering (flash, MTA) may call it; `op`
 /// must have RoPE and a static head dim D (the GPU forms' checks).
+/// `dependentLaunch`: each lets the next kernel start early, and the
+/// rotations wait for the table kernel (launch_dependents, griddep_wait).
 std::pair<Value, Value> launchRopeGpu(AttentionOp op, SymbolTable &symbols,
-                                      OpBuilder &b);
+                                      OpBuilder &b,
+                                      bool dependentLaunch = false);
 
 /// Rotated q and k as 16-bit pairs hi + lo of the f32 rotation (hi as
 /// launchRopeGpu's, lo = the rest rounded again).

@@ -377,7 +377,9 @@ struct AttnAttentionToGPUPass
             buildFlashGpuKernel(*att, kb, "attention", tgt, blockN);
         kernel->setAttr(mlir::attn_block::kAbiAttrName,
                         kb.getStringAttr("attention"));
-        // The direct kernel's occupancy hint (one rule: GpuPlan).
+        // The direct kernel's occupancy hint (one rule: GpuPlan), which
+        // the kernel sets itself where its own buffers allow it.
+        kernel->removeAttr(mlir::attn_block::kMinBlocksPerSmAttrName);
         if (int64_t blocks = plan->minBlocksPerSm())
           kernel->setAttr(mlir::attn_block::kMinBlocksPerSmAttrName,
                           kb.getI64IntegerAttr(blocks));

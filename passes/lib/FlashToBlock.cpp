@@ -278,9 +278,9 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
   if (cfg.target.gpu) {
     auto parent = op->getParentOfType<func::FuncOp>();
     OpBuilder mb(parent);
-    kernel = buildFlashGpuKernel(op, mb,
-                                 (parent.getName() + "_attention_kernel").str(),
-                                 cfg.target, cfg.blockN);
+    kernel = buildFlashGpuKernel(
+        op, mb, (parent.getName() + "_attention_kernel").str(), cfg.target,
+        cfg.blockN, usesFoxRecords(op, cfg.blockN));
     symbols.insert(kernel);
     blockM = cfg.target.blockM();
   } else {
@@ -292,13 +292,17 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
   // q and k rotated (RoPE) and G' (the gate prologue's output), not g.
   SmallVector<Value> args(tensors.size());
   if (cfg.target.gpu && op.getRopeTheta())
-    std::tie(args[0], args[1]) = launchRopeGpu(op, symbols, b);
+    std::tie(args[0], args[1]) =
+        launchRopeGpu(op, symbols, b, cfg.target.dependentLaunch);
   if (cfg.target.gpu && op.getG())
-    args[3] = launchGatePrefix(op, symbols, b);
+    args[3] = launchGatePrefix(op, symbols, b, cfg.target.dependentLaunch);
   for (auto [arg, v] : llvm::zip(args, tensors))
     if (!arg)
       arg = bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,
                                               /*read_only=*/true);
+  if (cfg.target.gpu && usesFoxRecords(op, cfg.blockN))
+    args.push_back(launchFoxRecords(op, symbols, b, args[3], cfg.blockN,
+                                    cfg.target.dependentLaunch));
   auto outType = bufferTypeOf(op.getResult());
   SmallVector<Value> dyn;
   Value bDim = tensor::DimOp::create(b, loc, op.getQ(), 0);

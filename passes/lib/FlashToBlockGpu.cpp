@@ -85,6 +85,10 @@ struct Layouts {
   /// (fence_async_shared after each wait).
   Attribute qLoad, kLoad, vLoad;
   bool asyncProxy = false;
+  /// FoX's key tile records (FoxRecords): their buffer, the tile
+  /// local_load makes of it (the B of S's first dot) and the A of that dot
+  /// (ones).
+  Attribute recShared, recLoad, recA;
 };
 
 Layouts makeLayouts(MLIRContext *ctx, const BlockTarget &t) {
@@ -100,6 +104,11 @@ Layouts makeLayouts(MLIRContext *ctx, const BlockTarget &t) {
   l.opP = l.opA;
   l.qLoad = l.opA;
   l.kLoad = l.vLoad = l.opB;
+  // [block_n, 16] records: the two 16-byte chunks of a row swap every 4
+  // rows, so the 8 rows of an ldmatrix hit distinct banks.
+  l.recShared = blk::SharedLayoutAttr::get(ctx, 8, 4, 2, {1, 0});
+  l.recLoad = l.opB;
+  l.recA = l.opA;
   return l;
 }
 
@@ -116,6 +125,10 @@ Layouts makeWgmmaLayouts(MLIRContext *ctx, const BlockTarget &t, int64_t bn,
   l.shared = blk::NvmmaSharedLayoutAttr::get(ctx, 128, false);
   l.qLoad = l.kLoad = l.vLoad = l.shared;
   l.asyncProxy = true;
+  // Records read in place as interleaved 8 x 16-byte core matrices (no
+  // swizzle: 32-byte rows), ones from registers.
+  l.recShared = l.recLoad = blk::NvmmaSharedLayoutAttr::get(ctx, 0, false);
+  l.recA = blk::DotOperandLayoutAttr::get(ctx, 0, l.mma, 2);
   return l;
 }
 
@@ -216,7 +229,7 @@ struct FoxKeyTerm {
 
 /// Emits the GPU-form kernel for `op` into `kernel`'s body.
 void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
-                    int64_t bn) {
+                    int64_t bn, bool foxRecords) {
   MLIRContext *ctx = op.getContext();
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   Location loc = op.getLoc();
@@ -227,6 +240,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         v = body.getArgument(2), out = body.getArguments().back();
   // FoX: G' (see the file comment), indexed [b, h, position].
   Value gPrefix = op.getG() ? body.getArgument(3) : Value();
+  // FoxRecords: the records kernel's [B, Hq, S, 16] key tile records.
+  Value recs = foxRecords ? body.getArgument(4) : Value();
   auto qType = cast<MemRefType>(q.getType());
   int64_t d = qType.getDimSize(3);
   int64_t dv = cast<MemRefType>(v.getType()).getDimSize(3);
@@ -249,6 +264,13 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   int64_t window = op.getWindow().value_or(0);
   Value kvStart, kvEnd;
   std::tie(kvStart, kvEnd) = t.flashKeyRange(prog, mask, window, bm, c0);
+  // FoxRecords: a step's tile must be a records tile (its keys share the
+  // reference G'_j0), so a window's walk starts at the tile boundary at or
+  // before its first key; the keys before the window are masked like those
+  // of any tile before lastLo.
+  if (foxRecords && mask == MaskKind::sliding_window)
+    kvStart = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, kvStart, t.idx(bn)), t.idx(bn));
 
   // Shared buffers and the first two copy groups (Q; K/V tile 0).
   auto smem = [&](ArrayRef<int64_t> shape) {
@@ -265,14 +287,30 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
                                           elt, L.shared);
     return blk::LocalIndexOp::create(ob, loc, one, buf, stage);
   };
+  // FoxRecords: a key tile's record travels with its K tile (the same
+  // copy group, `stages` slots); keys past S read zeros.
+  Type bf16 = b.getBF16Type();
+  auto recSmem = [&](ArrayRef<int64_t> shape) {
+    return blk::SharedBufferType::get(ctx, shape, bf16, L.recShared);
+  };
+  Value sR = recs ? blk::LocalAllocOp::create(
+                        b, loc, recSmem({tg.stages, bn, kFoxRecordCols}))
+                  : Value();
+  auto recStage = [&](OpBuilder &ob, Value stage) -> Value {
+    return blk::LocalIndexOp::create(ob, loc, recSmem({bn, kFoxRecordCols}), sR,
+                                     stage);
+  };
   auto copyKV = [&](OpBuilder &ob, Value j0, Value stage) {
-    Value tk =
+    SmallVector<Value> tokens = {
         blk::AsyncCopyOp::create(ob, loc, k, ValueRange{bIdx, kh, j0, c0}, dims,
-                                 zeroPad, stageOf(ob, sK, stage));
-    Value tv =
+                                 zeroPad, stageOf(ob, sK, stage)),
         blk::AsyncCopyOp::create(ob, loc, v, ValueRange{bIdx, kh, j0, c0}, dims,
-                                 zeroPad, stageOf(ob, sV, stage));
-    blk::AsyncCommitGroupOp::create(ob, loc, ValueRange{tk, tv});
+                                 zeroPad, stageOf(ob, sV, stage))};
+    if (recs)
+      tokens.push_back(
+          blk::AsyncCopyOp::create(ob, loc, recs, ValueRange{bIdx, h, j0, c0},
+                                   dims, zeroPad, recStage(ob, stage)));
+    blk::AsyncCommitGroupOp::create(ob, loc, tokens);
   };
   // Dependent launch: the rope / gate kernels may still run. The index
   // math and the copies of inputs they do not write (v; q and k without
@@ -285,8 +323,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
     waited = true;
   };
   const bool rotated = op.getRopeTheta().has_value();
-  if (rotated)
-    waitOnce(); // q and k come from the rope kernels
+  if (rotated || recs)
+    waitOnce(); // q and k come from the rope kernels, records from theirs
   Value tq = blk::AsyncCopyOp::create(b, loc, q, ValueRange{bIdx, h, row0, c0},
                                       dims, zeroPad, sQ);
   blk::AsyncCommitGroupOp::create(b, loc, ValueRange{tq});
@@ -369,7 +407,7 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   // the bias, in the units of c S, is added per score after S is scaled.
   const bool biasPerScore = gPrefix && !rawMax;
   FoxKeyTerm fox;
-  if (gPrefix && rawMax)
+  if (gPrefix && rawMax && !recs)
     fox =
         FoxKeyTerm::build(b, loc, gPrefix, gRows, bIdx, h, qPos0, sLen, bm, c);
 
@@ -389,8 +427,31 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   for (Value buf : {sQ, sK, sV})
     smemBytes += cast<blk::SharedBufferType>(buf.getType()).getSizeInBytes();
   const bool carryG = fox && GpuPlan::blocksBySharedMemory(smemBytes) <= 2;
+  // The occupancy hint of the direct kernels (GpuPlan::occupancyHint):
+  // wgmma, and not with FoX's bias per score (G_j stays live).
+  if (sR)
+    smemBytes += cast<blk::SharedBufferType>(sR.getType()).getSizeInBytes();
+  if (tg.wgmma && !biasPerScore)
+    if (int64_t blocks = GpuPlan::occupancyHint(smemBytes, 32 * tg.warps))
+      kernel->setAttr(blk::kMinBlocksPerSmAttrName,
+                      b.getI64IntegerAttr(blocks));
   if (carryG)
     init.push_back(loadG(b, kvStart, bn, L.col));
+  // FoxRecords: G' at a key tile's first key (its records' reference),
+  // loaded a step ahead and carried; the index is clamped into the keys,
+  // since the last step loads for a tile that does not exist.
+  auto loadRef = [&](OpBuilder &ob, Value j0) -> Value {
+    Value at = arith::MinSIOp::create(
+        ob, loc, j0,
+        arith::MaxSIOp::create(ob, loc, c0,
+                               arith::SubIOp::create(ob, loc, sLen, c1)));
+    return memref::LoadOp::create(ob, loc, gPrefix, ValueRange{bIdx, h, at});
+  };
+  const size_t refSlot = init.size();
+  if (recs)
+    init.push_back(loadRef(b, kvStart));
+  Value ones = recs ? g.splatF(g.tile({bm, kFoxRecordCols}, bf16, L.recA), 1.0)
+                    : Value();
   auto loop = scf::ForOp::create(
       b, loc, kvStart, kvEnd, t.idx(bn), init,
       [&](OpBuilder &nb, Location, Value j0, ValueRange state) {
@@ -423,6 +484,22 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         Value sInit = ng.splatF(sTile, 0.0);
         if (fox)
           sInit = ng.bcast(fox.keyTerm(nb, gCols), 0, sTile);
+        // FoxRecords: S starts as ones x the record (u_j, see
+        // FoxRecords), the row term from the tile's reference G'_j0.
+        Value rowTerm = fox ? fox.rowTerm : Value();
+        Value refNext;
+        if (recs) {
+          Value rt = blk::LocalLoadOp::create(
+              nb, loc, ng.tile({bn, kFoxRecordCols}, bf16, L.recLoad),
+              recStage(nb, stage));
+          sInit = blk::DotOp::create(nb, loc, sTile, ones, rt, sInit,
+                                     nb.getUnitAttr());
+          rowTerm = n.sub(
+              tensor::SplatOp::create(nb, loc, rowTile, state[refSlot]), gRows);
+          refNext = loadRef(
+              nb, arith::AddIOp::create(nb, loc, j0, n.idx(bn),
+                                        arith::IntegerOverflowFlags::nsw));
+        }
         Value s =
             blk::DotOp::create(nb, loc, sTile, qa, kt, sInit, nb.getUnitAttr());
         if (!rawMax)
@@ -435,9 +512,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         // raw maxima times c: one multiply per row, as in the direct
         // kernel).
         Value rowMax = ng.reduce(blk::ReduceKind::max, s, L.row);
-        if (fox)
+        if (rowTerm)
           rowMax = math::FmaOp::create(nb, loc, rowMax, ng.splatF(rowTile, c),
-                                       fox.rowTerm);
+                                       rowTerm);
         else if (rawMax)
           rowMax = n.mul(rowMax, ng.splatF(rowTile, c));
         Value mNew = n.maxf(m, rowMax);
@@ -447,10 +524,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         Value p;
         if (rawMax) {
           // exp2(c s - m) as one fma per score.
-          Value negM =
-              ng.bcast(fox ? n.sub(fox.rowTerm, mSafe)
-                           : arith::NegFOp::create(nb, loc, mSafe).getResult(),
-                       1, sTile);
+          Value negM = ng.bcast(
+              rowTerm ? n.sub(rowTerm, mSafe)
+                      : arith::NegFOp::create(nb, loc, mSafe).getResult(),
+              1, sTile);
           p = n.exp2(
               math::FmaOp::create(nb, loc, s, ng.splatF(sTile, c), negM));
         } else {
@@ -474,6 +551,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         SmallVector<Value> yields = {mNew, lNew, accNew, next};
         if (carryG)
           yields.push_back(gNext);
+        if (recs)
+          yields.push_back(refNext);
         scf::YieldOp::create(nb, loc, yields);
       });
   blk::AsyncWaitOp::create(b, loc, ValueRange{}, 0);
@@ -526,7 +605,7 @@ std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
 }
 
 Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
-                                   OpBuilder &b) {
+                                   OpBuilder &b, bool dependentLaunch) {
   Location loc = op.getLoc();
   Value g = op.getG();
   auto gType = cast<RankedTensorType>(g.getType());
@@ -549,6 +628,13 @@ Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
     OpBuilder kb = OpBuilder::atBlockBegin(&kernel.getBody().front());
     TileBuilder t(kb, loc);
     MLIRContext *ctx = kb.getContext();
+    // Dependent launch: the kernel after this one may set up while it
+    // runs; this one waits for the kernels before it (the rope kernels),
+    // so that its end implies theirs (BlockLaunchPlan.cpp).
+    if (dependentLaunch) {
+      blk::LaunchDependentsOp::create(kb, loc);
+      blk::GriddepWaitOp::create(kb, loc);
+    }
     auto blocked =
         blk::BlockedLayoutAttr::get(ctx, {kKeysPerThread}, {32}, {kWarps}, {0});
     auto tile = [&](Type e) {
@@ -606,10 +692,109 @@ Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
   return out;
 }
 
+bool mlir::attn::usesFoxRecords(AttentionOp op, int64_t blockN) {
+  return op.getG() && op.getScaleOrDefault() > 0 &&
+         blockN % kFoxRecordKeys == 0;
+}
+
+/// The records buffer's type: [B, Hq, S, kFoxRecordCols] bf16.
+static MemRefType foxRecordsType(AttentionOp op) {
+  auto shape =
+      llvm::to_vector(cast<ShapedType>(op.getG().getType()).getShape());
+  shape.push_back(kFoxRecordCols);
+  return MemRefType::get(shape, BFloat16Type::get(op.getContext()));
+}
+
+Value mlir::attn::launchFoxRecords(AttentionOp op, SymbolTable &symbols,
+                                   OpBuilder &b, Value gPrime, int64_t blockN,
+                                   bool dependentLaunch) {
+  Location loc = op.getLoc();
+  auto gType = cast<MemRefType>(gPrime.getType());
+  MemRefType recType = foxRecordsType(op);
+  func::FuncOp kernel =
+      createBlockKernel(op, symbols, "fox_records", {gType, recType});
+  // One program of 4 warps per kFoxRecordKeys keys of a (batch, query
+  // head) row: u_j = (G'_j - G'_j0) / c for j0 the first key of j's
+  // blockN tile (the same for all of the program's keys, blockN being a
+  // multiple of kFoxRecordKeys), split into bf16 hi + mid + lo (24 bits,
+  // f32's), in columns 0-2 of j's record row, zeros in 3-15. Built in the
+  // accumulator layout of the mma tiles, whose loads and stores the
+  // backend has.
+  constexpr int64_t kWarps = kFoxRecordKeys / 16;
+  kernel->setAttr("attn_block.num_warps", b.getI64IntegerAttr(kWarps));
+  {
+    OpBuilder kb = OpBuilder::atBlockBegin(&kernel.getBody().front());
+    TileBuilder t(kb, loc);
+    GpuTiles g{kb, loc};
+    MLIRContext *ctx = kb.getContext();
+    auto mma = blk::MmaLayoutAttr::get(ctx, 2, {kWarps, 1}, {16, 8});
+    auto rowEnc = blk::SliceLayoutAttr::get(ctx, 1, mma);
+    auto colEnc = blk::SliceLayoutAttr::get(ctx, 0, mma);
+    if (dependentLaunch) {
+      blk::LaunchDependentsOp::create(kb, loc);
+      blk::GriddepWaitOp::create(kb, loc);
+    }
+    Value gp = kernel.getArgument(0), rec = kernel.getArgument(1);
+    auto imul = [&](Value x, int64_t k) -> Value {
+      return arith::MulIOp::create(kb, loc, x, t.idx(k));
+    };
+    Value j = imul(blk::ProgramIdOp::create(kb, loc, 0), kFoxRecordKeys);
+    Value row = blk::ProgramIdOp::create(kb, loc, 1);
+    Value hq = memref::DimOp::create(kb, loc, gp, 1);
+    Value bIdx = arith::DivUIOp::create(kb, loc, row, hq);
+    Value h = arith::RemUIOp::create(kb, loc, row, hq);
+    Value j0 = imul(arith::DivUIOp::create(kb, loc, j, t.idx(blockN)), blockN);
+    Value ref = memref::LoadOp::create(kb, loc, gp, ValueRange{bIdx, h, j0});
+    const double c = op.getScaleOrDefault() * 1.4426950408889634;
+    constexpr int64_t n = kFoxRecordKeys, w = kFoxRecordCols;
+    Type f32 = kb.getF32Type(), bf16 = kb.getBF16Type();
+    auto rowType = g.tile({n}, f32, rowEnc);
+    Value gj = blk::LoadOp::create(kb, loc, rowType, gp, ValueRange{bIdx, h, j},
+                                   kb.getDenseI64ArrayAttr({2}),
+                                   kb.getF64FloatAttr(0.0));
+    Value u =
+        t.mul(t.sub(gj, g.splat(rowType, ref)), g.splatF(rowType, 1.0 / c));
+    Value u2 = g.bcast(u, 1, g.tile({n, w}, f32, mma));
+    Value hi = t.convert(u2, bf16);
+    Value r1 = t.sub(u2, t.toF32(hi));
+    Value mid = t.convert(r1, bf16);
+    Value lo = t.convert(t.sub(r1, t.toF32(mid)), bf16);
+    auto iTile = g.tile({n, w}, kb.getI64Type(), mma);
+    Value cols =
+        g.bcast(blk::IotaOp::create(
+                    kb, loc, g.tile({w}, kb.getI64Type(), colEnc), t.idx(0)),
+                0, iTile);
+    auto isCol = [&](int64_t k) {
+      return t.cmpi(arith::CmpIPredicate::eq, cols,
+                    g.splatIdx(iTile, t.idx(k)));
+    };
+    Value x = t.select(isCol(2), lo, g.splatF(g.tile({n, w}, bf16, mma), 0.0));
+    x = t.select(isCol(1), mid, x);
+    x = t.select(isCol(0), hi, x);
+    blk::StoreOp::create(kb, loc, x, rec, ValueRange{bIdx, h, j, t.idx(0)},
+                         kb.getDenseI64ArrayAttr({2, 3}));
+    func::ReturnOp::create(kb, loc);
+  }
+  SmallVector<Value> dyn;
+  for (int64_t i = 0; i < 3; ++i)
+    if (recType.isDynamicDim(i))
+      dyn.push_back(memref::DimOp::create(b, loc, gPrime, i));
+  Value out = memref::AllocOp::create(b, loc, recType, dyn);
+  Value sLen = memref::DimOp::create(b, loc, gPrime, 2);
+  Value rows =
+      arith::MulIOp::create(b, loc, memref::DimOp::create(b, loc, gPrime, 0),
+                            memref::DimOp::create(b, loc, gPrime, 1));
+  Value tiles = arith::CeilDivUIOp::create(
+      b, loc, sLen, arith::ConstantIndexOp::create(b, loc, kFoxRecordKeys));
+  blk::LaunchOp::create(b, loc, kernel.getName(), tiles, rows,
+                        ValueRange{gPrime, out});
+  return out;
+}
+
 func::FuncOp mlir::attn::buildFlashGpuKernel(AttentionOp op, OpBuilder &mb,
                                              StringRef name,
                                              const BlockTarget &target,
-                                             int64_t blockN) {
+                                             int64_t blockN, bool foxRecords) {
   SmallVector<Type> argTypes;
   for (Value v : {op.getQ(), op.getK(), op.getV()})
     argTypes.push_back(bufferTypeOf(v));
@@ -617,6 +802,8 @@ func::FuncOp mlir::attn::buildFlashGpuKernel(AttentionOp op, OpBuilder &mb,
   if (Value g = op.getG())
     argTypes.push_back(MemRefType::get(cast<ShapedType>(g.getType()).getShape(),
                                        mb.getF32Type()));
+  if (foxRecords)
+    argTypes.push_back(foxRecordsType(op));
   argTypes.push_back(bufferTypeOf(op.getResult()));
   auto kernel = func::FuncOp::create(mb, op.getLoc(), name,
                                      mb.getFunctionType(argTypes, {}));
@@ -624,6 +811,6 @@ func::FuncOp mlir::attn::buildFlashGpuKernel(AttentionOp op, OpBuilder &mb,
   kernel->setAttr("attn_block.kernel", mb.getUnitAttr());
   kernel->setAttr("attn_block.num_warps", mb.getI64IntegerAttr(target.warps));
   kernel.addEntryBlock();
-  buildGpuKernel(op, kernel, target, blockN);
+  buildGpuKernel(op, kernel, target, blockN, foxRecords);
   return kernel;
 }

@@ -43,6 +43,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
 #include <array>
@@ -122,17 +123,171 @@ void emitTableRow(AttentionOp op, OpBuilder &b, Location loc, Value cosT,
       });
 }
 
+/// Rows of a tile-form program: 4 warps of one m16 tile each.
+constexpr int64_t kTileWarps = 4, kTileRows = 16 * kTileWarps;
+
+/// The column chunk of the tile forms over `n` columns (n % 8 == 0): 32
+/// columns where they divide n, so that a thread holds 16 values of a
+/// chunk (2 rows x 8 columns), else 16 or 8.
+int64_t tileChunk(int64_t n) { return n % 32 == 0 ? 32 : n % 16 == 0 ? 16 : 8; }
+
+/// Whether the rope kernels of `op` take the tile form: the half style
+/// (each pair's two columns are the same place of two column tiles) with
+/// R/2 and D - R whole n8 tiles. Else they are the scalar form.
+bool ropeTileForm(AttentionOp op) {
+  int64_t d = cast<ShapedType>(op.getQ().getType()).getDimSize(3);
+  int64_t rot = rotaryDim(op);
+  return op.getRopeStyle() != RopeStyle::interleaved && (rot / 2) % 8 == 0 &&
+         (d - rot) % 8 == 0;
+}
+
+/// The accumulator layout of kTileWarps warps stacked along rows, in
+/// which the tile forms load, compute and store (the layout whose
+/// loads and stores the GPU backend has for any element type).
+struct RopeTiles {
+  OpBuilder &b;
+  Location loc;
+  Attribute mma, row, col;
+  RopeTiles(OpBuilder &b, Location loc) : b(b), loc(loc) {
+    MLIRContext *ctx = b.getContext();
+    mma = attn_block::MmaLayoutAttr::get(ctx, 2, {kTileWarps, 1}, {16, 8});
+    row = attn_block::SliceLayoutAttr::get(ctx, 1, mma);
+    col = attn_block::SliceLayoutAttr::get(ctx, 0, mma);
+  }
+  RankedTensorType tile(int64_t cols, Type e) {
+    return RankedTensorType::get({kTileRows, cols}, e, mma);
+  }
+  Value load(Value mem, ValueRange at, int64_t cols, ArrayRef<int64_t> dims) {
+    Type e = llvm::cast<MemRefType>(mem.getType()).getElementType();
+    return blk::LoadOp::create(b, loc, tile(cols, e), mem, at,
+                               b.getDenseI64ArrayAttr(dims),
+                               b.getF64FloatAttr(0.0));
+  }
+  void store(Value t, Value mem, ValueRange at, ArrayRef<int64_t> dims) {
+    blk::StoreOp::create(b, loc, t, mem, at, b.getDenseI64ArrayAttr(dims));
+  }
+  Value convert(Value t, Type e) {
+    auto type = llvm::cast<RankedTensorType>(t.getType());
+    if (type.getElementType() == e)
+      return t;
+    auto to = type.clone(e);
+    if (e.getIntOrFloatBitWidth() > type.getElementTypeBitWidth())
+      return arith::ExtFOp::create(b, loc, to, t);
+    return arith::TruncFOp::create(b, loc, to, t);
+  }
+};
+
+/// The tile form of the table kernel: program (r, side) writes rows
+/// [64 r, 64 r + 64) of one side's tables; each element its own angle
+/// pos * theta^(-2i/R) in f64 (positions from a row iota, frequencies from
+/// a column iota), cos and sin through libdevice, stored f32.
+void buildTableTiles(AttentionOp op, OpBuilder &b, Location loc, Value cosT,
+                     Value sinT, Value row0, Value base) {
+  RopeTiles t(b, loc);
+  Idx x{b, loc};
+  const int64_t half = rotaryDim(op) / 2, chunk = 8;
+  const double logTheta = std::log(op.getRopeTheta()->convertToDouble());
+  Type f64 = b.getF64Type(), f32 = b.getF32Type(), i64 = b.getI64Type();
+  Value pos = blk::IotaOp::create(
+      b, loc, RankedTensorType::get({kTileRows}, i64, t.row),
+      x.add(base, row0));
+  Value posF = arith::SIToFPOp::create(
+      b, loc, RankedTensorType::get({kTileRows}, f64, t.row), pos);
+  // A loop over 8-column chunks (4 angles per thread each): unrolled,
+  // the f64 cos/sin of all of them were live at once and spilled.
+  scf::ForOp::create(
+      b, loc, x.c(0), x.c(half), x.c(chunk), ValueRange{},
+      [&](OpBuilder &nb, Location, Value c0, ValueRange) {
+        RopeTiles n(nb, loc);
+        Value i = blk::IotaOp::create(
+            nb, loc, RankedTensorType::get({chunk}, i64, t.col), c0);
+        auto colF = RankedTensorType::get({chunk}, f64, t.col);
+        Value iF = arith::SIToFPOp::create(nb, loc, colF, i);
+        Value scale = tensor::SplatOp::create(
+            nb, loc, colF,
+            arith::ConstantOp::create(
+                nb, loc,
+                nb.getF64FloatAttr(-2.0 * logTheta /
+                                   static_cast<double>(2 * half)))
+                .getResult());
+        Value inv = math::ExpOp::create(
+            nb, loc, arith::MulFOp::create(nb, loc, iF, scale));
+        Value angle = arith::MulFOp::create(
+            nb, loc,
+            blk::BroadcastOp::create(nb, loc, t.tile(chunk, f64), posF, 1),
+            blk::BroadcastOp::create(nb, loc, t.tile(chunk, f64), inv, 0));
+        n.store(n.convert(math::CosOp::create(nb, loc, angle), f32), cosT,
+                ValueRange{row0, c0}, {0, 1});
+        n.store(n.convert(math::SinOp::create(nb, loc, angle), f32), sinT,
+                ValueRange{row0, c0}, {0, 1});
+        scf::YieldOp::create(nb, loc);
+      });
+}
+
+/// The tile form of a rotation kernel: program (r, b * H + h) rotates rows
+/// [64 r, 64 r + 64) of head h of batch b, column chunk by column chunk:
+/// x1 = x[:, p], x2 = x[:, p + R/2] with the tables' cos, sin at the same
+/// place, y1 = x1 cos - x2 sin, y2 = x1 sin + x2 cos in f32; the columns
+/// past R are copied. `low`: also the rest y - round(y), rounded.
+void buildRotateTiles(AttentionOp op, OpBuilder &b, Location loc, Value in,
+                      Value cosT, Value sinT, Value out, Value low, Value bIdx,
+                      Value h, Value row0) {
+  RopeTiles t(b, loc);
+  Idx x{b, loc};
+  const int64_t d = cast<MemRefType>(in.getType()).getDimSize(3),
+                rot = rotaryDim(op), half = rot / 2;
+  Type f32 = b.getF32Type(),
+       elt = cast<MemRefType>(out.getType()).getElementType();
+  auto at = [&](int64_t col) -> SmallVector<Value> {
+    return {bIdx, h, row0, x.c(col)};
+  };
+  auto put = [&](Value y, int64_t col) {
+    Value hi = t.convert(y, elt);
+    t.store(hi, out, at(col), {2, 3});
+    if (low)
+      t.store(
+          t.convert(arith::SubFOp::create(b, loc, y, t.convert(hi, f32)), elt),
+          low, at(col), {2, 3});
+  };
+  for (int64_t c0 = 0, chunk = tileChunk(half); c0 < half; c0 += chunk) {
+    Value x1 = t.convert(t.load(in, at(c0), chunk, {2, 3}), f32);
+    Value x2 = t.convert(t.load(in, at(c0 + half), chunk, {2, 3}), f32);
+    Value cs = t.load(cosT, ValueRange{row0, x.c(c0)}, chunk, {0, 1});
+    Value sn = t.load(sinT, ValueRange{row0, x.c(c0)}, chunk, {0, 1});
+    auto mul = [&](Value u, Value v) -> Value {
+      return arith::MulFOp::create(b, loc, u, v);
+    };
+    put(arith::SubFOp::create(b, loc, mul(x1, cs), mul(x2, sn)), c0);
+    put(arith::AddFOp::create(b, loc, mul(x1, sn), mul(x2, cs)), c0 + half);
+  }
+  for (int64_t c0 = rot, chunk = tileChunk(d - rot); c0 < d; c0 += chunk) {
+    Value v = t.load(in, at(c0), chunk, {2, 3});
+    t.store(t.convert(v, elt), out, at(c0), {2, 3});
+    if (low)
+      t.store(tensor::SplatOp::create(
+                  b, loc, t.tile(chunk, elt),
+                  arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, 0.0))
+                      .getResult()),
+              low, at(c0), {2, 3});
+  }
+}
+
 /// `<func>_rope_table(cosK, sinK, cosQ, sinQ)` (see the file comment).
 func::FuncOp buildTableKernel(AttentionOp op, SymbolTable &symbols,
-                              MemRefType kTable, MemRefType qTable) {
+                              MemRefType kTable, MemRefType qTable,
+                              bool dependentLaunch) {
   Location loc = op.getLoc();
   func::FuncOp kernel = createBlockKernel(op, symbols, "rope_table",
                                           {kTable, kTable, qTable, qTable});
+  const bool tiles = ropeTileForm(op);
   kernel->setAttr("attn_block.num_warps",
-                  IntegerAttr::get(IntegerType::get(op.getContext(), 64), 1));
+                  IntegerAttr::get(IntegerType::get(op.getContext(), 64),
+                                   tiles ? kTileWarps : 1));
   Block &body = kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
   Idx x{b, loc};
+  if (dependentLaunch)
+    blk::LaunchDependentsOp::create(b, loc);
   Value cosK = body.getArgument(0), sinK = body.getArgument(1),
         cosQ = body.getArgument(2), sinQ = body.getArgument(3);
   Value row = blk::ProgramIdOp::create(b, loc, 0);
@@ -152,6 +307,13 @@ func::FuncOp buildTableKernel(AttentionOp op, SymbolTable &symbols,
   auto fillIfInside = [&](Block *block, Value len, Value cosT, Value sinT,
                           Value base) {
     OpBuilder sb = OpBuilder::atBlockBegin(block);
+    if (tiles) {
+      // Rows past the table's length are not stored (the stores' bounds).
+      buildTableTiles(
+          op, sb, loc, cosT, sinT,
+          arith::MulIOp::create(sb, loc, row, Idx{sb, loc}.c(kTileRows)), base);
+      return;
+    }
     auto inside = scf::IfOp::create(
         sb, loc, TypeRange{},
         arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::slt, row, len),
@@ -173,17 +335,26 @@ func::FuncOp buildTableKernel(AttentionOp op, SymbolTable &symbols,
 func::FuncOp buildRotateKernel(AttentionOp op, SymbolTable &symbols,
                                StringRef suffix, MemRefType xType,
                                MemRefType tableType, MemRefType yType,
-                               bool withLow = false) {
+                               bool withLow, bool dependentLaunch) {
   Location loc = op.getLoc();
   SmallVector<Type> argTypes = {xType, tableType, tableType, yType};
   if (withLow)
     argTypes.push_back(yType);
   func::FuncOp kernel = createBlockKernel(op, symbols, suffix, argTypes);
+  const bool tiles = ropeTileForm(op);
   kernel->setAttr("attn_block.num_warps",
-                  IntegerAttr::get(IntegerType::get(op.getContext(), 64), 1));
+                  IntegerAttr::get(IntegerType::get(op.getContext(), 64),
+                                   tiles ? kTileWarps : 1));
   Block &body = kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
   Idx x{b, loc};
+  // Dependent launch: the next kernel may set up while this one runs;
+  // this one waits for the table kernel before it reads the tables (x is
+  // an input), so that its end implies the table's (BlockLaunchPlan.cpp).
+  if (dependentLaunch) {
+    blk::LaunchDependentsOp::create(b, loc);
+    blk::GriddepWaitOp::create(b, loc);
+  }
   Value in = body.getArgument(0), cosT = body.getArgument(1),
         sinT = body.getArgument(2), out = body.getArgument(3);
   Value i = blk::ProgramIdOp::create(b, loc, 0);
@@ -191,6 +362,13 @@ func::FuncOp buildRotateKernel(AttentionOp op, SymbolTable &symbols,
   Value heads = x.dim(in, 1);
   Value bIdx = arith::DivUIOp::create(b, loc, bh, heads);
   Value h = arith::RemUIOp::create(b, loc, bh, heads);
+  if (tiles) {
+    buildRotateTiles(op, b, loc, in, cosT, sinT, out,
+                     withLow ? body.getArgument(4) : Value(), bIdx, h,
+                     x.mul(i, x.c(kTileRows)));
+    func::ReturnOp::create(b, loc);
+    return kernel;
+  }
   const int64_t d = xType.getDimSize(3), rot = rotaryDim(op), half = rot / 2;
   const bool interleaved = op.getRopeStyle() == RopeStyle::interleaved;
   Type f32 = b.getF32Type(), elt = yType.getElementType();
@@ -273,7 +451,7 @@ Value allocLike(OpBuilder &b, Location loc, MemRefType type, Value like,
 /// The table kernel and the rotations of q and k (each with its 16-bit
 /// remainder when `withLow`), launched at `b`.
 static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
-                            bool withLow) {
+                            bool withLow, bool dependentLaunch) {
   assert(op.getRopeTheta() && "launchRopeGpu needs an op with RoPE");
   Location loc = op.getLoc();
   Value q = op.getQ(), k = op.getK();
@@ -289,11 +467,20 @@ static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
   auto qOut = MemRefType::get(qType.getShape(), elt);
   auto kOut = MemRefType::get(kType.getShape(), elt);
 
-  func::FuncOp table = buildTableKernel(op, symbols, kTable, qTable);
-  func::FuncOp rotQ =
-      buildRotateKernel(op, symbols, "rope_q", qIn, qTable, qOut, withLow);
-  func::FuncOp rotK =
-      buildRotateKernel(op, symbols, "rope_k", kIn, kTable, kOut, withLow);
+  func::FuncOp table =
+      buildTableKernel(op, symbols, kTable, qTable, dependentLaunch);
+  func::FuncOp rotQ = buildRotateKernel(op, symbols, "rope_q", qIn, qTable,
+                                        qOut, withLow, dependentLaunch);
+  func::FuncOp rotK = buildRotateKernel(op, symbols, "rope_k", kIn, kTable,
+                                        kOut, withLow, dependentLaunch);
+  // The tile forms' programs cover kTileRows rows each.
+  const bool tiles = ropeTileForm(op);
+  auto programs = [&](Value rows) -> Value {
+    if (!tiles)
+      return rows;
+    return arith::CeilDivUIOp::create(
+        b, loc, rows, arith::ConstantIndexOp::create(b, loc, kTileRows));
+  };
 
   auto dimOf = [&](Value t, int64_t i) -> Value {
     return tensor::DimOp::create(b, loc, t, i);
@@ -304,7 +491,7 @@ static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
   Value sinQ = allocLike(b, loc, qTable, q, {2, 3});
   Value tLen = dimOf(q, 2), sLen = dimOf(k, 2);
   blk::LaunchOp::create(b, loc, table.getName(),
-                        arith::MaxSIOp::create(b, loc, sLen, tLen),
+                        programs(arith::MaxSIOp::create(b, loc, sLen, tLen)),
                         arith::ConstantIndexOp::create(b, loc, 2),
                         ValueRange{cosK, sinK, cosQ, sinQ});
 
@@ -318,7 +505,8 @@ static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
     SmallVector<Value> args = {in, cosT, sinT, out};
     if (lo)
       args.push_back(lo);
-    blk::LaunchOp::create(b, loc, kernel.getName(), dimOf(x, 2), rows, args);
+    blk::LaunchOp::create(b, loc, kernel.getName(), programs(dimOf(x, 2)), rows,
+                          args);
     return std::pair(out, lo);
   };
   RopeSplit r;
@@ -327,13 +515,16 @@ static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
   return r;
 }
 
-std::pair<Value, Value>
-mlir::attn::launchRopeGpu(AttentionOp op, SymbolTable &symbols, OpBuilder &b) {
-  RopeSplit r = launchRope(op, symbols, b, /*withLow=*/false);
+std::pair<Value, Value> mlir::attn::launchRopeGpu(AttentionOp op,
+                                                  SymbolTable &symbols,
+                                                  OpBuilder &b,
+                                                  bool dependentLaunch) {
+  RopeSplit r = launchRope(op, symbols, b, /*withLow=*/false, dependentLaunch);
   return {r.qHi, r.kHi};
 }
 
 RopeSplit mlir::attn::launchRopeGpuSplit(AttentionOp op, SymbolTable &symbols,
                                          OpBuilder &b) {
-  return launchRope(op, symbols, b, /*withLow=*/true);
+  return launchRope(op, symbols, b, /*withLow=*/true,
+                    /*dependentLaunch=*/false);
 }

@@ -362,6 +362,15 @@ std::vector<Case> blockPlanCases() {
   Case f{"plain", 2, 4, 2, 70, 64, DType::BF16};
   f.S = 333;
   v.push_back(f);
+  // FoX with a negative scale: no key tile records (usesFoxRecords), the
+  // bias per score; a scaled gate with a positive scale takes the records.
+  Case n{"fox", 1, 2, 2, 300, 64, DType::BF16};
+  n.scale = "scale -1.000000e-01";
+  v.push_back(n);
+  Case sg{"fox", 2, 2, 1, 517, 128, DType::BF16};
+  sg.gateAttrs = "scaled";
+  sg.scale = "scale 1.000000e-01";
+  v.push_back(sg);
   // RoPE: both styles, rope_dim < D, offsets (positions near 1e5), T < S,
   // GQA, f16, with FoX; T up to 8K.
   for (int64_t D : {64, 128})

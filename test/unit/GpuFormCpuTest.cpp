@@ -234,6 +234,8 @@ TEST(GpuFormOnCpu, GeneratedFoxKernelMatchesOracle) {
 void expectFoxFormMatchesOracle(const char *target) {
   std::string form = generatedGpuForm(target, kFox);
   ASSERT_NE(form.find("attn_block.local_alloc"), std::string::npos) << form;
+  // The key term comes from the records kernel (FlashToBlockGpu.cpp).
+  ASSERT_NE(form.find("_fox_records"), std::string::npos) << form;
   std::shared_ptr<attn::Kernel> kernel =
       compileGpuForm(form, std::string("fox-gpu-form ") + target);
   ASSERT_TRUE(kernel);

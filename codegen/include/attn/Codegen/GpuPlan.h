@@ -127,8 +127,15 @@ struct GpuPlan {
   int64_t minBlocksPerSm() const {
     if (!wgmma || overlap || (gate && !gateInMma() && !gateKeyTermInS()))
       return 0;
-    const int64_t blocks = blocksBySharedMemory(smemBytes());
-    return blocks > 2 && 65536 / (blocks * threads()) >= 96 ? blocks : 0;
+    return occupancyHint(smemBytes(), threads());
+  }
+  /// The rule of minBlocksPerSm for any kernel of `smemBytes` of dynamic
+  /// shared memory and `threads` threads (the block program's flash kernel
+  /// takes it too): the blocks shared memory allows, where more than 2 and
+  /// still >= 96 registers per thread; else 0.
+  static int64_t occupancyHint(int64_t smemBytes, int64_t threads) {
+    const int64_t blocks = blocksBySharedMemory(smemBytes);
+    return blocks > 2 && 65536 / (blocks * threads) >= 96 ? blocks : 0;
   }
   /// The attention kernel starts while a rope or gate kernel before it
   /// still runs, and waits for it (dependentLaunch, and such a kernel
