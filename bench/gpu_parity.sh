@@ -7,9 +7,11 @@
 # (every chip and lowering in each pass) so drift of the GPU's clock
 # cancels out of the ratios. bf16, causal, B*T = 16384, H*D = 2048
 # (bench/gpu_bench.sh's shapes), VARIANTS (default plain; any of plain
-# rope fox).
+# rope fox). NEW=block-plan times the block program's whole launch plan
+# (its prologue kernels too) in the block column instead.
 # Usage: bench/gpu_parity.sh [BIN_DIR]   (default .device)
-# Env: TS, DS, REPS (default 30), PASSES (default 3), CHIPS, VARIANTS.
+# Env: TS, DS, REPS (default 30), PASSES (default 3), CHIPS, VARIANTS, NEW
+# (default block).
 # Prints gpu_bench.sh's lines tagged _<chip>_direct / _<chip>_block and
 # pass=k, then per variant, chip and shape the median over passes of
 # block / direct.
@@ -21,8 +23,10 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for pass in $(seq "${PASSES:-3}"); do
   for chip in $chips; do
-    for lowering in direct block; do
-      ATTN_GPU_CHIP=$chip ATTN_GPU_LOWERING=$lowering TAG=_${chip}_$lowering \
+    for lowering in direct "${NEW:-block}"; do
+      tag=direct
+      [ "$lowering" = direct ] || tag=block
+      ATTN_GPU_CHIP=$chip ATTN_GPU_LOWERING=$lowering TAG=_${chip}_$tag \
         PEERS=0 PASSES=1 VARIANTS=${VARIANTS:-plain} \
         "$root/bench/gpu_bench.sh" "$bin" |
         grep '^ATTN' | sed "s/\$/ pass=$pass/" | tee -a "$out"

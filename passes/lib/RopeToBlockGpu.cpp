@@ -4,10 +4,16 @@
 // cos/sin tables and the rotation of q and k are GPU-form block kernels
 // launched before attention (the rope_table and rope kernels of the direct
 // launch plan, codegen/gpu/AttentionKernels.cpp, restated as block
-// programs); the attention kernels then read rotated q and k. All three are
-// scalar code, one warp per program whose lanes compute alike, which
-// attn-block-to-gpu lowers as it is and the CPU
-// backend runs after attn-block-strip-gpu:
+// programs); the attention kernels then read rotated q and k. For the half
+// style with R/2 and D - R multiples of 8 (ropeTileForm) they are tile
+// programs of 4 warps per 64 rows in the mma accumulator layout
+// (buildTableTiles, buildRotateTiles): each element's angle, and each pair's
+// columns p and p + R/2 the same place of two column tiles, so no register
+// exchanges pairs. Otherwise (the interleaved style) they are scalar code,
+// one warp per program whose lanes compute alike, described below. Both
+// forms attn-block-to-gpu lowers as they are and the CPU backend runs after
+// attn-block-strip-gpu; with dependent launch every kernel lets the next
+// start early and the rotations wait for the table kernel. The scalar form:
 //
 //  * `<func>_rope_table(cosK, sinK, cosQ, sinQ)`, grid (max(S, T), 2):
 //    program (r, 0) writes row r of the key tables, position
@@ -30,9 +36,9 @@
 //    rather than one per pair.
 //
 // One warp per table row or head row keeps the redundant lanes' work to a
-// row: O(R/2) steps per program. The direct plan's kernels give each thread
-// its own pairs; a tile form needs a register-level pair exchange that
-// attn-block-to-gpu does not have yet (blk.rope is not lowered there).
+// row: O(R/2) steps per program. A tile form of the interleaved style needs
+// a register-level pair exchange that attn-block-to-gpu does not have yet
+// (blk.rope is not lowered there).
 //
 //===----------------------------------------------------------------------===//
 
