@@ -89,6 +89,14 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
       module.emitError() << "attn-to-block: " << bad;
       return signalPassFailure();
     }
+    if (warps != 4 && (!tgt.gpu || warps != 8)) {
+      module.emitError() << "attn-to-block: warps must be 4"
+                         << (tgt.gpu ? " or 8" : " (the CPU form has none)")
+                         << " for target " << tgt.name << ", got "
+                         << static_cast<int64_t>(warps);
+      return signalPassFailure();
+    }
+    tgt.warps = warps;
     SymbolTable symbols(module);
     SmallVector<AttentionOp> ops;
     // A function attn-attention-to-gpu compiled keeps its attn.attention as

@@ -119,15 +119,18 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
     bad = checkGpuFormat(options.format);
   if (bad.empty())
     bad = checkGpuLowering(options.lowering, options.chip);
-  // attn-to-block takes the chip's tile shape (4 warps of one 16-row
-  // tile); warps and m-tiles shape only attn-attention-to-gpu's kernels.
+  // attn-to-block's flash kernel takes warps (4 or 8) and block-n; its
+  // warps hold one 16-row tile each, and the overlap schedule is the
+  // direct kernel's.
   const AttnAttentionToGPUOptions defaults;
   if (bad.empty() && options.lowering == "block-plan" &&
-      (options.warps != defaults.warps || options.mTiles != defaults.mTiles ||
-       options.overlap))
-    bad = "GPU options warps, m-tiles and overlap are not options of "
-          "lowering=block-plan (attn-to-block builds 4 warps of one 16-row "
-          "tile)";
+      (options.mTiles != defaults.mTiles || options.overlap ||
+       (options.warps != 4 && options.warps != 8)))
+    bad = "lowering=block-plan takes warps 4 or 8, m-tiles 1 and no "
+          "overlap (attn-to-block's flash kernel: one 16-row tile per "
+          "warp), got warps " +
+          std::to_string(options.warps) + ", m-tiles " +
+          std::to_string(options.mTiles) + (options.overlap ? ", overlap" : "");
   return bad;
 }
 
@@ -156,6 +159,10 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
     AttnToBlockOptions toBlock;
     toBlock.target = blockFormOf(options.chip);
     toBlock.blockN = options.blockN;
+    // Under direct / block the flash kernels are attn-attention-to-gpu's;
+    // what attn-to-block gets there (PaTH, MTA) takes its own shapes.
+    if (options.lowering == "block-plan")
+      toBlock.warps = options.warps;
     pm.addPass(createAttnToBlock(toBlock));
     AttnBlockLaunchPlanOptions plan;
     plan.chip = options.chip;

@@ -17,7 +17,10 @@
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90 format=none" --mlir-print-ir-after-all 2>&1 | FileCheck %s --check-prefix=PIPE
 // RUN: not attn-opt %attn_examples/path.mlir --attn-to-gpu="lowering=block chip=sm_90" 2>&1 | FileCheck %s --check-prefix=PATH
 // RUN: attn-opt %attn_examples/path_bf16.mlir --attn-to-gpu="lowering=block chip=sm_90 format=none" | FileCheck %s --check-prefix=PATHGPU
-// RUN: not attn-opt %attn_examples/plain_bf16.mlir --attn-to-gpu="lowering=block-plan warps=8" 2>&1 | FileCheck %s --check-prefix=WARPS
+// RUN: not attn-opt %attn_examples/plain_bf16.mlir --attn-to-gpu="lowering=block-plan m-tiles=2" 2>&1 | FileCheck %s --check-prefix=WARPS
+// RUN: not attn-opt %attn_examples/plain_bf16.mlir --attn-to-gpu="lowering=block-plan warps=2" 2>&1 | FileCheck %s --check-prefix=WARPS2
+// RUN: not attn-opt %attn_examples/plain_bf16.mlir --attn-to-block="target=cpu warps=8" 2>&1 | FileCheck %s --check-prefix=CPUWARPS
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_90a warps=8 block-n=128" --attn-block-launch-plan="chip=sm_90a" | FileCheck %s --check-prefix=W8
 
 // Plain: one kernel, grid (T ceildiv 64, B * H), 128 threads, Q + 2 K + 2 V
 // stages of 64 x 128 bf16 in shared memory; q, k, v are inputs 0-2 with
@@ -96,7 +99,18 @@
 // PATH: error: attn-to-block{target=sm_90}: the PaTH GPU form takes bf16 or f16 q, k, v
 // PATHGPU: llvm.func @main_path_chunk_kernel
 // PATHGPU: llvm.func @main_path_attention_kernel
-// WARPS: GPU options warps, m-tiles and overlap are not options of lowering=block-plan
+// WARPS: lowering=block-plan takes warps 4 or 8, m-tiles 1 and no overlap (attn-to-block's flash kernel: one 16-row tile per warp), got warps 4, m-tiles 2
+// WARPS2: lowering=block-plan takes warps 4 or 8{{.*}}got warps 2, m-tiles 1
+// CPUWARPS: attn-to-block: warps must be 4 (the CPU form has none) for target cpu, got 8
+
+// Two warpgroups and 128-key tiles (warps=8 block-n=128): 128 query rows
+// per program, the S accumulator m64n128k16, records still per 64 keys
+// with the reference at each 128-key tile's start; 2 blocks per SM.
+// W8: #attn_block.mma<version = 3, warpsPerCTA = [8, 1], instrShape = [64, 128, 16]>
+// W8: #attn_launch.kernel<name = @main_gpu::@main_fox_records, grid = ()[{{[^]]*}}] -> (s11 ceildiv 64, s9 * s10, 1), block = [128, 1, 1]
+// W8-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_kernel, grid = ()[{{[^]]*}}] -> (s2 ceildiv 128, s0 * s1, 1), block = [256, 1, 1]
+// W8-DAG: func.func private @main_fox_records({{.*}}attn_block.num_warps = 4
+// W8-DAG: func.func private @main_attention_kernel({{.*}}attn_block.num_warps = 8
 
 func.func private @k(%a: memref<?x?xf32>, %o: memref<?x8xf32>) attributes {attn_block.kernel, attn_block.num_warps = 2 : i64} {
   return

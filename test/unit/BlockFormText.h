@@ -17,15 +17,19 @@
 
 namespace attn::exec_test {
 
-/// attn-to-block{target=`target`} of `source`, as text ("" on failure).
+/// attn-to-block{target=`target` warps=`warps` block-n=`blockN`} of
+/// `source`, as text ("" on failure).
 inline std::string blockFormText(const std::string &source,
-                                 const std::string &target) {
+                                 const std::string &target, int64_t warps = 4,
+                                 int64_t blockN = 64) {
   Program p(source);
   if (!p.module)
     return "";
   mlir::PassManager pm(&p.ctx);
   mlir::attn::AttnToBlockOptions options;
   options.target = target;
+  options.warps = warps;
+  options.blockN = blockN;
   pm.addPass(mlir::attn::createAttnToBlock(options));
   if (mlir::failed(pm.run(*p.module)))
     return "";

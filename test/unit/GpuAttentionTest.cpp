@@ -317,7 +317,8 @@ INSTANTIATE_TEST_SUITE_P(All, GpuAttention, ::testing::ValuesIn(cases()),
 /// flat-pointer kernel ABI, the runtime's generic plan executor): plain
 /// attention, FoX with its gate-prefix block kernel, RoPE and RoPE+FoX
 /// with the rope table and rotation block kernels (RopeToBlockGpu.cpp). On
-/// sm_90 devices the mma.sync form (sm_90) and the wgmma form (sm_90a).
+/// sm_90 devices the mma.sync form (sm_90) and the wgmma form (sm_90a),
+/// the latter also with warps = 8 and block-n = 128.
 class GpuBlockPlan : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GpuBlockPlan, MatchesOracle) {
@@ -340,6 +341,15 @@ TEST_P(GpuBlockPlan, MatchesOracle) {
     attn::GpuKernelOptions shape;
     shape.chip = chip;
     shape.lowering = "block-plan";
+    expectMatchesOracle(*engine, c, src, host, ref, shape, seed);
+  }
+  // Two warpgroups and 128-key tiles (attn-to-block's warps option).
+  if (engine->gpuArch() == "sm_90") {
+    attn::GpuKernelOptions shape;
+    shape.chip = "sm_90a";
+    shape.lowering = "block-plan";
+    shape.warps = 8;
+    shape.blockN = 128;
     expectMatchesOracle(*engine, c, src, host, ref, shape, seed);
   }
 }

@@ -45,8 +45,9 @@ std::string gpuFormKernel() {
 /// The flash kernel attn-to-block builds for `target` from `attention` (the
 /// sm_90a one: wgmma layouts, nvmma_shared buffers, proxy fences), as text.
 std::string generatedGpuForm(const std::string &target,
-                             const std::string &attention = kAttention) {
-  return blockFormText(attention, target);
+                             const std::string &attention = kAttention,
+                             int64_t warps = 4, int64_t blockN = 64) {
+  return blockFormText(attention, target, warps, blockN);
 }
 
 std::shared_ptr<attn::Kernel>
@@ -222,7 +223,8 @@ func.func @main(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor
 /// The generated GPU form of FoX (bias G'_j - G'_i from G' in the row and
 /// column slices of the accumulator) on the CPU vs the oracle: partial
 /// tiles, T < S, strong gates (the bias spans many log2 units in a tile).
-void expectFoxFormMatchesOracle(const char *target);
+void expectFoxFormMatchesOracle(const char *target, int64_t warps = 4,
+                                int64_t blockN = 64);
 
 /// Both GPU forms (sm_80 mma.sync, sm_90a wgmma; with G' from
 /// launchGatePrefix, the gate prologue's stand-in under attn-to-block).
@@ -231,8 +233,45 @@ TEST(GpuFormOnCpu, GeneratedFoxKernelMatchesOracle) {
     expectFoxFormMatchesOracle(target);
 }
 
-void expectFoxFormMatchesOracle(const char *target) {
-  std::string form = generatedGpuForm(target, kFox);
+/// lowering=block-plan's warps=8 block-n=128 (attn-to-block's warps
+/// option): 128 query rows a program, two warpgroups on sm_90a, FoX's
+/// records per 64 keys with the reference at each 128-key tile's start;
+/// plain attention across a sliding window whose walk starts mid-tile.
+TEST(GpuFormOnCpu, GeneratedKernelsWithEightWarps) {
+  for (const char *target : {"sm_90", "sm_90a"})
+    expectFoxFormMatchesOracle(target, 8, 128);
+  uint64_t seed = attn::ref::freshSeed();
+  std::string attention = kAttention;
+  attention.insert(attention.find(" : (tensor"),
+                   " mask sliding_window window 150");
+  for (const char *target : {"sm_90", "sm_90a"}) {
+    std::string src = generatedGpuForm(target, attention, 8, 128);
+    ASSERT_NE(src.find("attn_block.num_warps = 8"), std::string::npos) << src;
+    std::shared_ptr<attn::Kernel> kernel = compileGpuForm(
+        src, std::string("attn-to-block{target=") + target + " warps=8}");
+    ASSERT_TRUE(kernel);
+    Program reference(attention);
+    ASSERT_TRUE(reference.module);
+    for (Shape sh :
+         std::vector<Shape>{{1, 2, 1, 333, 333}, {2, 2, 2, 70, 300}}) {
+      ++seed;
+      std::vector<Tensor> ins = inputs(sh.b, sh.hq, sh.hk, sh.t, sh.s, seed);
+      auto ref = attn::ref::evaluate(reference.main(), ins);
+      ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+      Tensor got = runBf16(*kernel, ins);
+      ASSERT_EQ(got.shape, ref->shape);
+      std::string what = std::string(target) + " warps 8 block-n 128, T " +
+                         std::to_string(sh.t) + " S " + std::to_string(sh.s) +
+                         ", seed " + std::to_string(seed);
+      EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3) << what;
+      EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2) << what;
+    }
+  }
+}
+
+void expectFoxFormMatchesOracle(const char *target, int64_t warps,
+                                int64_t blockN) {
+  std::string form = generatedGpuForm(target, kFox, warps, blockN);
   ASSERT_NE(form.find("attn_block.local_alloc"), std::string::npos) << form;
   // The key term comes from the records kernel (FlashToBlockGpu.cpp).
   ASSERT_NE(form.find("_fox_records"), std::string::npos) << form;

@@ -104,7 +104,11 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
            "cpu (tiles without layouts, for attn-block-to-cpu) or a GPU "
            "chip (sm_80, sm_90, sm_90a): the flash kernel in the GPU form, with "
            "layouts, shared buffers and a cp.async pipeline, for "
-           "attn-block-to-gpu; block-m is then 16 * 4 warps">,
+           "attn-block-to-gpu; block-m is then 16 * warps">,
+    Option<"warps", "warps", "int64_t", /*default=*/"4",
+           "GPU targets: warps per program of the flash kernel's GPU form "
+           "(4 or 8; sm_90a: one or two warpgroups), one 16-row tile each; "
+           "the PaTH and MTA forms keep their own">,
   ];
   let dependentDialects = [
     "::mlir::attn_block::AttnBlockDialect", "::mlir::arith::ArithDialect",
