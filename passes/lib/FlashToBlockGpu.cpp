@@ -448,8 +448,24 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
     return memref::LoadOp::create(ob, loc, gPrefix, ValueRange{bIdx, h, at});
   };
   const size_t refSlot = init.size();
-  if (recs)
-    init.push_back(loadRef(b, kvStart));
+  // Before the loop S may be 0 (an empty walk reads nothing): the first
+  // reference only where a key exists. In the loop S >= 1.
+  if (recs) {
+    auto first = scf::IfOp::create(
+        b, loc, TypeRange{f32},
+        arith::CmpIOp::create(b, loc, CmpIPredicate::sgt, sLen, c0),
+        /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&first.getThenRegion().front());
+    scf::YieldOp::create(b, loc, ValueRange{loadRef(b, kvStart)});
+    b.setInsertionPointToStart(&first.getElseRegion().front());
+    scf::YieldOp::create(
+        b, loc,
+        ValueRange{arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0))
+                       .getResult()});
+    b.setInsertionPointAfter(first);
+    init.push_back(first.getResult(0));
+  }
   Value ones = recs ? g.splatF(g.tile({bm, kFoxRecordCols}, bf16, L.recA), 1.0)
                     : Value();
   auto loop = scf::ForOp::create(
