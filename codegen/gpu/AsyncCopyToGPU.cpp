@@ -326,27 +326,22 @@ struct BarrierToGpu : OpConversionPattern<blk::BarrierOp> {
   }
 };
 
-/// griddepcontrol.wait (GpuPlan::attentionOverlapsPrologue).
-struct GriddepWaitToNvvm : OpConversionPattern<blk::GriddepWaitOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(blk::GriddepWaitOp op, OpAdaptor,
+/// griddepcontrol.wait (GpuPlan::attentionOverlapsPrologue) and
+/// griddepcontrol.launch_dependents: the block op is the PTX instruction.
+template <typename BlockOp, NVVM::GridDepActionKind Action>
+struct GriddepcontrolToNvvm : OpConversionPattern<BlockOp> {
+  using OpConversionPattern<BlockOp>::OpConversionPattern;
+  LogicalResult matchAndRewrite(BlockOp op, typename BlockOp::Adaptor,
                                 ConversionPatternRewriter &rw) const override {
-    rw.replaceOpWithNewOp<NVVM::GriddepcontrolOp>(
-        op, NVVM::GridDepActionKind::wait);
+    rw.replaceOpWithNewOp<NVVM::GriddepcontrolOp>(op, Action);
     return success();
   }
 };
-
-/// griddepcontrol.launch_dependents.
-struct LaunchDependentsToNvvm : OpConversionPattern<blk::LaunchDependentsOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(blk::LaunchDependentsOp op, OpAdaptor,
-                                ConversionPatternRewriter &rw) const override {
-    rw.replaceOpWithNewOp<NVVM::GriddepcontrolOp>(
-        op, NVVM::GridDepActionKind::launch_dependents);
-    return success();
-  }
-};
+using GriddepWaitToNvvm =
+    GriddepcontrolToNvvm<blk::GriddepWaitOp, NVVM::GridDepActionKind::wait>;
+using LaunchDependentsToNvvm =
+    GriddepcontrolToNvvm<blk::LaunchDependentsOp,
+                         NVVM::GridDepActionKind::launch_dependents>;
 
 } // namespace
 

@@ -69,7 +69,7 @@ bool chainsIntoNextDot(blk::DotOp op) {
     return false;
   OpOperand &use = *op.getResult().getUses().begin();
   auto next = dyn_cast<blk::DotOp>(use.getOwner());
-  return next && use.get() == next.getAcc() && next.getAcc() != next.getA() &&
+  return next && use.get() == next.getAcc() &&
          next->getBlock() == op->getBlock() &&
          next.getAcc().getType() == op.getAcc().getType();
 }

@@ -150,11 +150,9 @@ bool ropeTileForm(AttentionOp op) {
 /// The accumulator layout of kTileWarps warps stacked along rows, in
 /// which the tile forms load, compute and store (the layout whose
 /// loads and stores the GPU backend has for any element type).
-struct RopeTiles {
-  OpBuilder &b;
-  Location loc;
+struct RopeTiles : TileBuilder {
   Attribute mma, row, col;
-  RopeTiles(OpBuilder &b, Location loc) : b(b), loc(loc) {
+  RopeTiles(OpBuilder &b, Location loc) : TileBuilder(b, loc) {
     MLIRContext *ctx = b.getContext();
     mma = attn_block::MmaLayoutAttr::get(ctx, 2, {kTileWarps, 1}, {16, 8});
     row = attn_block::SliceLayoutAttr::get(ctx, 1, mma);
@@ -171,15 +169,6 @@ struct RopeTiles {
   }
   void store(Value t, Value mem, ValueRange at, ArrayRef<int64_t> dims) {
     blk::StoreOp::create(b, loc, t, mem, at, b.getDenseI64ArrayAttr(dims));
-  }
-  Value convert(Value t, Type e) {
-    auto type = llvm::cast<RankedTensorType>(t.getType());
-    if (type.getElementType() == e)
-      return t;
-    auto to = type.clone(e);
-    if (e.getIntOrFloatBitWidth() > type.getElementTypeBitWidth())
-      return arith::ExtFOp::create(b, loc, to, t);
-    return arith::TruncFOp::create(b, loc, to, t);
   }
 };
 
