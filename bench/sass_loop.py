@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """SASS of an attention kernel's key loop: instruction counts per step.
 
-Usage: bench/sass_loop.py [--fun attention] [--diff] A.cubin [B.cubin]
+Usage: bench/sass_loop.py [--fun attention[,NAME_IN_B]] A.cubin [B.cubin]
 
 Disassembles each cubin (cuobjdump -sass, or nvdisasm; CUOBJDUMP / NVDISASM
 name the tools, else PATH), finds the key loop (the backward branch whose
@@ -179,7 +179,11 @@ def main():
     ap.add_argument('--fun', default='attention')
     ap.add_argument('cubins', nargs='+')
     a = ap.parse_args()
-    res = [analyse(p, a.fun) for p in a.cubins[:2]]
+    # --fun A,B: function A in the first cubin, B in the second (the two
+    # lowerings name their kernels differently).
+    funs = a.fun.split(',')
+    res = [analyse(p, funs[min(i, len(funs) - 1)])
+           for i, p in enumerate(a.cubins[:2])]
     for p, r in zip(a.cubins, res):
         print(f'{p}: loop 0x{r["range"][0]:x}-0x{r["range"][1]:x}, '
               f'body {r["body"]}, step {r["step"]}')
