@@ -48,35 +48,36 @@ std::string checkFlashGpuSupport(AttentionOp op, const BlockTarget &target,
 /// `op`. With RoPE, q and k must arrive rotated; with FoX, G' is the gate
 /// kernel's -gamma log2(e) cumsum(g) (GpuPlan.h).
 /// With `foxRecords` (usesFoxRecords) the kernel takes the records of
-/// launchFoxRecords after G' and starts each key tile's scores as ones x
-/// its record.
+/// launchFoxRecords after G' and starts each key tile's scores as the
+/// bias, a dot of the query rows' operand and the tile's records.
 func::FuncOp buildFlashGpuKernel(AttentionOp op, OpBuilder &mb, StringRef name,
                                  const BlockTarget &target, int64_t blockN,
                                  bool foxRecords = false);
 
-/// FoX's key tile records (launchFoxRecords): kFoxRecordCols bf16 per key,
-/// written by programs of kFoxRecordKeys keys.
+/// FoX's key records (launchFoxRecords): kFoxRecordCols bf16 per key (one
+/// k16 step of the tensor cores), written by programs of kFoxRecordKeys
+/// keys.
 constexpr int64_t kFoxRecordCols = 16, kFoxRecordKeys = 64;
 
-/// Whether the GPU-form flash kernel of `op` with `blockN`-key tiles takes
-/// FoX's key term from records: FoX, a positive scale (the row maxima are
-/// taken on raw scores) and blockN a multiple of kFoxRecordKeys.
-bool usesFoxRecords(AttentionOp op, int64_t blockN);
+/// Whether the GPU-form flash kernel of `op` takes FoX's bias from records:
+/// FoX and a positive scale (the row maxima are taken on raw scores; with
+/// c <= 0 the bias is added per score).
+bool usesFoxRecords(AttentionOp op);
 
-/// FoX's key tile records for the flash kernel's S dots, from G'
+/// FoX's key records for the flash kernel's S dots, from G'
 /// (launchGatePrefix's buffer): a GPU-form block kernel
 /// `<func>_fox_records` launched at `b` writes, for key j of each (batch,
-/// query head) row, u_j = (G'_j - G'_j0) / (scale log2 e) with j0 the
-/// first key of j's blockN tile, as three bf16 pieces hi + mid + lo in
-/// columns 0-2 of a [B, Hq, S, kFoxRecordCols] buffer (zeros after), which
-/// it returns. The flash kernel's S = Q K^T then accumulates onto ones x
-/// the record, one more k16 step on the tensor cores, where adding u_j per
-/// score cost a load, an fma and moves into every accumulator; the row
-/// term G'_j0 - G'_i joins the row maxima once per row and tile.
-/// `dependentLaunch`: it waits for the gate kernel (griddep_wait) and lets
-/// the flash kernel start early.
+/// query head) row, v_j = G'_j / (scale log2 e) as three bf16 pieces hi +
+/// mid + lo in columns 0-2 of a [B, Hq, S, kFoxRecordCols] buffer, ones in
+/// columns 3-5 and zeros after, which it returns. The flash kernel's S =
+/// Q K^T then accumulates onto the dot of its query rows' [1, 1, 1, -w_i
+/// pieces] (w_i = G'_i / c, made once) and the records: the whole bias
+/// from one more k16 step on the tensor cores, where adding it per score
+/// cost a load, an fma and moves into every accumulator
+/// (FlashToBlockGpu.cpp, foxOperand). `dependentLaunch`: it waits for the
+/// gate kernel (griddep_wait) and lets the flash kernel start early.
 Value launchFoxRecords(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
-                       Value gPrime, int64_t blockN, bool dependentLaunch);
+                       Value gPrime, bool dependentLaunch);
 
 /// For the GPU form of FoX in attn-to-block (no GPU prologue kernels
 /// there): a GPU-form block kernel `<func>_gate_prefix` (one warp per

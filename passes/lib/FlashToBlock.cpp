@@ -278,9 +278,9 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
   if (cfg.target.gpu) {
     auto parent = op->getParentOfType<func::FuncOp>();
     OpBuilder mb(parent);
-    kernel = buildFlashGpuKernel(
-        op, mb, (parent.getName() + "_attention_kernel").str(), cfg.target,
-        cfg.blockN, usesFoxRecords(op, cfg.blockN));
+    kernel = buildFlashGpuKernel(op, mb,
+                                 (parent.getName() + "_attention_kernel").str(),
+                                 cfg.target, cfg.blockN, usesFoxRecords(op));
     symbols.insert(kernel);
     blockM = cfg.target.blockM();
   } else {
@@ -300,9 +300,9 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
     if (!arg)
       arg = bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,
                                               /*read_only=*/true);
-  if (cfg.target.gpu && usesFoxRecords(op, cfg.blockN))
-    args.push_back(launchFoxRecords(op, symbols, b, args[3], cfg.blockN,
-                                    cfg.target.dependentLaunch));
+  if (cfg.target.gpu && usesFoxRecords(op))
+    args.push_back(
+        launchFoxRecords(op, symbols, b, args[3], cfg.target.dependentLaunch));
   auto outType = bufferTypeOf(op.getResult());
   SmallVector<Value> dyn;
   Value bDim = tensor::DimOp::create(b, loc, op.getQ(), 0);

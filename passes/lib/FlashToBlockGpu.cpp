@@ -85,9 +85,9 @@ struct Layouts {
   /// (fence_async_shared after each wait).
   Attribute qLoad, kLoad, vLoad;
   bool asyncProxy = false;
-  /// FoX's key tile records (FoxRecords): their buffer, the tile
-  /// local_load makes of it (the B of S's first dot) and the A of that dot
-  /// (ones).
+  /// FoX's key records (FoxRecords): their buffer, the tile local_load
+  /// makes of it (the B of S's first dot) and the A of that dot (the query
+  /// rows' operand, foxOperand).
   Attribute recShared, recLoad, recA;
 };
 
@@ -126,7 +126,7 @@ Layouts makeWgmmaLayouts(MLIRContext *ctx, const BlockTarget &t, int64_t bn,
   l.qLoad = l.kLoad = l.vLoad = l.shared;
   l.asyncProxy = true;
   // Records read in place as interleaved 8 x 16-byte core matrices (no
-  // swizzle: 32-byte rows), ones from registers.
+  // swizzle: 32-byte rows), the query rows' operand from registers.
   l.recShared = l.recLoad = blk::NvmmaSharedLayoutAttr::get(ctx, 0, false);
   l.recA = blk::DotOperandLayoutAttr::get(ctx, 0, l.mma, 2);
   return l;
@@ -181,6 +181,53 @@ struct GpuTiles {
     blk::BarrierOp::create(b, loc);
   }
 };
+
+/// FoX's bias from the tensor cores (FoxRecords): the dot of a query row
+/// [1, 1, 1, -w_hi, -w_mid, -w_lo, 0, ...] and a key's record [v_hi,
+/// v_mid, v_lo, 1, 1, 1, 0, ...] is v_j - w_i, where x_hi + x_mid + x_lo
+/// are x's three bf16 pieces (hi = bf16(x), mid = bf16(x - hi), lo =
+/// bf16(x - hi - mid): f32's 24 bits), v_j = G'_j / c and w_i = G'_i / c,
+/// both rounded alike: (G'_j - G'_i) / c, the bias in the units of c S, to
+/// the digits of f32 arithmetic on G' (exactly 0 for j = i). No term
+/// depends on the key tile, so the kernel needs no per-tile reference and
+/// no row term, and the records serve any block-n.
+/// Builds one side's rows from x, a [n] f32 tile in the row slice of `mma`:
+/// the records (`query` false: pieces of x in columns 0-2, ones in 3-5) or
+/// the query rows (pieces of -x in 3-5, ones in 0-2), [n, kFoxRecordCols]
+/// bf16 converted to `enc`.
+Value foxOperand(OpBuilder &b, Location loc, Value x, Attribute mma,
+                 Attribute enc, bool query) {
+  TileBuilder t(b, loc);
+  GpuTiles g{b, loc};
+  int64_t n = cast<RankedTensorType>(x.getType()).getDimSize(0),
+          w = kFoxRecordCols;
+  Type f32 = b.getF32Type(), bf16 = b.getBF16Type(), i64 = b.getI64Type();
+  // RNE is odd: the pieces of -x are those of x negated.
+  if (query)
+    x = arith::NegFOp::create(b, loc, x);
+  Value x2 = g.bcast(x, 1, g.tile({n, w}, f32, mma));
+  Value hi = t.convert(x2, bf16);
+  Value r1 = t.sub(x2, t.toF32(hi));
+  Value mid = t.convert(r1, bf16);
+  Value lo = t.convert(t.sub(r1, t.toF32(mid)), bf16);
+  auto iTile = g.tile({n, w}, i64, mma);
+  auto colEnc = blk::SliceLayoutAttr::get(b.getContext(), 0, mma);
+  Value cols =
+      g.bcast(blk::IotaOp::create(b, loc, g.tile({w}, i64, colEnc), t.idx(0)),
+              0, iTile);
+  auto isCol = [&](int64_t k) {
+    return t.cmpi(arith::CmpIPredicate::eq, cols, g.splatIdx(iTile, t.idx(k)));
+  };
+  auto bfTile = g.tile({n, w}, bf16, mma);
+  const int64_t piecesAt = query ? 3 : 0, onesAt = query ? 0 : 3;
+  Value r = g.splatF(bfTile, 0.0), one = g.splatF(bfTile, 1.0);
+  const Value pieces[] = {hi, mid, lo};
+  for (int64_t k = 0; k < 3; ++k) {
+    r = t.select(isCol(onesAt + k), one, r);
+    r = t.select(isCol(piecesAt + k), pieces[k], r);
+  }
+  return g.convert(r, enc);
+}
 
 /// FoX's bias G'_j - G'_i (G' the gate kernel's -gamma log2(e) cumsum(g),
 /// in the units of c S) split as the direct kernels split it (GpuPlan::
@@ -240,7 +287,7 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         v = body.getArgument(2), out = body.getArguments().back();
   // FoX: G' (see the file comment), indexed [b, h, position].
   Value gPrefix = op.getG() ? body.getArgument(3) : Value();
-  // FoxRecords: the records kernel's [B, Hq, S, 16] key tile records.
+  // FoxRecords: the records kernel's [B, Hq, S, 16] key records.
   Value recs = foxRecords ? body.getArgument(4) : Value();
   auto qType = cast<MemRefType>(q.getType());
   int64_t d = qType.getDimSize(3);
@@ -264,13 +311,6 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   int64_t window = op.getWindow().value_or(0);
   Value kvStart, kvEnd;
   std::tie(kvStart, kvEnd) = t.flashKeyRange(prog, mask, window, bm, c0);
-  // FoxRecords: a step's tile must be a records tile (its keys share the
-  // reference G'_j0), so a window's walk starts at the tile boundary at or
-  // before its first key; the keys before the window are masked like those
-  // of any tile before lastLo.
-  if (foxRecords && mask == MaskKind::sliding_window)
-    kvStart = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, kvStart, t.idx(bn)), t.idx(bn));
 
   // Shared buffers and the first two copy groups (Q; K/V tile 0).
   auto smem = [&](ArrayRef<int64_t> shape) {
@@ -437,37 +477,11 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
                       b.getI64IntegerAttr(blocks));
   if (carryG)
     init.push_back(loadG(b, kvStart, bn, L.col));
-  // FoxRecords: G' at a key tile's first key (its records' reference),
-  // loaded a step ahead and carried; the index is clamped into the keys,
-  // since the last step loads for a tile that does not exist.
-  auto loadRef = [&](OpBuilder &ob, Value j0) -> Value {
-    Value at = arith::MinSIOp::create(
-        ob, loc, j0,
-        arith::MaxSIOp::create(ob, loc, c0,
-                               arith::SubIOp::create(ob, loc, sLen, c1)));
-    return memref::LoadOp::create(ob, loc, gPrefix, ValueRange{bIdx, h, at});
-  };
-  const size_t refSlot = init.size();
-  // Before the loop S may be 0 (an empty walk reads nothing): the first
-  // reference only where a key exists. In the loop S >= 1.
-  if (recs) {
-    auto first = scf::IfOp::create(
-        b, loc, TypeRange{f32},
-        arith::CmpIOp::create(b, loc, CmpIPredicate::sgt, sLen, c0),
-        /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&first.getThenRegion().front());
-    scf::YieldOp::create(b, loc, ValueRange{loadRef(b, kvStart)});
-    b.setInsertionPointToStart(&first.getElseRegion().front());
-    scf::YieldOp::create(
-        b, loc,
-        ValueRange{arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0))
-                       .getResult()});
-    b.setInsertionPointAfter(first);
-    init.push_back(first.getResult(0));
-  }
-  Value ones = recs ? g.splatF(g.tile({bm, kFoxRecordCols}, bf16, L.recA), 1.0)
-                    : Value();
+  // FoxRecords: the A operand of S's first dot, made once (foxOperand).
+  Value foxA =
+      recs ? foxOperand(b, loc, t.mul(gRows, g.splatF(rowTile, 1.0 / c)), L.mma,
+                        L.recA, /*query=*/true)
+           : Value();
   auto loop = scf::ForOp::create(
       b, loc, kvStart, kvEnd, t.idx(bn), init,
       [&](OpBuilder &nb, Location, Value j0, ValueRange state) {
@@ -500,21 +514,16 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         Value sInit = ng.splatF(sTile, 0.0);
         if (fox)
           sInit = ng.bcast(fox.keyTerm(nb, gCols), 0, sTile);
-        // FoxRecords: S starts as ones x the record (u_j, see
-        // FoxRecords), the row term from the tile's reference G'_j0.
+        // FoxRecords: S starts as the whole bias, (G'_j - G'_i) / c, from
+        // foxA x the record: the scores then cost what they cost without
+        // FoX.
         Value rowTerm = fox ? fox.rowTerm : Value();
-        Value refNext;
         if (recs) {
           Value rt = blk::LocalLoadOp::create(
               nb, loc, ng.tile({bn, kFoxRecordCols}, bf16, L.recLoad),
               recStage(nb, stage));
-          sInit = blk::DotOp::create(nb, loc, sTile, ones, rt, sInit,
+          sInit = blk::DotOp::create(nb, loc, sTile, foxA, rt, sInit,
                                      nb.getUnitAttr());
-          rowTerm = n.sub(
-              tensor::SplatOp::create(nb, loc, rowTile, state[refSlot]), gRows);
-          refNext = loadRef(
-              nb, arith::AddIOp::create(nb, loc, j0, n.idx(bn),
-                                        arith::IntegerOverflowFlags::nsw));
         }
         Value s =
             blk::DotOp::create(nb, loc, sTile, qa, kt, sInit, nb.getUnitAttr());
@@ -567,8 +576,6 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         SmallVector<Value> yields = {mNew, lNew, accNew, next};
         if (carryG)
           yields.push_back(gNext);
-        if (recs)
-          yields.push_back(refNext);
         scf::YieldOp::create(nb, loc, yields);
       });
   blk::AsyncWaitOp::create(b, loc, ValueRange{}, 0);
@@ -708,9 +715,8 @@ Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
   return out;
 }
 
-bool mlir::attn::usesFoxRecords(AttentionOp op, int64_t blockN) {
-  return op.getG() && op.getScaleOrDefault() > 0 &&
-         blockN % kFoxRecordKeys == 0;
+bool mlir::attn::usesFoxRecords(AttentionOp op) {
+  return op.getG() && op.getScaleOrDefault() > 0;
 }
 
 /// The records buffer's type: [B, Hq, S, kFoxRecordCols] bf16.
@@ -722,7 +728,7 @@ static MemRefType foxRecordsType(AttentionOp op) {
 }
 
 Value mlir::attn::launchFoxRecords(AttentionOp op, SymbolTable &symbols,
-                                   OpBuilder &b, Value gPrime, int64_t blockN,
+                                   OpBuilder &b, Value gPrime,
                                    bool dependentLaunch) {
   Location loc = op.getLoc();
   auto gType = cast<MemRefType>(gPrime.getType());
@@ -730,11 +736,8 @@ Value mlir::attn::launchFoxRecords(AttentionOp op, SymbolTable &symbols,
   func::FuncOp kernel =
       createBlockKernel(op, symbols, "fox_records", {gType, recType});
   // One program of 4 warps per kFoxRecordKeys keys of a (batch, query
-  // head) row: u_j = (G'_j - G'_j0) / c for j0 the first key of j's
-  // blockN tile (the same for all of the program's keys, blockN being a
-  // multiple of kFoxRecordKeys), split into bf16 hi + mid + lo (24 bits,
-  // f32's), in columns 0-2 of j's record row, zeros in 3-15. Built in the
-  // accumulator layout of the mma tiles, whose loads and stores the
+  // head) row: the record of key j (foxOperand) from v_j = G'_j / c, built
+  // in the accumulator layout of the mma tiles, whose loads and stores the
   // backend has.
   constexpr int64_t kWarps = kFoxRecordKeys / 16;
   kernel->setAttr("attn_block.num_warps", b.getI64IntegerAttr(kWarps));
@@ -745,48 +748,24 @@ Value mlir::attn::launchFoxRecords(AttentionOp op, SymbolTable &symbols,
     MLIRContext *ctx = kb.getContext();
     auto mma = blk::MmaLayoutAttr::get(ctx, 2, {kWarps, 1}, {16, 8});
     auto rowEnc = blk::SliceLayoutAttr::get(ctx, 1, mma);
-    auto colEnc = blk::SliceLayoutAttr::get(ctx, 0, mma);
     if (dependentLaunch) {
       blk::LaunchDependentsOp::create(kb, loc);
       blk::GriddepWaitOp::create(kb, loc);
     }
     Value gp = kernel.getArgument(0), rec = kernel.getArgument(1);
-    auto imul = [&](Value x, int64_t k) -> Value {
-      return arith::MulIOp::create(kb, loc, x, t.idx(k));
-    };
-    Value j = imul(blk::ProgramIdOp::create(kb, loc, 0), kFoxRecordKeys);
+    Value j = arith::MulIOp::create(
+        kb, loc, blk::ProgramIdOp::create(kb, loc, 0), t.idx(kFoxRecordKeys));
     Value row = blk::ProgramIdOp::create(kb, loc, 1);
     Value hq = memref::DimOp::create(kb, loc, gp, 1);
     Value bIdx = arith::DivUIOp::create(kb, loc, row, hq);
     Value h = arith::RemUIOp::create(kb, loc, row, hq);
-    Value j0 = imul(arith::DivUIOp::create(kb, loc, j, t.idx(blockN)), blockN);
-    Value ref = memref::LoadOp::create(kb, loc, gp, ValueRange{bIdx, h, j0});
     const double c = op.getScaleOrDefault() * 1.4426950408889634;
-    constexpr int64_t n = kFoxRecordKeys, w = kFoxRecordCols;
-    Type f32 = kb.getF32Type(), bf16 = kb.getBF16Type();
-    auto rowType = g.tile({n}, f32, rowEnc);
+    auto rowType = g.tile({kFoxRecordKeys}, kb.getF32Type(), rowEnc);
     Value gj = blk::LoadOp::create(kb, loc, rowType, gp, ValueRange{bIdx, h, j},
                                    kb.getDenseI64ArrayAttr({2}),
                                    kb.getF64FloatAttr(0.0));
-    Value u =
-        t.mul(t.sub(gj, g.splat(rowType, ref)), g.splatF(rowType, 1.0 / c));
-    Value u2 = g.bcast(u, 1, g.tile({n, w}, f32, mma));
-    Value hi = t.convert(u2, bf16);
-    Value r1 = t.sub(u2, t.toF32(hi));
-    Value mid = t.convert(r1, bf16);
-    Value lo = t.convert(t.sub(r1, t.toF32(mid)), bf16);
-    auto iTile = g.tile({n, w}, kb.getI64Type(), mma);
-    Value cols =
-        g.bcast(blk::IotaOp::create(
-                    kb, loc, g.tile({w}, kb.getI64Type(), colEnc), t.idx(0)),
-                0, iTile);
-    auto isCol = [&](int64_t k) {
-      return t.cmpi(arith::CmpIPredicate::eq, cols,
-                    g.splatIdx(iTile, t.idx(k)));
-    };
-    Value x = t.select(isCol(2), lo, g.splatF(g.tile({n, w}, bf16, mma), 0.0));
-    x = t.select(isCol(1), mid, x);
-    x = t.select(isCol(0), hi, x);
+    Value x = foxOperand(kb, loc, t.mul(gj, g.splatF(rowType, 1.0 / c)), mma,
+                         mma, /*query=*/false);
     blk::StoreOp::create(kb, loc, x, rec, ValueRange{bIdx, h, j, t.idx(0)},
                          kb.getDenseI64ArrayAttr({2, 3}));
     func::ReturnOp::create(kb, loc);

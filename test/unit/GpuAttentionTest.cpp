@@ -394,6 +394,18 @@ std::vector<Case> blockPlanCases() {
   rf.ropeAttrs = "rope_dim 16 rope_q_offset 3";
   rf.S = 900;
   v.push_back(rf);
+  // FoX's bias from the tensor cores (FlashToBlockGpu.cpp, foxOperand):
+  // strong gates (the bias spans hundreds of log2 units within a tile),
+  // queries after 16K keys (G' / c near 1e5, its pieces subtracted in the
+  // dot), and 16K queries.
+  Case sf{"fox", 1, 2, 2, 2000, 128, DType::BF16};
+  sf.fLo = 0.01;
+  v.push_back(sf);
+  Case lf{"fox", 1, 2, 1, 64, 128, DType::BF16};
+  lf.S = 16384;
+  lf.fLo = 0.05;
+  v.push_back(lf);
+  v.push_back({"fox", 1, 1, 1, 16384, 128, DType::BF16});
   return v;
 }
 
