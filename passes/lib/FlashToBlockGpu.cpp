@@ -23,13 +23,16 @@
 //    stored from the accumulator layout;
 //  * FoX: the gate prologue kernel's G' = -gamma log2(e) cumsum(g) (f32,
 //    [B, Hq, S], GpuPlan.h) is the kernel argument after v; G' at the
-//    block's query rows is loaded once into the row slice, G' at each key
-//    tile's keys into the column slice (at the top of its step). With
-//    a positive scale the bias G'_j - G'_i is split as the direct kernels
-//    split it (FoxKeyTerm): S accumulates onto the key term, the row term
-//    joins the row maxima and the exponent's offset, so a score costs what
-//    it costs without FoX; else it is added per score through
-//    TileBuilder::addFoxBias, the construction of the CPU form;
+//    block's query rows is loaded once into the row slice. With a positive
+//    scale under attn-to-block the whole bias G'_j - G'_i comes from one
+//    more k16 dot of the query rows' operand and the records kernel's key
+//    records (foxOperand, launchFoxRecords), so a score costs what it costs
+//    without FoX; lowering=block (no records kernel) loads G' at each key
+//    tile's keys into the column slice and splits the bias as the direct
+//    kernels split it (FoxKeyTerm): S accumulates onto the key term, the
+//    row term joins the row maxima and the exponent's offset. With c <= 0
+//    the bias is added per score through TileBuilder::addFoxBias, the
+//    construction of the CPU form;
 //  * RoPE: the rope prologue kernels rotate q and k (GpuPlan::blockProgram;
 //    under attn-to-block the block kernels of launchRopeGpu,
 //    RopeToBlockGpu.cpp), so the kernel reads rotated tiles and has nothing
