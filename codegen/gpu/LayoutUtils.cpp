@@ -27,29 +27,121 @@ blk::MmaLayoutAttr loweredMma(Attribute a) {
 
 int64_t warpsOf(blk::MmaLayoutAttr mma) { return mma.getWarpsPerCTA()[0]; }
 
-/// A 1-D #attn_block.blocked tile: thread t = 32 w + l holds the E
-/// consecutive elements from E t, repeated every E * 32 * W elements.
-FailureOr<RegisterMap> blockedMap(RankedTensorType type,
+/// The parent of a slice of a blocked layout, or null.
+blk::BlockedLayoutAttr blockedParent(Attribute enc) {
+  if (auto s = dyn_cast_or_null<blk::SliceLayoutAttr>(enc))
+    return dyn_cast<blk::BlockedLayoutAttr>(s.getParent());
+  return {};
+}
+
+/// Whether `layout` is one this backend lowers: 1-D, or 2-D row-major
+/// (order = [1, 0]: threads and warps run along columns first).
+bool loweredBlocked(blk::BlockedLayoutAttr layout, std::string &why) {
+  if (layout.getRank() == 1 ||
+      (layout.getRank() == 2 && layout.getOrder()[0] == 1))
+    return true;
+  why = "blocked layouts are lowered for 1-D tiles and 2-D tiles with order "
+        "= [1, 0]";
+  return false;
+}
+
+/// Elements per repetition of `layout` along dim d: sizePerThread[d] *
+/// threadsPerWarp[d] * warpsPerCTA[d].
+int64_t blockedSpan(blk::BlockedLayoutAttr layout, int64_t d) {
+  return layout.getSizePerThread()[d] * layout.getThreadsPerWarp()[d] *
+         layout.getWarpsPerCTA()[d];
+}
+
+/// A tile (or, `keep` naming one dim, the slice keeping only that dim) of
+/// the blocked `layout`: the thread holds, per repetition of the layout's
+/// span over the tile (row repetitions outermost), its sizePerThread block
+/// in row-major order; `shape` covers whole spans (no thread replicates
+/// another within a repetition).
+FailureOr<RegisterMap> blockedMap(ArrayRef<int64_t> shape,
                                   blk::BlockedLayoutAttr layout,
+                                  std::optional<int64_t> keep,
                                   std::string &why) {
-  if (type.getRank() != 1 || layout.getThreadsPerWarp()[0] != 32) {
-    why = "blocked layouts are lowered for 1-D tiles with threadsPerWarp = "
-          "[32]";
+  if (!loweredBlocked(layout, why))
+    return failure();
+  SmallVector<int64_t> dims;
+  if (keep)
+    dims.push_back(*keep);
+  else
+    for (int64_t d = 0; d < layout.getRank(); ++d)
+      dims.push_back(d);
+  if (shape.size() != dims.size()) {
+    why = "a blocked tile has the layout's rank; a slice of one, rank 1";
     return failure();
   }
-  const int64_t e = layout.getSizePerThread()[0];
-  const int64_t span = e * 32 * layout.getWarpsPerCTA()[0];
-  if (type.getDimSize(0) % span != 0) {
-    why = "a 1-D blocked tile must be a multiple of sizePerThread * 32 * "
-          "warpsPerCTA = " +
-          std::to_string(span) + " elements (no thread replicates another)";
-    return failure();
+  SmallVector<int64_t> reps, sizes;
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    const int64_t span = blockedSpan(layout, d);
+    if (shape[i] % span != 0) {
+      why = "a blocked tile's dim " + std::to_string(d) +
+            " must be a multiple of sizePerThread * threadsPerWarp * "
+            "warpsPerCTA = " +
+            std::to_string(span) + " elements (no thread replicates another)";
+      return failure();
+    }
+    reps.push_back(shape[i] / span);
+    sizes.push_back(layout.getSizePerThread()[d]);
   }
   RegisterMap map;
-  for (int64_t rep = 0; rep < type.getDimSize(0) / span; ++rep)
-    for (int64_t i = 0; i < e; ++i)
-      map.offsets.push_back({rep * span + i});
+  // Row-major over (reps..., sizes...) of the kept dims.
+  const size_t n = dims.size();
+  SmallVector<int64_t> counts(reps);
+  counts.append(sizes);
+  SmallVector<int64_t> at(2 * n, 0);
+  int64_t total = 1;
+  for (int64_t c : counts)
+    total *= c;
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t rest = flat;
+    for (size_t k = 2 * n; k-- > 0;) {
+      at[k] = rest % counts[k];
+      rest /= counts[k];
+    }
+    SmallVector<int64_t, 2> o;
+    for (size_t i = 0; i < n; ++i)
+      o.push_back(at[i] * blockedSpan(layout, dims[i]) + at[n + i]);
+    map.offsets.push_back(o);
+  }
   return map;
+}
+
+/// The first element of thread (w, l) along each dim of `layout`:
+/// (warp index * threadsPerWarp + lane index) * sizePerThread per dim,
+/// lanes and warps numbered along the dims in `order`.
+SmallVector<Value> blockedBase(OpBuilder &b, Location loc,
+                               blk::BlockedLayoutAttr layout) {
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  // 1-D: thread t = 32 w + l starts at E t.
+  if (layout.getRank() == 1)
+    return {arith::MulIOp::create(
+        b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
+        c(layout.getSizePerThread()[0]))};
+  auto [warp, lane] = warpAndLane(b, loc);
+  const int64_t rank = layout.getRank();
+  SmallVector<Value> laneAt(rank), warpAt(rank);
+  Value l = lane, w = warp;
+  for (int64_t d : layout.getOrder()) {
+    int64_t tp = layout.getThreadsPerWarp()[d], wp = layout.getWarpsPerCTA()[d];
+    laneAt[d] = arith::RemUIOp::create(b, loc, l, c(tp));
+    l = arith::DivUIOp::create(b, loc, l, c(tp));
+    warpAt[d] = arith::RemUIOp::create(b, loc, w, c(wp));
+    w = arith::DivUIOp::create(b, loc, w, c(wp));
+  }
+  SmallVector<Value> base;
+  for (int64_t d = 0; d < rank; ++d) {
+    Value t = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, warpAt[d],
+                              c(layout.getThreadsPerWarp()[d])),
+        laneAt[d]);
+    base.push_back(
+        arith::MulIOp::create(b, loc, t, c(layout.getSizePerThread()[d])));
+  }
+  return base;
 }
 
 } // namespace
@@ -76,11 +168,18 @@ FailureOr<RegisterMap> mlir::attn::blockgpu::registerMap(RankedTensorType type,
   if (!enc)
     return fail("a tile without a layout");
   if (auto blocked = dyn_cast<blk::BlockedLayoutAttr>(enc))
-    return blockedMap(type, blocked, why);
+    return blockedMap(shape, blocked, std::nullopt, why);
+  if (auto parent = blockedParent(enc)) {
+    // slice<dim = d, blocked>: the elements along the other dim.
+    int64_t dim = cast<blk::SliceLayoutAttr>(enc).getDim();
+    if (parent.getRank() != 2 || dim > 1)
+      return fail("slices are lowered of 2-D blocked layouts");
+    return blockedMap(shape, parent, 1 - dim, why);
+  }
   if (!mma)
     return fail("only mma layouts (#attn_block.mma<version = 2 or 3, "
                 "warpsPerCTA = [W, 1]> and their slices and dot operands) "
-                "and 1-D blocked layouts are lowered");
+                "and blocked layouts and their slices are lowered");
   const int64_t w = warpsOf(mma);
   auto need = [&](bool ok, const char *what) { return ok ? "" : what; };
   std::string bad;
@@ -181,11 +280,11 @@ SmallVector<Value> mlir::attn::blockgpu::threadBase(OpBuilder &b, Location loc,
                                                     bool transposedB) {
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
   Attribute enc = type.getEncoding();
-  // 1-D blocked: thread 32 w + l starts at E (32 w + l).
   if (auto blocked = dyn_cast<blk::BlockedLayoutAttr>(enc))
-    return {arith::MulIOp::create(
-        b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
-        c(blocked.getSizePerThread()[0]))};
+    return blockedBase(b, loc, blocked);
+  if (auto parent = blockedParent(enc))
+    return {blockedBase(b, loc,
+                        parent)[1 - cast<blk::SliceLayoutAttr>(enc).getDim()]};
   auto [warp, lane] = warpAndLane(b, loc);
   Value quad = arith::DivUIOp::create(b, loc, lane, c(4));
   Value pair = arith::MulIOp::create(

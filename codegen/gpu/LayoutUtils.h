@@ -29,6 +29,16 @@
 //     [N], N a multiple of E 32 W: register E rep + i holds element
 //     E 32 W rep + E (32 w + l) + i (each thread's E consecutive
 //     elements, the scan's in-thread run).
+//   blocked<sizePerThread = [R, C], threadsPerWarp = [tr, tc], warpsPerCTA =
+//     [wr, wc], order = [1, 0]> [M, N], M a multiple of R tr wr and N of
+//     C tc wc: lane l sits at (l / tc, l % tc), warp w at (w / wc, w % wc);
+//     the thread's base is ((w / wc) tr + l / tc) R, ((w % wc) tc + l % tc)
+//     C), and register ((rm * repN + rn) * R + i) * C + j holds base +
+//     (rm R tr wr + i, rn C tc wc + j) for repetition (rm, rn) of the
+//     layout's span (the rope kernels' 16-byte rows).
+//   slice<dim = d, blocked 2-D> [K]: the registers of the kept dim 1 - d
+//     alone (the same formula along one dim), replicated over the threads
+//     that differ along d.
 //
 //===----------------------------------------------------------------------===//
 

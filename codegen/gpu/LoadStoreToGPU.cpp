@@ -23,9 +23,12 @@
 // stencil reads its score tile shifted by each tap), every register's column
 // bounds-checked too (a clamped address and a select, no branch). `in_bounds`
 // (a scratch the lowering sized itself) drops every guard, of 2-D loads and
-// stores alike. Column pairs are one aligned vector load or store where the row
-// length and the tile's first column are even (pairsAligned: kernel buffers are
-// 16-byte aligned) and, for guarded loads, the columns statically inside.
+// stores alike. 2-D tiles in a blocked layout (the rope kernels' rows) are
+// lowered the same way. A thread's run of consecutive columns in a row (an mma
+// pair, a blocked layout's sizePerThread[1]) is one aligned vector load or
+// store where the row length and the tile's first column are multiples of the
+// run (vectorRun: kernel buffers are 16-byte aligned) and, for guarded loads,
+// the columns statically inside.
 // Operand tiles (Q, K, V) come through shared memory (async_copy); other global
 // loads into register layouts are refused.
 //
@@ -41,6 +44,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/Sequence.h"
 
 #include <map>
 
@@ -98,64 +102,111 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
 
 std::string mlir::attn::blockgpu::unsupportedReason(blk::LoadOp op) {
   auto type = op.getResult().getType();
-  if (type.getRank() == 2 && isa<blk::MmaLayoutAttr>(type.getEncoding()))
+  if (type.getRank() == 2 &&
+      isa<blk::MmaLayoutAttr, blk::BlockedLayoutAttr>(type.getEncoding()))
     return "";
   if (type.getRank() != 1 ||
       !isa<blk::SliceLayoutAttr, blk::BlockedLayoutAttr>(type.getEncoding()))
     return "global loads into register layouts are lowered for 1-D slice "
-           "or blocked tiles and 2-D mma accumulator tiles only (operand "
+           "or blocked tiles and 2-D mma accumulator or blocked tiles only "
+           "(operand "
            "tiles go through shared memory: async_copy)";
   return "";
 }
 
 namespace {
 
-/// Whether an access of a 2-D mma accumulator tile at `idx` may take its
-/// column pairs as vectors aligned to the pair's size: every buffer a GPU
-/// kernel gets is 16-byte aligned (the runtime's CUDA launch refuses other
-/// pointers, KernelSupport.cpp checkLaunch, and allocates its scratch
-/// 256-byte aligned), and the memref is row-major with the tile's columns
-/// innermost, an even static row length and a first column even by
-/// construction (isEvenIndex; a thread's pairs start at even columns of
-/// the mma layout). Such loads and stores are one instruction per pair
-/// instead of two (the MTA head mixes read every source tile of the group;
-/// the rope kernels and FoX's records kernel store bf16 pairs).
-/// Whether index `v` is even by construction: an even constant, the
-/// induction variable of an scf.for with an even lower bound and step, or a
-/// sum or product of such values (MTA's mixes walk column chunks in a loop).
-bool isEvenIndex(Value v, int depth = 0) {
+/// Whether index `v` is a multiple of `n` by construction: a constant
+/// multiple, the induction variable of an scf.for whose lower bound and
+/// step are, or a sum or product of such values (MTA's mixes walk column
+/// chunks in a loop).
+bool isMultipleIndex(Value v, int64_t n, int depth = 0) {
   APInt c;
   if (matchPattern(v, m_ConstantInt(&c)))
-    return c.getSExtValue() % 2 == 0;
+    return c.getSExtValue() % n == 0;
   if (depth > 4)
     return false;
   if (scf::ForOp loop = scf::getForInductionVarOwner(v))
-    return isEvenIndex(loop.getLowerBound(), depth + 1) &&
-           isEvenIndex(loop.getStep(), depth + 1);
+    return isMultipleIndex(loop.getLowerBound(), n, depth + 1) &&
+           isMultipleIndex(loop.getStep(), n, depth + 1);
   if (auto add = v.getDefiningOp<arith::AddIOp>())
-    return isEvenIndex(add.getLhs(), depth + 1) &&
-           isEvenIndex(add.getRhs(), depth + 1);
+    return isMultipleIndex(add.getLhs(), n, depth + 1) &&
+           isMultipleIndex(add.getRhs(), n, depth + 1);
   if (auto mul = v.getDefiningOp<arith::MulIOp>())
-    return isEvenIndex(mul.getLhs(), depth + 1) ||
-           isEvenIndex(mul.getRhs(), depth + 1);
+    return isMultipleIndex(mul.getLhs(), n, depth + 1) ||
+           isMultipleIndex(mul.getRhs(), n, depth + 1);
   return false;
 }
 
-bool pairsAligned(MemRefType mem, RankedTensorType type, ValueRange indices,
-                  ArrayRef<int64_t> dims) {
-  if (!isa<blk::MmaLayoutAttr>(type.getEncoding()) ||
-      !mem.getLayout().isIdentity() || dims[1] != mem.getRank() - 1)
-    return false;
-  int64_t rowLength = mem.getDimSize(dims[1]);
-  return !ShapedType::isDynamic(rowLength) && rowLength % 2 == 0 &&
-         isEvenIndex(indices[dims[1]]);
+/// The run of consecutive columns a thread of `type`'s layout holds per
+/// row (mma accumulators: a pair; 2-D blocked: sizePerThread[1]), each
+/// starting at a column offset that is a multiple of it.
+int64_t runLength(RankedTensorType type) {
+  if (isa<blk::MmaLayoutAttr>(type.getEncoding()))
+    return 2;
+  if (auto b = dyn_cast<blk::BlockedLayoutAttr>(type.getEncoding());
+      b && b.getRank() == 2)
+    return b.getSizePerThread()[1];
+  return 1;
 }
 
-/// The alignment a pair of `elt` takes when pairsAligned.
-llvm::MaybeAlign pairAlign(Type elt, bool aligned) {
-  if (!aligned)
+/// How many consecutive columns an access of a 2-D register tile at
+/// `idx` may take as one vector, aligned to the vector's size (at most
+/// 16 bytes, pairAlign): the layout's run (runLength) where every buffer
+/// a GPU kernel gets is 16-byte aligned (the runtime's CUDA launch
+/// refuses other pointers, KernelSupport.cpp checkLaunch, and allocates
+/// its scratch 256-byte aligned), the memref is row-major with the tile's
+/// columns innermost, and both the static row length and the tile's first
+/// column are multiples of the run (isMultipleIndex); else 1. Such loads
+/// and stores are one instruction per run instead of one per element (the
+/// MTA head mixes read every source tile of the group; the rope kernels
+/// move 16 bytes a thread; FoX's records kernel stores bf16 pairs).
+int64_t vectorRun(MemRefType mem, RankedTensorType type, ValueRange indices,
+                  ArrayRef<int64_t> dims) {
+  const int64_t n = runLength(type);
+  if (n < 2 || !mem.getLayout().isIdentity() || dims[1] != mem.getRank() - 1)
+    return 1;
+  int64_t rowLength = mem.getDimSize(dims[1]);
+  if (ShapedType::isDynamic(rowLength) || rowLength % n != 0 ||
+      !isMultipleIndex(indices[dims[1]], n))
+    return 1;
+  return n;
+}
+
+/// The alignment a run of `n` elements of `elt` takes (vectorRun): its
+/// size, at most the 16 bytes every buffer is aligned to.
+llvm::MaybeAlign runAlign(Type elt, int64_t n) {
+  if (n < 2)
     return llvm::MaybeAlign();
-  return llvm::Align(2 * elt.getIntOrFloatBitWidth() / 8);
+  return llvm::Align(
+      std::min<int64_t>(16, n * elt.getIntOrFloatBitWidth() / 8));
+}
+
+/// Whether registers list[k .. k + n) (register indices, in order) of `map`
+/// are one run: n consecutive columns of one row from a column offset that
+/// is a multiple of n.
+bool isRun(const RegisterMap &map, ArrayRef<int64_t> list, size_t k,
+           int64_t n) {
+  if (n < 2 || k + n > list.size())
+    return false;
+  const auto &first = map.offsets[list[k]];
+  if (first[1] % n != 0)
+    return false;
+  for (int64_t e = 1; e < n; ++e) {
+    const auto &o = map.offsets[list[k + e]];
+    if (o[0] != first[0] || o[1] != first[1] + e)
+      return false;
+  }
+  return true;
+}
+
+/// Loads registers list[k .. k + n) as one vector at `at`.
+void loadRun(OpBuilder &b, Location loc, Value base, ValueRange at, Type elt,
+             int64_t n, SmallVectorImpl<Value> &out) {
+  Value v = vector::LoadOp::create(b, loc, VectorType::get({n}, elt), base, at,
+                                   /*nontemporal=*/false, runAlign(elt, n));
+  for (int64_t e = 0; e < n; ++e)
+    out.push_back(vector::ExtractOp::create(b, loc, v, e));
 }
 
 /// A 1-D slice tile: the elements the thread's registers stand for, one
@@ -291,21 +342,21 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
     SmallVector<Value> regs(map->numRegs());
     // in_bounds (a scratch the lowering sized itself): no guard at all,
     // and aligned column pairs as one vector load.
+    const int64_t run = vectorRun(mem, type, op.getIndices(), dims);
     if (op.getInBounds()) {
-      const bool aligned = pairsAligned(mem, type, op.getIndices(), dims);
       const auto &offs = map->offsets;
+      SmallVector<int64_t> all = llvm::to_vector(
+          llvm::seq<int64_t>(0, static_cast<int64_t>(offs.size())));
       for (size_t i = 0; i < offs.size(); ++i) {
         SmallVector<Value> at = idx;
         at[dims[0]] = arith::AddIOp::create(rw, loc, row0, c(offs[i][0]));
         at[dims[1]] = arith::AddIOp::create(rw, loc, col0, c(offs[i][1]));
-        if (aligned && i + 1 < offs.size() && offs[i][1] % 2 == 0 &&
-            offs[i + 1][0] == offs[i][0] && offs[i + 1][1] == offs[i][1] + 1) {
-          Value v = vector::LoadOp::create(rw, loc, VectorType::get({2}, elt),
-                                           base, at, /*nontemporal=*/false,
-                                           pairAlign(elt, true));
-          regs[i] = vector::ExtractOp::create(rw, loc, v, 0);
-          regs[i + 1] = vector::ExtractOp::create(rw, loc, v, 1);
-          ++i;
+        if (isRun(*map, all, i, run)) {
+          SmallVector<Value> vals;
+          loadRun(rw, loc, base, at, elt, run, vals);
+          for (int64_t e = 0; e < run; ++e)
+            regs[i + e] = vals[e];
+          i += run - 1;
           continue;
         }
         regs[i] = loadAt(at);
@@ -313,7 +364,6 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
       rw.replaceOpWithMultiple(op, {regs});
       return success();
     }
-    const bool pairs = pairsAligned(mem, type, op.getIndices(), dims);
     for (auto &[dr, list] : byRow) {
       Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
       Value ok = arith::AndIOp::create(
@@ -329,15 +379,10 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
         SmallVector<Value> at = idx;
         at[dims[0]] = row;
         at[dims[1]] = arith::AddIOp::create(rw, loc, col0, c(dc));
-        // Columns statically inside: an aligned pair is one vector load.
-        if (wholeRows && pairs && k + 1 < list.size() && dc % 2 == 0 &&
-            map->offsets[list[k + 1]][1] == dc + 1) {
-          Value v = vector::LoadOp::create(rw, loc, VectorType::get({2}, elt),
-                                           base, at, /*nontemporal=*/false,
-                                           pairAlign(elt, true));
-          loaded.push_back(vector::ExtractOp::create(rw, loc, v, 0));
-          loaded.push_back(vector::ExtractOp::create(rw, loc, v, 1));
-          ++k;
+        // Columns statically inside: an aligned run is one vector load.
+        if (wholeRows && isRun(*map, list, k, run)) {
+          loadRun(rw, loc, base, at, elt, run, loaded);
+          k += run - 1;
           continue;
         }
         loaded.push_back(loadAt(at));
@@ -424,9 +469,8 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
       byRow[o[0]].push_back(i);
     using P = arith::CmpIPredicate;
     Type elt = type.getElementType();
-    llvm::MaybeAlign align =
-        pairAlign(elt, pairsAligned(cast<MemRefType>(op.getBase().getType()),
-                                    type, op.getIndices(), dims));
+    const int64_t run = vectorRun(cast<MemRefType>(op.getBase().getType()),
+                                  type, op.getIndices(), dims);
     for (auto &[dr, list] : byRow) {
       Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
       OpBuilder::InsertionGuard g(rw);
@@ -444,15 +488,21 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
         SmallVector<Value> at = idx;
         at[dims[0]] = row;
         at[dims[1]] = arith::AddIOp::create(rw, loc, col0, c(dc));
-        bool pair = k + 1 < list.size() &&
-                    map->offsets[list[k + 1]][1] == dc + 1 && dc % 2 == 0;
-        if (pair) {
-          Value v = vector::FromElementsOp::create(
-              rw, loc, VectorType::get({2}, elt),
-              ValueRange{regs[i], regs[list[k + 1]]});
-          vector::StoreOp::create(rw, loc, v, base, at,
-                                  /*nontemporal=*/false, align);
-          ++k;
+        // An unaligned pair of the mma layout is still one 2-element
+        // store (the element's alignment); aligned runs are one store.
+        int64_t n = isRun(*map, list, k, run)                         ? run
+                    : isRun(*map, list, k, 2) && runLength(type) == 2 ? 2
+                                                                      : 1;
+        if (n > 1) {
+          SmallVector<Value> vals;
+          for (int64_t e = 0; e < n; ++e)
+            vals.push_back(regs[list[k + e]]);
+          vector::StoreOp::create(rw, loc,
+                                  vector::FromElementsOp::create(
+                                      rw, loc, VectorType::get({n}, elt), vals),
+                                  base, at, /*nontemporal=*/false,
+                                  runAlign(elt, n == run ? n : 1));
+          k += n - 1;
         } else {
           memref::StoreOp::create(rw, loc, regs[i], base, at);
         }

@@ -6,11 +6,13 @@
 // launch plan, codegen/gpu/AttentionKernels.cpp, restated as block
 // programs); the attention kernels then read rotated q and k. For the half
 // style with R/2 and D - R multiples of 8 (ropeTileForm) they are tile
-// programs of 4 warps per 64 rows in the mma accumulator layout
-// (buildTableTiles, buildRotateTiles): each element's angle, and each pair's
-// columns p and p + R/2 the same place of two column tiles, so no register
-// exchanges pairs. Otherwise (the interleaved style) they are scalar code,
-// one warp per program whose lanes compute alike, described below. Both
+// programs of 4 warps in 2-D blocked layouts (RopeTiles; buildTableTiles,
+// 16 rows a program, one f64 angle a thread per 8-column chunk;
+// buildRotateTiles, 32 rows a program, 8 consecutive columns a thread, so
+// that every access is 16 bytes as in the direct rope kernel): each pair's
+// columns p and p + R/2 are the same place of two column tiles, so no
+// register exchanges pairs. Otherwise (the interleaved style) they are scalar
+// code, one warp per program whose lanes compute alike, described below. Both
 // forms attn-block-to-gpu lowers as they are and the CPU backend runs after
 // attn-block-strip-gpu; with dependent launch every kernel lets the next
 // start early and the rotations wait for the table kernel. The scalar form:
@@ -129,17 +131,18 @@ void emitTableRow(AttentionOp op, OpBuilder &b, Location loc, Value cosT,
       });
 }
 
-/// Rows of a tile-form program: 4 warps of one m16 tile each.
-constexpr int64_t kTileWarps = 4, kTileRows = 16 * kTileWarps;
+/// Warps of a tile-form program, and the rows of a rotation program and
+/// of a table program (one repetition of their layouts, RopeTiles).
+constexpr int64_t kTileWarps = 4, kRotateRows = 32, kTableRows = 16;
 
-/// The column chunk of the tile forms over `n` columns (n % 8 == 0): 32
-/// columns where they divide n, so that a thread holds 16 values of a
-/// chunk (2 rows x 8 columns), else 16 or 8.
+/// The column chunk of the rotation over `n` columns (n % 8 == 0): 32
+/// columns where they divide n (a thread's 8 consecutive columns: 16-byte
+/// accesses of 16-bit rows), else 16 or 8.
 int64_t tileChunk(int64_t n) { return n % 32 == 0 ? 32 : n % 16 == 0 ? 16 : 8; }
 
 /// Whether the rope kernels of `op` take the tile form: the half style
 /// (each pair's two columns are the same place of two column tiles) with
-/// R/2 and D - R whole n8 tiles. Else they are the scalar form.
+/// R/2 and D - R whole 8-column chunks. Else they are the scalar form.
 bool ropeTileForm(AttentionOp op) {
   int64_t d = cast<ShapedType>(op.getQ().getType()).getDimSize(3);
   int64_t rot = rotaryDim(op);
@@ -147,23 +150,33 @@ bool ropeTileForm(AttentionOp op) {
          (d - rot) % 8 == 0;
 }
 
-/// The accumulator layout of kTileWarps warps stacked along rows, in
-/// which the tile forms load, compute and store (the layout whose
-/// loads and stores the GPU backend has for any element type).
+/// The blocked layouts of the tile forms, kTileWarps warps stacked along
+/// rows, which the backend moves as whole runs of a thread's columns:
+///  * rotation tiles [kRotateRows, chunk]: 4 threads per row of chunk / 4
+///    consecutive columns each (8 for 32-column chunks: a 16-byte access
+///    of bf16 / f16, as the direct rope kernel's), 8 rows a warp;
+///  * table tiles [kTableRows, 8]: one element a thread, 8 threads per
+///    row, so that each thread computes one f64 angle per column chunk
+///    (the table kernel is latency-bound on its cos / sin).
 struct RopeTiles : TileBuilder {
-  Attribute mma, row, col;
-  RopeTiles(OpBuilder &b, Location loc) : TileBuilder(b, loc) {
-    MLIRContext *ctx = b.getContext();
-    mma = attn_block::MmaLayoutAttr::get(ctx, 2, {kTileWarps, 1}, {16, 8});
-    row = attn_block::SliceLayoutAttr::get(ctx, 1, mma);
-    col = attn_block::SliceLayoutAttr::get(ctx, 0, mma);
+  RopeTiles(OpBuilder &b, Location loc) : TileBuilder(b, loc) {}
+  Attribute blocked(int64_t perThread, int64_t threadsPerRow) const {
+    return attn_block::BlockedLayoutAttr::get(
+        b.getContext(), {1, perThread}, {32 / threadsPerRow, threadsPerRow},
+        {kTileWarps, 1}, {1, 0});
   }
-  RankedTensorType tile(int64_t cols, Type e) {
-    return RankedTensorType::get({kTileRows, cols}, e, mma);
+  Attribute rotateLayout(int64_t cols) const { return blocked(cols / 4, 4); }
+  Attribute tableLayout() const { return blocked(1, 8); }
+  RankedTensorType tile(int64_t rows, int64_t cols, Type e,
+                        Attribute layout) const {
+    return RankedTensorType::get({rows, cols}, e, layout);
+  }
+  RankedTensorType rotateTile(int64_t cols, Type e) const {
+    return tile(kRotateRows, cols, e, rotateLayout(cols));
   }
   Value load(Value mem, ValueRange at, int64_t cols, ArrayRef<int64_t> dims) {
     Type e = llvm::cast<MemRefType>(mem.getType()).getElementType();
-    return blk::LoadOp::create(b, loc, tile(cols, e), mem, at,
+    return blk::LoadOp::create(b, loc, rotateTile(cols, e), mem, at,
                                b.getDenseI64ArrayAttr(dims),
                                b.getF64FloatAttr(0.0));
   }
@@ -173,7 +186,7 @@ struct RopeTiles : TileBuilder {
 };
 
 /// The tile form of the table kernel: program (r, side) writes rows
-/// [64 r, 64 r + 64) of one side's tables; each element its own angle
+/// [16 r, 16 r + 16) of one side's tables; each element its own angle
 /// pos * theta^(-2i/R) in f64 (positions from a row iota, frequencies from
 /// a column iota), cos and sin through libdevice, stored f32.
 void buildTableTiles(AttentionOp op, OpBuilder &b, Location loc, Value cosT,
@@ -181,22 +194,26 @@ void buildTableTiles(AttentionOp op, OpBuilder &b, Location loc, Value cosT,
   RopeTiles t(b, loc);
   Idx x{b, loc};
   const int64_t half = rotaryDim(op) / 2, chunk = 8;
+  Attribute layout = t.tableLayout();
+  MLIRContext *ctx = b.getContext();
+  auto rowLayout = attn_block::SliceLayoutAttr::get(ctx, 1, layout),
+       colLayout = attn_block::SliceLayoutAttr::get(ctx, 0, layout);
   const double logTheta = std::log(op.getRopeTheta()->convertToDouble());
   Type f64 = b.getF64Type(), f32 = b.getF32Type(), i64 = b.getI64Type();
   Value pos = blk::IotaOp::create(
-      b, loc, RankedTensorType::get({kTileRows}, i64, t.row),
+      b, loc, RankedTensorType::get({kTableRows}, i64, rowLayout),
       x.add(base, row0));
   Value posF = arith::SIToFPOp::create(
-      b, loc, RankedTensorType::get({kTileRows}, f64, t.row), pos);
-  // A loop over 8-column chunks (4 angles per thread each): unrolled,
-  // the f64 cos/sin of all of them were live at once and spilled.
+      b, loc, RankedTensorType::get({kTableRows}, f64, rowLayout), pos);
+  // A loop over 8-column chunks (one angle per thread each), so that the
+  // f64 cos / sin of several are never live at once.
   scf::ForOp::create(
       b, loc, x.c(0), x.c(half), x.c(chunk), ValueRange{},
       [&](OpBuilder &nb, Location, Value c0, ValueRange) {
         RopeTiles n(nb, loc);
         Value i = blk::IotaOp::create(
-            nb, loc, RankedTensorType::get({chunk}, i64, t.col), c0);
-        auto colF = RankedTensorType::get({chunk}, f64, t.col);
+            nb, loc, RankedTensorType::get({chunk}, i64, colLayout), c0);
+        auto colF = RankedTensorType::get({chunk}, f64, colLayout);
         Value iF = arith::SIToFPOp::create(nb, loc, colF, i);
         Value scale = tensor::SplatOp::create(
             nb, loc, colF,
@@ -207,10 +224,10 @@ void buildTableTiles(AttentionOp op, OpBuilder &b, Location loc, Value cosT,
                 .getResult());
         Value inv = math::ExpOp::create(
             nb, loc, arith::MulFOp::create(nb, loc, iF, scale));
+        auto angles = t.tile(kTableRows, chunk, f64, layout);
         Value angle = arith::MulFOp::create(
-            nb, loc,
-            blk::BroadcastOp::create(nb, loc, t.tile(chunk, f64), posF, 1),
-            blk::BroadcastOp::create(nb, loc, t.tile(chunk, f64), inv, 0));
+            nb, loc, blk::BroadcastOp::create(nb, loc, angles, posF, 1),
+            blk::BroadcastOp::create(nb, loc, angles, inv, 0));
         n.store(n.convert(math::CosOp::create(nb, loc, angle), f32), cosT,
                 ValueRange{row0, c0}, {0, 1});
         n.store(n.convert(math::SinOp::create(nb, loc, angle), f32), sinT,
@@ -220,7 +237,7 @@ void buildTableTiles(AttentionOp op, OpBuilder &b, Location loc, Value cosT,
 }
 
 /// The tile form of a rotation kernel: program (r, b * H + h) rotates rows
-/// [64 r, 64 r + 64) of head h of batch b, column chunk by column chunk:
+/// [32 r, 32 r + 32) of head h of batch b, column chunk by column chunk:
 /// x1 = x[:, p], x2 = x[:, p + R/2] with the tables' cos, sin at the same
 /// place, y1 = x1 cos - x2 sin, y2 = x1 sin + x2 cos in f32; the columns
 /// past R are copied. `low`: also the rest y - round(y), rounded.
@@ -260,7 +277,7 @@ void buildRotateTiles(AttentionOp op, OpBuilder &b, Location loc, Value in,
     t.store(t.convert(v, elt), out, at(c0), {2, 3});
     if (low)
       t.store(tensor::SplatOp::create(
-                  b, loc, t.tile(chunk, elt),
+                  b, loc, t.rotateTile(chunk, elt),
                   arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, 0.0))
                       .getResult()),
               low, at(c0), {2, 3});
@@ -306,7 +323,8 @@ func::FuncOp buildTableKernel(AttentionOp op, SymbolTable &symbols,
       // Rows past the table's length are not stored (the stores' bounds).
       buildTableTiles(
           op, sb, loc, cosT, sinT,
-          arith::MulIOp::create(sb, loc, row, Idx{sb, loc}.c(kTileRows)), base);
+          arith::MulIOp::create(sb, loc, row, Idx{sb, loc}.c(kTableRows)),
+          base);
       return;
     }
     auto inside = scf::IfOp::create(
@@ -360,7 +378,7 @@ func::FuncOp buildRotateKernel(AttentionOp op, SymbolTable &symbols,
   if (tiles) {
     buildRotateTiles(op, b, loc, in, cosT, sinT, out,
                      withLow ? body.getArgument(4) : Value(), bIdx, h,
-                     x.mul(i, x.c(kTileRows)));
+                     x.mul(i, x.c(kRotateRows)));
     func::ReturnOp::create(b, loc);
     return kernel;
   }
@@ -468,13 +486,13 @@ static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
                                         qOut, withLow, dependentLaunch);
   func::FuncOp rotK = buildRotateKernel(op, symbols, "rope_k", kIn, kTable,
                                         kOut, withLow, dependentLaunch);
-  // The tile forms' programs cover kTileRows rows each.
+  // The tile forms' programs cover kTableRows or kRotateRows rows each.
   const bool tiles = ropeTileForm(op);
-  auto programs = [&](Value rows) -> Value {
+  auto programs = [&](Value rows, int64_t perProgram) -> Value {
     if (!tiles)
       return rows;
     return arith::CeilDivUIOp::create(
-        b, loc, rows, arith::ConstantIndexOp::create(b, loc, kTileRows));
+        b, loc, rows, arith::ConstantIndexOp::create(b, loc, perProgram));
   };
 
   auto dimOf = [&](Value t, int64_t i) -> Value {
@@ -485,10 +503,11 @@ static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
   Value cosQ = allocLike(b, loc, qTable, q, {2, 3});
   Value sinQ = allocLike(b, loc, qTable, q, {2, 3});
   Value tLen = dimOf(q, 2), sLen = dimOf(k, 2);
-  blk::LaunchOp::create(b, loc, table.getName(),
-                        programs(arith::MaxSIOp::create(b, loc, sLen, tLen)),
-                        arith::ConstantIndexOp::create(b, loc, 2),
-                        ValueRange{cosK, sinK, cosQ, sinQ});
+  blk::LaunchOp::create(
+      b, loc, table.getName(),
+      programs(arith::MaxSIOp::create(b, loc, sLen, tLen), kTableRows),
+      arith::ConstantIndexOp::create(b, loc, 2),
+      ValueRange{cosK, sinK, cosQ, sinQ});
 
   auto rotate = [&](func::FuncOp kernel, Value x, MemRefType inType,
                     MemRefType outType, Value cosT, Value sinT) {
@@ -500,8 +519,8 @@ static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
     SmallVector<Value> args = {in, cosT, sinT, out};
     if (lo)
       args.push_back(lo);
-    blk::LaunchOp::create(b, loc, kernel.getName(), programs(dimOf(x, 2)), rows,
-                          args);
+    blk::LaunchOp::create(b, loc, kernel.getName(),
+                          programs(dimOf(x, 2), kRotateRows), rows, args);
     return std::pair(out, lo);
   };
   RopeSplit r;

@@ -10,12 +10,12 @@
 // PLANPASS: attn-attention-to-gpu: lowering=block-plan takes its kernels and launch plan from attn-to-block and attn-block-launch-plan, not from this pass
 // OVERLAP: error: attn-attention-to-gpu{lowering=block}: overlap=true (S_{j+1} and P_j V_j in flight together) is not in the GPU form of the block program yet (lowering=direct builds it)
 
-#blocked = #attn_block.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#blocked = #attn_block.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [0, 1]>
 #mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
 gpu.module @m {
   func.func private @k(%x: f32) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
     %s = tensor.splat %x : tensor<64x64xf32, #mma>
-    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.convert_layout': layout #attn_block.blocked<{{.*}}> of tensor<64x64xf32, #attn_block.blocked<{{.*}}>>: blocked layouts are lowered for 1-D tiles with threadsPerWarp = [32]
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.convert_layout': layout #attn_block.blocked<{{.*}}> of tensor<64x64xf32, #attn_block.blocked<{{.*}}>>: blocked layouts are lowered for 1-D tiles and 2-D tiles with order = [1, 0]
     %b = attn_block.convert_layout %s : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #blocked>
     return
   }
@@ -124,7 +124,7 @@ gpu.module @m {
 gpu.module @m {
   func.func private @k(%m: memref<?x64xbf16>, %i: index) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
     %c0 = arith.constant 0 : index
-    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.load': global loads into register layouts are lowered for 1-D slice or blocked tiles and 2-D mma accumulator tiles only
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.load': global loads into register layouts are lowered for 1-D slice or blocked tiles and 2-D mma accumulator or blocked tiles only
     %t = attn_block.load %m[%i, %c0] dims [0, 1] padding 0.0 : memref<?x64xbf16> -> tensor<64x64xbf16, #A>
     return
   }

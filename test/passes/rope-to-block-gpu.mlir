@@ -110,35 +110,37 @@ func.func @qoff(%q: tensor<1x2x?x128xf16>, %k: tensor<1x2x?x128xf16>, %v: tensor
 
 // rope_q_offset: queries at the constant 3 + r, keys at 0 + r; half pairs
 // (p, p + 64) of D = 128, exponent -2 ln(5e5) / 128, f16; nothing copied.
-// The half style takes the tile form (ropeTileForm): 4 warps per 64 rows;
-// the table's angles per element in 8-column chunks of a loop, each
-// rotation chunk of 32 pairs two column tiles x1 = x[:, p], x2 = x[:,
-// p + 64] with cos, sin at p (mma accumulator layout tiles, loaded and
-// stored whole), the rows past the memref dropped by the accesses' bounds.
+// The half style takes the tile form (ropeTileForm), 4 warps in 2-D blocked
+// layouts: the table 16 rows a program, its angles per element in 8-column
+// chunks of a loop (one a thread: row and column iotas in the layout's
+// slices); each rotation 32 rows a program, a chunk of 32 pairs two column
+// tiles x1 = x[:, p], x2 = x[:, p + 64] with cos, sin at p (8 consecutive
+// columns a thread, loaded and stored whole), the rows past the memref
+// dropped by the accesses' bounds.
 // CHECK: func.func private @qoff_rope_table({{.*}}) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64}
 // CHECK: attn_block.launch_dependents
 // CHECK: %[[C3:.*]] = arith.constant 3 : index
 // CHECK: scf.if
-// CHECK: %[[R0:.*]] = arith.muli %{{.*}}, %c64{{.*}} : index
+// CHECK: %[[R0:.*]] = arith.muli %{{.*}}, %c16{{.*}} : index
 // CHECK: arith.addi %[[C3]], %[[R0]] : index
-// CHECK: attn_block.iota {{.*}} : tensor<64xi64, #[[ROWS:.*]]>
+// CHECK: attn_block.iota {{.*}} : tensor<16xi64, #[[ROWS:.*]]>
 // CHECK: scf.for %[[C:.*]] = %{{.*}} to %c64{{.*}} step %c8
 // CHECK: attn_block.iota %[[C]] : tensor<8xi64
 // CHECK: arith.constant -0.20503692777194263 : f64
 // CHECK: math.exp %{{.*}} : tensor<8xf64
-// CHECK: math.cos %{{.*}} : tensor<64x8xf64, #[[MMA:[^>]*]]>
-// CHECK: attn_block.store %{{.*}}[%[[R0]], %[[C]]] dims [0, 1] : tensor<64x8xf32
+// CHECK: math.cos %{{.*}} : tensor<16x8xf64, #[[BLK:[^>]*]]>
+// CHECK: attn_block.store %{{.*}}[%[[R0]], %[[C]]] dims [0, 1] : tensor<16x8xf32
 // CHECK: math.sin
 // CHECK: func.func private @qoff_rope_q(%[[QX:[^:]*]]: memref<1x2x?x128xf16>, %[[QC:[^:]*]]: memref<?x64xf32>, %[[QS:[^:]*]]: memref<?x64xf32>, %[[QY:[^:]*]]: memref<1x2x?x128xf16>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64}
 // CHECK-NEXT: attn_block.launch_dependents
 // CHECK-NEXT: attn_block.griddep_wait
-// CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c64 : index
-// CHECK: %[[X1:.*]] = attn_block.load %[[QX]][%{{.*}}, %{{.*}}, %[[ROW0]], %c0{{.*}}] dims [2, 3] {{.*}} -> tensor<64x32xf16
-// CHECK: %[[X2:.*]] = attn_block.load %[[QX]][%{{.*}}, %{{.*}}, %[[ROW0]], %c64{{.*}}] dims [2, 3] {{.*}} -> tensor<64x32xf16
-// CHECK: attn_block.load %[[QC]][%[[ROW0]], %c0{{.*}}] dims [0, 1] {{.*}} -> tensor<64x32xf32
-// CHECK: attn_block.load %[[QS]][%[[ROW0]], %c0{{.*}}] dims [0, 1] {{.*}} -> tensor<64x32xf32
+// CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c32 : index
+// CHECK: %[[X1:.*]] = attn_block.load %[[QX]][%{{.*}}, %{{.*}}, %[[ROW0]], %c0{{.*}}] dims [2, 3] {{.*}} -> tensor<32x32xf16
+// CHECK: %[[X2:.*]] = attn_block.load %[[QX]][%{{.*}}, %{{.*}}, %[[ROW0]], %c64{{.*}}] dims [2, 3] {{.*}} -> tensor<32x32xf16
+// CHECK: attn_block.load %[[QC]][%[[ROW0]], %c0{{.*}}] dims [0, 1] {{.*}} -> tensor<32x32xf32
+// CHECK: attn_block.load %[[QS]][%[[ROW0]], %c0{{.*}}] dims [0, 1] {{.*}} -> tensor<32x32xf32
 // CHECK: arith.subf
-// CHECK: arith.truncf %{{.*}} : tensor<64x32xf32, {{.*}}> to tensor<64x32xf16
+// CHECK: arith.truncf %{{.*}} : tensor<32x32xf32, {{.*}}> to tensor<32x32xf16
 // CHECK: attn_block.store %{{.*}}, %[[QY]][%{{.*}}, %{{.*}}, %[[ROW0]], %c0{{.*}}] dims [2, 3]
 // CHECK: arith.addf
 // CHECK: attn_block.store %{{.*}}, %[[QY]][%{{.*}}, %{{.*}}, %[[ROW0]], %c64{{.*}}] dims [2, 3]
@@ -167,16 +169,16 @@ func.func @qoff(%q: tensor<1x2x?x128xf16>, %k: tensor<1x2x?x128xf16>, %v: tensor
 
 // The launch plan: four tables (s5 = S rows, s2 = T rows, 16 f32 each =
 // 128 bytes a row at D = 64), q and k rotated (B H T D and B Hk S D bf16),
-// the table kernel over (max(S, T) / 64 rounded up, 2) (max(S, T) is
-// value s9), the rotations over 64-row tiles, 128 threads each; the
+// the table kernel over (max(S, T) / 16 rounded up, 2) (max(S, T) is
+// value s9), the rotations over 32-row tiles, 128 threads each; the
 // kernels after the table wait for the one before, so they are launched
 // dependent; the attention kernel reads scratch 4 and 5 as its q and k.
 // PLAN: #map = affine_map<()[{{[^]]*}}] -> (s5, s2)>
 // PLAN: values = [#map]
 // PLAN-SAME: buffers = [#attn_launch.buffer<"main_rope_table.0", bytes = ()[{{[^]]*}}] -> (s5 * 128)>, #attn_launch.buffer<"main_rope_table.1", bytes = ()[{{[^]]*}}] -> (s5 * 128)>, #attn_launch.buffer<"main_rope_table.2", bytes = ()[{{[^]]*}}] -> (s2 * 128)>, #attn_launch.buffer<"main_rope_table.3", bytes = ()[{{[^]]*}}] -> (s2 * 128)>, #attn_launch.buffer<"main_rope_q.3", bytes = ()[{{[^]]*}}] -> (((s0 * s1) * s2) * 128)>, #attn_launch.buffer<"main_rope_k.3", bytes = ()[{{[^]]*}}] -> (((s3 * s4) * s5) * 128)>]
-// PLAN-SAME: kernels = [#attn_launch.kernel<name = @main_gpu::@main_rope_table, grid = ()[{{[^]]*}}] -> (s9 ceildiv 64, 2, 1), block = [128, 1, 1], smem = 0,
-// PLAN-SAME: #attn_launch.kernel<name = @main_gpu::@main_rope_q, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 0, args = [#attn_launch.arg<input 0>,
-// PLAN-SAME: dependent = true>, #attn_launch.kernel<name = @main_gpu::@main_rope_k, grid = ()[{{[^]]*}}] -> (s5 ceildiv 64, s3 * s4, 1), block = [128, 1, 1], smem = 0, args = [#attn_launch.arg<input 1>,
+// PLAN-SAME: kernels = [#attn_launch.kernel<name = @main_gpu::@main_rope_table, grid = ()[{{[^]]*}}] -> (s9 ceildiv 16, 2, 1), block = [128, 1, 1], smem = 0,
+// PLAN-SAME: #attn_launch.kernel<name = @main_gpu::@main_rope_q, grid = ()[{{[^]]*}}] -> (s2 ceildiv 32, s0 * s1, 1), block = [128, 1, 1], smem = 0, args = [#attn_launch.arg<input 0>,
+// PLAN-SAME: dependent = true>, #attn_launch.kernel<name = @main_gpu::@main_rope_k, grid = ()[{{[^]]*}}] -> (s5 ceildiv 32, s3 * s4, 1), block = [128, 1, 1], smem = 0, args = [#attn_launch.arg<input 1>,
 // PLAN-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_kernel, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 40960, args = [#attn_launch.arg<scratch 4, {{.*}}, #attn_launch.arg<scratch 5, {{.*}}, #attn_launch.arg<input 2>
 // PLAN-SAME: dependent = true>]>
 // PLAN: gpu.module @main_gpu
