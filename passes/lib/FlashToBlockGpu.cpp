@@ -609,7 +609,9 @@ std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
   Type e = q.getElementType();
   if (!e.isBF16() && !e.isF16())
     return "the GPU form takes bf16 or f16 q, k, v (m16n8k16 mma.sync, "
-           "m64nNk16 wgmma)";
+           "m64nNk16 wgmma), not " +
+           std::string(e.isF32() ? "f32 operands" : "this element type") +
+           " (the CPU backend runs them: --device=cpu)";
   for (Value x : {op.getK(), op.getV()})
     if (cast<ShapedType>(x.getType()).getElementType() != e)
       return "the GPU form needs q, k and v of one element type";

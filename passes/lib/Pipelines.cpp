@@ -119,18 +119,23 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
     bad = checkGpuFormat(options.format);
   if (bad.empty())
     bad = checkGpuLowering(options.lowering, options.chip);
-  // attn-to-block's flash kernel takes warps (4 or 8) and block-n; its
-  // warps hold one 16-row tile each, and the overlap schedule is the
+  // attn-to-block's flash kernel takes warps (4 or 8) and block-n (64 or
+  // 128: a 32-key FoX records tile has fewer 16-byte chunks than threads);
+  // its warps hold one 16-row tile each, and the overlap schedule is the
   // direct kernel's.
   const AttnAttentionToGPUOptions defaults;
   if (bad.empty() && options.lowering == "block-plan" &&
       (options.mTiles != defaults.mTiles || options.overlap ||
-       (options.warps != 4 && options.warps != 8)))
-    bad = "lowering=block-plan takes warps 4 or 8, m-tiles 1 and no "
-          "overlap (attn-to-block's flash kernel: one 16-row tile per "
-          "warp), got warps " +
-          std::to_string(options.warps) + ", m-tiles " +
-          std::to_string(options.mTiles) + (options.overlap ? ", overlap" : "");
+       (options.warps != 4 && options.warps != 8) ||
+       (options.blockN != 64 && options.blockN != 128)))
+    bad = "lowering=block-plan (the default) takes warps 4 or 8, block-n 64 "
+          "or 128, m-tiles 1 and no overlap (attn-to-block's flash kernel: "
+          "one 16-row tile per warp), got warps " +
+          std::to_string(options.warps) + ", block-n " +
+          std::to_string(options.blockN) + ", m-tiles " +
+          std::to_string(options.mTiles) +
+          (options.overlap ? ", overlap" : "") +
+          " (lowering=direct builds the others)";
   return bad;
 }
 

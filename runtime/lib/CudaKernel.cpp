@@ -184,7 +184,8 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   else
     kernel->notes.push_back(
         "GPU kernel: " + chip + ", the block program's launch plan (" +
-        std::to_string(kernel->plan.kernels().size()) + " kernels)");
+        std::to_string(kernel->plan.kernels().size()) + " kernels)" +
+        (dependent ? ", dependent launch" : ""));
 
   // Serialize (or take from the disk cache).
   std::string toolkit = mlir::attn::cudaToolkitPath();

@@ -102,12 +102,11 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
   if (!pdl)
     return pdl.takeError();
   r.dependentLaunch = *pdl;
-  p.lowering = o.lowering;
-  if (p.lowering.empty())
-    if (const char *l = std::getenv(kLoweringEnv); l && *l)
-      p.lowering = l;
-  if (p.lowering.empty())
-    p.lowering = "direct";
+  // Unset: ATTN_GPU_LOWERING, else the option's default (GpuOptions.td).
+  if (!o.lowering.empty())
+    p.lowering = o.lowering;
+  else if (const char *l = std::getenv(kLoweringEnv); l && *l)
+    p.lowering = l;
   p.format = "none";
   if (std::string bad = mlir::attn::checkGPUPipelineOptions(p); !bad.empty())
     return llvm::createStringError(bad + " (from CompileOptions::gpu or " +

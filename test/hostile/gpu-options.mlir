@@ -16,9 +16,9 @@
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="block-n=0" 2>&1 | FileCheck %s --check-prefix=BLOCKN
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="chip=sm_90 overlap=true" 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // The pass alone checks its options too, also on a module without attention.
-// RUN: not attn-opt %s --attn-attention-to-gpu="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=OLD
-// RUN: not attn-opt %s --attn-attention-to-gpu="chip=" 2>&1 | FileCheck %s --check-prefix=EMPTY
-// RUN: not attn-opt %s --attn-attention-to-gpu="chip=sm_90a m-tiles=2" 2>&1 | FileCheck %s --check-prefix=MTILES
+// RUN: not attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_75" 2>&1 | FileCheck %s --check-prefix=OLD
+// RUN: not attn-opt %s --attn-attention-to-gpu="lowering=direct chip=" 2>&1 | FileCheck %s --check-prefix=EMPTY
+// RUN: not attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_90a m-tiles=2" 2>&1 | FileCheck %s --check-prefix=MTILES
 // The CPU block lowering bounds its tile sizes.
 // RUN: not attn-opt %s --attn-to-block="block-m=0" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not attn-opt %s --attn-to-block="block-n=1000000" 2>&1 | FileCheck %s --check-prefix=BLOCK

@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --split-input-file --attn-attention-to-gpu="chip=sm_90a" | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-attention-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=direct chip=sm_90a" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=direct chip=sm_80" | FileCheck %s --check-prefix=SM80
 
 // Programmatic dependent launch (GpuPlan::dependentLaunch, sm_90 and
 // later): the kernel before attention lets it start early, and attention

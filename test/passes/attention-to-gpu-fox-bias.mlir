@@ -1,7 +1,7 @@
-// RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_90a" | FileCheck %s
-// RUN: sed 's/gate(%g)/gate(%g) scale -0.1/' %s | attn-opt --attn-attention-to-gpu="chip=sm_90a" | FileCheck %s --check-prefix=NEG
-// RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=MMA
-// RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_90a overlap=true" | FileCheck %s --check-prefix=OVL
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_90a" | FileCheck %s
+// RUN: sed 's/gate(%g)/gate(%g) scale -0.1/' %s | attn-opt --attn-attention-to-gpu="lowering=direct chip=sm_90a" | FileCheck %s --check-prefix=NEG
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_80" | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_90a overlap=true" | FileCheck %s --check-prefix=OVL
 
 // Where FoX's bias enters the scores (GpuPlan::gateInAcc). With a positive
 // scale its key term u is the initial value of S = Q K^T. With wgmma

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --attn-attention-to-gpu -verify-diagnostics
+// RUN: attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=direct" -verify-diagnostics
 
 // What the GPU backend does not run yet is an error naming it.
 

@@ -1,9 +1,9 @@
 // The launch plan attn-attention-to-gpu puts on the entry: the kernel ABI
 // of GpuPlan.h as data, executed by runtime/lib/LaunchPlan.cpp
 // (docs/launch-plan.md). Symbols: s0..s4 = B, Hq, Hk, T, S, s5 = value 0.
-// RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_80" | FileCheck %s
-// RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_90a" | FileCheck %s --check-prefix=PDL
-// RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_90a" --split-input-file | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_80" | FileCheck %s
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_90a" | FileCheck %s --check-prefix=PDL
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_90a" --split-input-file | FileCheck %s --check-prefix=PLAIN
 
 // FoX + RoPE, GQA (4 query heads on 2 kv heads), D = 128, bf16.
 // Value 0: max(T - S, 0), the query positions below the keys' first one.

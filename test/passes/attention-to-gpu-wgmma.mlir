@@ -1,9 +1,9 @@
-// RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_90a warps=8 block-n=128 overlap=true" | FileCheck %s
-// RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_90a" | FileCheck %s --check-prefix=SMALL
-// RUN: not attn-opt %s --attn-attention-to-gpu="chip=sm_90a warps=2" 2>&1 | FileCheck %s --check-prefix=WARPS
-// RUN: not attn-opt %s --attn-attention-to-gpu="chip=sm_90a m-tiles=2" 2>&1 | FileCheck %s --check-prefix=MTILES
-// RUN: not attn-opt %s --attn-attention-to-gpu="chip=sm_90a block-n=32" 2>&1 | FileCheck %s --check-prefix=BLOCKN
-// RUN: not attn-opt %s --attn-attention-to-gpu="chip=sm_90 overlap=true" 2>&1 | FileCheck %s --check-prefix=OVERLAP
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_90a warps=8 block-n=128 overlap=true" | FileCheck %s
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_90a" | FileCheck %s --check-prefix=SMALL
+// RUN: not attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_90a warps=2" 2>&1 | FileCheck %s --check-prefix=WARPS
+// RUN: not attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_90a m-tiles=2" 2>&1 | FileCheck %s --check-prefix=MTILES
+// RUN: not attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_90a block-n=32" 2>&1 | FileCheck %s --check-prefix=BLOCKN
+// RUN: not attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_90 overlap=true" 2>&1 | FileCheck %s --check-prefix=OVERLAP
 
 // sm_90a: the attention kernel multiplies with warpgroup MMA (wgmma, inline
 // PTX) on 128-byte swizzled shared tiles instead of ldmatrix + mma.sync.

@@ -1,6 +1,6 @@
-// RUN: attn-opt %s --attn-attention-to-gpu="chip=sm_80" | FileCheck %s
-// RUN: attn-opt %s --attn-attention-to-gpu="warps=8 block-n=128" | FileCheck %s --check-prefix=OPTS
-// RUN: attn-opt %s --attn-attention-to-gpu="m-tiles=2" | FileCheck %s --check-prefix=MT2
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_80" | FileCheck %s
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=direct warps=8 block-n=128" | FileCheck %s --check-prefix=OPTS
+// RUN: attn-opt %s --attn-attention-to-gpu="lowering=direct m-tiles=2" | FileCheck %s --check-prefix=MT2
 
 // FoX + RoPE, GQA (4 query heads on 2 kv heads), D = 128, bf16: the plan
 // says what the runtime launches; the kernels are tensor-core code.

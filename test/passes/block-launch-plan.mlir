@@ -99,8 +99,8 @@
 // PATH: error: attn-to-block{target=sm_90}: the PaTH GPU form takes bf16 or f16 q, k, v
 // PATHGPU: llvm.func @main_path_chunk_kernel
 // PATHGPU: llvm.func @main_path_attention_kernel
-// WARPS: lowering=block-plan takes warps 4 or 8, m-tiles 1 and no overlap (attn-to-block's flash kernel: one 16-row tile per warp), got warps 4, m-tiles 2
-// WARPS2: lowering=block-plan takes warps 4 or 8{{.*}}got warps 2, m-tiles 1
+// WARPS: lowering=block-plan (the default) takes warps 4 or 8, block-n 64 or 128, m-tiles 1 and no overlap (attn-to-block's flash kernel: one 16-row tile per warp), got warps 4, block-n 64, m-tiles 2
+// WARPS2: lowering=block-plan (the default) takes warps 4 or 8{{.*}}got warps 2, block-n 64, m-tiles 1
 // CPUWARPS: attn-to-block: warps must be 4 (the CPU form has none) for target cpu, got 8
 
 // Two warpgroups and 128-key tiles (warps=8 block-n=128): 128 query rows

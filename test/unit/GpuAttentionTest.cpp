@@ -201,14 +201,20 @@ TEST_P(GpuAttention, MatchesOracle) {
   std::vector<HostArray> host;
   Tensor ref;
   ASSERT_NO_FATAL_FAILURE(randomCase(c, p, seed, host, ref));
-  // Every kernel shape the device has: on sm_90 the wgmma kernel (one and
-  // two warpgroups, 64- and 128-key tiles, with and without the softmax /
-  // P V overlap) and the mma.sync kernel.
+  // The default path (lowering=block-plan), then every kernel shape the
+  // direct builder has: on sm_90 the wgmma kernel (one and two
+  // warpgroups, 64- and 128-key tiles, with and without the softmax / P V
+  // overlap) and the mma.sync kernel.
   std::vector<attn::GpuKernelOptions> shapes = {{}};
+  std::vector<attn::GpuKernelOptions> direct = {{}};
   if (engine->gpuArch() == "sm_90")
-    shapes = {{"sm_90a", 4, 0, 64, 0},  {"sm_90a", 8, 0, 128, 0},
+    direct = {{"sm_90a", 4, 0, 64, 0},  {"sm_90a", 8, 0, 128, 0},
               {"sm_90a", 4, 0, 64, 1},  {"sm_90a", 8, 0, 64, 1},
               {"sm_90a", 8, 0, 128, 1}, {"sm_90", 4, 1, 64, 0}};
+  for (attn::GpuKernelOptions &d : direct) {
+    d.lowering = "direct";
+    shapes.push_back(d);
+  }
   // Every variant also through the block program (lowering=block): on
   // sm_90 devices its mma.sync form (sm_90) and its wgmma form (sm_90a, one
   // warpgroup with 64-key tiles and two with 128-key tiles); RoPE through
@@ -443,8 +449,10 @@ TEST(GpuAttentionCompile, Latency) {
 /// attention: gate, the rope pass over k (Q rotated in the kernel), the
 /// rope pass over q and k (8 rotated dims). From sm_90 on the default
 /// kernel must say it uses the dependent launch. The same for the block
-/// program's kernel (lowering=block: its griddep_wait; the rope kernels
-/// rotate q and k there).
+/// program's launch plan (lowering=block-plan, the default: every kernel
+/// after the first waits for the one before) and its kernel under the
+/// direct plan (lowering=block: its griddep_wait; the rope kernels rotate q
+/// and k there).
 TEST(GpuAttentionLaunch, DependentLaunchIsExact) {
   std::string why;
   attn::Engine *engine = gpuEngine(why);
@@ -460,7 +468,7 @@ TEST(GpuAttentionLaunch, DependentLaunchIsExact) {
       {"rope", 2, 4, 2, 1000, 64, DType::BF16, "", "rope_dim 8"},
       {"rope_fox", 2, 4, 2, 1000, 128, DType::F16}};
   for (const Case &c : cases)
-    for (const char *lowering : {"direct", "block"}) {
+    for (const char *lowering : {"block-plan", "direct", "block"}) {
       std::string src = programFor(c);
       Parsed p(src);
       ASSERT_TRUE(p.module) << src;

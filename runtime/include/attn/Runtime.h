@@ -77,12 +77,13 @@ struct GpuKernelOptions {
   /// before it runs (programmatic dependent launch), 0 = after it ends;
   /// -1 = $ATTN_GPU_PDL, else 1.
   int dependentLaunch = -1;
-  /// "direct" (the C++-built attention kernel), "block" (the block
-  /// program's attention kernel through attn-block-to-gpu: sm_80/sm_90
-  /// mma.sync and sm_90a wgmma; plain, RoPE, FoX, RoPE+FoX) or
-  /// "block-plan" (every kernel and the launch plan from the block program,
-  /// attn-block-launch-plan: plain, FoX);
-  /// "" = $ATTN_GPU_LOWERING, else "direct".
+  /// "block-plan" (every kernel and the launch plan from the block
+  /// program: attn-to-block, attn-block-launch-plan, attn-block-to-gpu;
+  /// warps 4 or 8, block-n 64 or 128), "direct" (the flash launch plan with
+  /// the C++-built attention kernel, which alone takes warps 1 or 2,
+  /// m-tiles 2 and the overlap) or "block" (that plan with the block
+  /// program's attention kernel); "" = $ATTN_GPU_LOWERING, else the
+  /// option's default, "block-plan" (GpuOptions.td).
   std::string lowering;
 };
 

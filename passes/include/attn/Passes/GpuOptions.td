@@ -29,11 +29,16 @@ defvar AttnGpuKernelOptions = [
   Option<"overlap", "overlap", "bool", /*default=*/"false",
          "sm_90a: issue the next S = Q K^T and this step's P V together "
          "so the softmax runs while P V is on the tensor cores">,
-  Option<"lowering", "lowering", "std::string", /*default=*/"\"direct\"",
-         "direct: the attention kernel built in C++ "
-         "(codegen/gpu/AttentionKernels.cpp); block: the GPU form of the "
-         "block program (attn-to-block's flash kernel) as a func.func "
-         "@attention in the gpu.module, for attn-block-to-gpu">,
+  Option<"lowering", "lowering", "std::string",
+         /*default=*/"\"block-plan\"",
+         "block-plan (default): every kernel and the launch plan from the "
+         "block program (attn-to-block, attn-block-launch-plan, "
+         "attn-block-to-gpu); direct: attn-attention-to-gpu's flash launch "
+         "plan with the attention kernel built in C++ "
+         "(codegen/gpu/AttentionKernels.cpp, the reference the block "
+         "program is measured against; it alone takes overlap and "
+         "m-tiles 2); block: that plan with the block program's attention "
+         "kernel">,
 ];
 
 #endif // ATTN_GPU_OPTIONS_TD
