@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Parity of the GPU backend's two lowerings of the attention kernel on the
-# GPU machine (issue 15, item 6): the block program through
-# attn-block-to-gpu (`lowering=block`) against the C++-built kernel
+# Parity of the GPU backend's lowerings on the GPU machine (issue 15, item
+# 6): the block program's whole launch plan (`lowering=NEW`, default
+# block-plan, the default lowering: every kernel from attn-block-to-gpu,
+# its prologue kernels too; NEW=block: the direct plan with the block
+# program's attention kernel) against the C++-built kernels
 # (`lowering=direct`), on each chip of CHIPS (default: ATTN_GPU_CHIP, else
 # sm_90: mma.sync; sm_90a: wgmma), in one run, interleaved pass by pass
 # (every chip and lowering in each pass) so drift of the GPU's clock
 # cancels out of the ratios. bf16, causal, B*T = 16384, H*D = 2048
 # (bench/gpu_bench.sh's shapes), VARIANTS (default plain; any of plain
-# rope fox). NEW=block-plan times the block program's whole launch plan
-# (its prologue kernels too) in the block column instead.
+# rope fox). OLD_BIN=DIR takes the direct column from DIR/attn-run, another
+# commit's build (the commit before a change), so that two builds are
+# timed interleaved.
 # Usage: bench/gpu_parity.sh [BIN_DIR]   (default .device)
 # Env: TS, DS, REPS (default 30), PASSES (default 3), CHIPS, VARIANTS, NEW
-# (default block).
+# (default block-plan), OLD_BIN (default BIN_DIR).
 # Prints gpu_bench.sh's lines tagged _<chip>_direct / _<chip>_block and
 # pass=k, then per variant, chip and shape the median over passes of
 # block / direct.
@@ -23,12 +26,12 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for pass in $(seq "${PASSES:-3}"); do
   for chip in $chips; do
-    for lowering in direct "${NEW:-block}"; do
-      tag=direct
-      [ "$lowering" = direct ] || tag=block
+    for lowering in direct "${NEW:-block-plan}"; do
+      tag=direct dir=${OLD_BIN:-$bin}
+      [ "$lowering" = direct ] || tag=block dir=$bin
       ATTN_GPU_CHIP=$chip ATTN_GPU_LOWERING=$lowering TAG=_${chip}_$tag \
         PEERS=0 PASSES=1 VARIANTS=${VARIANTS:-plain} \
-        "$root/bench/gpu_bench.sh" "$bin" |
+        "$root/bench/gpu_bench.sh" "$dir" |
         grep '^ATTN' | sed "s/\$/ pass=$pass/" | tee -a "$out"
     done
   done
