@@ -54,9 +54,9 @@ int64_t blockedSpan(blk::BlockedLayoutAttr layout, int64_t d) {
 
 /// A tile (or, `keep` naming one dim, the slice keeping only that dim) of
 /// the blocked `layout`: the thread holds, per repetition of the layout's
-/// span over the tile (row repetitions outermost), its sizePerThread block
-/// in row-major order; `shape` covers whole spans (no thread replicates
-/// another within a repetition).
+/// span over the tile (repetitions row-major, outermost), its
+/// sizePerThread block in row-major order; `shape` covers whole spans (no
+/// thread replicates another within a repetition).
 FailureOr<RegisterMap> blockedMap(ArrayRef<int64_t> shape,
                                   blk::BlockedLayoutAttr layout,
                                   std::optional<int64_t> keep,
@@ -73,7 +73,7 @@ FailureOr<RegisterMap> blockedMap(ArrayRef<int64_t> shape,
     why = "a blocked tile has the layout's rank; a slice of one, rank 1";
     return failure();
   }
-  SmallVector<int64_t> reps, sizes;
+  SmallVector<int64_t> reps;
   for (auto [i, d] : llvm::enumerate(dims)) {
     const int64_t span = blockedSpan(layout, d);
     if (shape[i] % span != 0) {
@@ -84,28 +84,24 @@ FailureOr<RegisterMap> blockedMap(ArrayRef<int64_t> shape,
       return failure();
     }
     reps.push_back(shape[i] / span);
-    sizes.push_back(layout.getSizePerThread()[d]);
   }
+  // Offset along dim dims[i] of element e of repetition r.
+  auto at = [&](size_t i, int64_t r, int64_t e) {
+    return r * blockedSpan(layout, dims[i]) + e;
+  };
+  auto size = [&](size_t i) { return layout.getSizePerThread()[dims[i]]; };
   RegisterMap map;
-  // Row-major over (reps..., sizes...) of the kept dims.
-  const size_t n = dims.size();
-  SmallVector<int64_t> counts(reps);
-  counts.append(sizes);
-  SmallVector<int64_t> at(2 * n, 0);
-  int64_t total = 1;
-  for (int64_t c : counts)
-    total *= c;
-  for (int64_t flat = 0; flat < total; ++flat) {
-    int64_t rest = flat;
-    for (size_t k = 2 * n; k-- > 0;) {
-      at[k] = rest % counts[k];
-      rest /= counts[k];
-    }
-    SmallVector<int64_t, 2> o;
-    for (size_t i = 0; i < n; ++i)
-      o.push_back(at[i] * blockedSpan(layout, dims[i]) + at[n + i]);
-    map.offsets.push_back(o);
+  if (dims.size() == 1) {
+    for (int64_t r = 0; r < reps[0]; ++r)
+      for (int64_t e = 0; e < size(0); ++e)
+        map.offsets.push_back({at(0, r, e)});
+    return map;
   }
+  for (int64_t rm = 0; rm < reps[0]; ++rm)
+    for (int64_t rn = 0; rn < reps[1]; ++rn)
+      for (int64_t i = 0; i < size(0); ++i)
+        for (int64_t j = 0; j < size(1); ++j)
+          map.offsets.push_back({at(0, rm, i), at(1, rn, j)});
   return map;
 }
 

@@ -152,7 +152,7 @@ int64_t runLength(RankedTensorType type) {
 
 /// How many consecutive columns an access of a 2-D register tile at
 /// `idx` may take as one vector, aligned to the vector's size (at most
-/// 16 bytes, pairAlign): the layout's run (runLength) where every buffer
+/// 16 bytes, runAlign): the layout's run (runLength) where every buffer
 /// a GPU kernel gets is 16-byte aligned (the runtime's CUDA launch
 /// refuses other pointers, KernelSupport.cpp checkLaunch, and allocates
 /// its scratch 256-byte aligned), the memref is row-major with the tile's
@@ -200,7 +200,8 @@ bool isRun(const RegisterMap &map, ArrayRef<int64_t> list, size_t k,
   return true;
 }
 
-/// Loads registers list[k .. k + n) as one vector at `at`.
+/// The n consecutive elements at `at` as one vector load of n `elt`s
+/// (a run, isRun), appended to `out` one by one.
 void loadRun(OpBuilder &b, Location loc, Value base, ValueRange at, Type elt,
              int64_t n, SmallVectorImpl<Value> &out) {
   Value v = vector::LoadOp::create(b, loc, VectorType::get({n}, elt), base, at,
@@ -469,8 +470,11 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
       byRow[o[0]].push_back(i);
     using P = arith::CmpIPredicate;
     Type elt = type.getElementType();
-    const int64_t run = vectorRun(cast<MemRefType>(op.getBase().getType()),
-                                  type, op.getIndices(), dims);
+    // A run is one store, aligned where vectorRun allows; an mma pair is
+    // one 2-element store even unaligned (the element's alignment).
+    const int64_t len = runLength(type);
+    const bool aligned = vectorRun(cast<MemRefType>(op.getBase().getType()),
+                                   type, op.getIndices(), dims) == len;
     for (auto &[dr, list] : byRow) {
       Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
       OpBuilder::InsertionGuard g(rw);
@@ -488,11 +492,8 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
         SmallVector<Value> at = idx;
         at[dims[0]] = row;
         at[dims[1]] = arith::AddIOp::create(rw, loc, col0, c(dc));
-        // An unaligned pair of the mma layout is still one 2-element
-        // store (the element's alignment); aligned runs are one store.
-        int64_t n = isRun(*map, list, k, run)                         ? run
-                    : isRun(*map, list, k, 2) && runLength(type) == 2 ? 2
-                                                                      : 1;
+        const int64_t n =
+            isRun(*map, list, k, len) && (aligned || len == 2) ? len : 1;
         if (n > 1) {
           SmallVector<Value> vals;
           for (int64_t e = 0; e < n; ++e)
@@ -501,7 +502,7 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
                                   vector::FromElementsOp::create(
                                       rw, loc, VectorType::get({n}, elt), vals),
                                   base, at, /*nontemporal=*/false,
-                                  runAlign(elt, n == run ? n : 1));
+                                  runAlign(elt, aligned ? n : 1));
           k += n - 1;
         } else {
           memref::StoreOp::create(rw, loc, regs[i], base, at);
