@@ -11,10 +11,13 @@
 # (bench/gpu_bench.sh's shapes), VARIANTS (default plain; any of plain
 # rope fox). OLD_BIN=DIR takes the direct column from DIR/attn-run, another
 # commit's build (the commit before a change), so that two builds are
-# timed interleaved.
+# timed interleaved; OLD_LOWERING (default direct) is the lowering that
+# column runs, e.g. block-plan to time one build's default against
+# another's.
 # Usage: bench/gpu_parity.sh [BIN_DIR]   (default .device)
 # Env: TS, DS, REPS (default 30), PASSES (default 3), CHIPS, VARIANTS, NEW
-# (default block-plan), OLD_BIN (default BIN_DIR).
+# (default block-plan), OLD_BIN (default BIN_DIR), OLD_LOWERING (default
+# direct).
 # Prints gpu_bench.sh's lines tagged _<chip>_direct / _<chip>_block and
 # pass=k, then per variant, chip and shape the median over passes of
 # block / direct.
@@ -26,9 +29,9 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for pass in $(seq "${PASSES:-3}"); do
   for chip in $chips; do
-    for lowering in direct "${NEW:-block-plan}"; do
-      tag=direct dir=${OLD_BIN:-$bin}
-      [ "$lowering" = direct ] || tag=block dir=$bin
+    for side in old new; do
+      tag=direct dir=${OLD_BIN:-$bin} lowering=${OLD_LOWERING:-direct}
+      [ "$side" = old ] || tag=block dir=$bin lowering=${NEW:-block-plan}
       ATTN_GPU_CHIP=$chip ATTN_GPU_LOWERING=$lowering TAG=_${chip}_$tag \
         PEERS=0 PASSES=1 VARIANTS=${VARIANTS:-plain} \
         "$root/bench/gpu_bench.sh" "$dir" |

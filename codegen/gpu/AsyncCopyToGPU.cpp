@@ -179,11 +179,15 @@ struct ChunkCopy {
     using P = arith::CmpIPredicate;
     Value rowLimit = memref::DimOp::create(b, loc, base, dims[0]);
     Value token;
-    // A last, partial round repeats the last chunk in the threads past it:
-    // the same bytes from the same source, so the writes agree.
+    // A last, partial round repeats the last chunk in the threads past it
+    // (fewer chunks than threads: chunk tid % chunks, each copied by
+    // threads / chunks threads rather than one copied by most): the same
+    // bytes from the same source, so the writes agree.
     for (int64_t it = 0; it < (chunks() + threads - 1) / threads; ++it) {
       Value chunk = add(tid, c(it * threads));
-      if ((it + 1) * threads > chunks())
+      if (chunks() < threads)
+        chunk = arith::RemUIOp::create(b, loc, tid, c(chunks()));
+      else if ((it + 1) * threads > chunks())
         chunk = arith::MinUIOp::create(b, loc, chunk, c(chunks() - 1));
       Value r = arith::DivUIOp::create(b, loc, chunk, c(perRow()));
       Value col = arith::MulIOp::create(
@@ -390,13 +394,6 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::AsyncCopyOp op,
   auto padded = dyn_cast<blk::PaddedSharedLayoutAttr>(buf.getEncoding());
   if (padded && padded.getRowStride() % vec != 0)
     return "a padded row stride must keep rows on 16-byte bounds";
-  int64_t total = buf.getShape()[0] * (cols / vec);
-  // Uneven chunk counts are copied with the last chunk repeated (padded
-  // buffers: MTA's [96, 80] Toeplitz operands).
-  if (total % threads != 0 && !padded)
-    return "the tile's " + std::to_string(total) +
-           " 16-byte chunks must spread evenly over " +
-           std::to_string(threads) + " threads";
   auto shared = dyn_cast<blk::SharedLayoutAttr>(buf.getEncoding());
   if (shared &&
       (shared.getVec() != vec || cols % (vec * shared.getMaxPhase()) != 0))

@@ -16,7 +16,9 @@
 // not an address register per ldmatrix (which LICM keeps live across a
 // loop). dot is one nvvm.mma.sync m16n8k16 (row.col, f32 accumulate) per
 // (mi, ni, ki), except where b_band says the k16 x n8 piece of B is zero:
-// that step is left out (and the ldmatrix that only fed it is dead).
+// that step is left out (and the ldmatrix that only fed it is dead). An
+// operand with K = 8 (FoX's 16-byte key records) is one ldmatrix.x2 per
+// 16 rows and its dot one m16n8k8 per (mi, ni).
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,14 +80,15 @@ struct LocalLoadToLdmatrix : OpConversionPattern<blk::LocalLoadOp> {
     auto mma = cast<blk::MmaLayoutAttr>(mmaParent(type.getEncoding()));
     const int64_t w = mma.getWarpsPerCTA()[0];
     SmallVector<Value> regs(map->numRegs());
-    // One ldmatrix.x4 at (dr, dc) from the lane's own row and column in
-    // `addr`, its 4 pairs into `slots`.
+    // One ldmatrix.x4 (.x2 with two slots) at (dr, dc) from the lane's own
+    // row and column in `addr`, its pairs into `slots`.
     auto load = [&](SwizzledAddresses &addr, int64_t dr, int64_t dc, bool trans,
-                    std::array<int64_t, 4> slots) {
+                    ArrayRef<int64_t> slots) {
+      const int64_t n = slots.size();
       Value at = arith::AddIOp::create(rw, loc, smem[1], addr.at(dr, dc));
-      Value m = nvgpu::LdMatrixOp::create(rw, loc, VectorType::get({4, 2}, elt),
-                                          smem[0], ValueRange{at}, trans, 4);
-      for (int64_t i = 0; i < 4; ++i)
+      Value m = nvgpu::LdMatrixOp::create(rw, loc, VectorType::get({n, 2}, elt),
+                                          smem[0], ValueRange{at}, trans, n);
+      for (int64_t i = 0; i < n; ++i)
         for (int64_t h = 0; h < 2; ++h)
           regs[slots[i] + h] =
               vector::ExtractOp::create(rw, loc, m, ArrayRef<int64_t>{i, h});
@@ -103,27 +106,46 @@ struct LocalLoadToLdmatrix : OpConversionPattern<blk::LocalLoadOp> {
       return SwizzledAddresses(rw, loc, buf.getEncoding(), width,
                                buf.getShape()[0], rowT, chunkT, 1, c(0), 1);
     };
+    // K = 8 (LayoutUtils.h): ldmatrix.x2 of the k8 half, lanes 0-15
+    // addressing its two matrices (A: rows 0-7, 8-15; B: n8 tiles 2p, 2p +
+    // 1) at chunk 0.
     if (opnd.getOpIdx() == 0) {
+      const bool k8 = type.getDimSize(1) == 8;
       const int64_t mt = type.getDimSize(0) / (16 * w),
-                    kt = type.getDimSize(1) / 16;
+                    kt = k8 ? 1 : type.getDimSize(1) / 16;
       Value rowBase = arith::AddIOp::create(
           rw, loc, arith::MulIOp::create(rw, loc, warp, c(16 * mt)), l16);
-      SwizzledAddresses addr = addresses(rowBase, hi16);
+      SwizzledAddresses addr = addresses(rowBase, k8 ? c(0) : hi16);
       for (int64_t mi = 0; mi < mt; ++mi)
         for (int64_t ki = 0; ki < kt; ++ki) {
+          if (k8) {
+            load(addr, 16 * mi, 0, false, {4 * mi, 4 * mi + 2});
+            continue;
+          }
           int64_t r0 = (mi * kt + ki) * 8;
           load(addr, 16 * mi, 16 * ki, false, {r0, r0 + 2, r0 + 4, r0 + 6});
         }
     } else {
       int64_t kDim = transB ? 1 : 0;
-      const int64_t kt = type.getDimSize(kDim) / 16,
+      const bool k8 = type.getDimSize(kDim) == 8;
+      const int64_t kt = k8 ? 1 : type.getDimSize(kDim) / 16,
                     nt = type.getDimSize(1 - kDim) / 8;
+      Value rows8 = arith::AddIOp::create(rw, loc, l8, mul8(mid));
       SwizzledAddresses addr =
-          transB
+          k8 ? (transB ? addresses(rows8, c(0)) : addresses(l8, mid))
+          : transB
               ? addresses(arith::AddIOp::create(rw, loc, l8, mul8(hi16)), mid)
-              : addresses(arith::AddIOp::create(rw, loc, l8, mul8(mid)), hi16);
+              : addresses(rows8, hi16);
       for (int64_t ki = 0; ki < kt; ++ki)
         for (int64_t p = 0; p < nt / 2; ++p) {
+          if (k8) {
+            int64_t n0 = 4 * p, n1 = n0 + 2;
+            if (transB)
+              load(addr, 16 * p, 0, false, {n0, n1});
+            else
+              load(addr, 0, 16 * p, true, {n0, n1});
+            continue;
+          }
           int64_t n0 = (ki * nt + 2 * p) * 4, n1 = n0 + 4;
           if (transB)
             load(addr, 16 * p, 16 * ki, false, {n0, n0 + 2, n1, n1 + 2});
@@ -151,9 +173,13 @@ struct DotToMma : OpConversionPattern<blk::DotOp> {
       return rw.notifyMatchFailure(op, "bf16 or f16 operands");
     Location loc = op.getLoc();
     const int64_t w = mma.getWarpsPerCTA()[0];
+    // K = 8: one m16n8k8 per (mi, ni) on the first half of the k16
+    // registers (LayoutUtils.h).
+    const bool k8 = op.getA().getType().getDimSize(1) == 8;
     const int64_t mt = accType.getDimSize(0) / (16 * w),
                   nt = accType.getDimSize(1) / 8,
-                  kt = op.getA().getType().getDimSize(1) / 16;
+                  kt = k8 ? 1 : op.getA().getType().getDimSize(1) / 16,
+                  kStep = k8 ? 8 : 16, aRegs = k8 ? 4 : 8, bRegs = k8 ? 2 : 4;
     ValueRange a = adaptor.getA(), bReg = adaptor.getB(),
                acc = adaptor.getAcc();
     auto pair = [&](ValueRange regs, int64_t i) {
@@ -165,27 +191,31 @@ struct DotToMma : OpConversionPattern<blk::DotOp> {
     auto resTy =
         LLVM::LLVMStructType::getLiteral(rw.getContext(), {f32, f32, f32, f32});
     NVVM::MMATypes t = elt.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-    // B's piece rows 16 ki.., columns 8 ni.. holds k - n in [16 ki - 8 ni
-    // - 7, 16 ki - 8 ni + 15]: zero when that misses the band.
+    // B's piece rows kStep ki.., columns 8 ni.. holds k - n in [kStep ki -
+    // 8 ni - 7, kStep ki - 8 ni + kStep - 1]: zero when that misses the
+    // band.
     std::optional<ArrayRef<int64_t>> band = op.getBBand();
     auto zeroPiece = [&](int64_t ki, int64_t ni) {
-      return band && (16 * ki - 8 * ni + 15 < (*band)[0] ||
-                      16 * ki - 8 * ni - 7 > (*band)[1]);
+      return band && (kStep * ki - 8 * ni + kStep - 1 < (*band)[0] ||
+                      kStep * ki - 8 * ni - 7 > (*band)[1]);
     };
     SmallVector<Value> out(acc.begin(), acc.end());
     for (int64_t ki = 0; ki < kt; ++ki)
       for (int64_t mi = 0; mi < mt; ++mi) {
-        int64_t a0 = (mi * kt + ki) * 8;
-        SmallVector<Value> aOps = {pair(a, a0), pair(a, a0 + 2),
-                                   pair(a, a0 + 4), pair(a, a0 + 6)};
+        int64_t a0 = (mi * kt + ki) * aRegs;
+        SmallVector<Value> aOps;
+        for (int64_t e = 0; e < aRegs; e += 2)
+          aOps.push_back(pair(a, a0 + e));
         for (int64_t ni = 0; ni < nt; ++ni) {
           if (zeroPiece(ki, ni))
             continue;
-          int64_t b0 = (ki * nt + ni) * 4, c0 = (mi * nt + ni) * 4;
-          SmallVector<Value> bOps = {pair(bReg, b0), pair(bReg, b0 + 2)};
+          int64_t b0 = (ki * nt + ni) * bRegs, c0 = (mi * nt + ni) * 4;
+          SmallVector<Value> bOps;
+          for (int64_t e = 0; e < bRegs; e += 2)
+            bOps.push_back(pair(bReg, b0 + e));
           SmallVector<Value> cOps(out.begin() + c0, out.begin() + c0 + 4);
           auto d = NVVM::MmaOp::create(
-              rw, loc, resTy, aOps, bOps, cOps, {16, 8, 16}, std::nullopt,
+              rw, loc, resTy, aOps, bOps, cOps, {16, 8, kStep}, std::nullopt,
               std::nullopt, std::array<NVVM::MMATypes, 2>{t, t},
               std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                              NVVM::MMALayout::col});

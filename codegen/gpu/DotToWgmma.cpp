@@ -28,6 +28,10 @@
 //   N-major (B [K, N]): LBO rows * 128 (the next 64 columns: the next
 //     panel), SBO 1024; step ks starts 16 * 128 * ks bytes in.
 //
+// A dot with K = 8 (a register A, an interleaved B: FoX's 16-byte records)
+// is one k16 step, A's k 8-15 registers zero and B's descriptor reading
+// its 8 columns twice (LBO 0).
+//
 // An accumulator that is a splat of 0.0 is not read: the first mma_async
 // runs with scale-d = 0 (D = A B), as the direct sm_90a kernel does.
 // fence_async_shared is fence.proxy.async.shared::cta.
@@ -131,7 +135,13 @@ struct DotToWgmmaPattern : OpConversionPattern<blk::DotOp> {
       return arith::ConstantIndexOp::create(rw, loc, v);
     };
     auto aType = op.getA().getType(), bType = op.getB().getType();
-    const int64_t n = accType.getDimSize(1), kt = aType.getDimSize(1) / 16;
+    // K = 8 (unsupportedWgmmaReason: a register A, an interleaved B) is
+    // one k16 step whose A registers for k 8-15 are zero and whose B
+    // descriptor reads columns 0-7 again for them (LBO 0): FoX's 16-byte
+    // key records.
+    const bool k8 = aType.getDimSize(1) == 8;
+    const int64_t n = accType.getDimSize(1),
+                  kt = k8 ? 1 : aType.getDimSize(1) / 16;
     const bool half = aType.getElementType().isF16();
     const int64_t eltBytes = 2;
     // Shared address (bytes) of a tile read in place.
@@ -185,7 +195,8 @@ struct DotToWgmmaPattern : OpConversionPattern<blk::DotOp> {
     // 8 columns' core matrices (bRows * 16 bytes on), SBO the next 8 rows'.
     const bool plainB = interleavedB(op);
     Value descB = plainB ? wgmma::descriptor(rw, loc, address(adaptor.getB()),
-                                             bRows * 16, 128, /*swizzle=*/false)
+                                             k8 ? 0 : bRows * 16, 128,
+                                             /*swizzle=*/false)
                          : wgmma::descriptor(rw, loc, address(adaptor.getB()),
                                              kMajorB ? 16 : bRows * 128, 1024);
     const int64_t aRows = aType.getDimSize(0);
@@ -199,8 +210,13 @@ struct DotToWgmmaPattern : OpConversionPattern<blk::DotOp> {
                                    plainB    ? ks * bRows * 32
                                    : kMajorB ? kMajorStep(bRows)
                                              : 16 * 128 * ks);
-      ArrayRef<Value> fragment =
-          descA ? ArrayRef<Value>() : aRegs.slice(4 * ks, 4);
+      SmallVector<Value> fragment;
+      if (!descA && k8) {
+        Value zero = arith::ConstantIntOp::create(rw, loc, 0, 32);
+        fragment = {aRegs[0], aRegs[1], zero, zero};
+      } else if (!descA) {
+        fragment.assign(aRegs.begin() + 4 * ks, aRegs.begin() + 4 * ks + 4);
+      }
       acc = wgmma::mmaAsync(rw, loc, acc, n, half, fragment, stepA, stepB,
                             /*transB=*/!kMajorB);
     }
@@ -234,8 +250,12 @@ std::string mlir::attn::blockgpu::unsupportedWgmmaReason(blk::DotOp op) {
   if (n % 8 != 0 || n > 256 || mma.getInstrShape()[1] != n)
     return "a wgmma accumulator [M, N] needs N a multiple of 8 up to 256 "
            "and instrShape = [64, N, 16] (one m64nNk16 per k16 step)";
-  if (aType.getDimSize(1) % 16 != 0)
-    return "wgmma needs K a multiple of 16";
+  const bool k8 = aType.getDimSize(1) == 8;
+  if (aType.getDimSize(1) % 16 != 0 && !k8)
+    return "wgmma needs K a multiple of 16, or 8";
+  if (k8 && (inShared(op.getA()) || !interleavedB(op)))
+    return "a wgmma dot with K = 8 takes A from registers and B interleaved "
+           "(swizzleBytes = 0), whose descriptor reads its 8 columns twice";
   if (!inShared(op.getB()))
     return "wgmma reads its B operand from shared memory (a local_load "
            "into an #attn_block.nvmma_shared tile)";

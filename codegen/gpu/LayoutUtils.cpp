@@ -223,26 +223,34 @@ FailureOr<RegisterMap> mlir::attn::blockgpu::registerMap(RankedTensorType type,
                   "kWidth = 2");
     if (shape.size() != 2)
       return fail("a dot operand must be 2-D");
+    // K = 8 (one k8 step: FoX's records) holds the first half of a k16
+    // step's registers: A's a0, a1 and B's b0 (m16n8k8).
     if (d.getOpIdx() == 0) {
-      bad = need(shape[0] % (16 * w) == 0 && shape[1] % 16 == 0,
-                 "an A operand must be [16 * warps * k, 16 * n]");
-      int64_t mt = shape[0] / (16 * w), kt = shape[1] / 16;
+      bad = need(shape[0] % (16 * w) == 0 &&
+                     (shape[1] % 16 == 0 || shape[1] == 8),
+                 "an A operand must be [16 * warps * k, 16 * n] or "
+                 "[16 * warps * k, 8]");
+      int64_t mt = shape[0] / (16 * w),
+              kt = std::max<int64_t>(shape[1] / 16, 1),
+              perStep = shape[1] == 8 ? 4 : 8;
       for (int64_t mi = 0; bad.empty() && mi < mt; ++mi)
         for (int64_t ki = 0; ki < kt; ++ki)
-          for (int64_t e = 0; e < 8; ++e) {
+          for (int64_t e = 0; e < perStep; ++e) {
             int64_t j = e / 2;
             map.offsets.push_back(
                 {16 * mi + 8 * (j % 2), 16 * ki + 8 * (j / 2) + e % 2});
           }
     } else {
       int64_t kDim = transposedB ? 1 : 0, nDim = 1 - kDim;
-      bad = need(shape[kDim] % 16 == 0 && shape[nDim] % 16 == 0,
-                 "a B operand must be [16 * k, 16 * n] (ldmatrix.x4 loads "
-                 "two n8 tiles)");
-      int64_t kt = shape[kDim] / 16, nt = shape[nDim] / 8;
+      bad = need((shape[kDim] % 16 == 0 || shape[kDim] == 8) &&
+                     shape[nDim] % 16 == 0,
+                 "a B operand must be [16 * k, 16 * n] or [8, 16 * n] "
+                 "(ldmatrix loads two n8 tiles)");
+      int64_t kt = std::max<int64_t>(shape[kDim] / 16, 1), nt = shape[nDim] / 8,
+              perStep = shape[kDim] == 8 ? 2 : 4;
       for (int64_t ki = 0; bad.empty() && ki < kt; ++ki)
         for (int64_t ni = 0; ni < nt; ++ni)
-          for (int64_t e = 0; e < 4; ++e) {
+          for (int64_t e = 0; e < perStep; ++e) {
             SmallVector<int64_t, 2> o(2);
             o[kDim] = 16 * ki + 8 * (e / 2) + e % 2;
             o[nDim] = 8 * ni;
@@ -260,6 +268,10 @@ FailureOr<RegisterMap> mlir::attn::blockgpu::registerMap(RankedTensorType type,
 int64_t mlir::attn::blockgpu::numRegisters(RankedTensorType type) {
   std::string why;
   auto map = registerMap(type, /*transposedB=*/false, why);
+  // A B operand has K N / 32 registers either way round; [N, 8] (K = 8 of
+  // a transpose_b dot) has a map only as the transposed B.
+  if (failed(map))
+    map = registerMap(type, /*transposedB=*/true, why);
   return succeeded(map) ? map->numRegs() : -1;
 }
 

@@ -25,6 +25,9 @@
 //     (ki * nt + ni) * 4 + e holds k = 16 ki + 8 (e / 2) + 2 (l % 4) + e % 2,
 //     n = 8 ni + l / 4 (b0, b1), replicated over warps. The B tile of a
 //     transpose_b dot is stored [N, K]: the same registers, dims swapped.
+//   dot operands with K = 8 (one m16n8k8 step: FoX's records) hold the
+//     first half of a k16 step's: A's registers e < 4 (a0, a1), B's e < 2
+//     (b0).
 //   blocked<sizePerThread = [E], threadsPerWarp = [32], warpsPerCTA = [W]>
 //     [N], N a multiple of E 32 W: register E rep + i holds element
 //     E 32 W rep + E (32 w + l) + i (each thread's E consecutive

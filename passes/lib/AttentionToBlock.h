@@ -54,10 +54,12 @@ func::FuncOp buildFlashGpuKernel(AttentionOp op, OpBuilder &mb, StringRef name,
                                  const BlockTarget &target, int64_t blockN,
                                  bool foxRecords = false);
 
-/// FoX's key records (launchFoxRecords): kFoxRecordCols bf16 per key (one
-/// k16 step of the tensor cores), written by programs of kFoxRecordKeys
-/// keys.
-constexpr int64_t kFoxRecordCols = 16, kFoxRecordKeys = 64;
+/// FoX's key records (launchFoxRecords): kFoxRecordCols bf16 per key, 16
+/// bytes (one m16n8k8 of mma.sync; on wgmma one k16 step that reads them
+/// twice against zeros), written by programs of kFoxRecordKeys keys. 16
+/// bytes rather than 32 keep the D = 64 kernel's shared memory within 5
+/// blocks per SM, as plain attention's.
+constexpr int64_t kFoxRecordCols = 8, kFoxRecordKeys = 64;
 
 /// Whether the GPU-form flash kernel of `op` takes FoX's bias from records:
 /// FoX and a positive scale (the row maxima are taken on raw scores; with
@@ -72,7 +74,7 @@ bool usesFoxRecords(AttentionOp op);
 /// columns 3-5 and zeros after, which it returns. The flash kernel's S =
 /// Q K^T then accumulates onto the dot of its query rows' [1, 1, 1, -w_i
 /// pieces] (w_i = G'_i / c, made once) and the records: the whole bias
-/// from one more k16 step on the tensor cores, where adding it per score
+/// from one more tensor-core step (K = 8), where adding it per score
 /// cost a load, an fma and moves into every accumulator
 /// (FlashToBlockGpu.cpp, foxOperand). `dependentLaunch`: it waits for the
 /// gate kernel (griddep_wait) and lets the flash kernel start early.

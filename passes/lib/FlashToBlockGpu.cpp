@@ -25,8 +25,9 @@
 //    [B, Hq, S], GpuPlan.h) is the kernel argument after v; G' at the
 //    block's query rows is loaded once into the row slice. With a positive
 //    scale under attn-to-block the whole bias G'_j - G'_i comes from one
-//    more k16 dot of the query rows' operand and the records kernel's key
-//    records (foxOperand, launchFoxRecords), so a score costs what it costs
+//    more dot (K = 8: 16-byte records) of the query rows' operand and the
+//    records kernel's key records (foxOperand, launchFoxRecords), so a
+//    score costs what it costs
 //    without FoX; lowering=block (no records kernel) loads G' at each key
 //    tile's keys into the column slice and splits the bias as the direct
 //    kernels split it (FoxKeyTerm): S accumulates onto the key term, the
@@ -107,9 +108,9 @@ Layouts makeLayouts(MLIRContext *ctx, const BlockTarget &t) {
   l.opP = l.opA;
   l.qLoad = l.opA;
   l.kLoad = l.vLoad = l.opB;
-  // [block_n, 16] records: the two 16-byte chunks of a row swap every 4
-  // rows, so the 8 rows of an ldmatrix hit distinct banks.
-  l.recShared = blk::SharedLayoutAttr::get(ctx, 8, 4, 2, {1, 0});
+  // [block_n, 8] records, 16-byte rows: the 8 rows of an ldmatrix are 128
+  // consecutive bytes, distinct banks without a swizzle.
+  l.recShared = blk::SharedLayoutAttr::get(ctx, 8, 1, 1, {1, 0});
   l.recLoad = l.opB;
   l.recA = l.opA;
   return l;
@@ -129,7 +130,8 @@ Layouts makeWgmmaLayouts(MLIRContext *ctx, const BlockTarget &t, int64_t bn,
   l.qLoad = l.kLoad = l.vLoad = l.shared;
   l.asyncProxy = true;
   // Records read in place as interleaved 8 x 16-byte core matrices (no
-  // swizzle: 32-byte rows), the query rows' operand from registers.
+  // swizzle: 16-byte rows; the k16 step reads them twice, DotToWgmma.cpp),
+  // the query rows' operand from registers.
   l.recShared = l.recLoad = blk::NvmmaSharedLayoutAttr::get(ctx, 0, false);
   l.recA = blk::DotOperandLayoutAttr::get(ctx, 0, l.mma, 2);
   return l;
@@ -290,7 +292,7 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         v = body.getArgument(2), out = body.getArguments().back();
   // FoX: G' (see the file comment), indexed [b, h, position].
   Value gPrefix = op.getG() ? body.getArgument(3) : Value();
-  // FoxRecords: the records kernel's [B, Hq, S, 16] key records.
+  // FoxRecords: the records kernel's [B, Hq, S, 8] key records.
   Value recs = foxRecords ? body.getArgument(4) : Value();
   auto qType = cast<MemRefType>(q.getType());
   int64_t d = qType.getDimSize(3);
@@ -474,10 +476,15 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   // wgmma, and not with FoX's bias per score (G_j stays live).
   if (sR)
     smemBytes += cast<blk::SharedBufferType>(sR.getType()).getSizeInBytes();
+  // FoX's records at D = 64 leave shared memory for 5 blocks, but at 5
+  // (96 registers) ptxas spills 16 bytes and the kernel ran 3-11 % slower
+  // on the H200 than at 4 (115 registers, no spill; 2026-12-03,
+  // bench/RESULTS.md): at most 4 with records.
   if (tg.wgmma && !biasPerScore)
     if (int64_t blocks = GpuPlan::occupancyHint(smemBytes, 32 * tg.warps))
-      kernel->setAttr(blk::kMinBlocksPerSmAttrName,
-                      b.getI64IntegerAttr(blocks));
+      kernel->setAttr(
+          blk::kMinBlocksPerSmAttrName,
+          b.getI64IntegerAttr(recs ? std::min<int64_t>(blocks, 4) : blocks));
   if (carryG)
     init.push_back(loadG(b, kvStart, bn, L.col));
   // FoxRecords: the A operand of S's first dot, made once (foxOperand).

@@ -47,16 +47,16 @@
 // smem: Q, K, V and two record stages of 2 KB). The kernels after the first
 // wait for the one before (griddep_wait in their bodies), so they are
 // launched dependent; launch order as in the host.
-// FOX: buffers = [#attn_launch.buffer<"main_gate_prefix.1", bytes = ()[s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11] -> (((s9 * s10) * s11) * 4)>, #attn_launch.buffer<"main_fox_records.1", bytes = ()[{{[^]]*}}] -> (((s9 * s10) * s11) * 32)>]
+// FOX: buffers = [#attn_launch.buffer<"main_gate_prefix.1", bytes = ()[s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11] -> (((s9 * s10) * s11) * 4)>, #attn_launch.buffer<"main_fox_records.1", bytes = ()[{{[^]]*}}] -> (((s9 * s10) * s11) * 16)>]
 // FOX-SAME: kernels = [#attn_launch.kernel<name = @main_gpu::@main_gate_prefix, grid = ()[{{[^]]*}}] -> (s9 * s10, 1, 1), block = [256, 1, 1], smem = 64,
 // FOX-SAME: args = [#attn_launch.arg<input 3>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>,
 // FOX-SAME: #attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s9 * s10) * s11)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>]>,
 // FOX-SAME: #attn_launch.kernel<name = @main_gpu::@main_fox_records, grid = ()[{{[^]]*}}] -> (s11 ceildiv 64, s9 * s10, 1), block = [128, 1, 1], smem = 0,
-// FOX-SAME: args = [#attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s9 * s10) * s11)>, {{.*}}, #attn_launch.arg<scratch 1, elements = ()[{{[^]]*}}] -> (((s9 * s10) * s11) * 16)>, {{.*}}], dependent = true>,
-// FOX-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_kernel, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 45056,
+// FOX-SAME: args = [#attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s9 * s10) * s11)>, {{.*}}, #attn_launch.arg<scratch 1, elements = ()[{{[^]]*}}] -> (((s9 * s10) * s11) * 8)>, {{.*}}], dependent = true>,
+// FOX-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_kernel, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 43008,
 // FOX-SAME: args = [#attn_launch.arg<input 0>, {{.*}}, #attn_launch.arg<input 1>, {{.*}}, #attn_launch.arg<input 2>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s6)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s7)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s8)>,
 // FOX-SAME: #attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s9 * s10) * s11)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>,
-// FOX-SAME: #attn_launch.arg<scratch 1, elements = ()[{{[^]]*}}] -> (((s9 * s10) * s11) * 16)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>,
+// FOX-SAME: #attn_launch.arg<scratch 1, elements = ()[{{[^]]*}}] -> (((s9 * s10) * s11) * 8)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>,
 // FOX-SAME: #attn_launch.arg<output>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>], dependent = true>]>
 // FOX: gpu.module @main_gpu
 // FOX-DAG: func.func private @main_gate_prefix({{.*}}attn_block.num_warps = 8
@@ -68,7 +68,7 @@
 // FLAT: gpu.func @main_gate_prefix(%[[G:.*]]: memref<?xf32>, %[[B:.*]]: index, %[[H:.*]]: index, %[[S:.*]]: index, %[[P:.*]]: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 64 : i64, known_block_size = array<i32: 256, 1, 1>}
 // FLAT: memref.reinterpret_cast %[[G]] to offset: [0], sizes: [%[[B]], %[[H]], %[[S]]], strides: [%{{.*}}, %{{.*}}, 1] : memref<?xf32> to memref<?x?x?xf32>
 // FLAT: gpu.func @main_fox_records(%{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 0 : i64, known_block_size = array<i32: 128, 1, 1>}
-// FLAT: gpu.func @main_attention_kernel(%[[Q:.*]]: memref<?xbf16>, %[[QB:.*]]: index, %[[QH:.*]]: index, %[[QT:.*]]: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 45056 : i64, known_block_size = array<i32: 128, 1, 1>}
+// FLAT: gpu.func @main_attention_kernel(%[[Q:.*]]: memref<?xbf16>, %[[QB:.*]]: index, %[[QH:.*]]: index, %[[QT:.*]]: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 43008 : i64, known_block_size = array<i32: 128, 1, 1>}
 // FLAT: memref.reinterpret_cast %[[Q]] to offset: [0], sizes: [%[[QB]], %[[QH]], %[[QT]], 64], strides: [%{{.*}}, %{{.*}}, 64, 1] : memref<?xbf16> to memref<?x?x?x64xbf16>
 // FLAT-NOT: attn_block.
 
@@ -85,8 +85,9 @@
 
 // WGMMA: attn-block-launch-plan: kernel @main_attention_kernel uses wgmma (mma version 3 layouts), which sm_90 lacks
 // sm_90a: the wgmma kernel's shared memory includes the 1024-byte alignment
-// slack (40960 + 4096 bytes of records in the interleaved layout + 1024).
-// SM90A: #attn_launch.kernel<name = @main_gpu::@main_attention_kernel, {{.*}}, block = [128, 1, 1], smem = 46080,
+// slack (40960 + 2048 bytes of records, two stages of [64, 8], in the
+// interleaved layout + 1024).
+// SM90A: #attn_launch.kernel<name = @main_gpu::@main_attention_kernel, {{.*}}, block = [128, 1, 1], smem = 44032,
 
 // PIPE: IR Dump After AttnToBlock (attn-to-block)
 // PIPE: attn_block.launch @main_gate_prefix

@@ -77,6 +77,26 @@ gpu.module @m {
 
 // -----
 
+// wgmma with K = 8: only a register A against an interleaved B, whose
+// descriptor can read its 8 columns twice.
+#wg = #attn_block.mma<version = 3, warpsPerCTA = [4, 1], instrShape = [64, 64, 16]>
+#nv = #attn_block.nvmma_shared<swizzleBytes = 128, transposed = false>
+#il = #attn_block.nvmma_shared<swizzleBytes = 0, transposed = false>
+gpu.module @m {
+  func.func private @k(%x: f32) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %a = attn_block.local_alloc : !attn_block.smem<64x8xbf16, #il>
+    %b = attn_block.local_alloc : !attn_block.smem<64x8xbf16, #il>
+    %at = attn_block.local_load %a : !attn_block.smem<64x8xbf16, #il> -> tensor<64x8xbf16, #il>
+    %bt = attn_block.local_load %b : !attn_block.smem<64x8xbf16, #il> -> tensor<64x8xbf16, #il>
+    %acc = tensor.splat %x : tensor<64x64xf32, #wg>
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.dot': a wgmma dot with K = 8 takes A from registers and B interleaved (swizzleBytes = 0), whose descriptor reads its 8 columns twice
+    %s = attn_block.dot %at, %bt, %acc transpose_b : tensor<64x8xbf16, #il>, tensor<64x8xbf16, #il> -> tensor<64x64xf32, #wg>
+    return
+  }
+}
+
+// -----
+
 // wgmma descriptors: the 128-byte swizzle or the interleaved layout only.
 #nv64 = #attn_block.nvmma_shared<swizzleBytes = 64, transposed = false>
 gpu.module @m {

@@ -158,7 +158,7 @@ func.func @qoff(%q: tensor<1x2x?x128xf16>, %k: tensor<1x2x?x128xf16>, %v: tensor
 
 // RoPE + FoX: the rope kernels, then the gate prefix and the records;
 // attention reads (q rotated, k rotated, v, G', records, out).
-// FOX: func.func private @main_attention_kernel(%{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?xf32>, %{{.*}}: memref<?x?x?x16xbf16>, %{{.*}}: memref<?x?x?x64xbf16>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64}
+// FOX: func.func private @main_attention_kernel(%{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?xf32>, %{{.*}}: memref<?x?x?x8xbf16>, %{{.*}}: memref<?x?x?x64xbf16>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64}
 // FOX: func.func @main(%[[Q:[^:]*]]: tensor<?x?x?x64xbf16>, %[[K:[^:]*]]: tensor<?x?x?x64xbf16>, %[[V:[^:]*]]: tensor<?x?x?x64xbf16>, %[[G:[^:]*]]: tensor<?x?x?xf32>)
 // FOX: attn_block.launch @main_rope_table
 // FOX: attn_block.launch @main_rope_q grid({{.*}}) args(%{{.*}}, %{{.*}}, %{{.*}}, %[[QR:[^)]*]])
