@@ -5,9 +5,9 @@
 #                  6x11 pre and post convs, all-head mixing, norm + gate)
 #   attn mta_pre   examples/mta_pre_bf16.mlir (6x11 pre conv only)
 #     (bin/attn-run --time: device time of the kernels, CUDA events, median
-#     of $REPS runs after one run; ATTN_GPU_LOWERING=block, the route MTA's
-#     GPU form takes; peak_mb: the process's device memory, nvidia-smi
-#     sampled every 50 ms, so it includes the CUDA context and modules)
+#     of $REPS runs after one run; peak_mb: the process's device memory,
+#     nvidia-smi sampled every 50 ms, so it includes the CUDA context and
+#     modules)
 #   official-style MTA (full and pre-only) and SDPA flash on plain attention
 #     of the same shape (bench/mta_peers.py; peak_mb: torch's peak
 #     allocation, without the context).
@@ -25,7 +25,6 @@ PASSES=${PASSES:-2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export ATTN_CACHE_DIR=${ATTN_CACHE_DIR:-$tmp/cache}
-export ATTN_GPU_LOWERING=block
 
 # run_attn NAME EXAMPLE T [BIN]: one TIME line with the median ms and
 # peak_mb.

@@ -9,14 +9,10 @@
 // DotToWgmma.cpp and LoadStoreToGPU.cpp; scf.for
 // loops carrying tiles carry their registers instead.
 //
-// ABIs: by default the flat-pointer ABI of BlockGpuAbi.h (each memref a
-// flat buffer followed by its dynamic sizes, which attn-block-launch-plan's
-// launch plan passes in the same order). With `attn_block.abi = "attention"` it
-// takes the direct attention kernel's arguments (GpuPlan.h: flat q, k, v, o, G,
-// then Hq, Hk, T, S), so that the runtime launches either kernel the same way;
-// the 4-D views of the flat buffers are memref.reinterpret_casts, B = gridDim.y
-// / Hq. A kernel (q, k, v, G, out) reads G as [B, Hq, S] (FoX); one of (q, k,
-// v, out) ignores it.
+// ABI: the flat-pointer ABI of BlockGpuAbi.h (each memref a flat buffer
+// followed by its dynamic sizes, which attn-block-launch-plan's launch plan
+// passes in the same order); the views of the flat buffers are
+// memref.reinterpret_casts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -333,61 +329,6 @@ FailureOr<gpu::GPUFuncOp> makeFlatAbiFunc(func::FuncOp fn, IRMapping &mapping) {
   return gf;
 }
 
-/// The gpu.func replacing kernel `fn`; `mapping` receives the values that
-/// stand for fn's arguments.
-FailureOr<gpu::GPUFuncOp> makeGpuFunc(func::FuncOp fn, IRMapping &mapping) {
-  OpBuilder b(fn);
-  Location loc = fn.getLoc();
-  auto abi = fn->getAttrOfType<StringAttr>(blk::kAbiAttrName);
-  if (!abi)
-    return makeFlatAbiFunc(fn, mapping);
-  const unsigned n = fn.getNumArguments();
-  if (abi.getValue() != "attention" || (n != 4 && n != 5))
-    return fn.emitError("attn-block-to-gpu: unknown kernel ABI ")
-           << abi << " (expected \"attention\" with q, k, v, [G,] out)";
-  // m: q, k, v, out (the ABI's first four buffers); G is fn's argument 3
-  // when there are five.
-  SmallVector<MemRefType> m;
-  for (unsigned i : {0u, 1u, 2u, n - 1})
-    m.push_back(cast<MemRefType>(fn.getArgumentTypes()[i]));
-  MemRefType gType =
-      n == 5 ? cast<MemRefType>(fn.getArgumentTypes()[3]) : MemRefType();
-  if (gType && (gType.getRank() != 3 || !gType.getElementType().isF32()))
-    return fn.emitError("attn-block-to-gpu: the \"attention\" ABI's G is "
-                        "a [B, Hq, S] f32 memref, got ")
-           << gType;
-  Type idx = b.getIndexType();
-  auto flat = [](MemRefType t) {
-    return MemRefType::get({ShapedType::kDynamic}, t.getElementType());
-  };
-  auto gfloat = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
-  SmallVector<Type> args = {flat(m[0]), flat(m[1]), flat(m[2]),
-                            flat(m[3]), gfloat,     idx,
-                            idx,        idx,        idx};
-  auto gf =
-      gpu::GPUFuncOp::create(b, loc, "attention", b.getFunctionType(args, {}));
-  Block &entry = gf.getBody().front();
-  OpBuilder eb = OpBuilder::atBlockBegin(&entry);
-  Value hq = entry.getArgument(5), hk = entry.getArgument(6),
-        t = entry.getArgument(7), s = entry.getArgument(8);
-  Value batch = arith::DivUIOp::create(
-      eb, loc, gpu::GridDimOp::create(eb, loc, gpu::Dimension::y), hq);
-  auto dimOf = [](MemRefType ty) { return ty.getDimSize(3); };
-  Value dq = arith::ConstantIndexOp::create(eb, loc, dimOf(m[0]));
-  Value dv = arith::ConstantIndexOp::create(eb, loc, dimOf(m[2]));
-  Value sizes[4][4] = {{batch, hq, t, dq},
-                       {batch, hk, s, dq},
-                       {batch, hk, s, dv},
-                       {batch, hq, t, dv}};
-  for (int i = 0; i < 4; ++i)
-    mapping.map(fn.getArgument(i == 3 ? n - 1 : i),
-                view4d(eb, loc, entry.getArgument(i), m[i], sizes[i]));
-  if (gType)
-    mapping.map(fn.getArgument(3),
-                view4d(eb, loc, entry.getArgument(4), gType, {batch, hq, s}));
-  return gf;
-}
-
 LogicalResult lowerKernel(func::FuncOp fn) {
   auto warps = fn->getAttrOfType<IntegerAttr>("attn_block.num_warps");
   if (!warps || warps.getInt() < 1)
@@ -407,16 +348,9 @@ LogicalResult lowerKernel(func::FuncOp fn) {
     return failure();
   SharedOffsets offsets;
   int64_t shared = assignShared(fn, offsets);
-  auto gm = fn->getParentOfType<gpu::GPUModuleOp>();
-  if (auto plan = gm->getAttrOfType<DictionaryAttr>("attn.plan"))
-    if (auto bytes = plan.getAs<IntegerAttr>("smem_bytes");
-        bytes && bytes.getInt() < shared)
-      return fn.emitError("attn-block-to-gpu: the kernel's shared buffers "
-                          "take ")
-             << shared << " bytes, the launch plan provides " << bytes.getInt();
 
   IRMapping mapping;
-  auto gf = makeGpuFunc(fn, mapping);
+  auto gf = makeFlatAbiFunc(fn, mapping);
   if (failed(gf))
     return failure();
   MLIRContext *ctx = fn.getContext();

@@ -12,7 +12,7 @@
 #ifndef ATTN_CODEGEN_GPU_BLOCKTOGPU_H
 #define ATTN_CODEGEN_GPU_BLOCKTOGPU_H
 
-#include "attn/Codegen/GpuPlan.h"
+#include "attn/Codegen/GpuOccupancy.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -75,7 +75,7 @@ NonNegativeRowCopies findNonNegativeRowCopies(Operation *kernel);
 
 /// The alignment of wgmma's 128-byte swizzle pattern, which the launch plan
 /// reserves as slack.
-constexpr int64_t kSharedAlign = GpuPlan::kWgmmaAlign;
+constexpr int64_t kSharedAlign = gpu_occupancy::kWgmmaAlign;
 
 /// ElementwiseToGPU.cpp: arith/math ops on tiles, tensor.splat, iota,
 /// program_id.

@@ -33,7 +33,7 @@
 // its 8 columns twice (LBO 0).
 //
 // An accumulator that is a splat of 0.0 is not read: the first mma_async
-// runs with scale-d = 0 (D = A B), as the direct sm_90a kernel does.
+// runs with scale-d = 0 (D = A B).
 // fence_async_shared is fence.proxy.async.shared::cta.
 //
 //===----------------------------------------------------------------------===//

@@ -37,13 +37,6 @@ LogicalResult AttnBlockDialect::verifyOperationAttribute(Operation *op,
              << "'" << kNumWarpsAttrName << "' must be an integer in [1, 32]";
     return success();
   }
-  if (attr.getName() == kAbiAttrName) {
-    auto s = dyn_cast<StringAttr>(attr.getValue());
-    if (!s || s.getValue() != "attention")
-      return op->emitError()
-             << "'" << kAbiAttrName << "' must be \"attention\"";
-    return success();
-  }
   if (attr.getName() == kMinBlocksPerSmAttrName) {
     auto n = dyn_cast<IntegerAttr>(attr.getValue());
     if (!n || n.getInt() < 1 || n.getInt() > 32)

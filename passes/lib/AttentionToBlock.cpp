@@ -99,9 +99,9 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
     tgt.warps = warps;
     SymbolTable symbols(module);
     SmallVector<AttentionOp> ops;
-    // A function attn-attention-to-gpu compiled keeps its attn.attention as
-    // the statement of its kernels (the lowering=block pipeline runs this
-    // pass after it, for what the flash launch plan does not cover).
+    // A function already compiled for the GPU (attn-block-launch-plan
+    // named its gpu.module) keeps its attn.attention as the statement of
+    // its kernels.
     module.walk([&](AttentionOp op) {
       if (!op->getParentOfType<func::FuncOp>()->hasAttr("attn.gpu_module"))
         ops.push_back(op);

@@ -46,13 +46,12 @@ std::string checkFlashGpuSupport(AttentionOp op, const BlockTarget &target,
 /// (q, k, v, [G' with FoX,] out) built at `mb`'s insertion point; the caller
 /// enters it in its symbol table. checkFlashGpuSupport must have accepted
 /// `op`. With RoPE, q and k must arrive rotated; with FoX, G' is the gate
-/// kernel's -gamma log2(e) cumsum(g) (GpuPlan.h).
-/// With `foxRecords` (usesFoxRecords) the kernel takes the records of
-/// launchFoxRecords after G' and starts each key tile's scores as the
-/// bias, a dot of the query rows' operand and the tile's records.
+/// kernel's -gamma log2(e) cumsum(g) (launchGatePrefix). Where
+/// usesFoxRecords(op), the kernel takes the records of launchFoxRecords
+/// after G' and starts each key tile's scores as the bias, a dot of the
+/// query rows' operand and the tile's records.
 func::FuncOp buildFlashGpuKernel(AttentionOp op, OpBuilder &mb, StringRef name,
-                                 const BlockTarget &target, int64_t blockN,
-                                 bool foxRecords = false);
+                                 const BlockTarget &target, int64_t blockN);
 
 /// FoX's key records (launchFoxRecords): kFoxRecordCols bf16 per key, 16
 /// bytes (one m16n8k8 of mma.sync; on wgmma one k16 step that reads them
@@ -84,7 +83,7 @@ Value launchFoxRecords(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
 /// For the GPU form of FoX in attn-to-block (no GPU prologue kernels
 /// there): a GPU-form block kernel `<func>_gate_prefix` (one warp per
 /// (batch, query head) row, scalar code) computing the gate kernel's
-/// G' = -gamma log2(e) cumsum(g) (GpuPlan.h; f64 sums, f32 out), launched
+/// G' = -gamma log2(e) cumsum(g) (f64 sums, f32 out), launched
 /// at `b`; returns the G' buffer. FlashToBlockGpu.cpp.
 /// `dependentLaunch`: it lets the next kernel start early and waits for the
 /// kernels before it (launch_dependents, griddep_wait).

@@ -307,11 +307,6 @@ PlanBuilder::kernelOf(blk::LaunchOp launch, StringRef gmName,
            << "kernel @" << kernel.getSymName()
            << " is in the CPU form (no attn_block.num_warps); "
               "attn-to-block{target=<chip>} builds the GPU form";
-  if (kernel->hasAttr(blk::kAbiAttrName))
-    return launch.emitError(kPass)
-           << "kernel @" << kernel.getSymName() << " has the "
-           << kernel->getAttr(blk::kAbiAttrName)
-           << " ABI; a plan built here passes the flat-pointer ABI";
   if (TypeRange(launch.getArgs()) != kernel.getArgumentTypes())
     return launch.emitError(kPass)
            << "the launch passes (" << launch.getArgs().getTypes() << ") to @"

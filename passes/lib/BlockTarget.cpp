@@ -14,7 +14,7 @@ std::string mlir::attn::parseBlockTarget(llvm::StringRef name,
   }
   // mma.sync m16n8k16 kernels (sm_90a: one warpgroup MMA of 64 rows):
   // four warps of 16 query rows, 64-key tiles, two K/V stages in flight
-  // (the direct kernel's defaults, GpuPlan).
+  // (the defaults measured in docs/gpu-backend.md).
   if (name == "sm_80" || name == "sm_90" || name == "sm_90a") {
     t.gpu = true;
     t.wgmma = name == "sm_90a";

@@ -31,8 +31,7 @@ struct BlockTarget {
   /// The kernel may start while the kernels before it still run
   /// (programmatic dependent launch, sm_90 and newer): the GPU form waits
   /// (griddep_wait) right before its first read of what they wrote (q and
-  /// k rotated by the rope kernels, FoX's G'). attn-attention-to-gpu sets
-  /// it to GpuPlan::attentionOverlapsPrologue(), the runtime's rule.
+  /// k rotated by the rope kernels, FoX's G'); sm_90 and newer targets.
   bool dependentLaunch = false;
 
   int64_t blockM() const { return 16 * mTiles * warps; }

@@ -280,7 +280,7 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
     OpBuilder mb(parent);
     kernel = buildFlashGpuKernel(op, mb,
                                  (parent.getName() + "_attention_kernel").str(),
-                                 cfg.target, cfg.blockN, usesFoxRecords(op));
+                                 cfg.target, cfg.blockN);
     symbols.insert(kernel);
     blockM = cfg.target.blockM();
   } else {

@@ -22,22 +22,17 @@
 //    compare per step against bounds computed before the loop); O is
 //    stored from the accumulator layout;
 //  * FoX: the gate prologue kernel's G' = -gamma log2(e) cumsum(g) (f32,
-//    [B, Hq, S], GpuPlan.h) is the kernel argument after v; G' at the
+//    [B, Hq, S], launchGatePrefix) is the kernel argument after v; G' at the
 //    block's query rows is loaded once into the row slice. With a positive
 //    scale under attn-to-block the whole bias G'_j - G'_i comes from one
 //    more dot (K = 8: 16-byte records) of the query rows' operand and the
 //    records kernel's key records (foxOperand, launchFoxRecords), so a
-//    score costs what it costs
-//    without FoX; lowering=block (no records kernel) loads G' at each key
-//    tile's keys into the column slice and splits the bias as the direct
-//    kernels split it (FoxKeyTerm): S accumulates onto the key term, the
-//    row term joins the row maxima and the exponent's offset. With c <= 0
-//    the bias is added per score through TileBuilder::addFoxBias, the
-//    construction of the CPU form;
-//  * RoPE: the rope prologue kernels rotate q and k (GpuPlan::blockProgram;
-//    under attn-to-block the block kernels of launchRopeGpu,
-//    RopeToBlockGpu.cpp), so the kernel reads rotated tiles and has nothing
-//    to add;
+//    score costs what it costs without FoX. With c <= 0 the bias is added
+//    per score through TileBuilder::addFoxBias, the construction of the
+//    CPU form;
+//  * RoPE: the rope prologue kernels rotate q and k (the block kernels of
+//    launchRopeGpu, RopeToBlockGpu.cpp), so the kernel reads rotated tiles
+//    and has nothing to add;
 //  * dependent launch (BlockTarget::dependentLaunch): a griddep_wait right
 //    before the first read of a prologue kernel's output (the Q copy with
 //    RoPE, the load of G' at the query rows with FoX).
@@ -57,7 +52,7 @@
 #include "BlockTarget.h"
 #include "TileBuilder.h"
 
-#include "attn/Codegen/GpuPlan.h"
+#include "attn/Codegen/GpuOccupancy.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -234,51 +229,6 @@ Value foxOperand(OpBuilder &b, Location loc, Value x, Attribute mma,
   return g.convert(r, enc);
 }
 
-/// FoX's bias G'_j - G'_i (G' the gate kernel's -gamma log2(e) cumsum(g),
-/// in the units of c S) split as the direct kernels split it (GpuPlan::
-/// gateInAcc): S = Q K^T accumulates onto the key term u_j = (G'_j - G'_r)
-/// / c, and the row term G'_r - G'_i joins the row maxima and the
-/// exponent's offset, once per row. r is the block's last query row
-/// (clamped into the keys), so |u_j| of the keys that count for a row is
-/// about |G'_i - G'_r| / c, bounded by the decay over the block's rows: a
-/// reference inside the block keeps f32's digits for s, where a fixed
-/// reference such as key 0 would let u grow with the position.
-struct FoxKeyTerm {
-  Value rowTerm;      // G'_r - G'_i, the row slice
-  Value invC, negRef; // 1 / c and -G'_r / c, scalars
-
-  static FoxKeyTerm build(OpBuilder &b, Location loc, Value gPrefix,
-                          Value gRows, Value bIdx, Value h, Value qPos0,
-                          Value sLen, int64_t bm, double c) {
-    TileBuilder t(b, loc);
-    GpuTiles g{b, loc};
-    Value last = arith::AddIOp::create(b, loc, qPos0, t.idx(bm - 1));
-    Value r = arith::MaxSIOp::create(
-        b, loc, t.idx(0),
-        arith::MinSIOp::create(b, loc, last,
-                               arith::SubIOp::create(b, loc, sLen, t.idx(1))));
-    Value gRef =
-        memref::LoadOp::create(b, loc, gPrefix, ValueRange{bIdx, h, r});
-    FoxKeyTerm k;
-    auto rowType = cast<RankedTensorType>(gRows.getType());
-    k.rowTerm = t.sub(g.splat(rowType, gRef), gRows);
-    Type f32 = b.getF32Type();
-    k.invC = arith::ConstantOp::create(b, loc, b.getFloatAttr(f32, 1.0 / c));
-    k.negRef = arith::MulFOp::create(
-        b, loc, gRef,
-        arith::ConstantOp::create(b, loc, b.getFloatAttr(f32, -1.0 / c)));
-    return k;
-  }
-  explicit operator bool() const { return static_cast<bool>(rowTerm); }
-  /// u over a key tile from G' at its keys (the column slice).
-  Value keyTerm(OpBuilder &b, Value gCols) const {
-    GpuTiles g{b, gCols.getLoc()};
-    auto type = cast<RankedTensorType>(gCols.getType());
-    return math::FmaOp::create(b, gCols.getLoc(), gCols, g.splat(type, invC),
-                               g.splat(type, negRef));
-  }
-};
-
 /// Emits the GPU-form kernel for `op` into `kernel`'s body.
 void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
                     int64_t bn, bool foxRecords) {
@@ -446,34 +396,22 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   // multiply per score less than scaling S first.
   const double c = op.getScaleOrDefault() * log2e;
   const bool rawMax = c > 0;
-  // FoX with a positive scale: the key term of the bias is S's initial
-  // value and the row term joins the row maxima and the exponent's offset
-  // (FoxKeyTerm), so a score costs what it costs without FoX. With c <= 0
-  // the bias, in the units of c S, is added per score after S is scaled.
+  // FoX with a positive scale: S starts as the whole bias, a dot of the
+  // records (recs, usesFoxRecords), so a score costs what it costs without
+  // FoX. With c <= 0 the bias, in the units of c S, is added per score
+  // after S is scaled.
   const bool biasPerScore = gPrefix && !rawMax;
-  FoxKeyTerm fox;
-  if (gPrefix && rawMax && !recs)
-    fox =
-        FoxKeyTerm::build(b, loc, gPrefix, gRows, bIdx, h, qPos0, sLen, bm, c);
 
   // l is carried folded to kLFold columns (attn_block.fold): its row sums
   // are reduced over the lanes once after the loop, not every key tile.
   auto lTile = g.tile({bm, kLFold}, f32, L.mma);
   SmallVector<Value> init = {g.splatF(rowTile, -inf), g.splatF(lTile, 0.0),
                              g.splatF(accTile, 0.0), c0};
-  // FoX: G' at a key tile's keys is loaded at the top of its step, before
-  // the step's copies, wait and barrier (as the direct kernels read their
-  // key tile records). Where shared memory lets at most two blocks share an
-  // SM (D = 128: 80 KB a block), too few warps hide that load: each step
-  // loads the next tile's G' instead, carried through the loop (16 more
-  // registers, which such a kernel has to spare; with D = 64 they cost 15
-  // registers and 11 instructions per step on sm_90a, ptxas).
-  int64_t smemBytes = tg.wgmma ? GpuPlan::kWgmmaAlign : 0;
+  int64_t smemBytes = tg.wgmma ? gpu_occupancy::kWgmmaAlign : 0;
   for (Value buf : {sQ, sK, sV})
     smemBytes += cast<blk::SharedBufferType>(buf.getType()).getSizeInBytes();
-  const bool carryG = fox && GpuPlan::blocksBySharedMemory(smemBytes) <= 2;
-  // The occupancy hint of the direct kernels (GpuPlan::occupancyHint):
-  // wgmma, and not with FoX's bias per score (G_j stays live).
+  // The occupancy hint (gpu_occupancy::occupancyHint): wgmma, and not
+  // with FoX's bias per score (G_j stays live).
   if (sR)
     smemBytes += cast<blk::SharedBufferType>(sR.getType()).getSizeInBytes();
   // FoX's records at D = 64 leave shared memory for 5 blocks, but at 5
@@ -481,12 +419,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   // on the H200 than at 4 (115 registers, no spill; 2026-12-03,
   // bench/RESULTS.md): at most 4 with records.
   if (tg.wgmma && !biasPerScore)
-    if (int64_t blocks = GpuPlan::occupancyHint(smemBytes, 32 * tg.warps))
+    if (int64_t blocks = gpu_occupancy::occupancyHint(smemBytes, 32 * tg.warps))
       kernel->setAttr(
           blk::kMinBlocksPerSmAttrName,
           b.getI64IntegerAttr(recs ? std::min<int64_t>(blocks, 4) : blocks));
-  if (carryG)
-    init.push_back(loadG(b, kvStart, bn, L.col));
   // FoxRecords: the A operand of S's first dot, made once (foxOperand).
   Value foxA =
       recs ? foxOperand(b, loc, t.mul(gRows, g.splatF(rowTile, 1.0 / c)), L.mma,
@@ -499,17 +435,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         GpuTiles ng{nb, loc};
         Value m = state[0], l = state[1], acc = state[2], stage = state[3];
         Value next = arith::SubIOp::create(nb, loc, c1, stage);
-        // FoX: G' at this tile's keys (see carryG).
-        Value gCols = carryG    ? state[4]
-                      : gPrefix ? loadG(nb, j0, bn, L.col)
-                                : Value();
-        Value gNext =
-            carryG
-                ? loadG(nb,
-                        arith::AddIOp::create(nb, loc, j0, n.idx(bn),
-                                              arith::IntegerOverflowFlags::nsw),
-                        bn, L.col)
-                : Value();
+        // FoX's bias per score: G' at this tile's keys, loaded before the
+        // step's copies, wait and barrier.
+        Value gCols = biasPerScore ? loadG(nb, j0, bn, L.col) : Value();
         // The next tile's copies overlap this step's math. nsw: a key
         // index never wraps, and saying so lets attn-block-to-gpu's range
         // analysis see that the copy's rows are not negative.
@@ -522,12 +450,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         Value kt = blk::LocalLoadOp::create(
             nb, loc, ng.tile({bn, d}, elt, L.kLoad), stageOf(nb, sK, stage));
         Value sInit = ng.splatF(sTile, 0.0);
-        if (fox)
-          sInit = ng.bcast(fox.keyTerm(nb, gCols), 0, sTile);
         // FoxRecords: S starts as the whole bias, (G'_j - G'_i) / c, from
         // foxA x the record: the scores then cost what they cost without
         // FoX.
-        Value rowTerm = fox ? fox.rowTerm : Value();
         if (recs) {
           Value rt = blk::LocalLoadOp::create(
               nb, loc, ng.tile({bn, kFoxRecordCols}, bf16, L.recLoad),
@@ -544,13 +469,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
           s = n.addFoxBias(s, gRows, gCols, -1.0);
         s = maskTile(nb, j0, s);
         // Online softmax (see FlashToBlock.cpp), m in the units of c s (the
-        // raw maxima times c: one multiply per row, as in the direct
-        // kernel).
+        // raw maxima times c: one multiply per row, as FlashAttention
+        // does).
         Value rowMax = ng.reduce(blk::ReduceKind::max, s, L.row);
-        if (rowTerm)
-          rowMax = math::FmaOp::create(nb, loc, rowMax, ng.splatF(rowTile, c),
-                                       rowTerm);
-        else if (rawMax)
+        if (rawMax)
           rowMax = n.mul(rowMax, ng.splatF(rowTile, c));
         Value mNew = n.maxf(m, rowMax);
         Value dead = n.cmpf(CmpFPredicate::OEQ, mNew, ng.splatF(rowTile, -inf));
@@ -559,10 +481,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         Value p;
         if (rawMax) {
           // exp2(c s - m) as one fma per score.
-          Value negM = ng.bcast(
-              rowTerm ? n.sub(rowTerm, mSafe)
-                      : arith::NegFOp::create(nb, loc, mSafe).getResult(),
-              1, sTile);
+          Value negM =
+              ng.bcast(arith::NegFOp::create(nb, loc, mSafe), 1, sTile);
           p = n.exp2(
               math::FmaOp::create(nb, loc, s, ng.splatF(sTile, c), negM));
         } else {
@@ -583,10 +503,7 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
             blk::DotOp::create(nb, loc, accTile, pa, vt, scaled, UnitAttr());
         // Every warp is done with this stage before it is refilled.
         blk::BarrierOp::create(nb, loc);
-        SmallVector<Value> yields = {mNew, lNew, accNew, next};
-        if (carryG)
-          yields.push_back(gNext);
-        scf::YieldOp::create(nb, loc, yields);
+        scf::YieldOp::create(nb, loc, ValueRange{mNew, lNew, accNew, next});
       });
   blk::AsyncWaitOp::create(b, loc, ValueRange{}, 0);
   Value l = g.reduce(blk::ReduceKind::sum, loop.getResult(1), L.row),
@@ -653,8 +570,8 @@ Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
   // widened to f64 and scanned (attn_block.scan: in-thread sums, a warp
   // scan by shuffles, the 8 warps' totals through `totals`), plus the
   // carried total of the rounds before (the scan's last element), scaled
-  // and stored as f32. 8 warps and 8 keys a thread: the direct plan's gate
-  // kernel's 256 threads and 2048-key rounds, so that at T = 16K (16 rows
+  // and stored as f32. 8 warps and 8 keys a thread: 256 threads
+  // and 2048-key rounds, so that at T = 16K (16 rows
   // at D = 128) a row is 8 rounds of latency.
   constexpr int64_t kWarps = 8, kKeysPerThread = 8,
                     kRound = kWarps * 32 * kKeysPerThread;
@@ -801,7 +718,8 @@ Value mlir::attn::launchFoxRecords(AttentionOp op, SymbolTable &symbols,
 func::FuncOp mlir::attn::buildFlashGpuKernel(AttentionOp op, OpBuilder &mb,
                                              StringRef name,
                                              const BlockTarget &target,
-                                             int64_t blockN, bool foxRecords) {
+                                             int64_t blockN) {
+  const bool foxRecords = usesFoxRecords(op);
   SmallVector<Type> argTypes;
   for (Value v : {op.getQ(), op.getK(), op.getV()})
     argTypes.push_back(bufferTypeOf(v));

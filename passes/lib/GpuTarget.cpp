@@ -122,32 +122,15 @@ std::string mlir::attn::checkGpuChip(StringRef chip) {
   return "";
 }
 
-std::string mlir::attn::checkGpuKernelOptions(StringRef chip, bool overlap,
-                                              int64_t warps, int64_t mTiles,
-                                              int64_t blockN) {
+std::string mlir::attn::checkGpuKernelOptions(int64_t warps, int64_t blockN) {
   auto got = [](int64_t v) { return ", got " + std::to_string(v); };
-  if (warps != 1 && warps != 2 && warps != 4 && warps != 8)
-    return "GPU option warps must be 1, 2, 4 or 8" + got(warps);
-  if (mTiles != 1 && mTiles != 2)
-    return "GPU option m-tiles must be 1 or 2" + got(mTiles);
-  if (blockN != 32 && blockN != 64 && blockN != 128)
-    return "GPU option block-n must be 32, 64 or 128" + got(blockN);
-  // wgmma (warpgroup MMA) exists only on sm_90a; its kernel runs one or two
-  // warpgroups of 64 query rows each and takes key tiles of 64 or 128.
-  const TargetDesc *target = findTarget(chip);
-  const bool wgmma = target && target->mma == MmaKind::Wgmma;
-  if (wgmma && warps != 4 && warps != 8)
-    return "GPU option warps must be 4 or 8 (one or two warpgroups) for the "
-           "sm_90a wgmma kernel" +
-           got(warps);
-  if (wgmma && mTiles != 1)
-    return "GPU option m-tiles must be 1 for the sm_90a wgmma kernel (a "
-           "warpgroup owns 64 rows)" +
-           got(mTiles);
-  if (overlap && !wgmma)
-    return "GPU option overlap needs the sm_90a wgmma kernel (chip=sm_90a)";
-  if (wgmma && blockN == 32)
-    return "GPU option block-n must be 64 or 128 for the sm_90a wgmma kernel";
+  // The flash kernel's warps own one 16-row tile each (on sm_90a one or two
+  // warpgroups of 64 rows); with block-n 32 FoX's records tile would have
+  // fewer rows than an ldmatrix pair or a wgmma core-matrix column.
+  if (warps != 4 && warps != 8)
+    return "GPU option warps must be 4 or 8" + got(warps);
+  if (blockN != 64 && blockN != 128)
+    return "GPU option block-n must be 64 or 128" + got(blockN);
   return "";
 }
 
@@ -157,13 +140,4 @@ std::string mlir::attn::checkGpuFormat(StringRef format) {
   return "GPU option format must be bin (cubin), isa (PTX) or none (NVVM "
          "dialect), got '" +
          format.str() + "'";
-}
-
-std::string mlir::attn::checkGpuLowering(StringRef lowering, StringRef chip) {
-  if (lowering == "direct")
-    return "";
-  if (lowering != "block" && lowering != "block-plan")
-    return "GPU option lowering must be direct, block or block-plan, got '" +
-           lowering.str() + "'";
-  return "";
 }

@@ -62,7 +62,7 @@
 #include "GpuTiles.h"
 #include "MtaPieces.h"
 
-#include "attn/Codegen/GpuPlan.h"
+#include "attn/Codegen/GpuOccupancy.h"
 #include "attn/Passes/GpuTarget.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -1200,8 +1200,8 @@ private:
       return 1;
     if (plan.mixPre || plan.mixPost)
       return 2;
-    return GpuPlan::blocksBySharedMemory(two) ==
-                   GpuPlan::blocksBySharedMemory(one)
+    return gpu_occupancy::blocksBySharedMemory(two) ==
+                   gpu_occupancy::blocksBySharedMemory(one)
                ? 2
                : 1;
   }

@@ -113,29 +113,9 @@ std::string
 mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
   std::string bad = checkGpuChip(options.chip);
   if (bad.empty())
-    bad = checkGpuKernelOptions(options.chip, options.overlap, options.warps,
-                                options.mTiles, options.blockN);
+    bad = checkGpuKernelOptions(options.warps, options.blockN);
   if (bad.empty())
     bad = checkGpuFormat(options.format);
-  if (bad.empty())
-    bad = checkGpuLowering(options.lowering, options.chip);
-  // attn-to-block's flash kernel takes warps (4 or 8) and block-n (64 or
-  // 128: a 32-key FoX records tile has fewer 16-byte chunks than threads);
-  // its warps hold one 16-row tile each, and the overlap schedule is the
-  // direct kernel's.
-  const AttnAttentionToGPUOptions defaults;
-  if (bad.empty() && options.lowering == "block-plan" &&
-      (options.mTiles != defaults.mTiles || options.overlap ||
-       (options.warps != 4 && options.warps != 8) ||
-       (options.blockN != 64 && options.blockN != 128)))
-    bad = "lowering=block-plan (the default) takes warps 4 or 8, block-n 64 "
-          "or 128, m-tiles 1 and no overlap (attn-to-block's flash kernel: "
-          "one 16-row tile per warp), got warps " +
-          std::to_string(options.warps) + ", block-n " +
-          std::to_string(options.blockN) + ", m-tiles " +
-          std::to_string(options.mTiles) +
-          (options.overlap ? ", overlap" : "") +
-          " (lowering=direct builds the others)";
   return bad;
 }
 
@@ -152,28 +132,16 @@ static std::string blockFormOf(StringRef chip) {
 void mlir::attn::buildGPUPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
   pm.addPass(createAttnFuse());
-  // lowering=block-plan: every kernel and the launch plan from the block
-  // program; lowering=direct / block: the flash launch plan with the C++
-  // builder's / the block program's attention kernel, and the block
-  // program's route for what the flash plan does not cover (PaTH, MTA, the
-  // head norm: attn-attention-to-gpu leaves them).
-  if (options.lowering != "block-plan")
-    pm.addPass(createAttnAttentionToGPU(
-        static_cast<const AttnAttentionToGPUOptions &>(options)));
-  {
-    AttnToBlockOptions toBlock;
-    toBlock.target = blockFormOf(options.chip);
-    toBlock.blockN = options.blockN;
-    // Under direct / block the flash kernels are attn-attention-to-gpu's;
-    // what attn-to-block gets there (PaTH, MTA) takes its own shapes.
-    if (options.lowering == "block-plan")
-      toBlock.warps = options.warps;
-    pm.addPass(createAttnToBlock(toBlock));
-    AttnBlockLaunchPlanOptions plan;
-    plan.chip = options.chip;
-    pm.addPass(createAttnBlockLaunchPlan(plan));
-    pm.addPass(createAttnBlockToGPU());
-  }
+  // Every kernel and the launch plan from the block program.
+  AttnToBlockOptions toBlock;
+  toBlock.target = blockFormOf(options.chip);
+  toBlock.blockN = options.blockN;
+  toBlock.warps = options.warps;
+  pm.addPass(createAttnToBlock(toBlock));
+  AttnBlockLaunchPlanOptions plan;
+  plan.chip = options.chip;
+  pm.addPass(createAttnBlockLaunchPlan(plan));
+  pm.addPass(createAttnBlockToGPU());
   // The kernels' gpu/nvgpu/arith/memref/vector/scf ops -> LLVM + NVVM.
   OpPassManager &gm = pm.nest<gpu::GPUModuleOp>();
   gm.addPass(memref::createExpandStridedMetadataPass());
@@ -200,10 +168,8 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
 }
 
 namespace {
-/// attn-to-gpu's textual options. The kernel-shape ones mirror
-/// attn-attention-to-gpu's (GpuOptions.td) and take their defaults from its
-/// generated options struct; see Passes.td for their help in full.
-const attn::AttnAttentionToGPUOptions kKernelDefaults;
+/// attn-to-gpu's textual options, with GPUPipelineOptions' defaults.
+const attn::GPUPipelineOptions kKernelDefaults;
 
 struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
   PassOptions::Option<std::string> chip{
@@ -211,27 +177,13 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
       llvm::cl::desc("NVIDIA architecture (sm_80, sm_90, ...; sm_90a: wgmma)"),
       llvm::cl::init(kKernelDefaults.chip)};
   PassOptions::Option<int64_t> warps{
-      *this, "warps", llvm::cl::desc("warps per block (1, 2, 4, 8)"),
+      *this, "warps",
+      llvm::cl::desc("warps per block of the flash kernel (4 or 8)"),
       llvm::cl::init(kKernelDefaults.warps)};
-  PassOptions::Option<int64_t> mTiles{
-      *this, "m-tiles", llvm::cl::desc("16-row query tiles per warp (1, 2)"),
-      llvm::cl::init(kKernelDefaults.mTiles)};
   PassOptions::Option<int64_t> blockN{
-      *this, "block-n", llvm::cl::desc("keys per step (32, 64, 128)"),
+      *this, "block-n",
+      llvm::cl::desc("keys per step of the flash kernel (64 or 128)"),
       llvm::cl::init(kKernelDefaults.blockN)};
-  PassOptions::Option<bool> overlap{
-      *this, "overlap",
-      llvm::cl::desc("sm_90a: the softmax runs while the previous P V is on "
-                     "the tensor cores"),
-      llvm::cl::init(kKernelDefaults.overlap)};
-  PassOptions::Option<std::string> lowering{
-      *this, "lowering",
-      llvm::cl::desc("direct (the C++-built attention kernel), block (the "
-                     "block program's attention kernel in the flash launch "
-                     "plan; PaTH/MTA through attn-block-launch-plan) or "
-                     "block-plan (every kernel and the launch plan from the "
-                     "block program)"),
-      llvm::cl::init(kKernelDefaults.lowering)};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit (ptxas, libdevice); default $CUDA_HOME "
@@ -241,7 +193,7 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
       *this, "format",
       llvm::cl::desc("bin (cubin via ptxas), isa (PTX) or none (stop at "
                      "the NVVM dialect)"),
-      llvm::cl::init(attn::GPUPipelineOptions().format)};
+      llvm::cl::init(kKernelDefaults.format)};
   PassOptions::Option<std::string> dumpPtx{
       *this, "dump-ptx", llvm::cl::desc("write the PTX to this file"),
       llvm::cl::init("")};
@@ -250,10 +202,7 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
     attn::GPUPipelineOptions o;
     o.chip = chip;
     o.warps = warps;
-    o.mTiles = mTiles;
     o.blockN = blockN;
-    o.overlap = overlap;
-    o.lowering = lowering;
     o.toolkit = toolkit;
     o.format = format;
     o.dumpPtx = dumpPtx;
@@ -268,9 +217,10 @@ void mlir::attn::registerAttnPipelines() {
   // building a pipeline that aborts in LLVM or succeeds with a bad format.
   registerPassPipeline(
       "attn-to-gpu",
-      "Compile attn programs for NVIDIA GPUs: attn-fuse, tensor-core kernels "
-      "for the fused attn.attention (attn-attention-to-gpu), NVVM, then a "
-      "gpu.binary (cubin through ptxas, or PTX)",
+      "Compile attn programs for NVIDIA GPUs: attn-fuse, the block program "
+      "for the target chip (attn-to-block), its launch plan "
+      "(attn-block-launch-plan), tensor-core kernels (attn-block-to-gpu), "
+      "NVVM, then a gpu.binary (cubin through ptxas, or PTX)",
       [](OpPassManager &pm, StringRef optionsStr,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         GPUPipelineCLOptions o;

@@ -2,14 +2,14 @@
 //
 // The GPU form of attn-to-block has no host code but launches, so RoPE's
 // cos/sin tables and the rotation of q and k are GPU-form block kernels
-// launched before attention (the rope_table and rope kernels of the direct
-// launch plan, codegen/gpu/AttentionKernels.cpp, restated as block
-// programs); the attention kernels then read rotated q and k. For the half
+// launched before attention (the rope_table and rope kernels of the former
+// direct launch plan, restated as block programs; the C++ builder is in
+// git at 07981fc:codegen/gpu/AttentionKernels.cpp); the attention kernels then read rotated q and k. For the half
 // style with R/2 and D - R multiples of 8 (ropeTileForm) they are tile
 // programs of 4 warps in 2-D blocked layouts (RopeTiles; buildTableTiles,
 // 16 rows a program, one f64 angle a thread per 8-column chunk;
 // buildRotateTiles, 32 rows a program, 8 consecutive columns a thread, so
-// that every access is 16 bytes as in the direct rope kernel): each pair's
+// that every access is 16 bytes): each pair's
 // columns p and p + R/2 are the same place of two column tiles, so no
 // register exchanges pairs. Otherwise (the interleaved style) they are scalar
 // code, one warp per program whose lanes compute alike, described below. Both
@@ -23,8 +23,7 @@
 //    rope_q_offset + r, or rope_offset + S - T + r (S and T are the tables'
 //    lengths, so the kernel needs no other argument). Entry i is
 //    cos/sin(pos * theta^(-2i/R)), the angle in f64 (positions reach 1e5,
-//    where an f32 angle has lost the phase), stored f32, as the direct
-//    rope_table kernel computes it. Two tables rather than one over every
+//    where an f32 angle has lost the phase), stored f32. Two tables rather than one over every
 //    position: each rotation kernel indexes its own by row, with no offset
 //    to derive from dims it does not see; at T = S they are the same size.
 //  * `<func>_rope_q(q, cosQ, sinQ, qRot)`, grid (T, B * Hq), and
@@ -154,7 +153,7 @@ bool ropeTileForm(AttentionOp op) {
 /// rows, which the backend moves as whole runs of a thread's columns:
 ///  * rotation tiles [kRotateRows, chunk]: 4 threads per row of chunk / 4
 ///    consecutive columns each (8 for 32-column chunks: a 16-byte access
-///    of bf16 / f16, as the direct rope kernel's), 8 rows a warp;
+///    of bf16 / f16), 8 rows a warp;
 ///  * table tiles [kTableRows, 8]: one element a thread, 8 threads per
 ///    row, so that each thread computes one f64 angle per column chunk
 ///    (the table kernel is latency-bound on its cos / sin).

@@ -16,7 +16,6 @@
 #include "KernelSupport.h"
 #include "LaunchPlan.h"
 
-#include "attn/Codegen/GpuPlan.h"
 #include "attn/CudaDriver.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Passes/Passes.h"
@@ -40,7 +39,7 @@ namespace attn::detail {
 namespace {
 
 /// Bumped whenever generated code changes meaning, to invalidate caches.
-constexpr const char *kCodegenVersion = "attn-gpu-11";
+constexpr const char *kCodegenVersion = "attn-gpu-12";
 
 /// Device memory freed when the owner goes away.
 struct DeviceBuffer {
@@ -56,7 +55,7 @@ struct DeviceBuffer {
   }
 };
 
-/// A memref<?xT> argument as the kernel ABI passes it (GpuPlan.h): five
+/// A memref<?xT> argument as the kernel ABI passes it (BlockGpuAbi.h): five
 /// words, {allocated, aligned, offset, size, stride}.
 struct MemRefArg {
   uint64_t allocated, aligned;
@@ -156,13 +155,6 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   if (!gm)
     return createStringError("internal error: no gpu.module @" + options.entry +
                              "_gpu");
-  // The flash kernels' options (attn-attention-to-gpu); a plan built from
-  // the block program's launches (attn-block-launch-plan) has none.
-  auto attr = gm->getAttrOfType<DictionaryAttr>("attn.plan");
-  auto plan = mlir::attn::GpuPlan::fromAttr(attr);
-  if (attr && failed(plan))
-    return createStringError("internal error: a bad GPU plan for @" +
-                             options.entry);
   auto launchPlan =
       LaunchPlan::read(fn, options.entry, mlir::attn_launch::Device::cuda);
   if (!launchPlan)
@@ -172,20 +164,10 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   bool dependent =
       kernel->dependentLaunch &&
       llvm::any_of(kernel->plan.kernels(), [](auto &k) { return k.dependent; });
-  if (succeeded(plan))
-    kernel->notes.push_back(
-        "GPU kernel: " + chip +
-        (plan->wgmma ? (plan->overlap ? " wgmma overlapped" : " wgmma")
-                     : " mma.sync") +
-        (gpuOpts.lowering == "block" ? " (block program)" : "") + ", " +
-        std::to_string(plan->warps) + " warps, block " +
-        std::to_string(plan->blockM()) + " x " + std::to_string(plan->blockN) +
-        (dependent ? ", dependent launch" : ""));
-  else
-    kernel->notes.push_back(
-        "GPU kernel: " + chip + ", the block program's launch plan (" +
-        std::to_string(kernel->plan.kernels().size()) + " kernels)" +
-        (dependent ? ", dependent launch" : ""));
+  kernel->notes.push_back(
+      "GPU kernel: " + chip + ", the block program's launch plan (" +
+      std::to_string(kernel->plan.kernels().size()) + " kernels)" +
+      (dependent ? ", dependent launch" : ""));
 
   // Serialize (or take from the disk cache).
   std::string toolkit = mlir::attn::cudaToolkitPath();
@@ -343,7 +325,7 @@ Error CudaKernel::launchOn(llvm::ArrayRef<TensorView> inputs,
   std::lock_guard<std::mutex> lock(s.mutex);
   const size_t nPlan = plan.buffers().size();
   s.bufs.resize(nPlan + inputs.size() + 1);
-  // The kernels take flattened row-major buffers (GpuPlan.h): contiguous
+  // The kernels take flattened row-major buffers (BlockGpuAbi.h): contiguous
   // views are used in place, strided ones packed first (cuMemcpy2DAsync).
   auto dense = [&](const TensorView &v, Scratch::Buf &buf,
                    uint64_t &ptr) -> Error {

@@ -26,15 +26,16 @@ struct ShapeField {
 const ShapeField kShapeFields[] = {
     {&GpuKernelOptions::warps, "ATTN_GPU_WARPS", &GPUPipelineOptions::warps, 1,
      1024},
-    {&GpuKernelOptions::mTiles, "ATTN_GPU_M_TILES", &GPUPipelineOptions::mTiles,
-     1, 1024},
     {&GpuKernelOptions::blockN, "ATTN_GPU_BLOCK_N", &GPUPipelineOptions::blockN,
      1, 1 << 20},
 };
 constexpr const char *kChipEnv = "ATTN_GPU_CHIP";
-constexpr const char *kOverlapEnv = "ATTN_GPU_OVERLAP";
 constexpr const char *kPdlEnv = "ATTN_GPU_PDL";
-constexpr const char *kLoweringEnv = "ATTN_GPU_LOWERING";
+/// The direct kernel builder's variables. It was removed on 2026-12-03
+/// (every GPU kernel comes from the block program); a script that still
+/// sets one gets an error, not a silently different kernel.
+constexpr const char *kRemovedEnv[] = {"ATTN_GPU_LOWERING", "ATTN_GPU_OVERLAP",
+                                       "ATTN_GPU_M_TILES"};
 
 /// The integer in environment variable `name`, `fallback` when unset or
 /// empty; anything but a decimal integer in [lo, hi] is an error naming the
@@ -66,13 +67,20 @@ std::string envNames() {
   std::string names = kChipEnv;
   for (const ShapeField &f : kShapeFields)
     names += std::string(", ") + f.env;
-  return names + ", " + kOverlapEnv + ", " + kLoweringEnv;
+  return names + ", " + kPdlEnv;
 }
 
 } // namespace
 
 Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
                                                int smMajor, int smMinor) {
+  for (const char *env : kRemovedEnv)
+    if (const char *v = std::getenv(env); v && *v)
+      return llvm::createStringError(
+          std::string(env) + "='" + v +
+          "' is set, but it was removed on 2026-12-03 with the direct GPU "
+          "kernel builder: every GPU kernel now comes from the block "
+          "program; unset it");
   ResolvedGpuOptions r;
   GPUPipelineOptions &p = r.pipeline;
   p.chip = o.chip;
@@ -94,19 +102,10 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
       return v.takeError();
     p.*f.option = *v;
   }
-  auto overlap = flag(o.overlap, kOverlapEnv, p.overlap);
-  if (!overlap)
-    return overlap.takeError();
-  p.overlap = *overlap;
   auto pdl = flag(o.dependentLaunch, kPdlEnv, r.dependentLaunch);
   if (!pdl)
     return pdl.takeError();
   r.dependentLaunch = *pdl;
-  // Unset: ATTN_GPU_LOWERING, else the option's default (GpuOptions.td).
-  if (!o.lowering.empty())
-    p.lowering = o.lowering;
-  else if (const char *l = std::getenv(kLoweringEnv); l && *l)
-    p.lowering = l;
   p.format = "none";
   if (std::string bad = mlir::attn::checkGPUPipelineOptions(p); !bad.empty())
     return llvm::createStringError(bad + " (from CompileOptions::gpu or " +
@@ -118,8 +117,7 @@ std::string gpuOptionsKey(const GpuKernelOptions &o) {
   std::string key = o.chip + '\0';
   for (const ShapeField &f : kShapeFields)
     key += std::to_string(o.*f.field) + '\0';
-  return key + std::to_string(o.overlap) + '\0' +
-         std::to_string(o.dependentLaunch) + '\0' + o.lowering;
+  return key + std::to_string(o.dependentLaunch);
 }
 
 } // namespace attn::detail

@@ -2,8 +2,8 @@
 //-*-===//
 //
 // The runtime side of the GPU pipeline's one options struct
-// (mlir::attn::GPUPipelineOptions, whose kernel-shape fields and defaults
-// are attn-attention-to-gpu's options in Passes.td): which environment
+// (mlir::attn::GPUPipelineOptions, Passes.h, which holds the kernel-shape
+// fields and their defaults): which environment
 // variable fills which unset field of CompileOptions::gpu, the resolution
 // for a device, and the Engine's cache key, all read from one table in
 // GpuOptions.cpp.
@@ -31,8 +31,10 @@ struct ResolvedGpuOptions {
 };
 
 /// Set fields of `o` win, then the ATTN_GPU_* variables, then the defaults:
-/// the chip of the device (sm_90a, the wgmma kernel, on sm_90 devices), the
-/// pass options' defaults, dependent launch on. Every value is checked with
+/// the chip of the device (sm_90a, the wgmma kernel, on sm_90 devices),
+/// GPUPipelineOptions' defaults, dependent launch on. ATTN_GPU_LOWERING,
+/// ATTN_GPU_OVERLAP and ATTN_GPU_M_TILES, the direct builder's (removed
+/// 2026-12-03), are an error when set, not silently ignored. Every value is checked with
 /// checkGPUPipelineOptions; an error names the bad value and where it came
 /// from.
 llvm::Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,

@@ -14,11 +14,10 @@
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="format=" 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="warps=3" 2>&1 | FileCheck %s --check-prefix=WARPS
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="block-n=0" 2>&1 | FileCheck %s --check-prefix=BLOCKN
-// RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="chip=sm_90 overlap=true" 2>&1 | FileCheck %s --check-prefix=OVERLAP
-// The pass alone checks its options too, also on a module without attention.
-// RUN: not attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_75" 2>&1 | FileCheck %s --check-prefix=OLD
-// RUN: not attn-opt %s --attn-attention-to-gpu="lowering=direct chip=" 2>&1 | FileCheck %s --check-prefix=EMPTY
-// RUN: not attn-opt %s --attn-attention-to-gpu="lowering=direct chip=sm_90a m-tiles=2" 2>&1 | FileCheck %s --check-prefix=MTILES
+// RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="block-n=32" 2>&1 | FileCheck %s --check-prefix=BLOCKN32
+// The direct builder's options are gone (07981fc was the last with them).
+// RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="lowering=direct" 2>&1 | FileCheck %s --check-prefix=GONE
+// RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="overlap=true" 2>&1 | FileCheck %s --check-prefix=GONE
 // The CPU block lowering bounds its tile sizes.
 // RUN: not attn-opt %s --attn-to-block="block-m=0" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not attn-opt %s --attn-to-block="block-n=1000000" 2>&1 | FileCheck %s --check-prefix=BLOCK
@@ -28,10 +27,10 @@
 // UNKNOWN: unknown GPU chip '{{.*}}'; expected an NVIDIA architecture sm_80 or newer
 // VIRTUAL: GPU option chip 'compute_90' is a virtual architecture; give the real one, sm_90
 // FORMAT: GPU option format must be bin (cubin), isa (PTX) or none (NVVM dialect), got '{{(ptx)?}}'
-// WARPS: GPU option warps must be 1, 2, 4 or 8, got 3
-// BLOCKN: GPU option block-n must be 32, 64 or 128, got 0
-// OVERLAP: GPU option overlap needs the sm_90a wgmma kernel
-// MTILES: GPU option m-tiles must be 1 for the sm_90a wgmma kernel
+// WARPS: GPU option warps must be 4 or 8, got 3
+// BLOCKN: GPU option block-n must be 64 or 128, got 0
+// BLOCKN32: GPU option block-n must be 64 or 128, got 32
+// GONE: no such option
 // BLOCK: attn-to-block: block-m and block-n must be in [1, 1024]
 
 func.func @empty() {

@@ -15,7 +15,7 @@
 // CHECK-DAG: #[[ROWS:.*]] = #attn_block.slice<dim = 1, parent = #[[S]]>
 // CHECK-DAG: #[[ROWO:.*]] = #attn_block.slice<dim = 1, parent = #[[O]]>
 // CHECK-LABEL: func.func private @main_attention_kernel
-// (min_blocks_per_sm: 57 KB of buffers, 3 blocks per SM; GpuPlan::occupancyHint)
+// (min_blocks_per_sm: 57 KB of buffers, 3 blocks per SM; gpu_occupancy::occupancyHint)
 // CHECK-SAME: attn_block.kernel, attn_block.min_blocks_per_sm = 3 : i64, attn_block.num_warps = 4
 // CHECK: %[[SQ:.*]] = attn_block.local_alloc : !attn_block.smem<64x64xbf16, #[[NV]]>
 // CHECK: attn_block.local_alloc : !attn_block.smem<2x64x64xbf16, #[[NV]]>

@@ -14,10 +14,10 @@
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_90a" | FileCheck %s
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_90a" | FileCheck %s --check-prefix=REC
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_80" | FileCheck %s --check-prefix=MMA
-// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90a format=isa" --attn-dump-ptx=%t.ptx -o /dev/null
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="chip=sm_90a format=isa" --attn-dump-ptx=%t.ptx -o /dev/null
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin
-// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_80 format=isa" --attn-dump-ptx=%t80.ptx -o /dev/null
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="chip=sm_80 format=isa" --attn-dump-ptx=%t80.ptx -o /dev/null
 // RUN: %ptxas -arch=sm_80 %t80.ptx -o %t80.cubin
 
 // The records kernel: 4 warps per 64 keys, G' at the keys times 1 / c, no

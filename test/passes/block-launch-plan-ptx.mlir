@@ -1,12 +1,12 @@
 // REQUIRES: ptxas
-// The block program's kernels and launch plan (lowering=block-plan: plain and
+// The block program's kernels and launch plan (plain and
 // FoX with its gate-prefix kernel) down to PTX that ptxas compiles for sm_90
 // (mma.sync) and sm_90a (wgmma).
 //
-// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90 format=isa" --attn-dump-ptx=%t.fox90.ptx | FileCheck %s
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="chip=sm_90 format=isa" --attn-dump-ptx=%t.fox90.ptx | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PTX < %t.fox90.ptx
 // RUN: %ptxas -arch=sm_90 %t.fox90.ptx -o %t.fox90.cubin
-// RUN: attn-opt %attn_examples/plain_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90a format=isa" --attn-dump-ptx=%t.plain90a.ptx | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-opt %attn_examples/plain_bf16.mlir --attn-to-gpu="chip=sm_90a format=isa" --attn-dump-ptx=%t.plain90a.ptx | FileCheck %s --check-prefix=PLAIN
 // RUN: FileCheck %s --check-prefix=WGMMA < %t.plain90a.ptx
 // RUN: %ptxas -arch=sm_90a %t.plain90a.ptx -o %t.plain90a.cubin
 

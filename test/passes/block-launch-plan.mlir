@@ -11,14 +11,12 @@
 // RUN: attn-opt %s --attn-block-launch-plan="chip=sm_80" | FileCheck %s --check-prefix=ARITH
 // RUN: not attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_90a" --attn-block-launch-plan="chip=sm_90" 2>&1 | FileCheck %s --check-prefix=WGMMA
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_90a" --attn-block-launch-plan="chip=sm_90a" | FileCheck %s --check-prefix=SM90A
-// The pipeline: lowering=block-plan shows the block program on the way;
-// lowering=block sends PaTH (not in the flash launch plan) through
-// attn-to-block, which says it has no GPU form yet.
-// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90 format=none" --mlir-print-ir-after-all 2>&1 | FileCheck %s --check-prefix=PIPE
-// RUN: not attn-opt %attn_examples/path.mlir --attn-to-gpu="lowering=block chip=sm_90" 2>&1 | FileCheck %s --check-prefix=PATH
-// RUN: attn-opt %attn_examples/path_bf16.mlir --attn-to-gpu="lowering=block chip=sm_90 format=none" | FileCheck %s --check-prefix=PATHGPU
-// RUN: not attn-opt %attn_examples/plain_bf16.mlir --attn-to-gpu="lowering=block-plan m-tiles=2" 2>&1 | FileCheck %s --check-prefix=WARPS
-// RUN: not attn-opt %attn_examples/plain_bf16.mlir --attn-to-gpu="lowering=block-plan warps=2" 2>&1 | FileCheck %s --check-prefix=WARPS2
+// The pipeline: shows the block program on the way; PaTH with f32
+// operands has no GPU form, which attn-to-block says.
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="chip=sm_90 format=none" --mlir-print-ir-after-all 2>&1 | FileCheck %s --check-prefix=PIPE
+// RUN: not attn-opt %attn_examples/path.mlir --attn-to-gpu="chip=sm_90" 2>&1 | FileCheck %s --check-prefix=PATH
+// RUN: attn-opt %attn_examples/path_bf16.mlir --attn-to-gpu="chip=sm_90 format=none" | FileCheck %s --check-prefix=PATHGPU
+// RUN: not attn-opt %attn_examples/plain_bf16.mlir --attn-to-gpu="warps=2" 2>&1 | FileCheck %s --check-prefix=WARPS2
 // RUN: not attn-opt %attn_examples/plain_bf16.mlir --attn-to-block="target=cpu warps=8" 2>&1 | FileCheck %s --check-prefix=CPUWARPS
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_90a warps=8 block-n=128" --attn-block-launch-plan="chip=sm_90a" | FileCheck %s --check-prefix=W8
 
@@ -100,8 +98,7 @@
 // PATH: error: attn-to-block{target=sm_90}: the PaTH GPU form takes bf16 or f16 q, k, v
 // PATHGPU: llvm.func @main_path_chunk_kernel
 // PATHGPU: llvm.func @main_path_attention_kernel
-// WARPS: lowering=block-plan (the default) takes warps 4 or 8, block-n 64 or 128, m-tiles 1 and no overlap (attn-to-block's flash kernel: one 16-row tile per warp), got warps 4, block-n 64, m-tiles 2
-// WARPS2: lowering=block-plan (the default) takes warps 4 or 8{{.*}}got warps 2, block-n 64, m-tiles 1
+// WARPS2: GPU option warps must be 4 or 8, got 2
 // CPUWARPS: attn-to-block: warps must be 4 (the CPU form has none) for target cpu, got 8
 
 // Two warpgroups and 128-key tiles (warps=8 block-n=128): 128 query rows

@@ -2,13 +2,7 @@
 // and the layout or feature, never a crash.
 //
 // RUN: not attn-opt %s --split-input-file --attn-block-to-gpu 2>&1 | FileCheck %s
-// RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=bogus" 2>&1 | FileCheck %s --check-prefix=BOGUS
-// RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=block chip=sm_90a overlap=true" 2>&1 | FileCheck %s --check-prefix=OVERLAP
-// RUN: not attn-opt %s --split-input-file --attn-attention-to-gpu="lowering=block-plan" 2>&1 | FileCheck %s --check-prefix=PLANPASS
 
-// BOGUS: GPU option lowering must be direct, block or block-plan, got 'bogus'
-// PLANPASS: attn-attention-to-gpu: lowering=block-plan takes its kernels and launch plan from attn-to-block and attn-block-launch-plan, not from this pass
-// OVERLAP: error: attn-attention-to-gpu{lowering=block}: overlap=true (S_{j+1} and P_j V_j in flight together) is not in the GPU form of the block program yet (lowering=direct builds it)
 
 #blocked = #attn_block.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [0, 1]>
 #mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
@@ -148,23 +142,4 @@ gpu.module @m {
     %t = attn_block.load %m[%i, %c0] dims [0, 1] padding 0.0 : memref<?x64xbf16> -> tensor<64x64xbf16, #A>
     return
   }
-}
-
-// -----
-
-// The attention ABI's G is [B, Hq, S] f32.
-gpu.module @m {
-  func.func private @attention(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>, %g: memref<?x?xf32>, %o: memref<?x?x?x64xbf16>) attributes {attn_block.abi = "attention", attn_block.kernel, attn_block.num_warps = 4 : i64} {
-    // CHECK: error: attn-block-to-gpu: the "attention" ABI's G is a [B, Hq, S] f32 memref, got 'memref<?x?xf32>'
-    return
-  }
-}
-
-// -----
-
-// An attention op for the option runs (BOGUS, OVERLAP): refused before any
-// kernel is built.
-func.func @rope(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16> {
-  %o = attn.attention %q, %k, %v rope(1.0e+04) : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>) -> tensor<?x?x?x64xbf16>
-  return %o : tensor<?x?x?x64xbf16>
 }

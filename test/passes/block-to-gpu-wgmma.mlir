@@ -1,18 +1,18 @@
-// attn-attention-to-gpu{lowering=block chip=sm_90a} puts the flash
-// kernel's wgmma form in the gpu.module; attn-block-to-gpu lowers it with
-// the direct sm_90a kernel's ABI and shared memory (Q, 2 K and 2 V stages
-// on 1024-byte bounds: the plan's smem_bytes with its 1 KB slack): cp.async
+// attn-to-block{target=sm_90a} builds the flash kernel's wgmma form and
+// attn-block-launch-plan puts it in the gpu.module; attn-block-to-gpu
+// lowers it in the flat-pointer ABI with its shared memory (Q, 2 K and 2
+// V stages on 1024-byte bounds, with 1 KB of alignment slack): cp.async
 // into 128-byte swizzled panels, fence.proxy.async before the barrier that
 // publishes them, S = Q K^T as D / 16 m64n64k16 from two shared
 // descriptors (D = A B: scale-d 0), P V as block-n / 16 m64n64k16 with P
 // in registers and V N-major, each fenced, committed and waited for.
 //
-// RUN: attn-opt %s --attn-attention-to-gpu="lowering=block chip=sm_90a" --attn-block-to-gpu | FileCheck %s
-// RUN: attn-opt %s --attn-attention-to-gpu="lowering=block chip=sm_90a warps=8 block-n=128" --attn-block-to-gpu | FileCheck %s --check-prefix=WG2
-// RUN: attn-opt %s --attn-to-gpu="lowering=block chip=sm_90a" --attn-dump-ptx=%t.ptx | FileCheck %s --check-prefix=BIN
+// RUN: attn-opt %s --attn-fuse --attn-to-block="target=sm_90a" --attn-block-launch-plan="chip=sm_90a" --attn-block-to-gpu | FileCheck %s
+// RUN: attn-opt %s --attn-fuse --attn-to-block="target=sm_90a warps=8 block-n=128" --attn-block-launch-plan="chip=sm_90a" --attn-block-to-gpu | FileCheck %s --check-prefix=WG2
+// RUN: attn-opt %s --attn-to-gpu="chip=sm_90a" --attn-dump-ptx=%t.ptx | FileCheck %s --check-prefix=BIN
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 
-// CHECK: gpu.func @attention(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel
+// CHECK: gpu.func @main_attention_kernel(%{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel
 // CHECK-SAME: attn_block.shared_bytes = 41984
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: memref.extract_aligned_pointer_as_index

@@ -1,19 +1,19 @@
-// attn-attention-to-gpu{lowering=block} puts the flash kernel's GPU form in
-// the gpu.module (ABI of the direct attention kernel); attn-block-to-gpu
-// lowers it op by op: cp.async copies, ldmatrix operands, m16n8k16
+// attn-to-block{target=sm_90} builds the flash kernel's GPU form and
+// attn-block-launch-plan puts it in the gpu.module; attn-block-to-gpu
+// lowers it op by op in the flat-pointer ABI: cp.async copies, ldmatrix operands, m16n8k16
 // mma.sync, xor-shuffle row reductions, row-guarded stores.
 //
-// RUN: attn-opt %s --attn-attention-to-gpu="lowering=block" | FileCheck %s --check-prefix=FORM
-// RUN: attn-opt %s --attn-attention-to-gpu="lowering=block" --attn-block-to-gpu | FileCheck %s
-// RUN: attn-opt %s --attn-to-gpu="lowering=block format=isa" | FileCheck %s --check-prefix=ISA
+// RUN: attn-opt %s --attn-fuse --attn-to-block="target=sm_90" --attn-block-launch-plan="chip=sm_90" | FileCheck %s --check-prefix=FORM
+// RUN: attn-opt %s --attn-fuse --attn-to-block="target=sm_90" --attn-block-launch-plan="chip=sm_90" --attn-block-to-gpu | FileCheck %s
+// RUN: attn-opt %s --attn-to-gpu="format=isa" | FileCheck %s --check-prefix=ISA
 
 // FORM: gpu.module @main_gpu
-// FORM: func.func private @attention(%{{.*}}: memref<?x?x?x64xbf16>
-// FORM-SAME: attn_block.abi = "attention", attn_block.kernel, attn_block.num_warps = 4
+// FORM: func.func private @main_attention_kernel(%{{.*}}: memref<?x?x?x64xbf16>
+// FORM-SAME: attn_block.kernel, attn_block.num_warps = 4
 // FORM: attn_block.dot
 
 // CHECK: gpu.module @main_gpu
-// CHECK: gpu.func @attention(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel
+// CHECK: gpu.func @main_attention_kernel(%{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, {{.*}}) kernel
 // CHECK-SAME: attn_block.shared_bytes = 40960
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: memref.reinterpret_cast

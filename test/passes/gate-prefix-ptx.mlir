@@ -5,10 +5,10 @@
 // and the two barriers of the warps' totals each round; ptxas compiles it
 // for sm_90 and sm_80 without spills.
 //
-// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90 format=isa" --attn-dump-ptx=%t.90.ptx > /dev/null
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="chip=sm_90 format=isa" --attn-dump-ptx=%t.90.ptx > /dev/null
 // RUN: FileCheck %s < %t.90.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.90.ptx -o %t.90.cubin 2>&1 | FileCheck %s --check-prefix=REGS
-// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_80 format=isa" --attn-dump-ptx=%t.80.ptx > /dev/null
+// RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-to-gpu="chip=sm_80 format=isa" --attn-dump-ptx=%t.80.ptx > /dev/null
 // RUN: FileCheck %s < %t.80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.80.ptx -o %t.80.cubin 2>&1 | FileCheck %s --check-prefix=REGS
 

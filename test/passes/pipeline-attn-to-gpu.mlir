@@ -3,13 +3,9 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: attn-opt %S/../../examples/fox_bf16.mlir --attn-to-gpu="chip=sm_80 format=isa" | FileCheck %s --check-prefix=ISA
 // RUN: not attn-opt %S/../../examples/rope.mlir --attn-to-gpu 2>&1 | FileCheck %s --check-prefix=F32
-// The default lowering (block-plan) compiles every kernel from the block
-// program; lowering=direct compiles PaTH and MTA the same way (their only
-// GPU form): attn-attention-to-gpu leaves them to attn-to-block{target=chip}.
-// RUN: attn-opt %S/../../examples/path_bf16.mlir --attn-to-gpu="lowering=direct chip=sm_90 format=none" | FileCheck %s --check-prefix=PATH
+// Every kernel comes from the block program, PaTH's and MTA's too.
 // RUN: attn-opt %S/../../examples/path_bf16.mlir --attn-to-gpu="chip=sm_90 format=none" | FileCheck %s --check-prefix=PATH
 // RUN: attn-opt %S/../../examples/mta_pre_bf16.mlir --attn-to-gpu="chip=sm_90a format=none" | FileCheck %s --check-prefix=MTA
-// RUN: attn-opt %S/../../examples/path_bf16.mlir --attn-fuse --attn-attention-to-gpu="lowering=direct" | FileCheck %s --check-prefix=LEFT
 
 // CHECK: module attributes {gpu.container_module}
 // CHECK: func.func @main({{.*}}attn.gpu_module = @main_gpu, attn_launch.plan = #attn_launch.plan<
@@ -43,5 +39,3 @@
 // MTA: gpu.module @main_gpu
 // MTA: llvm.func @main_mta_kernel(
 
-// LEFT-NOT: gpu.module
-// LEFT: attn.attention {{.*}} path(

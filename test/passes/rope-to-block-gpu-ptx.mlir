@@ -1,13 +1,13 @@
 // REQUIRES: ptxas
-// RoPE and RoPE+FoX through lowering=block-plan (the rope table and
+// RoPE and RoPE+FoX through (the rope table and
 // rotation kernels of RopeToBlockGpu.cpp, the gate prefix, the flash
 // kernel) down to PTX that ptxas compiles for sm_90 (mma.sync) and sm_90a
 // (wgmma).
 //
-// RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90 format=isa" --attn-dump-ptx=%t.ropefox90.ptx | FileCheck %s
+// RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-to-gpu="chip=sm_90 format=isa" --attn-dump-ptx=%t.ropefox90.ptx | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PTX < %t.ropefox90.ptx
 // RUN: %ptxas -arch=sm_90 %t.ropefox90.ptx -o %t.ropefox90.cubin
-// RUN: attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90a format=isa" --attn-dump-ptx=%t.rope90a.ptx | FileCheck %s
+// RUN: attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="chip=sm_90a format=isa" --attn-dump-ptx=%t.rope90a.ptx | FileCheck %s
 // RUN: FileCheck %s --check-prefix=WGMMA < %t.rope90a.ptx
 // RUN: %ptxas -arch=sm_90a %t.rope90a.ptx -o %t.rope90a.cubin
 

@@ -7,7 +7,7 @@
 // RUN: attn-opt %s --attn-to-block="target=sm_90a" | FileCheck %s --check-prefix=WGMMA
 // RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_80" | FileCheck %s --check-prefix=FOX
 // RUN: attn-opt %attn_examples/rope_bf16.mlir --attn-fuse --attn-to-block="target=sm_90" --attn-block-launch-plan="chip=sm_90" | FileCheck %s --check-prefix=PLAN
-// RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-to-gpu="lowering=block-plan chip=sm_90 format=none" | FileCheck %s --check-prefix=NVVM
+// RUN: attn-opt %attn_examples/rope_fox_bf16.mlir --attn-to-gpu="chip=sm_90 format=none" | FileCheck %s --check-prefix=NVVM
 
 // Interleaved pairs, rope_dim 32 of D = 64, rope_offset 7, GQA 4 -> 2.
 func.func @inter(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x4x?x64xbf16> {

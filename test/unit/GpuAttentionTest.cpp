@@ -201,35 +201,18 @@ TEST_P(GpuAttention, MatchesOracle) {
   std::vector<HostArray> host;
   Tensor ref;
   ASSERT_NO_FATAL_FAILURE(randomCase(c, p, seed, host, ref));
-  // The default path (lowering=block-plan), then every kernel shape the
-  // direct builder has: on sm_90 the wgmma kernel (one and two
-  // warpgroups, 64- and 128-key tiles, with and without the softmax / P V
-  // overlap) and the mma.sync kernel.
+  // The default kernels, then on sm_90 devices the mma.sync form (sm_90)
+  // and the wgmma form with two warpgroups and 128-key tiles.
   std::vector<attn::GpuKernelOptions> shapes = {{}};
-  std::vector<attn::GpuKernelOptions> direct = {{}};
-  if (engine->gpuArch() == "sm_90")
-    direct = {{"sm_90a", 4, 0, 64, 0},  {"sm_90a", 8, 0, 128, 0},
-              {"sm_90a", 4, 0, 64, 1},  {"sm_90a", 8, 0, 64, 1},
-              {"sm_90a", 8, 0, 128, 1}, {"sm_90", 4, 1, 64, 0}};
-  for (attn::GpuKernelOptions &d : direct) {
-    d.lowering = "direct";
-    shapes.push_back(d);
-  }
-  // Every variant also through the block program (lowering=block): on
-  // sm_90 devices its mma.sync form (sm_90) and its wgmma form (sm_90a, one
-  // warpgroup with 64-key tiles and two with 128-key tiles); RoPE through
-  // the rope kernel on q and k, FoX reading the gate kernel's G.
-  {
-    attn::GpuKernelOptions block;
-    block.chip = engine->gpuArch() == "sm_90" ? "sm_90" : "";
-    block.lowering = "block";
-    shapes.push_back(block);
-    if (engine->gpuArch() == "sm_90")
-      for (auto [warps, blockN] : {std::pair{4, 64}, std::pair{8, 128}}) {
-        attn::GpuKernelOptions wg{"sm_90a", warps, 0, blockN, 0};
-        wg.lowering = "block";
-        shapes.push_back(wg);
-      }
+  if (engine->gpuArch() == "sm_90") {
+    attn::GpuKernelOptions mma;
+    mma.chip = "sm_90";
+    shapes.push_back(mma);
+    attn::GpuKernelOptions wg;
+    wg.chip = "sm_90a";
+    wg.warps = 8;
+    wg.blockN = 128;
+    shapes.push_back(wg);
   }
   for (const attn::GpuKernelOptions &shape : shapes)
     expectMatchesOracle(*engine, c, src, host, ref, shape, seed);
@@ -275,8 +258,8 @@ std::vector<Case> cases() {
     g.S = 257;
     v.push_back(g);
   }
-  // FoX with the key term in the product (sm_90a: GpuPlan::gateInMma, the
-  // form every FoX head dim takes there): strong gates (the bias spans
+  // FoX with its bias from the key records on the tensor cores (the form
+  // every FoX head dim takes): strong gates (the bias spans
   // hundreds of log2 units within a tile: u_j needs all three bf16 terms),
   // a sliding window with f16 operands (the bias step stays bf16); a
   // negative scale takes the per-score bias path.
@@ -318,7 +301,7 @@ std::string caseName(const ::testing::TestParamInfo<Case> &info) {
 INSTANTIATE_TEST_SUITE_P(All, GpuAttention, ::testing::ValuesIn(cases()),
                          caseName);
 
-/// lowering=block-plan: every kernel and the launch plan from the block
+/// Every kernel and the launch plan from the block
 /// program (attn-to-block{target=chip}, attn-block-launch-plan, the
 /// flat-pointer kernel ABI, the runtime's generic plan executor): plain
 /// attention, FoX with its gate-prefix block kernel, RoPE and RoPE+FoX
@@ -346,14 +329,12 @@ TEST_P(GpuBlockPlan, MatchesOracle) {
   for (const std::string &chip : chips) {
     attn::GpuKernelOptions shape;
     shape.chip = chip;
-    shape.lowering = "block-plan";
     expectMatchesOracle(*engine, c, src, host, ref, shape, seed);
   }
   // Two warpgroups and 128-key tiles (attn-to-block's warps option).
   if (engine->gpuArch() == "sm_90") {
     attn::GpuKernelOptions shape;
     shape.chip = "sm_90a";
-    shape.lowering = "block-plan";
     shape.warps = 8;
     shape.blockN = 128;
     expectMatchesOracle(*engine, c, src, host, ref, shape, seed);
@@ -448,11 +429,9 @@ TEST(GpuAttentionCompile, Latency) {
 /// matches the oracle. Each prologue kernel in turn is the one right before
 /// attention: gate, the rope pass over k (Q rotated in the kernel), the
 /// rope pass over q and k (8 rotated dims). From sm_90 on the default
-/// kernel must say it uses the dependent launch. The same for the block
-/// program's launch plan (lowering=block-plan, the default: every kernel
-/// after the first waits for the one before) and its kernel under the
-/// direct plan (lowering=block: its griddep_wait; the rope kernels rotate q
-/// and k there).
+/// kernel must say it uses the dependent launch (every kernel after the
+/// first waits for the one before). On sm_90 devices for the wgmma form
+/// (the default chip, sm_90a) and the mma.sync form (sm_90).
 TEST(GpuAttentionLaunch, DependentLaunchIsExact) {
   std::string why;
   attn::Engine *engine = gpuEngine(why);
@@ -468,7 +447,10 @@ TEST(GpuAttentionLaunch, DependentLaunchIsExact) {
       {"rope", 2, 4, 2, 1000, 64, DType::BF16, "", "rope_dim 8"},
       {"rope_fox", 2, 4, 2, 1000, 128, DType::F16}};
   for (const Case &c : cases)
-    for (const char *lowering : {"block-plan", "direct", "block"}) {
+    for (const char *chip : {"", "sm_90"}) {
+      if (*chip && arch != "sm_90")
+        continue;
+      const std::string lowering = *chip ? chip : "the default chip";
       std::string src = programFor(c);
       Parsed p(src);
       ASSERT_TRUE(p.module) << src;
@@ -480,7 +462,7 @@ TEST(GpuAttentionLaunch, DependentLaunchIsExact) {
       for (int dependent : {1, 0}) {
         attn::CompileOptions opts;
         opts.gpu.dependentLaunch = dependent;
-        opts.gpu.lowering = lowering;
+        opts.gpu.chip = chip;
         auto kernel = engine->compile(src, opts);
         ASSERT_TRUE(static_cast<bool>(kernel))
             << llvm::toString(kernel.takeError());

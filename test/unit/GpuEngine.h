@@ -59,7 +59,8 @@ inline std::vector<std::string> blockChipsOf(Engine &engine) {
   return {""};
 }
 
-/// `src` compiled for CUDA through lowering=block on `chip`; the remark must
+/// `src` compiled for CUDA on `chip` (the default chip when empty); the
+/// remark must
 /// say it runs the block program's launch plan (`what` names the program
 /// in the failure).
 inline std::shared_ptr<Kernel> compileBlockPlan(Engine &engine,
@@ -67,7 +68,6 @@ inline std::shared_ptr<Kernel> compileBlockPlan(Engine &engine,
                                                 const std::string &chip,
                                                 const std::string &what) {
   CompileOptions opts;
-  opts.gpu.lowering = "block";
   opts.gpu.chip = chip;
   auto kernel = engine.compile(src, opts);
   if (!kernel) {

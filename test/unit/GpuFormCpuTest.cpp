@@ -233,7 +233,7 @@ TEST(GpuFormOnCpu, GeneratedFoxKernelMatchesOracle) {
     expectFoxFormMatchesOracle(target);
 }
 
-/// lowering=block-plan's warps=8 block-n=128 (attn-to-block's warps
+/// warps=8 block-n=128 (attn-to-block's warps
 /// option): 128 query rows a program, two warpgroups on sm_90a, FoX's
 /// records written per 64 keys and read per 128-key tile;
 /// plain attention across a sliding window whose walk starts mid-tile.

@@ -1,9 +1,8 @@
 //===- GpuMtaTest.cpp - Multi-Token Attention on CUDA vs the fp64 oracle --===//
 //
 // MTA (key-query convolutions, head mixing, the head norm and its gate,
-// with FoX) through the runtime on a CUDA device, on the route the runtime
-// takes for it with CompileOptions::gpu.lowering = "block" (or
-// ATTN_GPU_LOWERING=block): attn-to-block{target=chip} builds MTA's GPU form
+// with FoX) through the runtime on a CUDA device:
+// attn-to-block{target=chip} builds MTA's GPU form
 // (MtaToBlockGpu.cpp), attn-block-launch-plan its launch plan,
 // attn-block-to-gpu the PTX. Fresh random inputs (the seed is printed), q,
 // k, v rounded to bf16/f16 first; the runtime poisons the output before
@@ -221,8 +220,7 @@ TEST(GpuMtaProperties, IsCausal) {
 }
 
 /// examples/mta_bf16.mlir (the released configuration with RoPE, D = 128)
-/// and mta_pre_bf16.mlir on the device: what `ATTN_GPU_LOWERING=block
-/// attn-run <example> --device=cuda --random=1x4x1000 --check` runs.
+/// and mta_pre_bf16.mlir on the device: what `attn-run <example> --device=cuda --random=1x4x1000 --check` runs.
 TEST(GpuMtaProperties, ExamplesRunOnTheDevice) {
   std::string why;
   attn::Engine *engine = gpuEngine(why);

@@ -1,8 +1,7 @@
 //===- GpuPathTest.cpp - PaTH / PaTH-FoX on CUDA vs the fp64 oracle -------===//
 //
-// PaTH and PaTH-FoX through the runtime on a CUDA device, on the route the
-// runtime takes for them with CompileOptions::gpu.lowering = "block" (or
-// ATTN_GPU_LOWERING=block): attn-to-block{target=chip} builds PaTH's GPU
+// PaTH and PaTH-FoX through the runtime on a CUDA device:
+// attn-to-block{target=chip} builds PaTH's GPU
 // form (PathToBlockGpu.cpp: the chunk kernel and the attention kernel),
 // attn-block-launch-plan its launch plan, attn-block-to-gpu the PTX. Fresh
 // random inputs (the seed is printed), q, k, v rounded to bf16/f16 first so
@@ -241,7 +240,7 @@ TEST(GpuPathProperties, IsCausal) {
 
 /// examples/path_bf16.mlir and path_fox_bf16.mlir (attn.scores / softmax /
 /// weighted_sum, fused by attn-fuse) on the device: what
-/// `ATTN_GPU_LOWERING=block attn-run <example> --device=cuda
+/// `attn-run <example> --device=cuda
 /// --random=1x2x1000 --check` runs, inputs from the oracle's randomInputs
 /// as attn-run draws them.
 TEST(GpuPathProperties, ExamplesRunOnTheDevice) {

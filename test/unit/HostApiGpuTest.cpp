@@ -128,7 +128,14 @@ TEST(HostApiGpu, EnvironmentOptionsAreChecked) {
   } cases[] = {
       {"ATTN_GPU_WARPS", "four", "ATTN_GPU_WARPS='four' is not an integer"},
       {"ATTN_GPU_BLOCK_N", "0", "ATTN_GPU_BLOCK_N='0' is not an integer"},
-      {"ATTN_GPU_OVERLAP", "2", "ATTN_GPU_OVERLAP='2' is not an integer"},
+      // The direct builder's variables, removed with it: an error, not
+      // silently ignored.
+      {"ATTN_GPU_OVERLAP", "1",
+       "ATTN_GPU_OVERLAP='1' is set, but it was removed"},
+      {"ATTN_GPU_LOWERING", "direct",
+       "ATTN_GPU_LOWERING='direct' is set, but it was removed"},
+      {"ATTN_GPU_M_TILES", "2",
+       "ATTN_GPU_M_TILES='2' is set, but it was removed"},
       {"ATTN_GPU_PDL", "yes", "ATTN_GPU_PDL='yes' is not an integer"},
       {"ATTN_GPU_CHIP", "sm_75", "sm_75"},
       {"ATTN_GPU_CHIP", "SM_90", "SM_90"},

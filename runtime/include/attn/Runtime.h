@@ -60,31 +60,20 @@ enum class Pipeline {
 llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 
 /// Shape of the GPU kernel. Unset fields (empty, 0, -1) take the environment
-/// (ATTN_GPU_CHIP, ATTN_GPU_WARPS, ATTN_GPU_M_TILES, ATTN_GPU_BLOCK_N,
-/// ATTN_GPU_OVERLAP, ATTN_GPU_PDL), else the defaults: for the chip the
-/// device's own sm_XY (mma.sync), sm_90a (wgmma) on sm_90 devices; for the
-/// rest those of the attn-to-gpu pipeline's options (GpuOptions.td: 4 warps,
-/// 1 m-tile, block-n 64, no overlap) and dependent launch on. One table
-/// (runtime/lib/GpuOptions.cpp) maps fields to variables and makes the
-/// cache key.
+/// (ATTN_GPU_CHIP, ATTN_GPU_WARPS, ATTN_GPU_BLOCK_N, ATTN_GPU_PDL), else the
+/// defaults: for the chip the device's own sm_XY (mma.sync), sm_90a (wgmma)
+/// on sm_90 devices; for the rest those of the attn-to-gpu pipeline's
+/// options (mlir::attn::GPUPipelineOptions: 4 warps, block-n 64) and
+/// dependent launch on. One table (runtime/lib/GpuOptions.cpp) maps fields
+/// to variables and makes the cache key.
 struct GpuKernelOptions {
   std::string chip; // "sm_90a" (wgmma), "sm_90", "sm_80", ...
-  int warps = 0;    // warps per block (wgmma: 4 or 8, one or two warpgroups)
-  int mTiles = 0;   // 16-row tiles per warp (mma.sync only)
-  int blockN = 0;   // keys per step
-  int overlap = -1; // wgmma: 1 = softmax while P V runs, 0 = not, -1 unset
+  int warps = 0;    // warps per block: 4 or 8 (wgmma: one or two warpgroups)
+  int blockN = 0;   // keys per step: 64 or 128
   /// sm_90+: 1 = the attention kernel starts while the rope or gate kernel
   /// before it runs (programmatic dependent launch), 0 = after it ends;
   /// -1 = $ATTN_GPU_PDL, else 1.
   int dependentLaunch = -1;
-  /// "block-plan" (every kernel and the launch plan from the block
-  /// program: attn-to-block, attn-block-launch-plan, attn-block-to-gpu;
-  /// warps 4 or 8, block-n 64 or 128), "direct" (the flash launch plan with
-  /// the C++-built attention kernel, which alone takes warps 1 or 2,
-  /// m-tiles 2 and the overlap) or "block" (that plan with the block
-  /// program's attention kernel); "" = $ATTN_GPU_LOWERING, else the
-  /// option's default, "block-plan" (GpuOptions.td).
-  std::string lowering;
 };
 
 struct CompileOptions {

@@ -19,8 +19,8 @@
 
 namespace mlir::attn::blockgpu {
 
-/// One parameter of the flat-pointer ABI (a kernel without
-/// attn_block.abi). Each memref argument `arg` of the kernel function
+/// One parameter of the flat-pointer ABI. Each memref argument `arg` of the
+/// kernel function
 /// becomes, in order:
 ///   - `dim == -1`: its elements, a flat `memref<?xT>` (the launch plan's
 ///     buffer argument: five words, allocated / aligned pointer, offset 0,

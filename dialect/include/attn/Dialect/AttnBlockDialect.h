@@ -45,9 +45,6 @@ LogicalResult verifyTileAccess(Operation *op, MemRefType mem, size_t numIndices,
 
 /// The attribute on a kernel naming its warps per block.
 constexpr llvm::StringLiteral kNumWarpsAttrName = "attn_block.num_warps";
-/// The launch ABI a GPU kernel keeps when lowered ("attention": the direct
-/// attention kernel's arguments, codegen/gpu/BlockToGPU.cpp).
-constexpr llvm::StringLiteral kAbiAttrName = "attn_block.abi";
 /// Bytes of dynamic shared memory a lowered kernel's buffers take.
 constexpr llvm::StringLiteral kSharedBytesAttrName = "attn_block.shared_bytes";
 /// Blocks per SM a GPU kernel asks the register allocator to fit (ptxas'

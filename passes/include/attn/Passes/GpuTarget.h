@@ -3,7 +3,7 @@
 // The targets (cpu and the NVIDIA chips from sm_80 on) and what each offers
 // the kernels (TargetDesc, getTargetDesc; docs/targets.md), and the checks
 // of what the GPU backend accepts as its target and kernel shape, used up
-// front by attn-attention-to-gpu, the attn-to-gpu pipeline and the runtime
+// front by the attn-to-gpu pipeline and the runtime
 // (CompileOptions::gpu, ATTN_GPU_*), so that a bad option is an error
 // naming it before any kernel is built, never an abort in LLVM's
 // instruction selection or a crash in the NVVM target.
@@ -79,20 +79,15 @@ std::string checkGpuChip(llvm::StringRef chip);
 /// The XY of "sm_XY[a|f]" (0 when `chip` is not of that form).
 unsigned gpuSmVersion(llvm::StringRef chip);
 
-/// "" when the kernel shape options are valid together for `chip` (which
-/// must already pass checkGpuChip), else a message naming the option.
-std::string checkGpuKernelOptions(llvm::StringRef chip, bool overlap,
-                                  int64_t warps, int64_t mTiles,
-                                  int64_t blockN);
+/// "" when the kernel shape options are valid (the flash kernel of
+/// attn-to-block: warps 4 or 8, each owning one 16-row tile, or wgmma's
+/// one or two warpgroups; block-n 64 or 128), else a message naming the
+/// option.
+std::string checkGpuKernelOptions(int64_t warps, int64_t blockN);
 
 /// "" when `format` is an output of the attn-to-gpu pipeline (bin, isa,
 /// none), else a message listing them.
 std::string checkGpuFormat(llvm::StringRef format);
-
-/// "" when `lowering` (direct: the C++-built kernels of
-/// codegen/gpu/AttentionKernels.cpp; block: the block program through
-/// attn-block-to-gpu) is valid for `chip`, else the error message.
-std::string checkGpuLowering(llvm::StringRef lowering, llvm::StringRef chip);
 
 } // namespace mlir::attn
 

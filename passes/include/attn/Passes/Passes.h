@@ -47,12 +47,19 @@ void buildCPUPipeline(OpPassManager &pm, bool threads,
                       llvm::StringRef callerEntry = {});
 
 /// Options of the GPU pipeline (`attn-to-gpu`), the one options struct of
-/// the GPU path: the kernel shape (chip, warps, mTiles, blockN, overlap) is
-/// attn-attention-to-gpu's options struct, generated from GpuOptions.td
-/// with its defaults; the pipeline adds where and how the result is
-/// written. The pipeline's textual options and the runtime's
-/// CompileOptions::gpu resolve into it.
-struct GPUPipelineOptions : AttnAttentionToGPUOptions {
+/// the GPU path and the one place of its defaults: the kernel shape (chip,
+/// warps, blockN) and where and how the result is written. The pipeline's
+/// textual options (Pipelines.cpp) and the runtime's CompileOptions::gpu
+/// and ATTN_GPU_* variables (runtime/lib/GpuOptions.cpp) resolve into it
+/// and take its defaults.
+struct GPUPipelineOptions {
+  /// NVIDIA architecture of the kernels (sm_80, sm_90, ...; sm_90a: the
+  /// wgmma form of the block program).
+  std::string chip = "sm_90";
+  /// Warps per block of the flash kernel (4 or 8).
+  int64_t warps = 4;
+  /// Keys per step of the flash kernel's key walk (64 or 128).
+  int64_t blockN = 64;
   /// Where the CUDA toolkit is (ptxas, libdevice); "" = $CUDA_HOME or
   /// /usr/local/cuda.
   std::string toolkit;
@@ -71,8 +78,9 @@ std::string checkGPUPipelineOptions(const GPUPipelineOptions &options);
 /// The CUDA toolkit directory: $CUDA_HOME, else /usr/local/cuda.
 std::string cudaToolkitPath();
 
-/// attn-fuse, attn-attention-to-gpu, the gpu.module lowered to NVVM and,
-/// unless format is "none", serialized into a gpu.binary.
+/// attn-fuse, attn-to-block{target=chip}, attn-block-launch-plan,
+/// attn-block-to-gpu, the gpu.module lowered to NVVM and, unless format is
+/// "none", serialized into a gpu.binary.
 void buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options);
 
 /// The PTX path `attn-opt --attn-dump-ptx=PATH` asked for ("" if none);

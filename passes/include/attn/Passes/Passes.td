@@ -4,7 +4,6 @@
 #define ATTN_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
-include "attn/Passes/GpuOptions.td"
 
 def AttnLowerToReference : Pass<"attn-lower-reference", "ModuleOp"> {
   let summary = "Lower every attn op to its naive reference loops";
@@ -146,44 +145,6 @@ def AttnCallerBuffers : Pass<"attn-caller-buffers", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::memref::MemRefDialect", "::mlir::attn_launch::AttnLaunchDialect"
-  ];
-}
-
-def AttnAttentionToGPU : Pass<"attn-attention-to-gpu", "ModuleOp"> {
-  let summary = "Build tensor-core GPU kernels for attn.attention";
-  let description = [{
-    For every function whose body is one `attn.attention` on its arguments
-    (what `attn-fuse` makes of a whole program), adds a `gpu.module
-    @<function>_gpu` targeting `#nvvm.target<chip>` with the kernels the
-    plan needs: `rope` (RoPE on k, and on q unless the attention kernel
-    rotates its Q tile itself, into workspaces), `gate` (FoX
-    prefix sums) and `attention` (FlashAttention-2 shaped: warps own
-    16 * m-tiles query rows, cp.async K/V pipeline into XOR-swizzled shared memory,
-    ldmatrix + m16n8k16 mma.sync in bf16/f16 with f32 accumulation, online
-    softmax with warp shuffles, FoX bias, masks only on edge tiles, causal
-    tile skipping, GQA; for `chip=sm_90a` warpgroup MMA (wgmma) on
-    128-byte swizzled shared tiles instead of ldmatrix + mma.sync). The
-    launch plan (block size, shared memory,
-    workspaces) is the gpu.module's `attn.plan` attribute and the function
-    names its kernels with `attn.gpu_module`; the function body stays as
-    the statement of what the kernels compute. Functions with PaTH, MTA or
-    the head norm are left alone: their only GPU form is the block
-    program's (`attn-to-block{target=chip}`, which the `attn-to-gpu`
-    pipeline runs next with every lowering). Other unsupported programs
-    (f32 operands, head dims other than 64 and 128, unfused ops) fail with
-    an error naming what is missing.
-  }];
-  // GpuOptions.td: one definition for the pass, the pipeline and the
-  // runtime.
-  let options = AttnGpuKernelOptions;
-  let dependentDialects = [
-    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
-    "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",
-    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect", "::mlir::attn_launch::AttnLaunchDialect",
-    "::mlir::attn_block::AttnBlockDialect", "::mlir::tensor::TensorDialect",
-    "::mlir::func::FuncDialect"
   ];
 }
 
