@@ -209,8 +209,8 @@ struct ChunkCopy {
   /// threads % perRow == 0: a thread's chunks share a column and lie
   /// `threads / perRow` rows apart, so its column, row bounds and
   /// addresses are computed once per copy and each chunk adds constants
-  /// (the former direct kernel's copyTile): the row check is an i32 compare of the
-  /// chunk's constant row with the thread's valid range, the shared offset
+  /// (the former direct kernel's copyTile): the row check is an i32 compare of
+  /// the chunk's constant row with the thread's valid range, the shared offset
   /// a constant step wherever the swizzle pattern repeats, and the source
   /// row is not clamped (a chunk with source size 0 reads nothing).
   Value byThreadRows(Value tid) {
@@ -230,7 +230,8 @@ struct ChunkCopy {
       return arith::IndexCastOp::create(b, loc, b.getI32Type(), y);
     };
     // A first row known not negative leaves lo = 0 and the compare of a
-    // constant dr: no subtraction per chunk (what the former direct kernel checked).
+    // constant dr: no subtraction per chunk (what the former direct kernel
+    // checked).
     Value lo = rowsNonNegative
                    ? arith::ConstantIntOp::create(b, loc, 0, 32).getResult()
                    : clampI32(arith::SubIOp::create(b, loc, c(0), first));

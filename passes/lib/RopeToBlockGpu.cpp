@@ -4,18 +4,18 @@
 // cos/sin tables and the rotation of q and k are GPU-form block kernels
 // launched before attention (the rope_table and rope kernels of the former
 // direct launch plan, restated as block programs; the C++ builder is in
-// git at 07981fc:codegen/gpu/AttentionKernels.cpp); the attention kernels then read rotated q and k. For the half
-// style with R/2 and D - R multiples of 8 (ropeTileForm) they are tile
-// programs of 4 warps in 2-D blocked layouts (RopeTiles; buildTableTiles,
-// 16 rows a program, one f64 angle a thread per 8-column chunk;
-// buildRotateTiles, 32 rows a program, 8 consecutive columns a thread, so
-// that every access is 16 bytes): each pair's
-// columns p and p + R/2 are the same place of two column tiles, so no
-// register exchanges pairs. Otherwise (the interleaved style) they are scalar
-// code, one warp per program whose lanes compute alike, described below. Both
-// forms attn-block-to-gpu lowers as they are and the CPU backend runs after
-// attn-block-strip-gpu; with dependent launch every kernel lets the next
-// start early and the rotations wait for the table kernel. The scalar form:
+// git at 07981fc:codegen/gpu/AttentionKernels.cpp); the attention kernels then
+// read rotated q and k. For the half style with R/2 and D - R multiples of 8
+// (ropeTileForm) they are tile programs of 4 warps in 2-D blocked layouts
+// (RopeTiles; buildTableTiles, 16 rows a program, one f64 angle a thread per
+// 8-column chunk; buildRotateTiles, 32 rows a program, 8 consecutive columns a
+// thread, so that every access is 16 bytes): each pair's columns p and p + R/2
+// are the same place of two column tiles, so no register exchanges pairs.
+// Otherwise (the interleaved style) they are scalar code, one warp per program
+// whose lanes compute alike, described below. Both forms attn-block-to-gpu
+// lowers as they are and the CPU backend runs after attn-block-strip-gpu; with
+// dependent launch every kernel lets the next start early and the rotations
+// wait for the table kernel. The scalar form:
 //
 //  * `<func>_rope_table(cosK, sinK, cosQ, sinQ)`, grid (max(S, T), 2):
 //    program (r, 0) writes row r of the key tables, position
@@ -23,9 +23,10 @@
 //    rope_q_offset + r, or rope_offset + S - T + r (S and T are the tables'
 //    lengths, so the kernel needs no other argument). Entry i is
 //    cos/sin(pos * theta^(-2i/R)), the angle in f64 (positions reach 1e5,
-//    where an f32 angle has lost the phase), stored f32. Two tables rather than one over every
-//    position: each rotation kernel indexes its own by row, with no offset
-//    to derive from dims it does not see; at T = S they are the same size.
+//    where an f32 angle has lost the phase), stored f32. Two tables rather than
+//    one over every position: each rotation kernel indexes its own by row, with
+//    no offset to derive from dims it does not see; at T = S they are the same
+//    size.
 //  * `<func>_rope_q(q, cosQ, sinQ, qRot)`, grid (T, B * Hq), and
 //    `<func>_rope_k(k, cosK, sinK, kRot)`, grid (S, B * Hk): program
 //    (i, b * H + h) rotates row i of head h of batch b: for each of the R/2

@@ -220,7 +220,8 @@ TEST(GpuMtaProperties, IsCausal) {
 }
 
 /// examples/mta_bf16.mlir (the released configuration with RoPE, D = 128)
-/// and mta_pre_bf16.mlir on the device: what `attn-run <example> --device=cuda --random=1x4x1000 --check` runs.
+/// and mta_pre_bf16.mlir on the device: what `attn-run <example> --device=cuda
+/// --random=1x4x1000 --check` runs.
 TEST(GpuMtaProperties, ExamplesRunOnTheDevice) {
   std::string why;
   attn::Engine *engine = gpuEngine(why);
