@@ -14,6 +14,7 @@
 
 #include "AttentionToBlock.h"
 #include "attn/Dialect/AttnBlockDialect.h"
+#include "attn/Passes/GpuTarget.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -97,6 +98,10 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
       return signalPassFailure();
     }
     tgt.warps = warps;
+    if (std::string bad = checkPathTransport(pathTransport); !bad.empty()) {
+      module.emitError() << "attn-to-block: " << bad;
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
     SmallVector<AttentionOp> ops;
     // A function already compiled for the GPU (attn-block-launch-plan
@@ -113,7 +118,8 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                         << "): runs through the reference lowering";
         continue;
       }
-      BlockLoweringConfig cfg{blockM, blockN, pathChunk, tgt};
+      BlockLoweringConfig cfg{blockM, blockN, pathChunk, tgt,
+                              pathTransport == "split"};
       if (tgt.gpu) {
         // The GPU form exists for the flash, PaTH and MTA kernels; nothing
         // is lowered silently in the CPU form instead.

@@ -25,6 +25,9 @@ struct BlockLoweringConfig {
   int64_t pathChunk;
   /// The CPU form, or the GPU form of a chip (FlashToBlockGpu.cpp).
   BlockTarget target;
+  /// PaTH's GPU form: the transport dots as hi / lo splits (the
+  /// `path-transport=split` option) instead of f16 (PathToBlockGpu.cpp).
+  bool pathSplitTransport = false;
 };
 
 /// A new private kernel `<enclosing func>_<suffix>` taking `argTypes`, with

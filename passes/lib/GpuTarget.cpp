@@ -134,6 +134,13 @@ std::string mlir::attn::checkGpuKernelOptions(int64_t warps, int64_t blockN) {
   return "";
 }
 
+std::string mlir::attn::checkPathTransport(StringRef transport) {
+  if (transport == "f16" || transport == "split")
+    return "";
+  return "GPU option path-transport must be f16 or split, got '" +
+         transport.str() + "'";
+}
+
 std::string mlir::attn::checkGpuFormat(StringRef format) {
   if (format == "bin" || format == "isa" || format == "none")
     return "";

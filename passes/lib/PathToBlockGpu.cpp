@@ -148,10 +148,11 @@ struct GpuPathTiles : GpuTiles {
   }
 };
 
-/// Kernel 1: args (k, w, beta, A, T hi, T lo, W hi, W lo, U hi, U lo,
-/// KC hi, KC lo, Khat); A and T are its own scratch.
+/// Kernel 1: args (k, w, beta, A, T hi, T lo, W hi, W lo, then U hi, U lo,
+/// KC hi, KC lo (split transport) or W, U, KC in f16 (f16 transport), then
+/// Khat); A, T and, with the f16 transport, W hi / lo are its own scratch.
 void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
-                      Location loc) {
+                      bool split, Location loc) {
   Block &body = kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
   GpuPathTiles t(b, loc, elt);
@@ -159,11 +160,21 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   auto arg = [&](unsigned i) -> Value { return body.getArgument(i); };
   Value k = arg(0), w = arg(1), betaMem = arg(2), aMem = arg(3),
         tHiMem = arg(4), tLoMem = arg(5), wHiMem = arg(6), wLoMem = arg(7),
-        uHiMem = arg(8), uLoMem = arg(9), kcHiMem = arg(10), kcLoMem = arg(11),
-        khatMem = arg(12);
+        khatMem = arg(split ? 12 : 11);
+  // Where the attention kernel's operands go: U, KC as hi / lo pairs (W's
+  // pair is this kernel's own), or W, U, KC as one f16 tile each.
+  const unsigned uOut = split ? 8 : 9, kcOut = 10;
   int64_t c = ps.c, d = ps.d;
   PathProgram p = programIndices(t, Value(), k, c);
   SmallVector<Value> at = {p.b, p.kvHead, p.pos0, t.idx(0)};
+  GpuPathTiles h(b, loc, b.getF16Type());
+  auto storeOut = [&](Value x, unsigned out) {
+    if (!split)
+      return h.store(h.round(x), arg(out), at);
+    Split xs = t.split(x);
+    t.store(xs.hi, arg(out), at);
+    t.store(xs.lo, arg(out + 1), at);
+  };
 
   // w (f32) as a hi/lo pair of 16-bit operands, through global memory
   // into shared.
@@ -171,6 +182,8 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   Split wf = t.split(wTile);
   t.store(wf.hi, wHiMem, at);
   t.store(wf.lo, wLoMem, at);
+  if (!split)
+    h.store(h.round(wTile), arg(8), at);
   blk::BarrierOp::create(b, loc);
   Value sWHi = t.alloc({c, d}), sWLo = t.alloc({c, d}), sK = t.alloc({c, d});
   Value sTHi = t.alloc({c, c}), sTLo = t.alloc({c, c});
@@ -218,10 +231,7 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   Split ts = t.split(tt);
   t.store(ts.hi, tHiMem, at);
   t.store(ts.lo, tLoMem, at);
-  Value u = t.dotSplit2(tt, sWHi, sWLo, t.zeros({c, d}));
-  Split us = t.split(u);
-  t.store(us.hi, uHiMem, at);
-  t.store(us.lo, uLoMem, at);
+  storeOut(t.dotSplit2(tt, sWHi, sWLo, t.zeros({c, d})), uOut);
 
   // KC = stril'(K W^T) T^T: T comes back through shared memory as the B
   // operand (rows of T are its [N, K] rows).
@@ -232,9 +242,7 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   t.landCopies({t.copy(tHiMem, at, sTHi), t.copy(tLoMem, at, sTLo)});
   Value kc = t.dotSplit2(kw, sTHi, sTLo, t.zeros({c, c}),
                          /*transposeB=*/true);
-  Split kcs = t.split(kc);
-  t.store(kcs.hi, kcHiMem, at);
-  t.store(kcs.lo, kcLoMem, at);
+  storeOut(kc, kcOut);
   // Khat = K - KC W: the keys moved to the chunk end.
   Value khat = t.dotSplit2(t.neg(kc), sWHi, sWLo, t.loadAcc(k, at, {c, d}));
   t.store(t.round(khat), khatMem, at);
@@ -242,44 +250,104 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
 }
 
 /// The shared buffers of the attention kernel, one stage each: the
-/// diagonal block's tiles, then each walk step's (K holds Khat there).
+/// diagonal block's tiles, then each walk step's (K holds Khat there). The
+/// lo halves exist with the split transport only; with the f16 transport
+/// W, U and KC are f16.
 struct AttnBuffers {
-  Value q, k, v, wHi, wLo, uHi, uLo, kcHi, kcLo;
+  Value q, k, v, w, wLo, u, uLo, kc, kcLo;
 };
 
-/// The softmax state of the walk (and of the diagonal block).
+/// The attention kernel's global operands: W, U, KC as hi / lo pairs
+/// (split transport) or f16 tiles (lo null).
+struct AttnOperands {
+  Value q, k, v, w, wLo, u, uLo, kc, kcLo;
+};
+
+/// The softmax state of the walk (and of the diagonal block). `qt` is the
+/// transported query; with the f16 transport it is stored divided by the
+/// row scale `rowScale` (loop-invariant, null with the split transport).
 struct WalkState {
   Value qt, m, l, acc;
 };
 
-/// Kernel 2's diagonal block: q^ and the in-chunk softmax state.
+/// The transport's precision (the `path-transport` option): `split`
+/// splits each f32 operand into a 16-bit hi / lo pair (three products a
+/// dot); `f16` rounds each once to f16 (one product) and keeps q~ at a
+/// per-row scale so that its rows have max |.| = 1: f16's 11 bits (bf16
+/// has 8) at no risk of its range, since a PaTH step (beta in [0, 2], |w|
+/// = 1) does not lengthen q~. docs/block-program.md, "PaTH's GPU form".
+struct Transport {
+  bool split;
+  Value rowScale; ///< max_d |q c| per row (f16 only)
+};
+
+/// The copies of one chunk's W, U (and their lo halves) into `s`.
+SmallVector<Value> transportCopies(GpuPathTiles &x, const AttnOperands &g,
+                                   ValueRange at, const AttnBuffers &s) {
+  SmallVector<Value> tokens = {x.copy(g.w, at, s.w), x.copy(g.u, at, s.u)};
+  if (g.wLo)
+    tokens.append({x.copy(g.wLo, at, s.wLo), x.copy(g.uLo, at, s.uLo)});
+  return tokens;
+}
+
+/// acc + x y (y^T with transposeB) for an f32 tile x and the shared tile
+/// y (and its lo half): dotSplit2, or one f16 product.
+Value transportDot(GpuPathTiles &x, const Transport &tr, Value a, Value y,
+                   Value yLo, Value accv, bool transposeB = false) {
+  if (tr.split)
+    return x.dotSplit2(a, y, yLo, accv, transposeB);
+  GpuPathTiles h(x.b, x.loc, x.b.getF16Type());
+  return h.dot(h.asA(h.round(a)), h.operand(y, 1), accv, transposeB);
+}
+
+/// Kernel 2's diagonal block: q^ and the in-chunk softmax state; sets
+/// tr.rowScale for the f16 transport.
 WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
-                        const PathProgram &p, ValueRange mems, Value gPrime,
-                        const AttnBuffers &s) {
-  Value q = mems[0], k = mems[1], v = mems[2], wHi = mems[3], wLo = mems[4],
-        uHi = mems[5], uLo = mems[6], kcHi = mems[7], kcLo = mems[8];
+                        const PathProgram &p, const AttnOperands &g,
+                        Value gPrime, const AttnBuffers &s, Transport &tr) {
   int64_t c = ps.c, d = ps.d, dv = ps.dv;
   Value c0 = t.idx(0);
   SmallVector<Value> kvAt = {p.b, p.kvHead, p.pos0, c0};
   SmallVector<Value> qAt = {p.b, p.head, p.row0, c0};
-  t.landCopies({t.copy(q, qAt, s.q), t.copy(k, kvAt, s.k), t.copy(v, kvAt, s.v),
-                t.copy(wHi, kvAt, s.wHi), t.copy(wLo, kvAt, s.wLo),
-                t.copy(uHi, kvAt, s.uHi), t.copy(uLo, kvAt, s.uLo),
-                t.copy(kcHi, kvAt, s.kcHi), t.copy(kcLo, kvAt, s.kcLo)});
+  SmallVector<Value> tokens = {t.copy(g.q, qAt, s.q), t.copy(g.k, kvAt, s.k),
+                               t.copy(g.v, kvAt, s.v),
+                               t.copy(g.kc, kvAt, s.kc)};
+  if (g.kcLo)
+    tokens.push_back(t.copy(g.kcLo, kvAt, s.kcLo));
+  tokens.append(transportCopies(t, g, kvAt, s));
+  t.landCopies(tokens);
   Value qA = t.operand(s.q, 0);
   auto scale = [&](Value x) {
     return t.mul(x, t.splatF(cast<RankedTensorType>(x.getType()), ps.qScale));
   };
+  auto rowType = t.slice(c, t.row);
+  Value q0 = scale(t.loadAcc(g.q, qAt, {c, d}));
+  Value qw;
+  if (tr.split) {
+    qw = scale(t.dot2(qA, s.w, s.wLo, t.zeros({c, c}), /*transposeB=*/true));
+  } else {
+    // The row scale: max |q c| (1 for a zero row), and q c / it.
+    Value mx = t.rowReduce(blk::ReduceKind::max, t.maxf(q0, t.neg(q0)));
+    tr.rowScale = t.select(t.cmpf(CmpFPredicate::OEQ, mx, t.splatF(rowType, 0)),
+                           t.splatF(rowType, 1.0), mx);
+    Value inv = t.div(t.splatF(rowType, 1.0), tr.rowScale);
+    q0 = t.mul(q0, t.spread(inv, 1, c, d));
+    qw = transportDot(t, tr, q0, s.w, Value(), t.zeros({c, c}),
+                      /*transposeB=*/true);
+  }
   // q_i^T H_i ... H_a: the query's projections on the w's up to its own.
-  Value qw = t.keep(t.localMask(CmpIPredicate::sle, c),
-                    scale(t.dot2(qA, s.wHi, s.wLo, t.zeros({c, c}),
-                                 /*transposeB=*/true)));
-  Value nqw = t.neg(qw);
-  Value qhat = t.dotSplit2(nqw, s.uHi, s.uLo, scale(t.loadAcc(q, qAt, {c, d})));
+  Value nqw = t.neg(t.keep(t.localMask(CmpIPredicate::sle, c), qw));
+  Value qhat = transportDot(t, tr, nqw, s.u, s.uLo, q0);
   // Exact in-chunk logits q K^T - QW KC^T.
   Value sc =
       scale(t.dot(qA, t.operand(s.k, 1), t.zeros({c, c}), /*transposeB=*/true));
-  sc = t.dotSplit2(nqw, s.kcHi, s.kcLo, sc, /*transposeB=*/true);
+  if (tr.split) {
+    sc = transportDot(t, tr, nqw, s.kc, s.kcLo, sc, /*transposeB=*/true);
+  } else {
+    Value corr = transportDot(t, tr, nqw, s.kc, Value(), t.zeros({c, c}),
+                              /*transposeB=*/true);
+    sc = t.add(sc, t.mul(corr, t.spread(tr.rowScale, 1, c, c)));
+  }
   if (gPrime) {
     // gamma log2(e) (G_i - G_j) = G'_j - G'_i (one statement each: the IR's
     // order does not hang on the compiler's argument order).
@@ -287,7 +355,7 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
     Value gj = t.loadSlice(gPrime, {p.b, p.head, p.pos0}, c, t.col);
     sc = t.addFoxBias(sc, gi, gj, -1.0);
   }
-  Value sLen = memref::DimOp::create(t.b, t.loc, k, 2);
+  Value sLen = memref::DimOp::create(t.b, t.loc, g.k, 2);
   // Causal inside the chunk, keys before S, and with a window
   // key + window > query.
   Value inS = t.cmpi(CmpIPredicate::slt, t.iotaIn(t.col, p.pos0, c),
@@ -306,11 +374,13 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
 
 /// One step of the walk over key chunk `j0` (its tiles already in `s`).
 WalkState walkStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
-                   Value gPrime, Value gRows, Value rowPos, Value j0,
-                   const AttnBuffers &s, const WalkState &st) {
+                   const Transport &tr, Value gPrime, Value gRows, Value rowPos,
+                   Value j0, const AttnBuffers &s, const WalkState &st) {
   int64_t c = ps.c, dv = ps.dv;
   Value sc = x.dot(x.asA(x.round(st.qt)), x.operand(s.k, 1), x.zeros({c, c}),
                    /*transposeB=*/true);
+  if (tr.rowScale)
+    sc = x.mul(sc, x.spread(tr.rowScale, 1, c, c));
   if (gPrime)
     sc = x.addFoxBias(sc, gRows,
                       x.loadSlice(gPrime, {p.b, p.head, j0}, c, x.col), -1.0);
@@ -329,44 +399,53 @@ WalkState walkStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
   Value accNew = x.dot(x.asA(x.round(pr)), x.operand(s.v, 1),
                        x.mul(st.acc, x.spread(alpha, 1, c, dv)));
   // q~ <- q~ - (q~ W^T) U, through this chunk for the next.
-  Value r = x.dotSplit2(st.qt, s.wHi, s.wLo, x.zeros({c, c}),
-                        /*transposeB=*/true);
-  Value qNew = x.dotSplit2(x.neg(r), s.uHi, s.uLo, st.qt);
+  Value r = transportDot(x, tr, st.qt, s.w, s.wLo, x.zeros({c, c}),
+                         /*transposeB=*/true);
+  Value qNew = transportDot(x, tr, x.neg(r), s.u, s.uLo, st.qt);
   return {qNew, mNew, lNew, accNew};
 }
 
-/// Kernel 2: args (q, k, v, [G'], W hi, W lo, U hi, U lo, KC hi, KC lo,
-/// Khat, out).
+/// Kernel 2: args (q, k, v, [G'], then W hi, W lo, U hi, U lo, KC hi,
+/// KC lo (split transport) or W, U, KC in f16, then Khat, out).
 void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
-                          bool gate, Location loc) {
+                          bool gate, bool split, Location loc) {
   Block &body = kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
   GpuPathTiles t(b, loc, elt);
   t.freshReads = ps.d > 64;
   unsigned i = 0;
-  Value q = body.getArgument(i++), k = body.getArgument(i++),
-        v = body.getArgument(i++);
-  Value gPrime = gate ? body.getArgument(i++) : Value();
-  Value wHi = body.getArgument(i++), wLo = body.getArgument(i++);
-  Value uHi = body.getArgument(i++), uLo = body.getArgument(i++),
-        kcHi = body.getArgument(i++), kcLo = body.getArgument(i++),
-        khat = body.getArgument(i++), out = body.getArgument(i++);
+  auto next = [&] { return body.getArgument(i++); };
+  AttnOperands g;
+  g.q = next();
+  g.k = next();
+  g.v = next();
+  Value gPrime = gate ? next() : Value();
+  g.w = next();
+  g.wLo = split ? next() : Value();
+  g.u = next();
+  g.uLo = split ? next() : Value();
+  g.kc = next();
+  g.kcLo = split ? next() : Value();
+  Value khat = next(), out = next();
   int64_t c = ps.c, d = ps.d, dv = ps.dv;
-  PathProgram p = programIndices(t, q, k, c, /*reversed=*/true);
+  PathProgram p = programIndices(t, g.q, g.k, c, /*reversed=*/true);
   Value c0 = t.idx(0);
 
+  GpuPathTiles h(b, loc, split ? elt : b.getF16Type());
   AttnBuffers s;
   s.q = t.alloc({c, d});
   s.k = t.alloc({c, d});
   s.v = t.alloc({c, dv});
-  s.wHi = t.alloc({c, d});
-  s.wLo = t.alloc({c, d});
-  s.uHi = t.alloc({c, d});
-  s.uLo = t.alloc({c, d});
-  s.kcHi = t.alloc({c, c});
-  s.kcLo = t.alloc({c, c});
-  WalkState st = diagonalBlock(
-      t, ps, p, {q, k, v, wHi, wLo, uHi, uLo, kcHi, kcLo}, gPrime, s);
+  s.w = h.alloc({c, d});
+  s.u = h.alloc({c, d});
+  s.kc = h.alloc({c, c});
+  if (split) {
+    s.wLo = t.alloc({c, d});
+    s.uLo = t.alloc({c, d});
+    s.kcLo = t.alloc({c, c});
+  }
+  Transport tr{split, Value()};
+  WalkState st = diagonalBlock(t, ps, p, g, gPrime, s, tr);
   // Every warp is done with the diagonal's tiles before the walk refills.
   blk::BarrierOp::create(b, loc);
 
@@ -385,10 +464,11 @@ void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
                                   arith::AddIOp::create(nb, loc, n, x.idx(1)),
                                   x.idx(c)));
         SmallVector<Value> kvAt = {p.b, p.kvHead, j0, x.idx(0)};
-        x.landCopies({x.copy(khat, kvAt, s.k), x.copy(v, kvAt, s.v),
-                      x.copy(wHi, kvAt, s.wHi), x.copy(wLo, kvAt, s.wLo),
-                      x.copy(uHi, kvAt, s.uHi), x.copy(uLo, kvAt, s.uLo)});
-        WalkState next = walkStep(x, ps, p, gPrime, gRows, rowPos, j0, s,
+        SmallVector<Value> tokens = {x.copy(khat, kvAt, s.k),
+                                     x.copy(g.v, kvAt, s.v)};
+        tokens.append(transportCopies(x, g, kvAt, s));
+        x.landCopies(tokens);
+        WalkState next = walkStep(x, ps, p, tr, gPrime, gRows, rowPos, j0, s,
                                   {state[0], state[1], state[2], state[3]});
         // Every warp is done with this step's tiles before they are refilled.
         blk::BarrierOp::create(nb, loc);
@@ -458,8 +538,9 @@ void mlir::attn::lowerPathAttentionGpu(AttentionOp op, SymbolTable &symbols,
         tLen = dim(op.getQ(), 2), hk = dim(op.getK(), 1),
         sLen = dim(op.getK(), 2);
 
-  // Scratch, O(B Hk S (C + D)): A (f32) and T for the chunk kernel itself;
-  // W, U and KC as hi/lo pairs and Khat for the attention kernel.
+  // Scratch, O(B Hk S (C + D)): A (f32), T and W's hi / lo pair for the
+  // chunk kernel itself; U and KC as hi / lo pairs (split transport, W's
+  // pair too) or W, U and KC in f16, and Khat, for the attention kernel.
   auto scratch = [&](Type e, int64_t inner) -> Value {
     return memref::AllocOp::create(
         b, loc,
@@ -468,28 +549,43 @@ void mlir::attn::lowerPathAttentionGpu(AttentionOp op, SymbolTable &symbols,
                         e),
         ValueRange{bDim, hk, sLen});
   };
+  bool split = cfg.pathSplitTransport;
+  Type f16 = b.getF16Type();
   Value aMem = scratch(b.getF32Type(), c), tHi = scratch(elt, c),
         tLo = scratch(elt, c), wHi = scratch(elt, ps.d),
-        wLo = scratch(elt, ps.d), uHi = scratch(elt, ps.d),
-        uLo = scratch(elt, ps.d), kcHi = scratch(elt, c),
-        kcLo = scratch(elt, c), khat = scratch(elt, ps.d);
+        wLo = scratch(elt, ps.d), khat = scratch(elt, ps.d);
+  SmallVector<Value> transport;
+  if (split)
+    transport = {wHi,
+                 wLo,
+                 scratch(elt, ps.d),
+                 scratch(elt, ps.d),
+                 scratch(elt, c),
+                 scratch(elt, c)};
+  else
+    transport = {scratch(f16, ps.d), scratch(f16, ps.d), scratch(f16, c)};
   Value out = allocPathOutput(b, loc, op, bDim, hq, tLen);
 
-  SmallVector<Value> chunkArgs = {k,   w,   beta, aMem, tHi,  tLo, wHi,
-                                  wLo, uHi, uLo,  kcHi, kcLo, khat};
+  SmallVector<Value> chunkArgs = {k, w, beta, aMem, tHi, tLo, wHi, wLo};
+  // The chunk kernel stores U, KC (and, f16, W) into the transport tiles.
+  chunkArgs.append(split ? transport.begin() + 2 : transport.begin(),
+                   transport.end());
+  chunkArgs.push_back(khat);
   SmallVector<Value> mainArgs = {q, k, v};
   if (gPrime)
     mainArgs.push_back(gPrime);
-  mainArgs.append({wHi, wLo, uHi, uLo, kcHi, kcLo, khat, out});
+  mainArgs.append(transport.begin(), transport.end());
+  mainArgs.append({khat, out});
 
   func::FuncOp chunkKernel =
       createBlockKernel(op, symbols, "path_chunk_kernel", typesOf(chunkArgs));
   markGpuKernel(chunkKernel);
-  buildChunkKernel(chunkKernel, ps, elt, loc);
+  buildChunkKernel(chunkKernel, ps, elt, split, loc);
   func::FuncOp mainKernel = createBlockKernel(
       op, symbols, "path_attention_kernel", typesOf(mainArgs));
   markGpuKernel(mainKernel);
-  buildAttentionKernel(mainKernel, ps, elt, static_cast<bool>(gPrime), loc);
+  buildAttentionKernel(mainKernel, ps, elt, static_cast<bool>(gPrime), split,
+                       loc);
 
   Value cIdx = arith::ConstantIndexOp::create(b, loc, c);
   Value chunks = arith::CeilDivUIOp::create(b, loc, sLen, cIdx);

@@ -115,6 +115,8 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
   if (bad.empty())
     bad = checkGpuKernelOptions(options.warps, options.blockN);
   if (bad.empty())
+    bad = checkPathTransport(options.pathTransport);
+  if (bad.empty())
     bad = checkGpuFormat(options.format);
   return bad;
 }
@@ -137,6 +139,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   toBlock.target = blockFormOf(options.chip);
   toBlock.blockN = options.blockN;
   toBlock.warps = options.warps;
+  toBlock.pathTransport = options.pathTransport;
   pm.addPass(createAttnToBlock(toBlock));
   AttnBlockLaunchPlanOptions plan;
   plan.chip = options.chip;
@@ -184,6 +187,11 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
       *this, "block-n",
       llvm::cl::desc("keys per step of the flash kernel (64 or 128)"),
       llvm::cl::init(kKernelDefaults.blockN)};
+  PassOptions::Option<std::string> pathTransport{
+      *this, "path-transport",
+      llvm::cl::desc("PaTH: the walk's transport dots in f16 (one rounding) "
+                     "or split (hi + lo pairs, about 16 more bits)"),
+      llvm::cl::init(kKernelDefaults.pathTransport)};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit (ptxas, libdevice); default $CUDA_HOME "
@@ -203,6 +211,7 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
     o.chip = chip;
     o.warps = warps;
     o.blockN = blockN;
+    o.pathTransport = pathTransport;
     o.toolkit = toolkit;
     o.format = format;
     o.dumpPtx = dumpPtx;

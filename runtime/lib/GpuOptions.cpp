@@ -31,6 +31,7 @@ const ShapeField kShapeFields[] = {
 };
 constexpr const char *kChipEnv = "ATTN_GPU_CHIP";
 constexpr const char *kPdlEnv = "ATTN_GPU_PDL";
+constexpr const char *kPathTransportEnv = "ATTN_GPU_PATH_TRANSPORT";
 /// The direct kernel builder's variables. It was removed on 2026-12-03
 /// (every GPU kernel comes from the block program); a script that still
 /// sets one gets an error, not a silently different kernel.
@@ -67,7 +68,7 @@ std::string envNames() {
   std::string names = kChipEnv;
   for (const ShapeField &f : kShapeFields)
     names += std::string(", ") + f.env;
-  return names + ", " + kPdlEnv;
+  return names + ", " + kPdlEnv + ", " + kPathTransportEnv;
 }
 
 } // namespace
@@ -106,6 +107,10 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
   if (!pdl)
     return pdl.takeError();
   r.dependentLaunch = *pdl;
+  if (!o.pathTransport.empty())
+    p.pathTransport = o.pathTransport;
+  else if (const char *v = std::getenv(kPathTransportEnv); v && *v)
+    p.pathTransport = v;
   p.format = "none";
   if (std::string bad = mlir::attn::checkGPUPipelineOptions(p); !bad.empty())
     return llvm::createStringError(bad + " (from CompileOptions::gpu or " +
@@ -117,7 +122,7 @@ std::string gpuOptionsKey(const GpuKernelOptions &o) {
   std::string key = o.chip + '\0';
   for (const ShapeField &f : kShapeFields)
     key += std::to_string(o.*f.field) + '\0';
-  return key + std::to_string(o.dependentLaunch);
+  return key + std::to_string(o.dependentLaunch) + '\0' + o.pathTransport;
 }
 
 } // namespace attn::detail

@@ -1,9 +1,10 @@
-// RUN: attn-opt %s --attn-to-block="target=sm_90" | FileCheck %s
-// RUN: attn-opt %s --attn-to-block="target=sm_90" \
+// RUN: attn-opt %s --attn-to-block="target=sm_90 path-transport=split" | FileCheck %s
+// RUN: attn-opt %s --attn-to-block="target=sm_90 path-transport=split" \
 // RUN:   | %python %S/Inputs/gpu-module-of-kernels.py \
 // RUN:   | attn-opt --attn-block-to-gpu | FileCheck %s --check-prefix=GPU
 
-// PaTH's GPU form at D = 128 (PathToBlockGpu.cpp, dotSplit2): each f32
+// PaTH's GPU form at D = 128 with the split transport
+// (PathToBlockGpu.cpp, dotSplit2): each f32
 // operand split hi + lo is multiplied by a hi/lo pair of shared buffers as
 // hi yHi + hi yLo + lo yHi, and a barrier stands before the second read of
 // yHi, so that it is a second ldmatrix and not the registers of the first
@@ -22,13 +23,14 @@ func.func @main(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // q~ <- q~ - (q~ W^T) U as two split products, the second read of W hi
 // (%[[WHI]]) and of U hi (%[[UHI]]) each after a barrier.
 // CHECK-LABEL: func.func private @main_path_attention_kernel(
-// Buffers q, k, v, W hi, W lo, U hi, ...
+// Buffers q, k, v, W hi, U hi, KC hi, W lo, ...
 // CHECK: attn_block.local_alloc : !attn_block.smem<64x128xbf16
 // CHECK-NEXT: attn_block.local_alloc : !attn_block.smem<64x128xbf16
 // CHECK-NEXT: attn_block.local_alloc : !attn_block.smem<64x128xbf16
 // CHECK-NEXT: %[[WHI:[0-9]+]] = attn_block.local_alloc : !attn_block.smem<64x128xbf16
-// CHECK-NEXT: %[[WLO:[0-9]+]] = attn_block.local_alloc : !attn_block.smem<64x128xbf16
 // CHECK-NEXT: %[[UHI:[0-9]+]] = attn_block.local_alloc : !attn_block.smem<64x128xbf16
+// CHECK-NEXT: attn_block.local_alloc : !attn_block.smem<64x64xbf16
+// CHECK-NEXT: %[[WLO:[0-9]+]] = attn_block.local_alloc : !attn_block.smem<64x128xbf16
 // CHECK: scf.for
 // CHECK: math.exp2
 // CHECK: attn_block.local_load %[[WHI]]

@@ -3,6 +3,9 @@
 //
 // RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_90" 2>&1 | FileCheck %s
 // RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_80 path-chunk=32" 2>&1 | FileCheck %s --check-prefix=CHUNK
+// RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_90 path-transport=bf16" 2>&1 | FileCheck %s --check-prefix=TRANSPORT
+
+// TRANSPORT: error: attn-to-block: GPU option path-transport must be f16 or split, got 'bf16'
 
 // CHUNK: error: attn-to-block{target=sm_80}: the PaTH GPU form runs chunks of 64 positions (the rows of 4 warps' m16 tiles), got path-chunk 32
 

@@ -1,13 +1,16 @@
 // attn-to-block{target=sm_90} lowers PaTH-FoX into the GPU form
 // (PathToBlockGpu.cpp): the gate-prefix kernel, a chunk kernel and an
 // attention kernel, 4 warps, every tile in an mma.sync layout, 16-bit
-// operands through swizzled shared buffers, f32 operands as hi/lo pairs;
-// the host function allocates the scratch and launches the three in order.
+// operands through swizzled shared buffers, the chunk kernel's f32 operands
+// as hi/lo pairs, the walk's transport in f16 (path-transport=f16, the
+// default) or as hi/lo pairs (split, the SPLIT lines); the host function
+// allocates the scratch and launches the three in order.
 // attn-block-to-gpu lowers both GPU kernels op by op, and the NVVM
 // pipeline takes them to PTX. Their numbers are checked against the fp64
 // oracle on the CPU in test/unit/PathGpuFormCpuTest.cpp.
 //
 // RUN: attn-opt %s --attn-to-block="target=sm_90" | FileCheck %s
+// RUN: attn-opt %s --attn-to-block="target=sm_90 path-transport=split" | FileCheck %s --check-prefix=SPLIT
 // RUN: attn-opt %s --attn-to-block="target=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: attn-opt %s --attn-to-block="target=sm_90" \
 // RUN:   | %python %S/Inputs/gpu-module-of-kernels.py \
@@ -40,6 +43,9 @@
 // CHECK: %[[WLO:.*]] = arith.truncf
 // CHECK: attn_block.store %[[WHI]], %arg6
 // CHECK: attn_block.store %[[WLO]], %arg7
+// W rounded once to f16 for the attention kernel's transport.
+// CHECK: %[[W16:.*]] = arith.truncf %[[W]] : tensor<64x64xf32, #[[MMA]]> to tensor<64x64xf16, #[[MMA]]>
+// CHECK: attn_block.store %[[W16]], %arg8
 // CHECK: attn_block.barrier
 // CHECK: attn_block.local_alloc : !attn_block.smem<64x64xbf16, #[[SW]]>
 // CHECK: attn_block.async_copy %arg6
@@ -63,27 +69,41 @@
 // CHECK: attn_block.load %arg2{{.*}} dims [2] {{.*}} -> tensor<64xf32, #[[COL]]>
 // CHECK: attn_block.store {{.*}}, %arg4
 // CHECK: attn_block.store {{.*}}, %arg5
-// CHECK: attn_block.store {{.*}}, %arg8
-// CHECK: attn_block.store {{.*}}, %arg9
+// CHECK: attn_block.store {{.*}}, %arg9{{.*}} : tensor<64x64xf16, #[[MMA]]>
 // CHECK: arith.cmpi sgt
 // CHECK: attn_block.async_copy %arg4
 // CHECK: attn_block.async_copy %arg5
-// CHECK: attn_block.store {{.*}}, %arg10
-// CHECK: attn_block.store {{.*}}, %arg11
-// CHECK: attn_block.store {{.*}}, %arg12{{.*}} : tensor<64x64xbf16, #[[MMA]]>
+// CHECK: attn_block.store {{.*}}, %arg10{{.*}} : tensor<64x64xf16, #[[MMA]]>
+// CHECK: attn_block.store {{.*}}, %arg11{{.*}} : tensor<64x64xbf16, #[[MMA]]>
 // CHECK: return
+// With the split transport U and KC leave as hi/lo pairs (W's pair is
+// already in %arg6, %arg7).
+// SPLIT-LABEL: func.func private @main_path_chunk_kernel(
+// SPLIT-NOT: xf16
+// SPLIT: attn_block.store {{.*}}, %arg8
+// SPLIT: attn_block.store {{.*}}, %arg9
+// SPLIT: attn_block.store {{.*}}, %arg10
+// SPLIT: attn_block.store {{.*}}, %arg11
+// SPLIT: attn_block.store {{.*}}, %arg12{{.*}} : tensor<64x64xbf16, #{{.*}}>
+// SPLIT: return
 
-// The attention kernel: the diagonal block (q^ from the f32 q tile and the
-// hi/lo U, the in-chunk logits with KC^T, the FoX bias from G' in the row
-// and column slices), then the walk right to left carrying q~ (f32, #mma)
-// and the softmax state: five copies per step, q~ rounded once for the
-// scores, the transport through the hi/lo pairs of W and U.
+// The attention kernel: the diagonal block (q c at its row scale max |q c|,
+// q^ through the f16 W and U, the in-chunk logits with KC^T, the FoX bias
+// from G' in the row and column slices), then the walk right to left
+// carrying q~ (f32, #mma, at the row scale) and the softmax state: four
+// copies per step, q~ rounded once to bf16 for the scores (then times the
+// row scale), the transport as two f16 dots.
 // CHECK-LABEL: func.func private @main_path_attention_kernel(
 // CHECK-SAME: attn_block.kernel, attn_block.num_warps = 4 : i64
-// CHECK-COUNT-9: attn_block.local_alloc
-// CHECK-COUNT-9: attn_block.async_copy
+// CHECK-COUNT-3: attn_block.local_alloc : !attn_block.smem<64x64xbf16
+// CHECK-COUNT-3: attn_block.local_alloc : !attn_block.smem<64x64xf16
+// CHECK-NOT: local_alloc
+// CHECK-COUNT-6: attn_block.async_copy
 // CHECK: attn_block.async_wait pending 0
 // CHECK: attn_block.load %arg0{{.*}} -> tensor<64x64xbf16, #[[MMA]]>
+// CHECK: %[[MX:.*]] = attn_block.reduce max {{.*}} axis 1
+// CHECK: arith.divf {{.*}}, %{{.*}} : tensor<64xf32, #[[ROW]]>
+// CHECK: attn_block.dot {{.*}} transpose_b : tensor<64x64xf16, #[[A]]>, tensor<64x64xf16, #[[B]]> -> tensor<64x64xf32, #[[MMA]]>
 // CHECK: attn_block.load %arg3{{.*}} dims [2] {{.*}} -> tensor<64xf32, #[[ROW]]>
 // CHECK: attn_block.load %arg3{{.*}} dims [2] {{.*}} -> tensor<64xf32, #[[COL]]>
 // CHECK: attn_block.reduce max
@@ -91,22 +111,41 @@
 // CHECK: attn_block.reduce sum
 // CHECK: attn_block.barrier
 // CHECK: scf.for {{.*}} -> (tensor<64x64xf32, #[[MMA]]>, tensor<64xf32, #[[ROW]]>, tensor<64xf32, #[[ROW]]>, tensor<64x64xf32, #[[MMA]]>)
-// CHECK-COUNT-5: attn_block.async_copy
+// CHECK-COUNT-4: attn_block.async_copy
+// CHECK-NOT: attn_block.async_copy
 // CHECK:   attn_block.async_wait pending 0
 // CHECK-NEXT:   attn_block.barrier
 // CHECK:   arith.truncf %arg{{.*}} : tensor<64x64xf32, #[[MMA]]> to tensor<64x64xbf16, #[[MMA]]>
 // CHECK:   attn_block.dot {{.*}} transpose_b
+// CHECK:   arith.mulf
 // CHECK:   attn_block.load %arg3{{.*}} -> tensor<64xf32, #[[COL]]>
+// CHECK:   arith.truncf %arg{{.*}} : tensor<64x64xf32, #[[MMA]]> to tensor<64x64xf16, #[[MMA]]>
+// CHECK:   attn_block.dot {{.*}} transpose_b : tensor<64x64xf16, #[[A]]>, tensor<64x64xf16, #[[B]]>
+// CHECK:   arith.truncf {{.*}} to tensor<64x64xf16, #[[MMA]]>
+// CHECK:   attn_block.dot {{.*}} : tensor<64x64xf16, #[[A]]>, tensor<64x64xf16, #[[B]]>
+// CHECK-NOT: attn_block.dot
 // CHECK:   attn_block.barrier
 // CHECK-NEXT:   scf.yield
-// CHECK: attn_block.store {{.*}}, %arg11{{.*}} : tensor<64x64xbf16, #[[MMA]]> -> memref<?x?x?x64xbf16>
+// CHECK: attn_block.store {{.*}}, %arg8{{.*}} : tensor<64x64xbf16, #[[MMA]]> -> memref<?x?x?x64xbf16>
+// The split transport: nine tiles, six copies a step, three products per
+// transport dot.
+// SPLIT-LABEL: func.func private @main_path_attention_kernel(
+// SPLIT-COUNT-9: attn_block.local_alloc : !attn_block.smem<64x64xbf16
+// SPLIT-COUNT-9: attn_block.async_copy
+// SPLIT: scf.for
+// SPLIT-COUNT-6: attn_block.async_copy
+// SPLIT-COUNT-8: attn_block.dot
+// SPLIT-NOT: attn_block.dot
+// SPLIT: scf.yield
+// SPLIT: attn_block.store {{.*}}, %arg11{{.*}} : tensor<64x64xbf16, #{{.*}}> -> memref<?x?x?x64xbf16>
 
 // The host: G' first, then the scratch, the chunk kernel over
 // (chunks, B * Hk) and the attention kernel over (query chunks, B * Hq).
 // CHECK-LABEL: func.func @main(
 // CHECK: attn_block.launch @main_gate_prefix
 // CHECK: memref.alloc({{.*}}) : memref<?x?x?x64xf32>
-// CHECK-COUNT-8: memref.alloc({{.*}}) : memref<?x?x?x64xbf16>
+// CHECK-COUNT-5: memref.alloc({{.*}}) : memref<?x?x?x64xbf16>
+// CHECK-COUNT-3: memref.alloc({{.*}}) : memref<?x?x?x64xf16>
 // CHECK: attn_block.launch @main_path_chunk_kernel
 // CHECK: attn_block.launch @main_path_attention_kernel
 
@@ -123,7 +162,7 @@
 // GPU: nvvm.mma.sync
 // GPU: gpu.shuffle xor
 // GPU: gpu.func @main_path_attention_kernel({{.*}}) kernel
-// GPU-SAME: attn_block.shared_bytes = 73728
+// GPU-SAME: attn_block.shared_bytes = 49152
 // GPU: nvvm.mma.sync
 // GPU: scf.for
 

@@ -9,6 +9,8 @@
 // RUN: attn-opt %s --attn-to-gpu="chip=sm_90a warps=8 block-n=128" | FileCheck %s
 // RUN: not attn-opt %s --attn-to-gpu="warps=3" 2>&1 | FileCheck %s --check-prefix=BADWARPS
 // RUN: not attn-opt %s --attn-to-gpu="block-n=48" 2>&1 | FileCheck %s --check-prefix=BADN
+// RUN: not attn-opt %s --attn-to-gpu="path-transport=f32" 2>&1 | FileCheck %s --check-prefix=BADTRANSPORT
+// RUN: attn-opt %s --attn-to-gpu="chip=sm_90 path-transport=split" | FileCheck %s
 
 // CHECK-DAG: gpu.binary @f16_window_gqa_gpu
 // CHECK-DAG: gpu.binary @partial_interleaved_rope_gpu
@@ -17,6 +19,7 @@
 // CHECK-DAG: gpu.binary @no_mask_gpu
 
 // PLAN32: GPU option block-n must be 64 or 128, got 32
+// BADTRANSPORT: attn-to-gpu: GPU option path-transport must be f16 or split, got 'f32'
 // BADWARPS: GPU option warps must be 4 or 8, got 3
 // BADN: GPU option block-n must be 64 or 128, got 48
 

@@ -17,11 +17,12 @@
 
 namespace attn::exec_test {
 
-/// attn-to-block{target=`target` warps=`warps` block-n=`blockN`} of
-/// `source`, as text ("" on failure).
+/// attn-to-block{target=`target` warps=`warps` block-n=`blockN`
+/// path-transport=`pathTransport`} of `source`, as text ("" on failure).
 inline std::string blockFormText(const std::string &source,
                                  const std::string &target, int64_t warps = 4,
-                                 int64_t blockN = 64) {
+                                 int64_t blockN = 64,
+                                 const std::string &pathTransport = "f16") {
   Program p(source);
   if (!p.module)
     return "";
@@ -30,6 +31,7 @@ inline std::string blockFormText(const std::string &source,
   options.target = target;
   options.warps = warps;
   options.blockN = blockN;
+  options.pathTransport = pathTransport;
   pm.addPass(mlir::attn::createAttnToBlock(options));
   if (mlir::failed(pm.run(*p.module)))
     return "";

@@ -59,16 +59,17 @@ inline std::vector<std::string> blockChipsOf(Engine &engine) {
   return {""};
 }
 
-/// `src` compiled for CUDA on `chip` (the default chip when empty); the
-/// remark must
+/// `src` compiled for CUDA on `chip` (the default chip when empty; PaTH's
+/// transport `pathTransport`, the default when empty); the remark must
 /// say it runs the block program's launch plan (`what` names the program
 /// in the failure).
-inline std::shared_ptr<Kernel> compileBlockPlan(Engine &engine,
-                                                const std::string &src,
-                                                const std::string &chip,
-                                                const std::string &what) {
+inline std::shared_ptr<Kernel>
+compileBlockPlan(Engine &engine, const std::string &src,
+                 const std::string &chip, const std::string &what,
+                 const std::string &pathTransport = "") {
   CompileOptions opts;
   opts.gpu.chip = chip;
+  opts.gpu.pathTransport = pathTransport;
   auto kernel = engine.compile(src, opts);
   if (!kernel) {
     ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\n" << src;

@@ -39,13 +39,16 @@ struct PathCase {
   int64_t B, Hq, Hk, T, S, D;
   DType dtype;
   double betaLo, betaHi;
+  /// CompileOptions::gpu.pathTransport: "" (the default, f16) or "split".
+  std::string transport = "";
 };
 
 void PrintTo(const PathCase &c, std::ostream *os) {
   *os << (c.gate ? "path_fox" : "path") << " B=" << c.B << " Hq=" << c.Hq
       << " Hk=" << c.Hk << " T=" << c.T << " S=" << c.S << " D=" << c.D
       << (c.dtype == DType::F16 ? " f16" : " bf16") << " beta in (" << c.betaLo
-      << ", " << c.betaHi << ")";
+      << ", " << c.betaHi << ")"
+      << (c.transport.empty() ? "" : " transport=" + c.transport);
 }
 
 const char *kPathProgram = R"(
@@ -96,8 +99,9 @@ std::vector<HostArray> hostInputs(const std::vector<Tensor> &ins, DType t) {
 
 std::shared_ptr<attn::Kernel> compilePath(attn::Engine &engine,
                                           const std::string &src,
-                                          const std::string &chip) {
-  return attn::gpu_test::compileBlockPlan(engine, src, chip, "PaTH");
+                                          const std::string &chip,
+                                          const std::string &transport = "") {
+  return attn::gpu_test::compileBlockPlan(engine, src, chip, "PaTH", transport);
 }
 
 /// `kernel` run on `ins` as a tensor (empty on failure, which fails).
@@ -131,7 +135,8 @@ TEST_P(GpuPath, MatchesOracle) {
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
   for (const std::string &chip : attn::gpu_test::blockChipsOf(*engine)) {
     SCOPED_TRACE("chip '" + chip + "', seed " + std::to_string(seed));
-    std::shared_ptr<attn::Kernel> kernel = compilePath(*engine, src, chip);
+    std::shared_ptr<attn::Kernel> kernel =
+        compilePath(*engine, src, chip, c.transport);
     ASSERT_TRUE(kernel);
     Tensor got = runOn(*kernel, ins, c.dtype);
     ASSERT_EQ(got.shape, ref->shape);
@@ -175,16 +180,22 @@ std::vector<PathCase> pathCases() {
       v.push_back({gate, 1, 1, 1, 16384, 16384, d, DType::BF16, 1.5, 2.0});
     }
     v.push_back({gate, 1, 1, 1, 4096, 4096, 128, DType::F16, 0.0, 2.0});
+    // The split transport (path-transport=split): both head dims, a long
+    // walk.
+    for (int64_t d : {64, 128})
+      v.push_back(
+          {gate, 1, 2, 1, 4096, 4096, d, DType::BF16, 1.5, 2.0, "split"});
   }
   return v;
 }
 
 std::string caseName(const ::testing::TestParamInfo<PathCase> &info) {
   const PathCase &c = info.param;
-  return llvm::formatv("{0}_B{1}Hq{2}Hk{3}_T{4}_S{5}_D{6}_{7}_beta{8}",
+  return llvm::formatv("{0}_B{1}Hq{2}Hk{3}_T{4}_S{5}_D{6}_{7}_beta{8}{9}",
                        c.gate ? "fox" : "path", c.B, c.Hq, c.Hk, c.T, c.S, c.D,
                        elementName(c.dtype),
-                       c.betaLo == 0.0 ? "0to2" : "1p5to2")
+                       c.betaLo == 0.0 ? "0to2" : "1p5to2",
+                       c.transport.empty() ? "" : "_" + c.transport)
       .str();
 }
 

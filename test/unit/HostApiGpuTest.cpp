@@ -140,6 +140,8 @@ TEST(HostApiGpu, EnvironmentOptionsAreChecked) {
       {"ATTN_GPU_CHIP", "sm_75", "sm_75"},
       {"ATTN_GPU_CHIP", "SM_90", "SM_90"},
       {"ATTN_GPU_WARPS", "3", "ATTN_GPU_WARPS"},
+      {"ATTN_GPU_PATH_TRANSPORT", "bf16",
+       "path-transport must be f16 or split, got 'bf16'"},
   };
   int n = 0;
   for (const Bad &c : cases) {

@@ -41,6 +41,8 @@ struct Form {
   int d = 64, dv = 64;
   bool gate = false;
   std::string attrs, elt = "bf16";
+  /// attn-to-block's path-transport: f16 (the default) or split.
+  std::string transport = "f16";
 };
 
 std::string pathSource(const Form &f) {
@@ -52,13 +54,15 @@ std::string pathSource(const Form &f) {
                        {"$E", f.elt}});
 }
 
-/// The compiled GPU form of `source` (one compile per source).
-attn::Kernel *compiledForm(const std::string &source) {
+/// The compiled GPU form of `source` with `transport` (one compile each).
+attn::Kernel *compiledForm(const std::string &source,
+                           const std::string &transport) {
   static std::map<std::string, std::shared_ptr<attn::Kernel>> cache;
-  auto it = cache.find(source);
+  std::string key = transport + '\0' + source;
+  auto it = cache.find(key);
   if (it != cache.end())
     return it->second.get();
-  std::string form = blockFormText(source, "sm_90");
+  std::string form = blockFormText(source, "sm_90", 4, 64, transport);
   EXPECT_NE(form.find("attn_block.local_load"), std::string::npos) << form;
   EXPECT_NE(form.find("#attn_block.mma"), std::string::npos);
   attn::CompileOptions options;
@@ -68,7 +72,7 @@ attn::Kernel *compiledForm(const std::string &source) {
     ADD_FAILURE() << llvm::toString(kernel.takeError());
     return nullptr;
   }
-  return (cache[source] = *kernel).get();
+  return (cache[key] = *kernel).get();
 }
 
 attn::DType dtypeOf(const std::string &elt) {
@@ -107,7 +111,7 @@ std::vector<attn::HostArray> hostInputs(const Form &f,
 }
 
 Tensor runForm(const Form &f, const std::vector<Tensor> &ins) {
-  attn::Kernel *kernel = compiledForm(pathSource(f));
+  attn::Kernel *kernel = compiledForm(pathSource(f), f.transport);
   if (!kernel)
     return {};
   auto out = kernel->run(hostInputs(f, ins));
@@ -125,7 +129,8 @@ std::string describe(const Form &f, const Case &c, uint64_t seed) {
          std::to_string(c.b) + " Hq " + std::to_string(c.hq) + " Hk " +
          std::to_string(c.hk) + " T " + std::to_string(c.t) + " S " +
          std::to_string(c.s) + ", beta in (" + std::to_string(c.lo) + ", " +
-         std::to_string(c.hi) + "), seed " + std::to_string(seed);
+         std::to_string(c.hi) + "), " + f.transport + " transport, seed " +
+         std::to_string(seed);
 }
 
 /// The GPU form vs the oracle: relative RMS <= 5e-3 and every row within
@@ -163,18 +168,21 @@ TEST(PathGpuFormOnCpu, LengthsAndBetas) {
 }
 
 /// S = 4096 keys, the last 256 queries: the longest walks (63 transports
-/// through near-reflections) and T < S; T < S mid-chunk too. With beta in
-/// (1.9, 2) a transport rounded once to bf16 (no hi/lo split) measured
-/// 8.1e-3 relative RMS here (2.7e-3 split): docs/block-program.md.
+/// through near-reflections) and T < S; T < S mid-chunk too; both
+/// transports. With beta in (1.9, 2) a transport rounded once to bf16
+/// measured 8.1e-3 relative RMS here (split 2.7e-3), hence f16 or split:
+/// docs/block-program.md, "PaTH's GPU form".
 TEST(PathGpuFormOnCpu, LongWalksAndFewerQueries) {
   uint64_t seed = attn::ref::freshSeed();
-  for (bool gate : {false, true}) {
-    Form f;
-    f.gate = gate;
-    expectMatches(f, {1, 1, 1, 256, 4096}, ++seed);
-    expectMatches(f, {1, 1, 1, 256, 4096, 1.9, 2.0}, ++seed);
-    expectMatches(f, {2, 4, 2, 37, 150, 0.0, 2.0}, ++seed);
-  }
+  for (const char *transport : {"f16", "split"})
+    for (bool gate : {false, true}) {
+      Form f;
+      f.gate = gate;
+      f.transport = transport;
+      expectMatches(f, {1, 1, 1, 256, 4096}, ++seed);
+      expectMatches(f, {1, 1, 1, 256, 4096, 1.9, 2.0}, ++seed);
+      expectMatches(f, {2, 4, 2, 37, 150, 0.0, 2.0}, ++seed);
+    }
 }
 
 /// D = 128 (Dv 128 and 64), f16, a sliding window (the walk starts at the
@@ -187,6 +195,9 @@ TEST(PathGpuFormOnCpu, HeadDimsTypesAndWindows) {
   d128.attrs = "scaled";
   expectMatches(d128, {1, 4, 2, 200, 200}, ++seed);
   expectMatches(d128, {1, 2, 2, 67, 131, 0.0, 2.0}, ++seed);
+  Form d128Split = d128;
+  d128Split.transport = "split";
+  expectMatches(d128Split, {1, 2, 1, 130, 130}, ++seed);
   Form narrowV;
   narrowV.d = 128;
   narrowV.dv = 64;

@@ -60,7 +60,8 @@ enum class Pipeline {
 llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 
 /// Shape of the GPU kernel. Unset fields (empty, 0, -1) take the environment
-/// (ATTN_GPU_CHIP, ATTN_GPU_WARPS, ATTN_GPU_BLOCK_N, ATTN_GPU_PDL), else the
+/// (ATTN_GPU_CHIP, ATTN_GPU_WARPS, ATTN_GPU_BLOCK_N, ATTN_GPU_PDL,
+/// ATTN_GPU_PATH_TRANSPORT), else the
 /// defaults: for the chip the device's own sm_XY (mma.sync), sm_90a (wgmma)
 /// on sm_90 devices; for the rest those of the attn-to-gpu pipeline's
 /// options (mlir::attn::GPUPipelineOptions: 4 warps, block-n 64) and
@@ -74,6 +75,10 @@ struct GpuKernelOptions {
   /// before it runs (programmatic dependent launch), 0 = after it ends;
   /// -1 = $ATTN_GPU_PDL, else 1.
   int dependentLaunch = -1;
+  /// PaTH: the walk's transport dots in "f16" (one rounding) or "split"
+  /// (hi + lo pairs, about 16 more bits, twice the dots); "" =
+  /// $ATTN_GPU_PATH_TRANSPORT, else f16.
+  std::string pathTransport;
 };
 
 struct CompileOptions {

@@ -85,6 +85,10 @@ unsigned gpuSmVersion(llvm::StringRef chip);
 /// option.
 std::string checkGpuKernelOptions(int64_t warps, int64_t blockN);
 
+/// "" when `transport` names a precision of PaTH's transport dots in the
+/// GPU form (f16, split), else a message listing them.
+std::string checkPathTransport(llvm::StringRef transport);
+
 /// "" when `format` is an output of the attn-to-gpu pipeline (bin, isa,
 /// none), else a message listing them.
 std::string checkGpuFormat(llvm::StringRef format);

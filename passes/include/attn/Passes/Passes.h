@@ -60,6 +60,9 @@ struct GPUPipelineOptions {
   int64_t warps = 4;
   /// Keys per step of the flash kernel's key walk (64 or 128).
   int64_t blockN = 64;
+  /// PaTH: the precision of the walk's transport dots, "f16" or "split"
+  /// (attn-to-block's path-transport).
+  std::string pathTransport = "f16";
   /// Where the CUDA toolkit is (ptxas, libdevice); "" = $CUDA_HOME or
   /// /usr/local/cuda.
   std::string toolkit;

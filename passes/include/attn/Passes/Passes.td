@@ -108,6 +108,13 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
            "GPU targets: warps per program of the flash kernel's GPU form "
            "(4 or 8; sm_90a: one or two warpgroups), one 16-row tile each; "
            "the PaTH and MTA forms keep their own">,
+    Option<"pathTransport", "path-transport", "std::string",
+           /*default=*/"\"f16\"",
+           "GPU targets, PaTH: the precision of the walk's transport dots "
+           "q~ W^T and (q~ W^T) U: f16 (each operand rounded once to f16, "
+           "q~ at a per-row scale) or split (each f32 operand a 16-bit "
+           "hi + lo pair, three products a dot: about 16 more bits, twice "
+           "the walk's dots)">,
   ];
   let dependentDialects = [
     "::mlir::attn_block::AttnBlockDialect", "::mlir::arith::ArithDialect",
