@@ -203,27 +203,40 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   blk::BarrierOp::create(b, loc);
 
   // X = (I + A)^-1 column by column, right to left: columns right of c
-  // are final, and only they meet A[:, c] (A is strictly lower).
+  // are final, and only they meet A[:, c] (A is strictly lower). The
+  // columns of A do not depend on X, so each trip loads kUnroll of them
+  // before it uses the first: their global-memory latencies overlap
+  // instead of one per column.
+  constexpr int64_t kUnroll = 4;
+  static_assert(kChunk % kUnroll == 0, "whole trips");
   Value rowIdx = t.iotaIn(t.row, t.idx(0), c);
   auto loop = scf::ForOp::create(
-      b, loc, t.idx(0), t.idx(c), t.idx(1), ValueRange{t.zeros({c, c})},
+      b, loc, t.idx(0), t.idx(c), t.idx(kUnroll), ValueRange{t.zeros({c, c})},
       [&](OpBuilder &nb, Location, Value n, ValueRange state) {
         GpuPathTiles x(nb, t);
-        Value ci = arith::SubIOp::create(nb, loc, x.idx(c - 1), n);
-        Value aCol = x.loadSlice(aMem, {p.b, p.kvHead, p.pos0, ci}, c, x.col);
-        Value sum = x.rowReduce(blk::ReduceKind::sum,
-                                x.mul(state[0], x.spread(aCol, 0, c, c)));
-        Value unit = x.select(
-            x.cmpi(CmpIPredicate::eq, rowIdx,
-                   x.splatIdx(x.slice(c, x.row, nb.getI64Type()), ci)),
-            x.splatF(x.slice(c, x.row), 1.0), x.splatF(x.slice(c, x.row), 0.0));
-        Value isCol =
-            x.spread(x.cmpi(CmpIPredicate::eq, x.iotaIn(x.col, x.idx(0), c),
-                            x.splatIdx(x.slice(c, x.col, nb.getI64Type()), ci)),
-                     0, c, c);
-        Value next =
-            x.select(isCol, x.spread(x.sub(unit, sum), 1, c, c), state[0]);
-        scf::YieldOp::create(nb, loc, ValueRange{next});
+        SmallVector<Value> cols, aCols;
+        for (int64_t u = 0; u < kUnroll; ++u) {
+          cols.push_back(arith::SubIOp::create(nb, loc, x.idx(c - 1 - u), n));
+          aCols.push_back(x.loadSlice(
+              aMem, {p.b, p.kvHead, p.pos0, cols.back()}, c, x.col));
+        }
+        Value xs = state[0];
+        for (int64_t u = 0; u < kUnroll; ++u) {
+          Value ci = cols[u];
+          Value sum = x.rowReduce(blk::ReduceKind::sum,
+                                  x.mul(xs, x.spread(aCols[u], 0, c, c)));
+          Value unit = x.select(
+              x.cmpi(CmpIPredicate::eq, rowIdx,
+                     x.splatIdx(x.slice(c, x.row, nb.getI64Type()), ci)),
+              x.splatF(x.slice(c, x.row), 1.0),
+              x.splatF(x.slice(c, x.row), 0.0));
+          Value isCol = x.spread(
+              x.cmpi(CmpIPredicate::eq, x.iotaIn(x.col, x.idx(0), c),
+                     x.splatIdx(x.slice(c, x.col, nb.getI64Type()), ci)),
+              0, c, c);
+          xs = x.select(isCol, x.spread(x.sub(unit, sum), 1, c, c), xs);
+        }
+        scf::YieldOp::create(nb, loc, ValueRange{xs});
       });
   // T = X diag(beta), then U = T W.
   Value tt = t.mul(loop.getResult(0),
@@ -372,10 +385,12 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
   return {qhat, m, l, acc};
 }
 
-/// One step of the walk over key chunk `j0` (its tiles already in `s`).
-WalkState walkStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
-                   const Transport &tr, Value gPrime, Value gRows, Value rowPos,
-                   Value j0, const AttnBuffers &s, const WalkState &st) {
+/// The first half of a walk step over key chunk `j0` (Khat and V in `s`):
+/// the scores, the online softmax and P V; q~ is unchanged.
+WalkState attendStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
+                     const Transport &tr, Value gPrime, Value gRows,
+                     Value rowPos, Value j0, const AttnBuffers &s,
+                     const WalkState &st) {
   int64_t c = ps.c, dv = ps.dv;
   Value sc = x.dot(x.asA(x.round(st.qt)), x.operand(s.k, 1), x.zeros({c, c}),
                    /*transposeB=*/true);
@@ -398,11 +413,15 @@ WalkState walkStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
   Value lNew = x.add(x.mul(st.l, alpha), x.rowReduce(blk::ReduceKind::sum, pr));
   Value accNew = x.dot(x.asA(x.round(pr)), x.operand(s.v, 1),
                        x.mul(st.acc, x.spread(alpha, 1, c, dv)));
-  // q~ <- q~ - (q~ W^T) U, through this chunk for the next.
-  Value r = transportDot(x, tr, st.qt, s.w, s.wLo, x.zeros({c, c}),
+  return {st.qt, mNew, lNew, accNew};
+}
+
+/// The second half: q~ <- q~ - (q~ W^T) U through the chunk (W, U in `s`).
+Value transportStep(GpuPathTiles &x, const PathShape &ps, const Transport &tr,
+                    const AttnBuffers &s, Value qt) {
+  Value r = transportDot(x, tr, qt, s.w, s.wLo, x.zeros({ps.c, ps.c}),
                          /*transposeB=*/true);
-  Value qNew = transportDot(x, tr, x.neg(r), s.u, s.uLo, st.qt);
-  return {qNew, mNew, lNew, accNew};
+  return transportDot(x, tr, x.neg(r), s.u, s.uLo, qt);
 }
 
 /// Kernel 2: args (q, k, v, [G'], then W hi, W lo, U hi, U lo, KC hi,
@@ -452,8 +471,35 @@ void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   Value gRows =
       gPrime ? t.loadSlice(gPrime, {p.b, p.head, p.pos0}, c, t.row) : Value();
   Value rowPos = t.iotaIn(t.row, p.pos0, c);
-  Value steps =
-      arith::SubIOp::create(b, loc, p.chunk, walkLowChunk(t, ps, p.pos0));
+  Value lowChunk = walkLowChunk(t, ps, p.pos0);
+  Value steps = arith::SubIOp::create(b, loc, p.chunk, lowChunk);
+  Value lowPos = arith::MulIOp::create(b, loc, lowChunk, t.idx(c));
+  // The walk's copies run one half-step ahead of their use, in two groups
+  // a chunk: Khat and V (for the scores and P V) land while the previous
+  // chunk's transport runs, W and U while this chunk's scores run. One
+  // buffer each: a group is issued right after the barrier that ends the
+  // reads of its buffers. The chunk after the last is clamped to the last
+  // (a copy nobody reads, always in bounds).
+  auto nextChunk = [&](OpBuilder &nb, Value j) -> Value {
+    Value prev = arith::SubIOp::create(nb, loc, j, t.idx(c));
+    return arith::MaxSIOp::create(nb, loc, prev, lowPos);
+  };
+  auto copyKV = [&](GpuPathTiles &x, Value j) {
+    SmallVector<Value> at = {p.b, p.kvHead, j, x.idx(0)};
+    blk::AsyncCommitGroupOp::create(
+        x.b, loc, ValueRange{x.copy(khat, at, s.k), x.copy(g.v, at, s.v)});
+  };
+  auto copyWU = [&](GpuPathTiles &x, Value j) {
+    SmallVector<Value> at = {p.b, p.kvHead, j, x.idx(0)};
+    blk::AsyncCommitGroupOp::create(x.b, loc, transportCopies(x, g, at, s));
+  };
+  auto waitOlder = [&](GpuPathTiles &x) {
+    blk::AsyncWaitOp::create(x.b, loc, ValueRange{}, 1);
+    x.barrier();
+  };
+  Value first = nextChunk(b, p.pos0);
+  copyKV(t, first);
+  copyWU(t, first);
   auto loop = scf::ForOp::create(
       b, loc, c0, steps, t.idx(1), ValueRange{st.qt, st.m, st.l, st.acc},
       [&](OpBuilder &nb, Location, Value n, ValueRange state) {
@@ -463,18 +509,20 @@ void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
             arith::MulIOp::create(nb, loc,
                                   arith::AddIOp::create(nb, loc, n, x.idx(1)),
                                   x.idx(c)));
-        SmallVector<Value> kvAt = {p.b, p.kvHead, j0, x.idx(0)};
-        SmallVector<Value> tokens = {x.copy(khat, kvAt, s.k),
-                                     x.copy(g.v, kvAt, s.v)};
-        tokens.append(transportCopies(x, g, kvAt, s));
-        x.landCopies(tokens);
-        WalkState next = walkStep(x, ps, p, tr, gPrime, gRows, rowPos, j0, s,
-                                  {state[0], state[1], state[2], state[3]});
-        // Every warp is done with this step's tiles before they are refilled.
-        blk::BarrierOp::create(nb, loc);
+        Value jNext = nextChunk(nb, j0);
+        waitOlder(x); // Khat, V of j0
+        WalkState next = attendStep(x, ps, p, tr, gPrime, gRows, rowPos, j0, s,
+                                    {state[0], state[1], state[2], state[3]});
+        x.barrier(); // every warp is done with Khat and V
+        copyKV(x, jNext);
+        waitOlder(x); // W, U of j0
+        next.qt = transportStep(x, ps, tr, s, next.qt);
+        x.barrier(); // every warp is done with W and U
+        copyWU(x, jNext);
         scf::YieldOp::create(nb, loc,
                              ValueRange{next.qt, next.m, next.l, next.acc});
       });
+  blk::AsyncWaitOp::create(b, loc, ValueRange{}, 0);
   Value l = loop.getResult(2), acc = loop.getResult(3);
   auto rowType = t.slice(c, t.row);
   Value empty = t.cmpf(CmpFPredicate::OEQ, l, t.splatF(rowType, 0.0));

@@ -44,6 +44,8 @@ func.func @main(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // CHECK-NEXT: attn_block.local_load %[[UHI]]
 // CHECK: attn_block.dot
 // CHECK-NEXT: attn_block.barrier
+// CHECK-COUNT-4: attn_block.async_copy
+// CHECK-NEXT: attn_block.async_commit_group
 // CHECK-NEXT: scf.yield
 
 // attn-block-to-gpu lowers it: the barriers stay, between the ldmatrix of

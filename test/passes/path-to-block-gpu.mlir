@@ -90,9 +90,11 @@
 // The attention kernel: the diagonal block (q c at its row scale max |q c|,
 // q^ through the f16 W and U, the in-chunk logits with KC^T, the FoX bias
 // from G' in the row and column slices), then the walk right to left
-// carrying q~ (f32, #mma, at the row scale) and the softmax state: four
-// copies per step, q~ rounded once to bf16 for the scores (then times the
-// row scale), the transport as two f16 dots.
+// carrying q~ (f32, #mma, at the row scale) and the softmax state: q~
+// rounded once to bf16 for the scores (then times the row scale), the
+// transport as two f16 dots; the copies of the next chunk in two groups
+// (Khat, V issued after P V, W, U after the transport), each waited for
+// half a step later with the other group in flight.
 // CHECK-LABEL: func.func private @main_path_attention_kernel(
 // CHECK-SAME: attn_block.kernel, attn_block.num_warps = 4 : i64
 // CHECK-COUNT-3: attn_block.local_alloc : !attn_block.smem<64x64xbf16
@@ -110,33 +112,50 @@
 // CHECK: math.exp2
 // CHECK: attn_block.reduce sum
 // CHECK: attn_block.barrier
+// CHECK: attn_block.async_copy %arg7
+// CHECK-NEXT: attn_block.async_copy %arg2
+// CHECK-NEXT: attn_block.async_commit_group
+// CHECK: attn_block.async_copy %arg4
+// CHECK-NEXT: attn_block.async_copy %arg5
+// CHECK-NEXT: attn_block.async_commit_group
 // CHECK: scf.for {{.*}} -> (tensor<64x64xf32, #[[MMA]]>, tensor<64xf32, #[[ROW]]>, tensor<64xf32, #[[ROW]]>, tensor<64x64xf32, #[[MMA]]>)
-// CHECK-COUNT-4: attn_block.async_copy
-// CHECK-NOT: attn_block.async_copy
-// CHECK:   attn_block.async_wait pending 0
+// CHECK:   arith.maxsi
+// CHECK-NEXT:   attn_block.async_wait pending 1
 // CHECK-NEXT:   attn_block.barrier
 // CHECK:   arith.truncf %arg{{.*}} : tensor<64x64xf32, #[[MMA]]> to tensor<64x64xbf16, #[[MMA]]>
 // CHECK:   attn_block.dot {{.*}} transpose_b
 // CHECK:   arith.mulf
 // CHECK:   attn_block.load %arg3{{.*}} -> tensor<64xf32, #[[COL]]>
+// CHECK:   attn_block.dot {{.*}} : tensor<64x64xbf16, #[[A]]>, tensor<64x64xbf16, #[[B]]>
+// CHECK-NEXT:   attn_block.barrier
+// CHECK:   attn_block.async_copy %arg7
+// CHECK-NEXT:   attn_block.async_copy %arg2
+// CHECK-NEXT:   attn_block.async_commit_group
+// CHECK-NEXT:   attn_block.async_wait pending 1
+// CHECK-NEXT:   attn_block.barrier
 // CHECK:   arith.truncf %arg{{.*}} : tensor<64x64xf32, #[[MMA]]> to tensor<64x64xf16, #[[MMA]]>
 // CHECK:   attn_block.dot {{.*}} transpose_b : tensor<64x64xf16, #[[A]]>, tensor<64x64xf16, #[[B]]>
 // CHECK:   arith.truncf {{.*}} to tensor<64x64xf16, #[[MMA]]>
 // CHECK:   attn_block.dot {{.*}} : tensor<64x64xf16, #[[A]]>, tensor<64x64xf16, #[[B]]>
-// CHECK-NOT: attn_block.dot
-// CHECK:   attn_block.barrier
+// CHECK-NEXT:   attn_block.barrier
+// CHECK:   attn_block.async_copy %arg4
+// CHECK-NEXT:   attn_block.async_copy %arg5
+// CHECK-NEXT:   attn_block.async_commit_group
 // CHECK-NEXT:   scf.yield
+// CHECK: attn_block.async_wait pending 0
 // CHECK: attn_block.store {{.*}}, %arg8{{.*}} : tensor<64x64xbf16, #[[MMA]]> -> memref<?x?x?x64xbf16>
 // The split transport: nine tiles, six copies a step, three products per
 // transport dot.
 // SPLIT-LABEL: func.func private @main_path_attention_kernel(
 // SPLIT-COUNT-9: attn_block.local_alloc : !attn_block.smem<64x64xbf16
 // SPLIT-COUNT-9: attn_block.async_copy
-// SPLIT: scf.for
 // SPLIT-COUNT-6: attn_block.async_copy
+// SPLIT: scf.for
 // SPLIT-COUNT-8: attn_block.dot
 // SPLIT-NOT: attn_block.dot
-// SPLIT: scf.yield
+// SPLIT-COUNT-4: attn_block.async_copy
+// SPLIT-NEXT: attn_block.async_commit_group
+// SPLIT-NEXT: scf.yield
 // SPLIT: attn_block.store {{.*}}, %arg11{{.*}} : tensor<64x64xbf16, #{{.*}}> -> memref<?x?x?x64xbf16>
 
 // The host: G' first, then the scratch, the chunk kernel over
