@@ -17,24 +17,28 @@
 //     the column index): no row access inside a register tile is needed.
 //     T = X diag(beta); U = T W; the key correction KC = stril'(K W^T) T^T
 //     (T back through global memory into shared: the B operand of a dot is
-//     read by ldmatrix); Khat = K - KC W. Stores U and KC as hi/lo 16-bit
-//     pairs (W too) and Khat in 16 bits.
+//     read by ldmatrix); Khat = K - KC W. Stores W, U and KC for kernel 2
+//     (f16, or hi/lo 16-bit pairs with the split transport) and Khat in
+//     16 bits.
 //  2. attention kernel, grid (query chunks, B*Hq): the diagonal block
 //     (CPU kernel 2: q^ = q - tril(q W^T) U and the exact in-chunk logits
 //     q K^T - tril(q W^T) KC^T with their softmax) in registers, then the
 //     right-to-left walk carrying q~ (f32, #mma): s = q~ Khat^T, online
-//     softmax, q~ <- q~ - (q~ W^T) U.
+//     softmax, q~ <- q~ - (q~ W^T) U, each chunk's copies issued half a
+//     step ahead.
 //
-// Precision: an f32 tile that is an mma operand is split x = hi + lo
-// (hi = 16-bit(x), lo = 16-bit(x - hi)) and the products of both halves are
-// added (the third, lo * lo, is below f32's last digits), so W, T, U, KC,
-// q^ and the transport keep about 16 bits more than one rounding would;
-// the walk's transport compounds over S / C chunks (and W's rounding over
-// every Householder factor). q~ and Khat as the operands
-// of the score dot, and P as the A of P V, are rounded once, as the flash
-// kernel rounds P. FoX: G' = -gamma log2(e) cumsum(g) from the gate-prefix
-// kernel (launchGatePrefix, f64 sums, f32 out) and the bias G'_j - G'_i in
-// f32 (TileBuilder::addFoxBias), where the CPU form subtracts f64 scans.
+// Precision: in the chunk kernel an f32 tile that is an mma operand is
+// split x = hi + lo (hi = 16-bit(x), lo = 16-bit(x - hi)) and the products
+// of both halves are added (the third, lo * lo, is below f32's last
+// digits), so W, T, U and KC keep about 16 bits more than one rounding.
+// The walk's transport, which compounds over S / C chunks, is in f16
+// (path-transport=f16: q~ kept at a per-row scale, every operand rounded
+// once; see Transport) or split like the chunk kernel (split). q~ and
+// Khat as the operands of the score dot, and P as the A of P V, are
+// rounded once, as the flash kernel rounds P. FoX: G' = -gamma log2(e)
+// cumsum(g) from the gate-prefix kernel (launchGatePrefix, f64 sums, f32
+// out) and the bias G'_j - G'_i in f32 (TileBuilder::addFoxBias), where
+// the CPU form subtracts f64 scans.
 //
 // The transport is the low-rank form at every D: the dense chunk matrix
 // -W^T U of the CPU form needs W^T as an A operand, which ldmatrix without
@@ -51,6 +55,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <array>
 #include <limits>
 
 using namespace mlir;
@@ -148,6 +153,102 @@ struct GpuPathTiles : GpuTiles {
   }
 };
 
+/// X = (I + A)^-1 for the strictly lower [C, C] tile A in `aMem` (at
+/// `at`), by blocks of kBlock rows (one warp's):
+///  1. the diagonal blocks' inverses D by columns, right to left, all
+///     C / kBlock blocks in one step, X[:, c] = e_c - sum_i X[:, i] A[i, c]
+///     (A strictly lower: only final columns meet A[:, c]): kBlock steps
+///     of whole-tile ops instead of C. Each step's A vector holds, at row i,
+///     A[i, the column of i's block]: block diagonal X reads only those.
+///  2. the rest by block forward substitution, X <- D - (D A_off) X from
+///     X = D, A_off the blocks below the diagonal: after k rounds the
+///     first k + 1 row blocks are final, so C / kBlock - 1 rounds.
+/// The B operands (A_off, X) go through `scratch` (hi / lo, 16-bit global)
+/// into the shared `bufs`, as the chunk kernel's T does.
+Value invertUnitLower(GpuPathTiles &t, const PathProgram &p, Value aMem,
+                      std::array<Value, 2> scratch, std::array<Value, 2> bufs,
+                      ArrayRef<Value> at) {
+  constexpr int64_t kBlock = 16, kBlocks = kChunk / kBlock;
+  const int64_t c = kChunk;
+  Location loc = t.loc;
+  auto i64 = t.b.getI64Type();
+  // The slice whose element i is vals[i / kBlock] (i64 index values).
+  auto byBlock = [&](GpuPathTiles &x, Attribute enc,
+                     ArrayRef<Value> vals) -> Value {
+    auto type = x.slice(c, enc, i64);
+    Value pos = x.iotaIn(enc, x.idx(0), c);
+    Value v = x.splatIdx(type, vals[kBlocks - 1]);
+    for (int64_t blk = kBlocks - 2; blk >= 0; --blk)
+      v = x.select(x.cmpi(CmpIPredicate::slt, pos,
+                          x.splatIdx(type, x.idx((blk + 1) * kBlock))),
+                   x.splatIdx(type, vals[blk]), v);
+    return v;
+  };
+  Value rowIdx = t.iotaIn(t.row, t.idx(0), c);
+  auto loop = scf::ForOp::create(
+      t.b, loc, t.idx(0), t.idx(kBlock), t.idx(1), ValueRange{t.zeros({c, c})},
+      [&](OpBuilder &nb, Location, Value n, ValueRange state) {
+        GpuPathTiles x(nb, t);
+        // Column kBlock - 1 - n of every block, and A's column of it.
+        SmallVector<Value> cols;
+        SmallVector<Value> aCols;
+        for (int64_t blk = 0; blk < kBlocks; ++blk) {
+          cols.push_back(
+              arith::SubIOp::create(nb, loc, x.idx((blk + 1) * kBlock - 1), n));
+          aCols.push_back(x.loadSlice(
+              aMem, {p.b, p.kvHead, p.pos0, cols.back()}, c, x.col));
+        }
+        Value colPos = x.iotaIn(x.col, x.idx(0), c);
+        Value aVec = aCols[kBlocks - 1];
+        for (int64_t blk = kBlocks - 2; blk >= 0; --blk)
+          aVec = x.select(x.cmpi(CmpIPredicate::slt, colPos,
+                                 x.splatIdx(x.slice(c, x.col, i64),
+                                            x.idx((blk + 1) * kBlock))),
+                          aCols[blk], aVec);
+        Value sum = x.rowReduce(blk::ReduceKind::sum,
+                                x.mul(state[0], x.spread(aVec, 0, c, c)));
+        // Row r's column: the one of r's block.
+        Value target = byBlock(x, x.row, cols);
+        Value unit = x.select(x.cmpi(CmpIPredicate::eq, rowIdx, target),
+                              x.splatF(x.slice(c, x.row), 1.0),
+                              x.splatF(x.slice(c, x.row), 0.0));
+        Value isCol = x.cmpi(CmpIPredicate::eq, x.spread(colPos, 0, c, c),
+                             x.spread(target, 1, c, c));
+        Value next =
+            x.select(isCol, x.spread(x.sub(unit, sum), 1, c, c), state[0]);
+        scf::YieldOp::create(nb, loc, ValueRange{next});
+      });
+  Value d = loop.getResult(0);
+
+  // A_off: A where the key's block is left of the row's.
+  SmallVector<Value> starts;
+  for (int64_t blk = 0; blk < kBlocks; ++blk)
+    starts.push_back(t.idx(blk * kBlock));
+  Value below = t.cmpi(CmpIPredicate::slt,
+                       t.spread(t.iotaIn(t.col, t.idx(0), c), 0, c, c),
+                       t.spread(byBlock(t, t.row, starts), 1, c, c));
+  Value aOff = t.keep(below, t.loadAcc(aMem, at, {c, c}));
+  // y as the B operand in `bufs`: through the scratch, then shared.
+  auto toShared = [&](Value y) {
+    Split ys = t.split(y);
+    t.store(ys.hi, scratch[0], at);
+    t.store(ys.lo, scratch[1], at);
+    t.barrier();
+    t.landCopies(
+        {t.copy(scratch[0], at, bufs[0]), t.copy(scratch[1], at, bufs[1])});
+  };
+  toShared(aOff);
+  Value negM = t.neg(t.dotSplit2(d, bufs[0], bufs[1], t.zeros({c, c})));
+  t.barrier();
+  Value x = d;
+  for (int64_t round = 1; round < kBlocks; ++round) {
+    toShared(x);
+    x = t.dotSplit2(negM, bufs[0], bufs[1], d);
+    t.barrier();
+  }
+  return x;
+}
+
 /// Kernel 1: args (k, w, beta, A, T hi, T lo, W hi, W lo, then U hi, U lo,
 /// KC hi, KC lo (split transport) or W, U, KC in f16 (f16 transport), then
 /// Khat); A, T and, with the f16 transport, W hi / lo are its own scratch.
@@ -202,45 +303,10 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   t.store(a, aMem, at);
   blk::BarrierOp::create(b, loc);
 
-  // X = (I + A)^-1 column by column, right to left: columns right of c
-  // are final, and only they meet A[:, c] (A is strictly lower). The
-  // columns of A do not depend on X, so each trip loads kUnroll of them
-  // before it uses the first: their global-memory latencies overlap
-  // instead of one per column.
-  constexpr int64_t kUnroll = 4;
-  static_assert(kChunk % kUnroll == 0, "whole trips");
-  Value rowIdx = t.iotaIn(t.row, t.idx(0), c);
-  auto loop = scf::ForOp::create(
-      b, loc, t.idx(0), t.idx(c), t.idx(kUnroll), ValueRange{t.zeros({c, c})},
-      [&](OpBuilder &nb, Location, Value n, ValueRange state) {
-        GpuPathTiles x(nb, t);
-        SmallVector<Value> cols, aCols;
-        for (int64_t u = 0; u < kUnroll; ++u) {
-          cols.push_back(arith::SubIOp::create(nb, loc, x.idx(c - 1 - u), n));
-          aCols.push_back(x.loadSlice(
-              aMem, {p.b, p.kvHead, p.pos0, cols.back()}, c, x.col));
-        }
-        Value xs = state[0];
-        for (int64_t u = 0; u < kUnroll; ++u) {
-          Value ci = cols[u];
-          Value sum = x.rowReduce(blk::ReduceKind::sum,
-                                  x.mul(xs, x.spread(aCols[u], 0, c, c)));
-          Value unit = x.select(
-              x.cmpi(CmpIPredicate::eq, rowIdx,
-                     x.splatIdx(x.slice(c, x.row, nb.getI64Type()), ci)),
-              x.splatF(x.slice(c, x.row), 1.0),
-              x.splatF(x.slice(c, x.row), 0.0));
-          Value isCol = x.spread(
-              x.cmpi(CmpIPredicate::eq, x.iotaIn(x.col, x.idx(0), c),
-                     x.splatIdx(x.slice(c, x.col, nb.getI64Type()), ci)),
-              0, c, c);
-          xs = x.select(isCol, x.spread(x.sub(unit, sum), 1, c, c), xs);
-        }
-        scf::YieldOp::create(nb, loc, ValueRange{xs});
-      });
+  Value x = invertUnitLower(t, p, aMem, {tHiMem, tLoMem}, {sTHi, sTLo}, at);
   // T = X diag(beta), then U = T W.
-  Value tt = t.mul(loop.getResult(0),
-                   t.spread(t.loadSlice(betaMem, sliceAt, c, t.col), 0, c, c));
+  Value tt =
+      t.mul(x, t.spread(t.loadSlice(betaMem, sliceAt, c, t.col), 0, c, c));
   Split ts = t.split(tt);
   t.store(ts.hi, tHiMem, at);
   t.store(ts.lo, tLoMem, at);

@@ -61,11 +61,23 @@
 // CHECK: arith.cmpi slt
 // CHECK: attn_block.store {{.*}}, %arg3{{.*}} : tensor<64x64xf32, #[[MMA]]> -> memref<?x?x?x64xf32>
 // CHECK-NEXT: attn_block.barrier
-// CHECK: scf.for {{.*}} -> (tensor<64x64xf32, #[[MMA]]>)
-// CHECK:   %[[C:.*]] = arith.subi %c63
-// CHECK:   attn_block.load %arg3[{{.*}}, %[[C]]] dims [2] {{.*}} -> tensor<64xf32, #[[COL]]>
+// The inverse by blocks of 16 rows: the four diagonal blocks' columns
+// 15 - n, 31 - n, 47 - n, 63 - n in one step of 16, then the blocks below
+// the diagonal by three rounds X <- D - (D A_off) X, A_off and X as B
+// operands through the T scratch (%arg4, %arg5) into shared memory.
+// CHECK: %[[D:.*]] = scf.for {{.*}} to %c16 {{.*}} -> (tensor<64x64xf32, #[[MMA]]>)
+// CHECK:   %[[C0:.*]] = arith.subi %c15
+// CHECK:   attn_block.load %arg3[{{.*}}, %[[C0]]] dims [2] {{.*}} -> tensor<64xf32, #[[COL]]>
+// CHECK:   %[[C3:.*]] = arith.subi %c63
+// CHECK:   attn_block.load %arg3[{{.*}}, %[[C3]]] dims [2] {{.*}} -> tensor<64xf32, #[[COL]]>
 // CHECK:   attn_block.reduce sum {{.*}} axis 1 : tensor<64x64xf32, #[[MMA]]> -> tensor<64xf32, #[[ROW]]>
 // CHECK:   arith.select {{.*}} : tensor<64x64xi1, #[[MMA]]>, tensor<64x64xf32, #[[MMA]]>
+// CHECK:   scf.yield
+// CHECK: attn_block.load %arg3{{.*}} dims [2, 3] {{.*}} -> tensor<64x64xf32, #[[MMA]]>
+// CHECK: attn_block.store {{.*}}, %arg4
+// CHECK: attn_block.async_copy %arg4
+// CHECK: attn_block.dot %{{.*}}, %{{.*}}, %splat{{[_0-9]*}} : tensor<64x64xbf16
+// CHECK-COUNT-3: attn_block.dot %{{[0-9]+}}, %{{[0-9]+}}, %[[D]] :
 // CHECK: attn_block.load %arg2{{.*}} dims [2] {{.*}} -> tensor<64xf32, #[[COL]]>
 // CHECK: attn_block.store {{.*}}, %arg4
 // CHECK: attn_block.store {{.*}}, %arg5
