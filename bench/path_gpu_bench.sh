@@ -74,8 +74,8 @@ if [ "${NCU:-0}" = 1 ]; then
         "$bin/attn-run" "$(program path "$d")" --device=cuda \
         --random="${b}x${h}x${t}" --seed=1 2>/dev/null |
         awk '/gpu__time_duration.sum/ {
-          f = $(NF-1) == "msecond" ? 1000 : $(NF-1) == "nsecond" ? 0.001 : 1
-          print $(NF) * f }' | tail -1)
+          u = $(NF-1); f = u ~ /^m/ ? 1000 : u ~ /^n/ ? 0.001 : 1
+          print $(NF) * f, "(" u ")" }' | tail -1)
       echo "PREP B=$b H=$h T=$t D=$d us=${us:-nan}" | tee -a "$log"
     done
   done

@@ -6,7 +6,8 @@
                "PEER name= ... T= D= ms= peak_mb=" lines; two panels: time
                and peak device memory, log scales.
   --kind path  LOG with "TIME path_bf16|path_fox_bf16 d= T= ...: ... run <ms>
-               ms" lines (attn-run --time) and bench/gpu_peers.py's "PEER
+               ms" lines (attn-run --time) or bench/path_gpu_bench.sh's "ATTN
+               variant= transport= T= D= ms=" lines, and bench/gpu_peers.py's "PEER
                name=fla_path|fla_path_fox ... T= D= ms=" lines; one panel per
                head dim.
 Several passes of one shape give several lines: the median is plotted.
@@ -40,6 +41,13 @@ def parse(path, kind):
             times[(panel, f["name"], int(f["T"]))].append(float(f["ms"]))
             if "peak_mb" in f and f["peak_mb"] != "nan":
                 mem[(panel, f["name"], int(f["T"]))].append(float(f["peak_mb"]))
+        elif line.startswith("ATTN") and kind == "path":
+            # bench/path_gpu_bench.sh: ATTN variant= transport= ... D= ms=
+            f = fields(line)
+            if f.get("ms", "nan") == "nan":
+                continue
+            name = "attn_%s_%s" % (f["variant"], f["transport"])
+            times[("D=%s" % f["D"], name, int(f["T"]))].append(float(f["ms"]))
         elif line.startswith("TIME"):
             ms = run_ms(line)
             if ms is None:
