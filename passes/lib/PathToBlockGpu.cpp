@@ -328,19 +328,16 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   func::ReturnOp::create(b, loc);
 }
 
-/// The shared buffers of the attention kernel, one stage each: the
-/// diagonal block's tiles, then each walk step's (K holds Khat there). The
-/// lo halves exist with the split transport only; with the f16 transport
-/// W, U and KC are f16.
-struct AttnBuffers {
+/// The attention kernel's tiles: W, U, KC as hi / lo pairs (split
+/// transport) or f16 (the lo halves null).
+struct AttnTiles {
   Value q, k, v, w, wLo, u, uLo, kc, kcLo;
 };
-
-/// The attention kernel's global operands: W, U, KC as hi / lo pairs
-/// (split transport) or f16 tiles (lo null).
-struct AttnOperands {
-  Value q, k, v, w, wLo, u, uLo, kc, kcLo;
-};
+/// The global operands.
+using AttnOperands = AttnTiles;
+/// The shared buffers, one stage each: the diagonal block's tiles, then
+/// each walk step's (K holds Khat there).
+using AttnBuffers = AttnTiles;
 
 /// The softmax state of the walk (and of the diagonal block). `qt` is the
 /// transported query; with the f16 transport it is stored divided by the
