@@ -171,20 +171,28 @@ Value invertUnitLower(GpuPathTiles &t, const PathProgram &p, Value aMem,
   constexpr int64_t kBlock = 16, kBlocks = kChunk / kBlock;
   const int64_t c = kChunk;
   Location loc = t.loc;
-  auto i64 = t.b.getI64Type();
-  // The slice whose element i is vals[i / kBlock] (i64 index values).
-  auto byBlock = [&](GpuPathTiles &x, Attribute enc,
-                     ArrayRef<Value> vals) -> Value {
-    auto type = x.slice(c, enc, i64);
-    Value pos = x.iotaIn(enc, x.idx(0), c);
-    Value v = x.splatIdx(type, vals[kBlocks - 1]);
+  Value rowIdx = t.iotaIn(t.row, t.idx(0), c);
+  Value colIdx = t.iotaIn(t.col, t.idx(0), c);
+  // The slice whose element i is element i of slices[i / kBlock]; `pos`
+  // is rowIdx or colIdx, the slices' layout.
+  auto pickByBlock = [&](GpuPathTiles &x, Value pos,
+                         ArrayRef<Value> slices) -> Value {
+    auto posType = cast<RankedTensorType>(pos.getType());
+    Value v = slices[kBlocks - 1];
     for (int64_t blk = kBlocks - 2; blk >= 0; --blk)
       v = x.select(x.cmpi(CmpIPredicate::slt, pos,
-                          x.splatIdx(type, x.idx((blk + 1) * kBlock))),
-                   x.splatIdx(type, vals[blk]), v);
+                          x.splatIdx(posType, x.idx((blk + 1) * kBlock))),
+                   slices[blk], v);
     return v;
   };
-  Value rowIdx = t.iotaIn(t.row, t.idx(0), c);
+  // The same for one index value per block.
+  auto byBlock = [&](GpuPathTiles &x, Value pos,
+                     ArrayRef<Value> vals) -> Value {
+    SmallVector<Value> splats;
+    for (Value v : vals)
+      splats.push_back(x.splatIdx(cast<RankedTensorType>(pos.getType()), v));
+    return pickByBlock(x, pos, splats);
+  };
   auto loop = scf::ForOp::create(
       t.b, loc, t.idx(0), t.idx(kBlock), t.idx(1), ValueRange{t.zeros({c, c})},
       [&](OpBuilder &nb, Location, Value n, ValueRange state) {
@@ -198,21 +206,15 @@ Value invertUnitLower(GpuPathTiles &t, const PathProgram &p, Value aMem,
           aCols.push_back(x.loadSlice(
               aMem, {p.b, p.kvHead, p.pos0, cols.back()}, c, x.col));
         }
-        Value colPos = x.iotaIn(x.col, x.idx(0), c);
-        Value aVec = aCols[kBlocks - 1];
-        for (int64_t blk = kBlocks - 2; blk >= 0; --blk)
-          aVec = x.select(x.cmpi(CmpIPredicate::slt, colPos,
-                                 x.splatIdx(x.slice(c, x.col, i64),
-                                            x.idx((blk + 1) * kBlock))),
-                          aCols[blk], aVec);
+        Value aVec = pickByBlock(x, colIdx, aCols);
         Value sum = x.rowReduce(blk::ReduceKind::sum,
                                 x.mul(state[0], x.spread(aVec, 0, c, c)));
         // Row r's column: the one of r's block.
-        Value target = byBlock(x, x.row, cols);
+        Value target = byBlock(x, rowIdx, cols);
         Value unit = x.select(x.cmpi(CmpIPredicate::eq, rowIdx, target),
                               x.splatF(x.slice(c, x.row), 1.0),
                               x.splatF(x.slice(c, x.row), 0.0));
-        Value isCol = x.cmpi(CmpIPredicate::eq, x.spread(colPos, 0, c, c),
+        Value isCol = x.cmpi(CmpIPredicate::eq, x.spread(colIdx, 0, c, c),
                              x.spread(target, 1, c, c));
         Value next =
             x.select(isCol, x.spread(x.sub(unit, sum), 1, c, c), state[0]);
@@ -224,9 +226,8 @@ Value invertUnitLower(GpuPathTiles &t, const PathProgram &p, Value aMem,
   SmallVector<Value> starts;
   for (int64_t blk = 0; blk < kBlocks; ++blk)
     starts.push_back(t.idx(blk * kBlock));
-  Value below = t.cmpi(CmpIPredicate::slt,
-                       t.spread(t.iotaIn(t.col, t.idx(0), c), 0, c, c),
-                       t.spread(byBlock(t, t.row, starts), 1, c, c));
+  Value below = t.cmpi(CmpIPredicate::slt, t.spread(colIdx, 0, c, c),
+                       t.spread(byBlock(t, rowIdx, starts), 1, c, c));
   Value aOff = t.keep(below, t.loadAcc(aMem, at, {c, c}));
   // y as the B operand in `bufs`: through the scratch, then shared.
   auto toShared = [&](Value y) {
