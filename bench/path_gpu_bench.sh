@@ -6,7 +6,9 @@
 #   attn: bin/attn-run --time (device time of all of a run's kernels: the
 #     chunk kernel, the attention kernel and, for PaTH-FoX, the gate prefix;
 #     CUDA events, median of $REPS runs), once per transport in $TRANSPORTS
-#     (ATTN_GPU_PATH_TRANSPORT: f16, split)
+#     (ATTN_GPU_PATH_TRANSPORT: f16, split) and chip in $CHIPS
+#     (ATTN_GPU_CHIP: sm_90a's kernels in wgmma form, sm_90's in mma.sync;
+#     `default` is attn-run's own choice for the GPU)
 #   fla: bench/gpu_peers.py --only fla_path fla_path_fox (fla exported into
 #     .peers, never committed)
 #   the chunk (preparation) kernel alone: with NCU=1, `ncu` on one run per
@@ -17,8 +19,8 @@
 # GPU's speed cancels out of the ratios.
 # Usage (on the GPU machine, from the repository root):
 #   bench/path_gpu_bench.sh [BIN_DIR]     (default .device)
-# Env: TS, DS, REPS (10), PASSES (2), TRANSPORTS ("f16 split"), PEERS=0
-# skips fla, NCU=1 times the chunk kernel; ATTN_GPU_CHIP as for attn-run.
+# Env: TS, DS, REPS (10), PASSES (2), TRANSPORTS ("f16 split"), CHIPS
+# ("default"), PEERS=0 skips fla, NCU=1 times the chunk kernel (per chip).
 # Prints one line per measurement (ATTN / PEER / PREP) and a summary table.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +30,7 @@ DS=${DS:-"64 128"}
 REPS=${REPS:-10}
 PASSES=${PASSES:-2}
 TRANSPORTS=${TRANSPORTS:-"f16 split"}
+CHIPS=${CHIPS:-default}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export ATTN_CACHE_DIR=${ATTN_CACHE_DIR:-$tmp/cache}
@@ -37,6 +40,11 @@ program() { # program VARIANT D -> a bf16 PaTH program with head dim D
   local f="$tmp/$1_$2.mlir"
   sed "s/x64x/x${2}x/g" "$root/examples/$1_bf16.mlir" >"$f"
   echo "$f"
+}
+on_chip() { # on_chip CHIP CMD... -> CMD with ATTN_GPU_CHIP=CHIP (unless default)
+  local chip=$1
+  shift
+  if [ "$chip" = default ]; then "$@"; else ATTN_GPU_CHIP=$chip "$@"; fi
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
@@ -48,13 +56,15 @@ for pass in $(seq "$PASSES"); do
       b=$((16384 / t))
       for v in path path_fox; do
         for tr in $TRANSPORTS; do
-          out=$(ATTN_GPU_PATH_TRANSPORT=$tr "$bin/attn-run" "$(program $v "$d")" \
-            --device=cuda --random="${b}x${h}x${t}" --seed=1 --time \
-            --repeat="$REPS" 2>&1 || true)
-          ms=$(sed -n 's/.*run \([0-9.]*\) ms.*/\1/p' <<<"$out" | head -1)
-          echo "ATTN variant=$v transport=$tr B=$b H=$h T=$t D=$d" \
-            "ms=${ms:-nan} pass=$pass" | tee -a "$log"
-          [ -n "$ms" ] || echo "  attn-run: $(tail -3 <<<"$out")"
+          for chip in $CHIPS; do
+            out=$(ATTN_GPU_PATH_TRANSPORT=$tr on_chip "$chip" "$bin/attn-run" \
+              "$(program $v "$d")" --device=cuda --random="${b}x${h}x${t}" \
+              --seed=1 --time --repeat="$REPS" 2>&1 || true)
+            ms=$(sed -n 's/.*run \([0-9.]*\) ms.*/\1/p' <<<"$out" | head -1)
+            echo "ATTN variant=$v transport=$tr chip=$chip B=$b H=$h T=$t" \
+              "D=$d ms=${ms:-nan} pass=$pass" | tee -a "$log"
+            [ -n "$ms" ] || echo "  attn-run: $(tail -3 <<<"$out")"
+          done
         done
       done
     done
@@ -66,17 +76,19 @@ for pass in $(seq "$PASSES"); do
   fi
 done
 if [ "${NCU:-0}" = 1 ]; then
-  for d in $DS; do
-    h=$((2048 / d))
-    for t in $TS; do
-      b=$((16384 / t))
-      us=$(ncu --metrics gpu__time_duration.sum -k regex:path_chunk_kernel \
-        "$bin/attn-run" "$(program path "$d")" --device=cuda \
-        --random="${b}x${h}x${t}" --seed=1 2>/dev/null |
-        awk '/gpu__time_duration.sum/ {
-          u = $(NF-1); f = u ~ /^m/ ? 1000 : u ~ /^n/ ? 0.001 : 1
-          print $(NF) * f, "(" u ")" }' | tail -1)
-      echo "PREP B=$b H=$h T=$t D=$d us=${us:-nan}" | tee -a "$log"
+  for chip in $CHIPS; do
+    for d in $DS; do
+      h=$((2048 / d))
+      for t in $TS; do
+        b=$((16384 / t))
+        us=$(on_chip "$chip" ncu --metrics gpu__time_duration.sum \
+          -k regex:path_chunk_kernel "$bin/attn-run" "$(program path "$d")" \
+          --device=cuda --random="${b}x${h}x${t}" --seed=1 2>/dev/null |
+          awk '/gpu__time_duration.sum/ {
+            u = $(NF-1); f = u ~ /^m/ ? 1000 : u ~ /^n/ ? 0.001 : 1
+            print $(NF) * f, "(" u ")" }' | tail -1)
+        echo "PREP chip=$chip B=$b H=$h T=$t D=$d us=${us:-nan}" | tee -a "$log"
+      done
     done
   done
 fi
@@ -91,12 +103,12 @@ attn = {}; fla = {}
 for r in rows:
     p = r.get("pass")
     if r["kind"] == "ATTN":
-        attn.setdefault((r["variant"], r["transport"], r["D"], r["T"]), {})[p] = ms(r)
+        attn.setdefault((r["variant"], r["transport"] + " " + r.get("chip", "default"), r["D"], r["T"]), {})[p] = ms(r)
     elif r.get("name") in ("fla_path", "fla_path_fox") and r.get("status") == "ok":
         v = "path" if r["name"] == "fla_path" else "path_fox"
         fla.setdefault((v, r["D"], r["T"]), {})[p] = ms(r)
 med = lambda xs: st.median(xs) if xs else float("nan")
-print("| variant | transport | D | T | attn ms | fla ms | fla / attn (median of passes) |")
+print("| variant | transport, chip | D | T | attn ms | fla ms | fla / attn (median of passes) |")
 print("|---|---|---|---|---|---|---|")
 for (v, tr, d, t), byp in sorted(attn.items(), key=lambda k: (k[0][0], k[0][1], int(k[0][2]), int(k[0][3]))):
     f = fla.get((v, d, t), {})

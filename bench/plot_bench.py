@@ -7,7 +7,7 @@
                and peak device memory, log scales.
   --kind path  LOG with "TIME path_bf16|path_fox_bf16 d= T= ...: ... run <ms>
                ms" lines (attn-run --time) or bench/path_gpu_bench.sh's "ATTN
-               variant= transport= T= D= ms=" lines, and bench/gpu_peers.py's "PEER
+               variant= transport= [chip=] T= D= ms=" lines, and bench/gpu_peers.py's "PEER
                name=fla_path|fla_path_fox ... T= D= ms=" lines; one panel per
                head dim.
 Several passes of one shape give several lines: the median is plotted.
@@ -47,6 +47,8 @@ def parse(path, kind):
             if f.get("ms", "nan") == "nan":
                 continue
             name = "attn_%s_%s" % (f["variant"], f["transport"])
+            if f.get("chip", "default") != "default":
+                name += "_" + f["chip"]
             times[("D=%s" % f["D"], name, int(f["T"]))].append(float(f["ms"]))
         elif line.startswith("TIME"):
             ms = run_ms(line)

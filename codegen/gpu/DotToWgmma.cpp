@@ -46,6 +46,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
@@ -62,8 +63,29 @@ bool inShared(Value tile) {
       cast<RankedTensorType>(tile.getType()).getEncoding());
 }
 
+/// `v` without the register-identity conversions in front of it.
+Value throughConversions(Value v) {
+  while (auto cvt = v.getDefiningOp<blk::ConvertLayoutOp>())
+    v = cvt.getInput();
+  return v;
+}
+
+/// Whether the registers of `op`'s A stay untouched until a later wait
+/// that is not `op`'s own: A read from shared memory (no registers), the
+/// next dot's A too (its wait holds them), or a tile made outside the loop
+/// around `op` (live across all of it). Otherwise LLVM may reuse them
+/// before the next dot's wait while the tensor cores still read them.
+bool keepsARegisters(blk::DotOp op, blk::DotOp next) {
+  Value a = op.getA();
+  if (inShared(a) || throughConversions(a) == throughConversions(next.getA()))
+    return true;
+  auto loop = op->getParentOfType<scf::ForOp>();
+  return loop && loop.isDefinedOutsideOfLoop(a);
+}
+
 /// Whether `op`'s only use is as the accumulator of a wgmma dot of the
-/// same shape in its block: then `op` is not committed or waited for; its
+/// same shape in its block, with A registers that outlive it
+/// (keepsARegisters): then `op` is not committed or waited for; its
 /// mma_async joins that dot's group, and the accumulators pass between them
 /// without a fence (PTX orders accumulator accesses across wgmma.mma_async
 /// of one shape), so the tensor cores run both back to back (FoX's key
@@ -75,7 +97,8 @@ bool chainsIntoNextDot(blk::DotOp op) {
   auto next = dyn_cast<blk::DotOp>(use.getOwner());
   return next && use.get() == next.getAcc() &&
          next->getBlock() == op->getBlock() &&
-         next.getAcc().getType() == op.getAcc().getType();
+         next.getAcc().getType() == op.getAcc().getType() &&
+         keepsARegisters(op, next);
 }
 
 /// Whether `op`'s accumulator comes from a dot chained into it.

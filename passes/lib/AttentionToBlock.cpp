@@ -102,6 +102,12 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
       module.emitError() << "attn-to-block: " << bad;
       return signalPassFailure();
     }
+    if (pathChunkWgmma && !tgt.wgmma) {
+      module.emitError() << "attn-to-block: path-chunk-wgmma needs target "
+                            "sm_90a (wgmma), got "
+                         << tgt.name;
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
     SmallVector<AttentionOp> ops;
     // A function already compiled for the GPU (attn-block-launch-plan
@@ -118,8 +124,9 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                         << "): runs through the reference lowering";
         continue;
       }
-      BlockLoweringConfig cfg{blockM, blockN, pathChunk, tgt,
-                              pathTransport == "split"};
+      BlockLoweringConfig cfg{
+          blockM,        blockN, pathChunk, tgt, pathTransport == "split",
+          pathChunkWgmma};
       if (tgt.gpu) {
         // The GPU form exists for the flash, PaTH and MTA kernels; nothing
         // is lowered silently in the CPU form instead.

@@ -28,6 +28,9 @@ struct BlockLoweringConfig {
   /// PaTH's GPU form: the transport dots as hi / lo splits (the
   /// `path-transport=split` option) instead of f16 (PathToBlockGpu.cpp).
   bool pathSplitTransport = false;
+  /// PaTH's chunk kernel in the wgmma form on sm_90a (the
+  /// `path-chunk-wgmma` option; PathToBlockGpu.cpp).
+  bool pathChunkWgmma = false;
 };
 
 /// A new private kernel `<enclosing func>_<suffix>` taking `argTypes`, with

@@ -10,6 +10,17 @@
 // builder names the layout of the tile it makes, so attn-block-to-gpu
 // lowers the kernel op by op. Used by the MTA GPU form (MtaToBlockGpu.cpp).
 //
+// The wgmma mode (sm_90a, `wgmma` true) states the same kernels for
+// warpgroup MMA: an [M, N] f32 tile is in the version-3 accumulator layout
+// of m64nNk16 (its own N: wgmma's instruction is chosen by the
+// accumulator's layout), the canonical row and column slices are those of
+// N = kGpuRows, a row slice is converted to the slice of a wider tile
+// where it is spread over one (the same registers, ConvertLayoutToGPU.cpp),
+// a dot's register A is converted to the operand layout of its own
+// accumulator, and shared buffers are 128-byte swizzled tiles that the
+// dots read in place (#nvmma_shared: no ldmatrix, no B registers), made
+// visible to the async proxy after each wait.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_PASSES_GPUTILES_H
@@ -29,25 +40,48 @@ constexpr int64_t kGpuWarps = 4;
 constexpr int64_t kGpuRows = 16 * kGpuWarps;
 
 struct GpuTiles : TileBuilder {
-  GpuTiles(OpBuilder &b, Location loc, Type elt)
-      : TileBuilder(b, loc), elt(elt) {
+  GpuTiles(OpBuilder &b, Location loc, Type elt, bool wgmma = false)
+      : TileBuilder(b, loc), elt(elt), wgmma(wgmma) {
     MLIRContext *ctx = b.getContext();
-    mma = blk::MmaLayoutAttr::get(ctx, 2, {kGpuWarps, 1}, {16, 8});
+    mma = mmaFor(kGpuRows);
     opA = blk::DotOperandLayoutAttr::get(ctx, 0, mma, 2);
     opB = blk::DotOperandLayoutAttr::get(ctx, 1, mma, 2);
     row = blk::SliceLayoutAttr::get(ctx, 1, mma);
     col = blk::SliceLayoutAttr::get(ctx, 0, mma);
-    shared = blk::SharedLayoutAttr::get(ctx, 8, 1, 8, {1, 0});
+    shared = wgmma ? Attribute(blk::NvmmaSharedLayoutAttr::get(ctx, 128, false))
+                   : blk::SharedLayoutAttr::get(ctx, 8, 1, 8, {1, 0});
   }
   /// The same layouts at another insertion point (a loop body).
-  GpuTiles(OpBuilder &nb, const GpuTiles &o) : GpuTiles(nb, o.loc, o.elt) {}
+  GpuTiles(OpBuilder &nb, const GpuTiles &o)
+      : GpuTiles(nb, o.loc, o.elt, o.wgmma) {}
 
   /// The 16-bit element type of the dot operands.
   Type elt;
+  /// Warpgroup MMA (sm_90a): see the file comment.
+  bool wgmma;
   Attribute mma, opA, opB, row, col, shared;
 
+  /// The accumulator layout of a tile of `n` columns: mma.sync's m16n8
+  /// layout, or wgmma's m64nNk16 of N = n.
+  Attribute mmaFor(int64_t n) {
+    if (!wgmma)
+      return blk::MmaLayoutAttr::get(b.getContext(), 2, {kGpuWarps, 1},
+                                     {16, 8});
+    return blk::MmaLayoutAttr::get(b.getContext(), 3, {kGpuWarps, 1},
+                                   {kGpuRows, n, 16});
+  }
   RankedTensorType acc(ArrayRef<int64_t> shape, Type e = {}) {
-    return RankedTensorType::get(shape, e ? e : b.getF32Type(), mma);
+    return RankedTensorType::get(shape, e ? e : b.getF32Type(),
+                                 mmaFor(shape.back()));
+  }
+  /// `t` in layout `enc` (itself when it has it).
+  Value relayout(Value t, Attribute enc) {
+    auto type = cast<RankedTensorType>(t.getType());
+    if (type.getEncoding() == enc)
+      return t;
+    return blk::ConvertLayoutOp::create(
+        b, loc,
+        RankedTensorType::get(type.getShape(), type.getElementType(), enc), t);
   }
   RankedTensorType slice(int64_t n, Attribute enc, Type e = {}) {
     return RankedTensorType::get({n}, e ? e : b.getF32Type(), enc);
@@ -63,19 +97,43 @@ struct GpuTiles : TileBuilder {
     return blk::IotaOp::create(b, loc, slice(n, enc, b.getI64Type()), start);
   }
   /// A row-slice (axis 1) or column-slice (axis 0) tile over [rows, cols].
+  /// (wgmma: a row slice goes to the row slice of the wider tile first.)
   Value spread(Value v, int64_t axis, int64_t rows, int64_t cols) {
     Type e = cast<RankedTensorType>(v.getType()).getElementType();
-    return blk::BroadcastOp::create(b, loc, acc({rows, cols}, e), v, axis);
+    RankedTensorType to = acc({rows, cols}, e);
+    if (wgmma && axis == 1)
+      v = relayout(
+          v, blk::SliceLayoutAttr::get(b.getContext(), 1, to.getEncoding()));
+    return blk::BroadcastOp::create(b, loc, to, v, axis);
   }
+  /// Row statistics, in the canonical row slice.
   Value rowReduce(blk::ReduceKind kind, Value t) {
     auto type = cast<RankedTensorType>(t.getType());
-    return blk::ReduceOp::create(
-        b, loc, slice(type.getDimSize(0), row, type.getElementType()), kind, t,
-        1);
+    Value r = blk::ReduceOp::create(
+        b, loc,
+        slice(type.getDimSize(0),
+              blk::SliceLayoutAttr::get(b.getContext(), 1, type.getEncoding()),
+              type.getElementType()),
+        kind, t, 1);
+    return relayout(r, row);
   }
-  /// `band`: attn_block.dot's b_band (b zero outside it), if any.
+  /// `band`: attn_block.dot's b_band (b zero outside it), if any. (wgmma:
+  /// a register A goes to the operand layout of `accv`'s instruction.)
   Value dot(Value a, Value bt, Value accv, bool transposeB = false,
             DenseI64ArrayAttr band = {}) {
+    if (wgmma && isa<blk::DotOperandLayoutAttr>(
+                     cast<RankedTensorType>(a.getType()).getEncoding())) {
+      // From the accumulator asA converted, in one step.
+      if (auto cvt = a.getDefiningOp<blk::ConvertLayoutOp>()) {
+        a = cvt.getInput();
+        if (cvt->use_empty())
+          cvt->erase();
+      }
+      a = relayout(a, blk::DotOperandLayoutAttr::get(
+                          b.getContext(), 0,
+                          cast<RankedTensorType>(accv.getType()).getEncoding(),
+                          2));
+    }
     return blk::DotOp::create(b, loc, accv.getType(), a, bt, accv,
                               transposeB ? b.getUnitAttr() : UnitAttr(), band);
   }
@@ -105,17 +163,27 @@ struct GpuTiles : TileBuilder {
   void landCopies(ValueRange tokens) {
     blk::AsyncCommitGroupOp::create(b, loc, tokens);
     blk::AsyncWaitOp::create(b, loc, ValueRange{}, 0);
-    blk::BarrierOp::create(b, loc);
+    publish();
   }
   void barrier() { blk::BarrierOp::create(b, loc); }
-  /// The buffer as an operand: A (`opIdx` 0) or B (1), of its elements.
+  /// The barrier after a wait: the copies waited for are visible to the
+  /// block (and, wgmma, to the async proxy that reads them).
+  void publish() {
+    if (wgmma)
+      blk::FenceAsyncSharedOp::create(b, loc);
+    barrier();
+  }
+  /// The buffer as an operand: A (`opIdx` 0) or B (1), of its elements
+  /// (wgmma: the buffer's tile, read in place).
   Value operand(Value buf, int64_t opIdx) {
     auto type = cast<blk::SharedBufferType>(buf.getType());
-    return blk::LocalLoadOp::create(b, loc,
-                                    RankedTensorType::get(type.getShape(),
-                                                          type.getElementType(),
-                                                          opIdx ? opB : opA),
-                                    buf);
+    Attribute enc = wgmma && isa<blk::NvmmaSharedLayoutAttr>(type.getEncoding())
+                        ? type.getEncoding()
+                        : (opIdx ? opB : opA);
+    return blk::LocalLoadOp::create(
+        b, loc,
+        RankedTensorType::get(type.getShape(), type.getElementType(), enc),
+        buf);
   }
   /// The row stride of a padded buffer of `cols` 16-bit columns: an odd
   /// number of 16-byte chunks, so that the 8 rows of an ldmatrix (and of

@@ -42,7 +42,13 @@
 //
 // The transport is the low-rank form at every D: the dense chunk matrix
 // -W^T U of the CPU form needs W^T as an A operand, which ldmatrix without
-// .trans does not give. sm_90a reuses these mma.sync kernels.
+// .trans does not give. sm_90a reuses these mma.sync kernels; with
+// path-chunk-wgmma the chunk kernel is stated in GpuTiles' wgmma mode
+// instead (the same program, wgmma's layouts, shared operands read in
+// place). The attention kernel has no wgmma form: stated the same way, it
+// matched the oracle on the CPU but gave wrong rows on the H200 in 6 to
+// 14 of 24 cases of a run, at random (docs/block-program.md, "PaTH's GPU
+// form").
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,9 +85,10 @@ struct Split {
 /// GpuTiles with PaTH's own pieces: the hi/lo splits of f32 operands, the
 /// tiles of `mem`'s dims 2 and 3, local masks.
 struct GpuPathTiles : GpuTiles {
-  GpuPathTiles(OpBuilder &b, Location loc, Type elt) : GpuTiles(b, loc, elt) {}
+  GpuPathTiles(OpBuilder &b, Location loc, Type elt, bool wgmma = false)
+      : GpuTiles(b, loc, elt, wgmma) {}
   GpuPathTiles(OpBuilder &nb, const GpuPathTiles &o)
-      : GpuTiles(nb, o.loc, o.elt) {
+      : GpuTiles(nb, o.loc, o.elt, o.wgmma) {
     freshReads = o.freshReads;
   }
 
@@ -254,11 +261,11 @@ Value invertUnitLower(GpuPathTiles &t, const PathProgram &p, Value aMem,
 /// KC hi, KC lo (split transport) or W, U, KC in f16 (f16 transport), then
 /// Khat); A, T and, with the f16 transport, W hi / lo are its own scratch.
 void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
-                      bool split, Location loc) {
+                      bool split, bool wgmma, Location loc) {
   Block &body = kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
-  GpuPathTiles t(b, loc, elt);
-  t.freshReads = ps.d > 64;
+  GpuPathTiles t(b, loc, elt, wgmma);
+  t.freshReads = ps.d > 64 && !wgmma;
   auto arg = [&](unsigned i) -> Value { return body.getArgument(i); };
   Value k = arg(0), w = arg(1), betaMem = arg(2), aMem = arg(3),
         tHiMem = arg(4), tLoMem = arg(5), wHiMem = arg(6), wLoMem = arg(7),
@@ -269,7 +276,7 @@ void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   int64_t c = ps.c, d = ps.d;
   PathProgram p = programIndices(t, Value(), k, c);
   SmallVector<Value> at = {p.b, p.kvHead, p.pos0, t.idx(0)};
-  GpuPathTiles h(b, loc, b.getF16Type());
+  GpuPathTiles h(b, loc, b.getF16Type(), wgmma);
   auto storeOut = [&](Value x, unsigned out) {
     if (!split)
       return h.store(h.round(x), arg(out), at);
@@ -373,7 +380,7 @@ Value transportDot(GpuPathTiles &x, const Transport &tr, Value a, Value y,
                    Value yLo, Value accv, bool transposeB = false) {
   if (tr.split)
     return x.dotSplit2(a, y, yLo, accv, transposeB);
-  GpuPathTiles h(x.b, x.loc, x.b.getF16Type());
+  GpuPathTiles h(x.b, x.loc, x.b.getF16Type(), x.wgmma);
   return h.dot(h.asA(h.round(a)), h.operand(y, 1), accv, transposeB);
 }
 
@@ -692,7 +699,8 @@ void mlir::attn::lowerPathAttentionGpu(AttentionOp op, SymbolTable &symbols,
   func::FuncOp chunkKernel =
       createBlockKernel(op, symbols, "path_chunk_kernel", typesOf(chunkArgs));
   markGpuKernel(chunkKernel);
-  buildChunkKernel(chunkKernel, ps, elt, split, loc);
+  buildChunkKernel(chunkKernel, ps, elt, split,
+                   cfg.target.wgmma && cfg.pathChunkWgmma, loc);
   func::FuncOp mainKernel = createBlockKernel(
       op, symbols, "path_attention_kernel", typesOf(mainArgs));
   markGpuKernel(mainKernel);

@@ -116,6 +116,11 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
     bad = checkGpuKernelOptions(options.warps, options.blockN);
   if (bad.empty())
     bad = checkPathTransport(options.pathTransport);
+  if (bad.empty() && options.pathChunkWgmma &&
+      llvm::cantFail(attn::getTargetDesc(options.chip)).mma !=
+          attn::MmaKind::Wgmma)
+    bad = "GPU option path-chunk-wgmma needs a wgmma chip (sm_90a), got " +
+          options.chip;
   if (bad.empty())
     bad = checkGpuFormat(options.format);
   return bad;
@@ -140,6 +145,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   toBlock.blockN = options.blockN;
   toBlock.warps = options.warps;
   toBlock.pathTransport = options.pathTransport;
+  toBlock.pathChunkWgmma = options.pathChunkWgmma;
   pm.addPass(createAttnToBlock(toBlock));
   AttnBlockLaunchPlanOptions plan;
   plan.chip = options.chip;
@@ -192,6 +198,11 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
       llvm::cl::desc("PaTH: the walk's transport dots in f16 (one rounding) "
                      "or split (hi + lo pairs, about 16 more bits)"),
       llvm::cl::init(kKernelDefaults.pathTransport)};
+  PassOptions::Option<bool> pathChunkWgmma{
+      *this, "path-chunk-wgmma",
+      llvm::cl::desc("PaTH on sm_90a: the chunk kernel in the wgmma form "
+                     "(default off: mma.sync)"),
+      llvm::cl::init(kKernelDefaults.pathChunkWgmma)};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit (ptxas, libdevice); default $CUDA_HOME "
@@ -212,6 +223,7 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
     o.warps = warps;
     o.blockN = blockN;
     o.pathTransport = pathTransport;
+    o.pathChunkWgmma = pathChunkWgmma;
     o.toolkit = toolkit;
     o.format = format;
     o.dumpPtx = dumpPtx;

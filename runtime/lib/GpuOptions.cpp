@@ -32,6 +32,7 @@ const ShapeField kShapeFields[] = {
 constexpr const char *kChipEnv = "ATTN_GPU_CHIP";
 constexpr const char *kPdlEnv = "ATTN_GPU_PDL";
 constexpr const char *kPathTransportEnv = "ATTN_GPU_PATH_TRANSPORT";
+constexpr const char *kPathChunkWgmmaEnv = "ATTN_GPU_PATH_CHUNK_WGMMA";
 /// The direct kernel builder's variables. It was removed on 2026-12-03
 /// (every GPU kernel comes from the block program); a script that still
 /// sets one gets an error, not a silently different kernel.
@@ -68,7 +69,8 @@ std::string envNames() {
   std::string names = kChipEnv;
   for (const ShapeField &f : kShapeFields)
     names += std::string(", ") + f.env;
-  return names + ", " + kPdlEnv + ", " + kPathTransportEnv;
+  return names + ", " + kPdlEnv + ", " + kPathTransportEnv + ", " +
+         kPathChunkWgmmaEnv;
 }
 
 } // namespace
@@ -111,6 +113,11 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
     p.pathTransport = o.pathTransport;
   else if (const char *v = std::getenv(kPathTransportEnv); v && *v)
     p.pathTransport = v;
+  auto chunkWgmma =
+      flag(o.pathChunkWgmma, kPathChunkWgmmaEnv, p.pathChunkWgmma);
+  if (!chunkWgmma)
+    return chunkWgmma.takeError();
+  p.pathChunkWgmma = *chunkWgmma;
   p.format = "none";
   if (std::string bad = mlir::attn::checkGPUPipelineOptions(p); !bad.empty())
     return llvm::createStringError(bad + " (from CompileOptions::gpu or " +
@@ -122,7 +129,8 @@ std::string gpuOptionsKey(const GpuKernelOptions &o) {
   std::string key = o.chip + '\0';
   for (const ShapeField &f : kShapeFields)
     key += std::to_string(o.*f.field) + '\0';
-  return key + std::to_string(o.dependentLaunch) + '\0' + o.pathTransport;
+  return key + std::to_string(o.dependentLaunch) + '\0' + o.pathTransport +
+         '\0' + std::to_string(o.pathChunkWgmma);
 }
 
 } // namespace attn::detail

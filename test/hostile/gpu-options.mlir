@@ -15,6 +15,7 @@
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="warps=3" 2>&1 | FileCheck %s --check-prefix=WARPS
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="block-n=0" 2>&1 | FileCheck %s --check-prefix=BLOCKN
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="block-n=32" 2>&1 | FileCheck %s --check-prefix=BLOCKN32
+// RUN: not attn-opt %attn_examples/path_bf16.mlir --attn-to-gpu="chip=sm_90 path-chunk-wgmma=true" 2>&1 | FileCheck %s --check-prefix=CHUNKWGMMA
 // The direct builder's options are gone (07981fc was the last with them).
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="lowering=direct" 2>&1 | FileCheck %s --check-prefix=GONE
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="overlap=true" 2>&1 | FileCheck %s --check-prefix=GONE
@@ -30,6 +31,7 @@
 // WARPS: GPU option warps must be 4 or 8, got 3
 // BLOCKN: GPU option block-n must be 64 or 128, got 0
 // BLOCKN32: GPU option block-n must be 64 or 128, got 32
+// CHUNKWGMMA: GPU option path-chunk-wgmma needs a wgmma chip (sm_90a), got sm_90
 // GONE: no such option
 // BLOCK: attn-to-block: block-m and block-n must be in [1, 1024]
 

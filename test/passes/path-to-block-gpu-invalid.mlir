@@ -4,8 +4,11 @@
 // RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_90" 2>&1 | FileCheck %s
 // RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_80 path-chunk=32" 2>&1 | FileCheck %s --check-prefix=CHUNK
 // RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_90 path-transport=bf16" 2>&1 | FileCheck %s --check-prefix=TRANSPORT
+// RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_90 path-chunk-wgmma=true" 2>&1 | FileCheck %s --check-prefix=CHUNKWGMMA
 
 // TRANSPORT: error: attn-to-block: GPU option path-transport must be f16 or split, got 'bf16'
+
+// CHUNKWGMMA: error: attn-to-block: path-chunk-wgmma needs target sm_90a (wgmma), got sm_90
 
 // CHUNK: error: attn-to-block{target=sm_80}: the PaTH GPU form runs chunks of 64 positions (the rows of 4 warps' m16 tiles), got path-chunk 32
 

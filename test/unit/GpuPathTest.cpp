@@ -41,6 +41,9 @@ struct PathCase {
   double betaLo, betaHi;
   /// CompileOptions::gpu.pathTransport: "" (the default, f16) or "split".
   std::string transport = "";
+  /// CompileOptions::gpu.pathChunkWgmma: the chunk kernel in the wgmma
+  /// form; such a case runs on sm_90a only.
+  bool chunkWgmma = false;
 };
 
 void PrintTo(const PathCase &c, std::ostream *os) {
@@ -48,7 +51,8 @@ void PrintTo(const PathCase &c, std::ostream *os) {
       << " Hk=" << c.Hk << " T=" << c.T << " S=" << c.S << " D=" << c.D
       << (c.dtype == DType::F16 ? " f16" : " bf16") << " beta in (" << c.betaLo
       << ", " << c.betaHi << ")"
-      << (c.transport.empty() ? "" : " transport=" + c.transport);
+      << (c.transport.empty() ? "" : " transport=" + c.transport)
+      << (c.chunkWgmma ? " path-chunk-wgmma" : "");
 }
 
 const char *kPathProgram = R"(
@@ -100,8 +104,10 @@ std::vector<HostArray> hostInputs(const std::vector<Tensor> &ins, DType t) {
 std::shared_ptr<attn::Kernel> compilePath(attn::Engine &engine,
                                           const std::string &src,
                                           const std::string &chip,
-                                          const std::string &transport = "") {
-  return attn::gpu_test::compileBlockPlan(engine, src, chip, "PaTH", transport);
+                                          const std::string &transport = "",
+                                          bool chunkWgmma = false) {
+  return attn::gpu_test::compileBlockPlan(engine, src, chip, "PaTH", transport,
+                                          chunkWgmma ? 1 : -1);
 }
 
 /// `kernel` run on `ins` as a tensor (empty on failure, which fails).
@@ -133,10 +139,16 @@ TEST_P(GpuPath, MatchesOracle) {
   std::vector<Tensor> ins = inputsFor(c, seed);
   auto ref = attn::ref::evaluate(p.main(), ins);
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-  for (const std::string &chip : attn::gpu_test::blockChipsOf(*engine)) {
+  std::vector<std::string> chips = attn::gpu_test::blockChipsOf(*engine);
+  if (c.chunkWgmma) {
+    if (engine->gpuArch() != "sm_90")
+      GTEST_SKIP() << "path-chunk-wgmma needs an sm_90 device (sm_90a)";
+    chips = {"sm_90a"};
+  }
+  for (const std::string &chip : chips) {
     SCOPED_TRACE("chip '" + chip + "', seed " + std::to_string(seed));
     std::shared_ptr<attn::Kernel> kernel =
-        compilePath(*engine, src, chip, c.transport);
+        compilePath(*engine, src, chip, c.transport, c.chunkWgmma);
     ASSERT_TRUE(kernel);
     Tensor got = runOn(*kernel, ins, c.dtype);
     ASSERT_EQ(got.shape, ref->shape);
@@ -185,6 +197,18 @@ std::vector<PathCase> pathCases() {
     for (int64_t d : {64, 128})
       v.push_back(
           {gate, 1, 2, 1, 4096, 4096, d, DType::BF16, 1.5, 2.0, "split"});
+    // The chunk kernel in the wgmma form (path-chunk-wgmma, sm_90a): both
+    // head dims, GQA and T < S, f16, both transports.
+    for (int64_t d : {64, 128}) {
+      v.push_back(
+          {gate, 1, 2, 1, 1000, 1000, d, DType::BF16, 1.5, 2.0, "", true});
+      v.push_back({gate, 2, 4, 2, 37, 150, d, DType::BF16, 0.0, 2.0, "", true});
+      v.push_back(
+          {gate, 1, 2, 1, 4096, 4096, d, DType::BF16, 1.5, 2.0, "split", true});
+    }
+    v.push_back({gate, 1, 2, 2, 257, 257, 128, DType::F16, 0.0, 2.0, "", true});
+    v.push_back(
+        {gate, 1, 1, 1, 16384, 16384, 64, DType::BF16, 1.5, 2.0, "", true});
   }
   return v;
 }
@@ -195,7 +219,8 @@ std::string caseName(const ::testing::TestParamInfo<PathCase> &info) {
                        c.gate ? "fox" : "path", c.B, c.Hq, c.Hk, c.T, c.S, c.D,
                        elementName(c.dtype),
                        c.betaLo == 0.0 ? "0to2" : "1p5to2",
-                       c.transport.empty() ? "" : "_" + c.transport)
+                       (c.transport.empty() ? "" : "_" + c.transport) +
+                           (c.chunkWgmma ? "_chunk_wgmma" : ""))
       .str();
 }
 

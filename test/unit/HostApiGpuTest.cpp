@@ -142,6 +142,8 @@ TEST(HostApiGpu, EnvironmentOptionsAreChecked) {
       {"ATTN_GPU_WARPS", "3", "ATTN_GPU_WARPS"},
       {"ATTN_GPU_PATH_TRANSPORT", "bf16",
        "path-transport must be f16 or split, got 'bf16'"},
+      {"ATTN_GPU_PATH_CHUNK_WGMMA", "on",
+       "ATTN_GPU_PATH_CHUNK_WGMMA='on' is not an integer"},
   };
   int n = 0;
   for (const Bad &c : cases) {

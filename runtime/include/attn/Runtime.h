@@ -61,7 +61,7 @@ llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 
 /// Shape of the GPU kernel. Unset fields (empty, 0, -1) take the environment
 /// (ATTN_GPU_CHIP, ATTN_GPU_WARPS, ATTN_GPU_BLOCK_N, ATTN_GPU_PDL,
-/// ATTN_GPU_PATH_TRANSPORT), else the
+/// ATTN_GPU_PATH_TRANSPORT, ATTN_GPU_PATH_CHUNK_WGMMA), else the
 /// defaults: for the chip the device's own sm_XY (mma.sync), sm_90a (wgmma)
 /// on sm_90 devices; for the rest those of the attn-to-gpu pipeline's
 /// options (mlir::attn::GPUPipelineOptions: 4 warps, block-n 64) and
@@ -79,6 +79,9 @@ struct GpuKernelOptions {
   /// (hi + lo pairs, about 16 more bits, twice the dots); "" =
   /// $ATTN_GPU_PATH_TRANSPORT, else f16.
   std::string pathTransport;
+  /// PaTH on sm_90a: 1 = the chunk kernel in the wgmma form, 0 = mma.sync;
+  /// -1 = $ATTN_GPU_PATH_CHUNK_WGMMA, else 0.
+  int pathChunkWgmma = -1;
 };
 
 struct CompileOptions {

@@ -63,6 +63,9 @@ struct GPUPipelineOptions {
   /// PaTH: the precision of the walk's transport dots, "f16" or "split"
   /// (attn-to-block's path-transport).
   std::string pathTransport = "f16";
+  /// PaTH on sm_90a: the chunk kernel in the wgmma form (attn-to-block's
+  /// path-chunk-wgmma).
+  bool pathChunkWgmma = false;
   /// Where the CUDA toolkit is (ptxas, libdevice); "" = $CUDA_HOME or
   /// /usr/local/cuda.
   std::string toolkit;

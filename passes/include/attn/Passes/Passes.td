@@ -115,6 +115,11 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
            "q~ at a per-row scale) or split (each f32 operand a 16-bit "
            "hi + lo pair, three products a dot: about 16 more bits, twice "
            "the walk's dots)">,
+    Option<"pathChunkWgmma", "path-chunk-wgmma", "bool", /*default=*/"false",
+           "target sm_90a, PaTH: the chunk (preparation) kernel in the "
+           "wgmma form (tiles in wgmma's layouts, shared operands read in "
+           "place); off: mma.sync like sm_90. The attention kernel stays "
+           "on mma.sync (docs/block-program.md, \"PaTH's GPU form\")">,
   ];
   let dependentDialects = [
     "::mlir::attn_block::AttnBlockDialect", "::mlir::arith::ArithDialect",
