@@ -121,19 +121,12 @@ struct GpuTiles : TileBuilder {
   /// a register A goes to the operand layout of `accv`'s instruction.)
   Value dot(Value a, Value bt, Value accv, bool transposeB = false,
             DenseI64ArrayAttr band = {}) {
-    if (wgmma && isa<blk::DotOperandLayoutAttr>(
-                     cast<RankedTensorType>(a.getType()).getEncoding())) {
-      // From the accumulator asA converted, in one step.
-      if (auto cvt = a.getDefiningOp<blk::ConvertLayoutOp>()) {
-        a = cvt.getInput();
-        if (cvt->use_empty())
-          cvt->erase();
-      }
+    Attribute aEnc = cast<RankedTensorType>(a.getType()).getEncoding();
+    if (wgmma && isa<blk::MmaLayoutAttr, blk::DotOperandLayoutAttr>(aEnc))
       a = relayout(a, blk::DotOperandLayoutAttr::get(
                           b.getContext(), 0,
                           cast<RankedTensorType>(accv.getType()).getEncoding(),
                           2));
-    }
     return blk::DotOp::create(b, loc, accv.getType(), a, bt, accv,
                               transposeB ? b.getUnitAttr() : UnitAttr(), band);
   }
@@ -143,7 +136,11 @@ struct GpuTiles : TileBuilder {
     return arith::TruncFOp::create(b, loc, type.clone(elt), x);
   }
   /// A 16-bit accumulator tile as an A operand (the same registers).
+  /// wgmma: the tile itself, which `dot` converts to the operand layout of
+  /// the accumulator it is multiplied into (the A layout depends on it).
   Value asA(Value x16) {
+    if (wgmma)
+      return x16;
     auto type = cast<RankedTensorType>(x16.getType());
     return blk::ConvertLayoutOp::create(
         b, loc, RankedTensorType::get(type.getShape(), elt, opA), x16);
