@@ -138,13 +138,7 @@ struct GpuTiles : TileBuilder {
   /// A 16-bit accumulator tile as an A operand (the same registers).
   /// wgmma: the tile itself, which `dot` converts to the operand layout of
   /// the accumulator it is multiplied into (the A layout depends on it).
-  Value asA(Value x16) {
-    if (wgmma)
-      return x16;
-    auto type = cast<RankedTensorType>(x16.getType());
-    return blk::ConvertLayoutOp::create(
-        b, loc, RankedTensorType::get(type.getShape(), elt, opA), x16);
-  }
+  Value asA(Value x16) { return wgmma ? x16 : relayout(x16, opA); }
   Value alloc(ArrayRef<int64_t> shape) {
     return blk::LocalAllocOp::create(
         b, loc, blk::SharedBufferType::get(b.getContext(), shape, elt, shared));

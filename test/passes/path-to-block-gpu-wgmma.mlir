@@ -45,11 +45,16 @@ func.func @main(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // CHECK: attn_block.dot {{.*}} transpose_b : tensor<64x128xbf16, #[[A64]]>, tensor<64x128xbf16, #[[NV]]> -> tensor<64x64xf32, #[[M64]]>
 // CHECK: attn_block.dot {{.*}} : tensor<64x64xbf16, #[[A128]]>, tensor<64x128xbf16, #[[NV]]> -> tensor<64x128xf32, #[[M128]]>
 
-// The attention kernel: mma.sync (version 2) tiles.
+// The attention kernel: mma.sync (version 2) tiles, no wgmma layout or
+// nvmma_shared buffer (named by their aliases in the function body).
 // CHECK-LABEL: func.func private @main_path_attention_kernel(
-// CHECK-NOT: version = 3
+// CHECK-NOT: {{#}}[[M128]]{{[,>]}}
+// CHECK-NOT: {{#}}[[M64]]{{[,>]}}
+// CHECK-NOT: {{#}}[[NV]]{{[,>]}}
 // CHECK: scf.for {{.*}} -> (tensor<64x128xf32, #[[V2]]>
-// CHECK-NOT: nvmma_shared
+// CHECK-NOT: {{#}}[[M128]]{{[,>]}}
+// CHECK-NOT: {{#}}[[M64]]{{[,>]}}
+// CHECK-NOT: {{#}}[[NV]]{{[,>]}}
 // CHECK: return
 
 // OFF-NOT: version = 3
