@@ -11,7 +11,9 @@
 # Env: ATTN_STATIC_BUILD_DIR (default build-static), ATTN_GPU_TARGETS (default
 # "attn-run attn-opt attn-gpu-tests"; all three xz-compressed are ~95 MB;
 # `attn` packs libattn.so for the Python check, attn-launch-bench the launch
-# overhead tool).
+# overhead tool); ATTN_PACK_PTXAS=1 also packs a ptxas 13.3 or newer from PyPI
+# (scripts/fixed-ptxas.sh, ~12 MB compressed), which gpu-run.sh then puts
+# under CUDA_HOME for path-attention-wgmma.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/.device}
@@ -30,4 +32,9 @@ for t in "${targets[@]}"; do
   strip -o "$out/$name" "$src"
   xz -T0 -6 -f "$out/$name"
 done
+if [ "${ATTN_PACK_PTXAS:-0}" = 1 ]; then
+  ATTN_NVVM_LINK=0 "$root/scripts/fixed-ptxas.sh" "$out/cuda-fixed"
+  xz -T0 -6 -c "$out/cuda-fixed/bin/ptxas" >"$out/ptxas.xz"
+  rm -rf "$out/cuda-fixed"
+fi
 ls -la "$out"

@@ -14,6 +14,15 @@ if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,driver_version --format=csv
 fi
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+# A packed fixed ptxas (ATTN_PACK_PTXAS=1) becomes a toolkit of its own,
+# with the installed toolkit's libdevice, so that path-attention-wgmma runs.
+if [ -e ptxas ]; then
+  mkdir -p cuda-fixed/bin
+  install -m 755 ptxas cuda-fixed/bin/ptxas
+  ln -sfn "$CUDA_HOME/nvvm" cuda-fixed/nvvm
+  export CUDA_HOME=$PWD/cuda-fixed
+  "$CUDA_HOME/bin/ptxas" --version | tail -1
+fi
 # Tests that read examples/ find them in this checkout, not the build tree.
 export ATTN_SOURCE_DIR=${ATTN_SOURCE_DIR:-$root}
 if [ -e attn-gpu-tests ]; then

@@ -102,12 +102,14 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
       module.emitError() << "attn-to-block: " << bad;
       return signalPassFailure();
     }
-    if (pathChunkWgmma && !tgt.wgmma) {
-      module.emitError() << "attn-to-block: path-chunk-wgmma needs target "
-                            "sm_90a (wgmma), got "
-                         << tgt.name;
-      return signalPassFailure();
-    }
+    for (auto [on, name] :
+         {std::pair<bool, const char *>{pathChunkWgmma, "path-chunk-wgmma"},
+          {pathAttentionWgmma, "path-attention-wgmma"}})
+      if (on && !tgt.wgmma) {
+        module.emitError() << "attn-to-block: " << name
+                           << " needs target sm_90a (wgmma), got " << tgt.name;
+        return signalPassFailure();
+      }
     SymbolTable symbols(module);
     SmallVector<AttentionOp> ops;
     // A function already compiled for the GPU (attn-block-launch-plan
@@ -124,9 +126,13 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                         << "): runs through the reference lowering";
         continue;
       }
-      BlockLoweringConfig cfg{
-          blockM,        blockN, pathChunk, tgt, pathTransport == "split",
-          pathChunkWgmma};
+      BlockLoweringConfig cfg{blockM,
+                              blockN,
+                              pathChunk,
+                              tgt,
+                              pathTransport == "split",
+                              pathChunkWgmma,
+                              pathAttentionWgmma};
       if (tgt.gpu) {
         // The GPU form exists for the flash, PaTH and MTA kernels; nothing
         // is lowered silently in the CPU form instead.

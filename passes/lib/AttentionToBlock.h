@@ -31,6 +31,9 @@ struct BlockLoweringConfig {
   /// PaTH's chunk kernel in the wgmma form on sm_90a (the
   /// `path-chunk-wgmma` option; PathToBlockGpu.cpp).
   bool pathChunkWgmma = false;
+  /// PaTH's attention kernel in the wgmma form on sm_90a (the
+  /// `path-attention-wgmma` option; PathToBlockGpu.cpp).
+  bool pathAttentionWgmma = false;
 };
 
 /// A new private kernel `<enclosing func>_<suffix>` taking `argTypes`, with

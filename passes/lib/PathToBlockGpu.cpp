@@ -43,12 +43,14 @@
 // The transport is the low-rank form at every D: the dense chunk matrix
 // -W^T U of the CPU form needs W^T as an A operand, which ldmatrix without
 // .trans does not give. sm_90a reuses these mma.sync kernels; with
-// path-chunk-wgmma the chunk kernel is stated in GpuTiles' wgmma mode
-// instead (the same program, wgmma's layouts, shared operands read in
-// place). The attention kernel has no wgmma form: stated the same way, it
-// matched the oracle on the CPU but gave wrong rows on the H200 in 6 to
-// 14 of 24 cases of a run, at random (docs/block-program.md, "PaTH's GPU
-// form").
+// path-chunk-wgmma the chunk kernel, with path-attention-wgmma the
+// attention kernel, is stated in GpuTiles' wgmma mode instead (the same
+// program, wgmma's layouts, shared operands read in place, each wait's
+// copies published to the async proxy). The attention kernel's dots read
+// q~ and P from registers, which ptxas 13.0 miscompiles (some rows of q~
+// overwritten before the wgmma reads them: checkPtxasForRegisterWgmma), so
+// that form is an option, not sm_90a's default (docs/block-program.md,
+// "PaTH's GPU form").
 //
 //===----------------------------------------------------------------------===//
 
@@ -498,11 +500,11 @@ Value transportStep(GpuPathTiles &x, const PathShape &ps, const Transport &tr,
 /// Kernel 2: args (q, k, v, [G'], then W hi, W lo, U hi, U lo, KC hi,
 /// KC lo (split transport) or W, U, KC in f16, then Khat, out).
 void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
-                          bool gate, bool split, Location loc) {
+                          bool gate, bool split, bool wgmma, Location loc) {
   Block &body = kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
-  GpuPathTiles t(b, loc, elt);
-  t.freshReads = ps.d > 64;
+  GpuPathTiles t(b, loc, elt, wgmma);
+  t.freshReads = ps.d > 64 && !wgmma;
   unsigned i = 0;
   auto next = [&] { return body.getArgument(i++); };
   AttnOperands g;
@@ -521,7 +523,7 @@ void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   PathProgram p = programIndices(t, g.q, g.k, c, /*reversed=*/true);
   Value c0 = t.idx(0);
 
-  GpuPathTiles h(b, loc, split ? elt : b.getF16Type());
+  GpuPathTiles h(b, loc, split ? elt : b.getF16Type(), wgmma);
   AttnBuffers s;
   s.q = t.alloc({c, d});
   s.k = t.alloc({c, d});
@@ -566,7 +568,7 @@ void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, Type elt,
   };
   auto waitOlder = [&](GpuPathTiles &x) {
     blk::AsyncWaitOp::create(x.b, loc, ValueRange{}, 1);
-    x.barrier();
+    x.publish(); // wgmma: the copies reach the async proxy that reads them
   };
   Value first = nextChunk(b, p.pos0);
   copyKV(t, first);
@@ -705,7 +707,7 @@ void mlir::attn::lowerPathAttentionGpu(AttentionOp op, SymbolTable &symbols,
       op, symbols, "path_attention_kernel", typesOf(mainArgs));
   markGpuKernel(mainKernel);
   buildAttentionKernel(mainKernel, ps, elt, static_cast<bool>(gPrime), split,
-                       loc);
+                       cfg.target.wgmma && cfg.pathAttentionWgmma, loc);
 
   Value cIdx = arith::ConstantIndexOp::create(b, loc, c);
   Value chunks = arith::CeilDivUIOp::create(b, loc, sLen, cIdx);

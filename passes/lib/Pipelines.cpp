@@ -116,13 +116,23 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
     bad = checkGpuKernelOptions(options.warps, options.blockN);
   if (bad.empty())
     bad = checkPathTransport(options.pathTransport);
-  if (bad.empty() && options.pathChunkWgmma &&
-      llvm::cantFail(attn::getTargetDesc(options.chip)).mma !=
-          attn::MmaKind::Wgmma)
-    bad = "GPU option path-chunk-wgmma needs a wgmma chip (sm_90a), got " +
-          options.chip;
+  bool wgmmaChip =
+      bad.empty() && llvm::cantFail(attn::getTargetDesc(options.chip)).mma ==
+                         attn::MmaKind::Wgmma;
+  for (auto [on, name] : {std::pair<bool, const char *>{options.pathChunkWgmma,
+                                                        "path-chunk-wgmma"},
+                          {options.pathAttentionWgmma, "path-attention-wgmma"}})
+    if (bad.empty() && on && !wgmmaChip)
+      bad = std::string("GPU option ") + name +
+            " needs a wgmma chip (sm_90a), got " + options.chip;
   if (bad.empty())
     bad = checkGpuFormat(options.format);
+  // Only a cubin is assembled here; PTX (isa, none) is whatever ptxas
+  // reads it later (the runtime checks its own).
+  if (bad.empty() && options.pathAttentionWgmma && options.format == "bin")
+    bad = checkPtxasForRegisterWgmma(options.toolkit.empty() ? cudaToolkitPath()
+                                                             : options.toolkit,
+                                     "GPU option path-attention-wgmma");
   return bad;
 }
 
@@ -146,6 +156,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   toBlock.warps = options.warps;
   toBlock.pathTransport = options.pathTransport;
   toBlock.pathChunkWgmma = options.pathChunkWgmma;
+  toBlock.pathAttentionWgmma = options.pathAttentionWgmma;
   pm.addPass(createAttnToBlock(toBlock));
   AttnBlockLaunchPlanOptions plan;
   plan.chip = options.chip;
@@ -203,6 +214,12 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
       llvm::cl::desc("PaTH on sm_90a: the chunk kernel in the wgmma form "
                      "(default off: mma.sync)"),
       llvm::cl::init(kKernelDefaults.pathChunkWgmma)};
+  PassOptions::Option<bool> pathAttentionWgmma{
+      *this, "path-attention-wgmma",
+      llvm::cl::desc("PaTH on sm_90a: the attention kernel in the wgmma "
+                     "form (default off: mma.sync; needs ptxas 13.3 or "
+                     "newer)"),
+      llvm::cl::init(kKernelDefaults.pathAttentionWgmma)};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit (ptxas, libdevice); default $CUDA_HOME "
@@ -224,6 +241,7 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
     o.blockN = blockN;
     o.pathTransport = pathTransport;
     o.pathChunkWgmma = pathChunkWgmma;
+    o.pathAttentionWgmma = pathAttentionWgmma;
     o.toolkit = toolkit;
     o.format = format;
     o.dumpPtx = dumpPtx;

@@ -174,6 +174,14 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   llvm::SmallString<256> ptxas(toolkit);
   llvm::sys::path::append(ptxas, "bin", "ptxas");
   bool binary = llvm::sys::fs::can_execute(ptxas);
+  // The driver's own PTX compiler is as old as the driver: only a ptxas
+  // known to be fixed assembles the register-A wgmma of this form.
+  if (resolved->pipeline.pathAttentionWgmma)
+    if (std::string bad = mlir::attn::checkPtxasForRegisterWgmma(
+            toolkit, "PaTH's attention kernel in the wgmma form "
+                     "(path-attention-wgmma)");
+        !bad.empty())
+      return diags.error(bad);
   std::string key;
   {
     llvm::raw_string_ostream os(key);

@@ -33,6 +33,7 @@ constexpr const char *kChipEnv = "ATTN_GPU_CHIP";
 constexpr const char *kPdlEnv = "ATTN_GPU_PDL";
 constexpr const char *kPathTransportEnv = "ATTN_GPU_PATH_TRANSPORT";
 constexpr const char *kPathChunkWgmmaEnv = "ATTN_GPU_PATH_CHUNK_WGMMA";
+constexpr const char *kPathAttentionWgmmaEnv = "ATTN_GPU_PATH_ATTENTION_WGMMA";
 /// The direct kernel builder's variables. It was removed on 2026-12-03
 /// (every GPU kernel comes from the block program); a script that still
 /// sets one gets an error, not a silently different kernel.
@@ -70,7 +71,7 @@ std::string envNames() {
   for (const ShapeField &f : kShapeFields)
     names += std::string(", ") + f.env;
   return names + ", " + kPdlEnv + ", " + kPathTransportEnv + ", " +
-         kPathChunkWgmmaEnv;
+         kPathChunkWgmmaEnv + ", " + kPathAttentionWgmmaEnv;
 }
 
 } // namespace
@@ -118,6 +119,11 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
   if (!chunkWgmma)
     return chunkWgmma.takeError();
   p.pathChunkWgmma = *chunkWgmma;
+  auto attentionWgmma =
+      flag(o.pathAttentionWgmma, kPathAttentionWgmmaEnv, p.pathAttentionWgmma);
+  if (!attentionWgmma)
+    return attentionWgmma.takeError();
+  p.pathAttentionWgmma = *attentionWgmma;
   p.format = "none";
   if (std::string bad = mlir::attn::checkGPUPipelineOptions(p); !bad.empty())
     return llvm::createStringError(bad + " (from CompileOptions::gpu or " +
@@ -130,7 +136,8 @@ std::string gpuOptionsKey(const GpuKernelOptions &o) {
   for (const ShapeField &f : kShapeFields)
     key += std::to_string(o.*f.field) + '\0';
   return key + std::to_string(o.dependentLaunch) + '\0' + o.pathTransport +
-         '\0' + std::to_string(o.pathChunkWgmma);
+         '\0' + std::to_string(o.pathChunkWgmma) + '\0' +
+         std::to_string(o.pathAttentionWgmma);
 }
 
 } // namespace attn::detail

@@ -16,6 +16,7 @@
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="block-n=0" 2>&1 | FileCheck %s --check-prefix=BLOCKN
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="block-n=32" 2>&1 | FileCheck %s --check-prefix=BLOCKN32
 // RUN: not attn-opt %attn_examples/path_bf16.mlir --attn-to-gpu="chip=sm_90 path-chunk-wgmma=true" 2>&1 | FileCheck %s --check-prefix=CHUNKWGMMA
+// RUN: not attn-opt %attn_examples/path_bf16.mlir --attn-to-gpu="chip=sm_80 path-attention-wgmma=true" 2>&1 | FileCheck %s --check-prefix=ATTNWGMMA
 // The direct builder's options are gone (07981fc was the last with them).
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="lowering=direct" 2>&1 | FileCheck %s --check-prefix=GONE
 // RUN: not attn-opt %attn_examples/rope_bf16.mlir --attn-to-gpu="overlap=true" 2>&1 | FileCheck %s --check-prefix=GONE
@@ -32,6 +33,7 @@
 // BLOCKN: GPU option block-n must be 64 or 128, got 0
 // BLOCKN32: GPU option block-n must be 64 or 128, got 32
 // CHUNKWGMMA: GPU option path-chunk-wgmma needs a wgmma chip (sm_90a), got sm_90
+// ATTNWGMMA: GPU option path-attention-wgmma needs a wgmma chip (sm_90a), got sm_80
 // GONE: no such option
 // BLOCK: attn-to-block: block-m and block-n must be in [1, 1024]
 

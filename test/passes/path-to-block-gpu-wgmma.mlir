@@ -13,8 +13,9 @@
 // W^T), 128 for U = T W), shared buffers are 128-byte swizzled tiles the
 // dots read in place, a register A is converted to the operand layout of
 // its own dot's accumulator, and a fence_async_shared follows each wait
-// for copies. The attention kernel keeps its mma.sync form, and without
-// the option so does the chunk kernel. The numbers are checked on the CPU
+// for copies. The attention kernel keeps its mma.sync form (its wgmma form
+// is path-attention-wgmma: path-attention-wgmma.mlir), and without the
+// option so does the chunk kernel. The numbers are checked on the CPU
 // in test/unit/PathGpuFormCpuTest.cpp (WgmmaForm) and on the GPU in
 // test/unit/GpuPathTest.cpp (the _chunk_wgmma cases).
 

@@ -18,13 +18,15 @@
 namespace attn::exec_test {
 
 /// attn-to-block{target=`target` warps=`warps` block-n=`blockN`
-/// path-transport=`pathTransport` path-chunk-wgmma=`pathChunkWgmma`} of
-/// `source`, as text ("" on failure).
+/// path-transport=`pathTransport` path-chunk-wgmma=`pathChunkWgmma`
+/// path-attention-wgmma=`pathAttentionWgmma`} of `source`, as text ("" on
+/// failure).
 inline std::string blockFormText(const std::string &source,
                                  const std::string &target, int64_t warps = 4,
                                  int64_t blockN = 64,
                                  const std::string &pathTransport = "f16",
-                                 bool pathChunkWgmma = false) {
+                                 bool pathChunkWgmma = false,
+                                 bool pathAttentionWgmma = false) {
   Program p(source);
   if (!p.module)
     return "";
@@ -35,6 +37,7 @@ inline std::string blockFormText(const std::string &source,
   options.blockN = blockN;
   options.pathTransport = pathTransport;
   options.pathChunkWgmma = pathChunkWgmma;
+  options.pathAttentionWgmma = pathAttentionWgmma;
   pm.addPass(mlir::attn::createAttnToBlock(options));
   if (mlir::failed(pm.run(*p.module)))
     return "";

@@ -61,18 +61,20 @@ inline std::vector<std::string> blockChipsOf(Engine &engine) {
 
 /// `src` compiled for CUDA on `chip` (the default chip when empty; PaTH's
 /// transport `pathTransport`, the default when empty; PaTH's
-/// path-chunk-wgmma `pathChunkWgmma`, -1 the default); the remark must
+/// path-chunk-wgmma `pathChunkWgmma` and path-attention-wgmma
+/// `pathAttentionWgmma`, -1 the default); the remark must
 /// say it runs the block program's launch plan (`what` names the program
 /// in the failure).
 inline std::shared_ptr<Kernel>
 compileBlockPlan(Engine &engine, const std::string &src,
                  const std::string &chip, const std::string &what,
-                 const std::string &pathTransport = "",
-                 int pathChunkWgmma = -1) {
+                 const std::string &pathTransport = "", int pathChunkWgmma = -1,
+                 int pathAttentionWgmma = -1) {
   CompileOptions opts;
   opts.gpu.chip = chip;
   opts.gpu.pathTransport = pathTransport;
   opts.gpu.pathChunkWgmma = pathChunkWgmma;
+  opts.gpu.pathAttentionWgmma = pathAttentionWgmma;
   auto kernel = engine.compile(src, opts);
   if (!kernel) {
     ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\n" << src;

@@ -15,6 +15,7 @@
 
 #include "ExecutionHelpers.h"
 #include "GpuEngine.h"
+#include "attn/Passes/Passes.h"
 #include "attn/Runtime.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -44,6 +45,10 @@ struct PathCase {
   /// CompileOptions::gpu.pathChunkWgmma: the chunk kernel in the wgmma
   /// form; such a case runs on sm_90a only.
   bool chunkWgmma = false;
+  /// CompileOptions::gpu.pathAttentionWgmma: the attention kernel in the
+  /// wgmma form too (with chunkWgmma); it needs ptxas 13.3 or newer, and
+  /// with an older one the compile must fail naming it.
+  bool attentionWgmma = false;
 };
 
 void PrintTo(const PathCase &c, std::ostream *os) {
@@ -52,7 +57,8 @@ void PrintTo(const PathCase &c, std::ostream *os) {
       << (c.dtype == DType::F16 ? " f16" : " bf16") << " beta in (" << c.betaLo
       << ", " << c.betaHi << ")"
       << (c.transport.empty() ? "" : " transport=" + c.transport)
-      << (c.chunkWgmma ? " path-chunk-wgmma" : "");
+      << (c.chunkWgmma ? " path-chunk-wgmma" : "")
+      << (c.attentionWgmma ? " path-attention-wgmma" : "");
 }
 
 const char *kPathProgram = R"(
@@ -101,13 +107,13 @@ std::vector<HostArray> hostInputs(const std::vector<Tensor> &ins, DType t) {
   return host;
 }
 
-std::shared_ptr<attn::Kernel> compilePath(attn::Engine &engine,
-                                          const std::string &src,
-                                          const std::string &chip,
-                                          const std::string &transport = "",
-                                          bool chunkWgmma = false) {
+std::shared_ptr<attn::Kernel>
+compilePath(attn::Engine &engine, const std::string &src,
+            const std::string &chip, const std::string &transport = "",
+            bool chunkWgmma = false, bool attentionWgmma = false) {
   return attn::gpu_test::compileBlockPlan(engine, src, chip, "PaTH", transport,
-                                          chunkWgmma ? 1 : -1);
+                                          chunkWgmma ? 1 : -1,
+                                          attentionWgmma ? 1 : -1);
 }
 
 /// `kernel` run on `ins` as a tensor (empty on failure, which fails).
@@ -140,15 +146,31 @@ TEST_P(GpuPath, MatchesOracle) {
   auto ref = attn::ref::evaluate(p.main(), ins);
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
   std::vector<std::string> chips = attn::gpu_test::blockChipsOf(*engine);
-  if (c.chunkWgmma) {
+  if (c.chunkWgmma || c.attentionWgmma) {
     if (engine->gpuArch() != "sm_90")
-      GTEST_SKIP() << "path-chunk-wgmma needs an sm_90 device (sm_90a)";
+      GTEST_SKIP() << "the wgmma forms need an sm_90 device (sm_90a)";
     chips = {"sm_90a"};
+  }
+  if (c.attentionWgmma) {
+    std::string old = mlir::attn::checkPtxasForRegisterWgmma(
+        mlir::attn::cudaToolkitPath(), "path-attention-wgmma");
+    if (!old.empty()) {
+      // An old ptxas would assemble wrong rows: the compile must say so.
+      attn::CompileOptions opts;
+      opts.gpu.chip = "sm_90a";
+      opts.gpu.pathAttentionWgmma = 1;
+      auto kernel = engine->compile(src, opts);
+      ASSERT_FALSE(static_cast<bool>(kernel)) << old;
+      std::string err = llvm::toString(kernel.takeError());
+      EXPECT_NE(err.find("needs ptxas 13.3 or newer"), std::string::npos)
+          << err;
+      return;
+    }
   }
   for (const std::string &chip : chips) {
     SCOPED_TRACE("chip '" + chip + "', seed " + std::to_string(seed));
-    std::shared_ptr<attn::Kernel> kernel =
-        compilePath(*engine, src, chip, c.transport, c.chunkWgmma);
+    std::shared_ptr<attn::Kernel> kernel = compilePath(
+        *engine, src, chip, c.transport, c.chunkWgmma, c.attentionWgmma);
     ASSERT_TRUE(kernel);
     Tensor got = runOn(*kernel, ins, c.dtype);
     ASSERT_EQ(got.shape, ref->shape);
@@ -209,6 +231,21 @@ std::vector<PathCase> pathCases() {
     v.push_back({gate, 1, 2, 2, 257, 257, 128, DType::F16, 0.0, 2.0, "", true});
     v.push_back(
         {gate, 1, 1, 1, 16384, 16384, 64, DType::BF16, 1.5, 2.0, "", true});
+    // Both kernels in the wgmma form (path-chunk-wgmma and
+    // path-attention-wgmma): the same shapes, and the longest walk at
+    // D = 128.
+    for (int64_t d : {64, 128}) {
+      v.push_back({gate, 1, 2, 1, 1000, 1000, d, DType::BF16, 1.5, 2.0, "",
+                   true, true});
+      v.push_back(
+          {gate, 2, 4, 2, 37, 150, d, DType::BF16, 0.0, 2.0, "", true, true});
+      v.push_back({gate, 1, 2, 1, 4096, 4096, d, DType::BF16, 1.5, 2.0, "split",
+                   true, true});
+    }
+    v.push_back(
+        {gate, 1, 2, 2, 257, 257, 128, DType::F16, 0.0, 2.0, "", true, true});
+    v.push_back({gate, 1, 1, 1, 16384, 16384, 128, DType::BF16, 1.5, 2.0, "",
+                 true, true});
   }
   return v;
 }
@@ -220,7 +257,8 @@ std::string caseName(const ::testing::TestParamInfo<PathCase> &info) {
                        elementName(c.dtype),
                        c.betaLo == 0.0 ? "0to2" : "1p5to2",
                        (c.transport.empty() ? "" : "_" + c.transport) +
-                           (c.chunkWgmma ? "_chunk_wgmma" : ""))
+                           (c.chunkWgmma ? "_chunk_wgmma" : "") +
+                           (c.attentionWgmma ? "_attention_wgmma" : ""))
       .str();
 }
 

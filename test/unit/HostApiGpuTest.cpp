@@ -144,6 +144,8 @@ TEST(HostApiGpu, EnvironmentOptionsAreChecked) {
        "path-transport must be f16 or split, got 'bf16'"},
       {"ATTN_GPU_PATH_CHUNK_WGMMA", "on",
        "ATTN_GPU_PATH_CHUNK_WGMMA='on' is not an integer"},
+      {"ATTN_GPU_PATH_ATTENTION_WGMMA", "2",
+       "ATTN_GPU_PATH_ATTENTION_WGMMA='2' is not an integer"},
   };
   int n = 0;
   for (const Bad &c : cases) {

@@ -47,6 +47,9 @@ struct Form {
   /// form (path-chunk-wgmma: wgmma's layouts, shared operands read in
   /// place).
   std::string chip = "sm_90";
+  /// sm_90a: the attention kernel in the wgmma form too
+  /// (path-attention-wgmma).
+  bool attentionWgmma = false;
 };
 
 std::string pathSource(const Form &f) {
@@ -61,14 +64,16 @@ std::string pathSource(const Form &f) {
 /// The compiled GPU form of `source` for `chip` with `transport` (one
 /// compile each).
 attn::Kernel *compiledForm(const std::string &source, const std::string &chip,
-                           const std::string &transport) {
+                           const std::string &transport, bool attentionWgmma) {
   static std::map<std::string, std::shared_ptr<attn::Kernel>> cache;
-  std::string key = chip + '\0' + transport + '\0' + source;
+  std::string key = chip + '\0' + transport + '\0' +
+                    (attentionWgmma ? "a" : "") + '\0' + source;
   auto it = cache.find(key);
   if (it != cache.end())
     return it->second.get();
   const bool wgmma = chip == "sm_90a";
-  std::string form = blockFormText(source, chip, 4, 64, transport, wgmma);
+  std::string form =
+      blockFormText(source, chip, 4, 64, transport, wgmma, attentionWgmma);
   EXPECT_NE(form.find("attn_block.local_load"), std::string::npos) << form;
   EXPECT_NE(form.find("#attn_block.mma"), std::string::npos);
   if (wgmma)
@@ -119,7 +124,8 @@ std::vector<attn::HostArray> hostInputs(const Form &f,
 }
 
 Tensor runForm(const Form &f, const std::vector<Tensor> &ins) {
-  attn::Kernel *kernel = compiledForm(pathSource(f), f.chip, f.transport);
+  attn::Kernel *kernel =
+      compiledForm(pathSource(f), f.chip, f.transport, f.attentionWgmma);
   if (!kernel)
     return {};
   auto out = kernel->run(hostInputs(f, ins));
@@ -137,8 +143,9 @@ std::string describe(const Form &f, const Case &c, uint64_t seed) {
          std::to_string(c.b) + " Hq " + std::to_string(c.hq) + " Hk " +
          std::to_string(c.hk) + " T " + std::to_string(c.t) + " S " +
          std::to_string(c.s) + ", beta in (" + std::to_string(c.lo) + ", " +
-         std::to_string(c.hi) + "), " + f.chip + ", " + f.transport +
-         " transport, seed " + std::to_string(seed);
+         std::to_string(c.hi) + "), " + f.chip +
+         (f.attentionWgmma ? " path-attention-wgmma" : "") + ", " +
+         f.transport + " transport, seed " + std::to_string(seed);
 }
 
 /// The GPU form vs the oracle: relative RMS <= 5e-3 and every row within
@@ -223,21 +230,24 @@ TEST(PathGpuFormOnCpu, HeadDimsTypesAndWindows) {
 }
 
 /// The sm_90a form with path-chunk-wgmma (the chunk kernel's tiles in
-/// wgmma's layouts, its shared operands read in place): D = 64 and 128,
-/// PaTH and PaTH-FoX, GQA, T < S across several chunks, both transports.
+/// wgmma's layouts, its shared operands read in place), alone and with
+/// path-attention-wgmma (the attention kernel's too): D = 64 and 128, PaTH
+/// and PaTH-FoX, GQA, T < S across several chunks, both transports.
 TEST(PathGpuFormOnCpu, WgmmaForm) {
   uint64_t seed = attn::ref::freshSeed();
-  for (const char *transport : {"f16", "split"})
-    for (int d : {64, 128}) {
-      Form f;
-      f.chip = "sm_90a";
-      f.transport = transport;
-      f.d = f.dv = d;
-      f.gate = d == 128;
-      f.attrs = f.gate ? "scaled" : "";
-      expectMatches(f, {1, 2, 1, 65, 65}, ++seed);
-      expectMatches(f, {1, 4, 2, 100, 300, 0.0, 2.0}, ++seed);
-    }
+  for (bool attention : {false, true})
+    for (const char *transport : {"f16", "split"})
+      for (int d : {64, 128}) {
+        Form f;
+        f.chip = "sm_90a";
+        f.attentionWgmma = attention;
+        f.transport = transport;
+        f.d = f.dv = d;
+        f.gate = d == 128;
+        f.attrs = f.gate ? "scaled" : "";
+        expectMatches(f, {1, 2, 1, 65, 65}, ++seed);
+        expectMatches(f, {1, 4, 2, 100, 300, 0.0, 2.0}, ++seed);
+      }
 }
 
 /// beta = 0: every Householder factor is the identity, so the GPU form

@@ -61,7 +61,8 @@ llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 
 /// Shape of the GPU kernel. Unset fields (empty, 0, -1) take the environment
 /// (ATTN_GPU_CHIP, ATTN_GPU_WARPS, ATTN_GPU_BLOCK_N, ATTN_GPU_PDL,
-/// ATTN_GPU_PATH_TRANSPORT, ATTN_GPU_PATH_CHUNK_WGMMA), else the
+/// ATTN_GPU_PATH_TRANSPORT, ATTN_GPU_PATH_CHUNK_WGMMA,
+/// ATTN_GPU_PATH_ATTENTION_WGMMA), else the
 /// defaults: for the chip the device's own sm_XY (mma.sync), sm_90a (wgmma)
 /// on sm_90 devices; for the rest those of the attn-to-gpu pipeline's
 /// options (mlir::attn::GPUPipelineOptions: 4 warps, block-n 64) and
@@ -82,6 +83,11 @@ struct GpuKernelOptions {
   /// PaTH on sm_90a: 1 = the chunk kernel in the wgmma form, 0 = mma.sync;
   /// -1 = $ATTN_GPU_PATH_CHUNK_WGMMA, else 0.
   int pathChunkWgmma = -1;
+  /// PaTH on sm_90a: 1 = the attention kernel in the wgmma form (needs
+  /// ptxas 13.3 or newer under CUDA_HOME: compiling returns an error
+  /// naming the ptxas found otherwise), 0 = mma.sync;
+  /// -1 = $ATTN_GPU_PATH_ATTENTION_WGMMA, else 0.
+  int pathAttentionWgmma = -1;
 };
 
 struct CompileOptions {

@@ -66,6 +66,9 @@ struct GPUPipelineOptions {
   /// PaTH on sm_90a: the chunk kernel in the wgmma form (attn-to-block's
   /// path-chunk-wgmma).
   bool pathChunkWgmma = false;
+  /// PaTH on sm_90a: the attention kernel in the wgmma form (attn-to-block's
+  /// path-attention-wgmma; needs ptxas 13.3 or newer, ptxasHasWgmmaFix).
+  bool pathAttentionWgmma = false;
   /// Where the CUDA toolkit is (ptxas, libdevice); "" = $CUDA_HOME or
   /// /usr/local/cuda.
   std::string toolkit;
@@ -83,6 +86,20 @@ std::string checkGPUPipelineOptions(const GPUPipelineOptions &options);
 
 /// The CUDA toolkit directory: $CUDA_HOME, else /usr/local/cuda.
 std::string cudaToolkitPath();
+
+/// The ptxas release that first assembles register-A wgmma correctly:
+/// ptxas 13.0 can reuse a wgmma's A registers before the asynchronous
+/// wgmma has read them (PaTH-FoX's wgmma attention kernel at D = 128 reads
+/// another value into some rows of q~). CUDA 13.3's release notes list the
+/// fix.
+constexpr int kPtxasRegisterWgmmaMajor = 13, kPtxasRegisterWgmmaMinor = 3;
+
+/// "" when `toolkit`'s bin/ptxas is at least release
+/// kPtxasRegisterWgmmaMajor.kPtxasRegisterWgmmaMinor, else a message naming
+/// what was found (no ptxas, an unreadable version or an older release)
+/// and `what` needs it. Runs `ptxas --version` once per toolkit.
+std::string checkPtxasForRegisterWgmma(llvm::StringRef toolkit,
+                                       llvm::StringRef what);
 
 /// attn-fuse, attn-to-block{target=chip}, attn-block-launch-plan,
 /// attn-block-to-gpu, the gpu.module lowered to NVVM and, unless format is

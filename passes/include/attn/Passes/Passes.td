@@ -118,8 +118,16 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
     Option<"pathChunkWgmma", "path-chunk-wgmma", "bool", /*default=*/"false",
            "target sm_90a, PaTH: the chunk (preparation) kernel in the "
            "wgmma form (tiles in wgmma's layouts, shared operands read in "
-           "place); off: mma.sync like sm_90. The attention kernel stays "
-           "on mma.sync (docs/block-program.md, \"PaTH's GPU form\")">,
+           "place); off: mma.sync like sm_90 (docs/block-program.md, "
+           "\"PaTH's GPU form\")">,
+    Option<"pathAttentionWgmma", "path-attention-wgmma", "bool",
+           /*default=*/"false",
+           "target sm_90a, PaTH: the attention kernel (the walk) in the "
+           "wgmma form: its dots read q~ and P from registers and Khat, V, "
+           "W, U in place from the shared buffers; off: mma.sync. Its "
+           "register-A wgmma needs ptxas 13.3 or newer: ptxas 13.0 reuses "
+           "A registers before an asynchronous wgmma has read them "
+           "(docs/block-program.md, \"PaTH's GPU form\")">,
   ];
   let dependentDialects = [
     "::mlir::attn_block::AttnBlockDialect", "::mlir::arith::ArithDialect",
