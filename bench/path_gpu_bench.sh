@@ -8,7 +8,11 @@
 #     CUDA events, median of $REPS runs), once per transport in $TRANSPORTS
 #     (ATTN_GPU_PATH_TRANSPORT: f16, split) and chip in $CHIPS
 #     (ATTN_GPU_CHIP: sm_90a's kernels in wgmma form, sm_90's in mma.sync;
-#     `default` is attn-run's own choice for the GPU)
+#     `default` is attn-run's own choice for the GPU), and chunk-kernel form
+#     in $CHUNK_WGMMA (ATTN_GPU_PATH_CHUNK_WGMMA: 1 the wgmma form, 0
+#     mma.sync, `default` attn-run's choice; 1 needs an sm_90a chip), and
+#     attention-kernel form in $ATTENTION_WGMMA (ATTN_GPU_PATH_ATTENTION_WGMMA,
+#     the same values; 1 also needs ptxas 13.3 or newer under CUDA_HOME)
 #   fla: bench/gpu_peers.py --only fla_path fla_path_fox (fla exported into
 #     .peers, never committed)
 #   the chunk (preparation) kernel alone: with NCU=1, `ncu` on one run per
@@ -20,8 +24,11 @@
 # Usage (on the GPU machine, from the repository root):
 #   bench/path_gpu_bench.sh [BIN_DIR]     (default .device)
 # Env: TS, DS, REPS (10), PASSES (2), TRANSPORTS ("f16 split"), CHIPS
-# ("default"), PEERS=0 skips fla, NCU=1 times the chunk kernel (per chip).
-# Prints one line per measurement (ATTN / PEER / PREP) and a summary table.
+# ("default"), CHUNK_WGMMA ("default"), ATTENTION_WGMMA ("default"), PEERS=0
+# skips fla, NCU=1 times the chunk kernel (per chip and chunk-kernel form).
+# Prints one line per measurement (ATTN / PEER / PREP), a summary table and,
+# when ATTENTION_WGMMA has both 0 and 1, the attention kernel's wgmma form
+# against its mma.sync form (median over passes of the per-pass ratio).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$root/.device}
@@ -31,6 +38,8 @@ REPS=${REPS:-10}
 PASSES=${PASSES:-2}
 TRANSPORTS=${TRANSPORTS:-"f16 split"}
 CHIPS=${CHIPS:-default}
+CHUNK_WGMMA=${CHUNK_WGMMA:-default}
+ATTENTION_WGMMA=${ATTENTION_WGMMA:-default}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export ATTN_CACHE_DIR=${ATTN_CACHE_DIR:-$tmp/cache}
@@ -41,10 +50,16 @@ program() { # program VARIANT D -> a bf16 PaTH program with head dim D
   sed "s/x64x/x${2}x/g" "$root/examples/$1_bf16.mlir" >"$f"
   echo "$f"
 }
-on_chip() { # on_chip CHIP CMD... -> CMD with ATTN_GPU_CHIP=CHIP (unless default)
-  local chip=$1
-  shift
-  if [ "$chip" = default ]; then "$@"; else ATTN_GPU_CHIP=$chip "$@"; fi
+on_chip() { # on_chip CHIP CW AW CMD... -> CMD with ATTN_GPU_CHIP=CHIP,
+  # ATTN_GPU_PATH_CHUNK_WGMMA=CW, ATTN_GPU_PATH_ATTENTION_WGMMA=AW (each
+  # unless `default`)
+  local chip=$1 cw=$2 aw=$3
+  shift 3
+  local env=()
+  [ "$chip" = default ] || env+=("ATTN_GPU_CHIP=$chip")
+  [ "$cw" = default ] || env+=("ATTN_GPU_PATH_CHUNK_WGMMA=$cw")
+  [ "$aw" = default ] || env+=("ATTN_GPU_PATH_ATTENTION_WGMMA=$aw")
+  env "${env[@]}" "$@"
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
@@ -57,13 +72,19 @@ for pass in $(seq "$PASSES"); do
       for v in path path_fox; do
         for tr in $TRANSPORTS; do
           for chip in $CHIPS; do
-            out=$(ATTN_GPU_PATH_TRANSPORT=$tr on_chip "$chip" "$bin/attn-run" \
-              "$(program $v "$d")" --device=cuda --random="${b}x${h}x${t}" \
-              --seed=1 --time --repeat="$REPS" 2>&1 || true)
-            ms=$(sed -n 's/.*run \([0-9.]*\) ms.*/\1/p' <<<"$out" | head -1)
-            echo "ATTN variant=$v transport=$tr chip=$chip B=$b H=$h T=$t" \
-              "D=$d ms=${ms:-nan} pass=$pass" | tee -a "$log"
-            [ -n "$ms" ] || echo "  attn-run: $(tail -3 <<<"$out")"
+            for cw in $CHUNK_WGMMA; do
+              for aw in $ATTENTION_WGMMA; do
+                out=$(ATTN_GPU_PATH_TRANSPORT=$tr on_chip "$chip" "$cw" "$aw" \
+                  "$bin/attn-run" "$(program $v "$d")" --device=cuda \
+                  --random="${b}x${h}x${t}" --seed=1 --time --repeat="$REPS" \
+                  2>&1 || true)
+                ms=$(sed -n 's/.*run \([0-9.]*\) ms.*/\1/p' <<<"$out" | head -1)
+                echo "ATTN variant=$v transport=$tr chip=$chip chunk_wgmma=$cw" \
+                  "attention_wgmma=$aw B=$b H=$h T=$t D=$d ms=${ms:-nan}" \
+                  "pass=$pass" | tee -a "$log"
+                [ -n "$ms" ] || echo "  attn-run: $(tail -3 <<<"$out")"
+              done
+            done
           done
         done
       done
@@ -77,17 +98,20 @@ for pass in $(seq "$PASSES"); do
 done
 if [ "${NCU:-0}" = 1 ]; then
   for chip in $CHIPS; do
-    for d in $DS; do
-      h=$((2048 / d))
-      for t in $TS; do
-        b=$((16384 / t))
-        us=$(on_chip "$chip" ncu --metrics gpu__time_duration.sum \
-          -k regex:path_chunk_kernel "$bin/attn-run" "$(program path "$d")" \
-          --device=cuda --random="${b}x${h}x${t}" --seed=1 2>/dev/null |
-          awk '/gpu__time_duration.sum/ {
-            u = $(NF-1); f = u ~ /^m/ ? 1000 : u ~ /^n/ ? 0.001 : 1
-            print $(NF) * f, "(" u ")" }' | tail -1)
-        echo "PREP chip=$chip B=$b H=$h T=$t D=$d us=${us:-nan}" | tee -a "$log"
+    for cw in $CHUNK_WGMMA; do
+      for d in $DS; do
+        h=$((2048 / d))
+        for t in $TS; do
+          b=$((16384 / t))
+          us=$(on_chip "$chip" "$cw" default ncu --metrics gpu__time_duration.sum \
+            -k regex:path_chunk_kernel "$bin/attn-run" "$(program path "$d")" \
+            --device=cuda --random="${b}x${h}x${t}" --seed=1 2>/dev/null |
+            awk '/gpu__time_duration.sum/ {
+              u = $(NF-1); f = u ~ /^m/ ? 1000 : u ~ /^n/ ? 0.001 : 1
+              print $(NF) * f, "(" u ")" }' | tail -1)
+          echo "PREP chip=$chip chunk_wgmma=$cw B=$b H=$h T=$t D=$d" \
+            "us=${us:-nan}" | tee -a "$log"
+        done
       done
     done
   done
@@ -103,16 +127,31 @@ attn = {}; fla = {}
 for r in rows:
     p = r.get("pass")
     if r["kind"] == "ATTN":
-        attn.setdefault((r["variant"], r["transport"] + " " + r.get("chip", "default"), r["D"], r["T"]), {})[p] = ms(r)
+        form = r["transport"] + " " + r.get("chip", "default")
+        for k in ("chunk_wgmma", "attention_wgmma"):
+            if r.get(k, "default") != "default":
+                form += " " + k.replace("_", "-") + "=" + r[k]
+        attn.setdefault((r["variant"], form, r["D"], r["T"]), {})[p] = ms(r)
     elif r.get("name") in ("fla_path", "fla_path_fox") and r.get("status") == "ok":
         v = "path" if r["name"] == "fla_path" else "path_fox"
         fla.setdefault((v, r["D"], r["T"]), {})[p] = ms(r)
 med = lambda xs: st.median(xs) if xs else float("nan")
-print("| variant | transport, chip | D | T | attn ms | fla ms | fla / attn (median of passes) |")
+print("| variant | transport, chip, chunk form | D | T | attn ms | fla ms | fla / attn (median of passes) |")
 print("|---|---|---|---|---|---|---|")
 for (v, tr, d, t), byp in sorted(attn.items(), key=lambda k: (k[0][0], k[0][1], int(k[0][2]), int(k[0][3]))):
     f = fla.get((v, d, t), {})
     ratios = [f[p] / a for p, a in byp.items() if p in f and a == a and a > 0]
     print("| %s | %s | %s | %s | %.3f | %.3f | %.2f |" % (
         v, tr, d, t, med(list(byp.values())), med(list(f.values())), med(ratios)))
+pairs = [(k, k[1].replace("attention-wgmma=1", "attention-wgmma=0")) for k in attn if "attention-wgmma=1" in k[1]]
+if pairs:
+    print()
+    print("| variant | transport, chip, chunk form | D | T | mma.sync attention ms | wgmma attention ms | mma.sync / wgmma (median of passes) |")
+    print("|---|---|---|---|---|---|---|")
+    for k, base in sorted(pairs, key=lambda kb: (kb[0][0], kb[0][1], int(kb[0][2]), int(kb[0][3]))):
+        w = attn[k]; m = attn.get((k[0], base, k[2], k[3]), {})
+        ratios = [m[p] / a for p, a in w.items() if p in m and a == a and a > 0]
+        print("| %s | %s | %s | %s | %.3f | %.3f | %.2f |" % (
+            k[0], base.replace(" attention-wgmma=0", ""), k[2], k[3],
+            med(list(m.values())), med(list(w.values())), med(ratios)))
 EOF
