@@ -25,7 +25,7 @@ trap 'rm -rf "$tmp"' EXIT
 python3 -m pip download --quiet --no-deps --only-binary=:all: \
   --dest "$tmp" "$wheel"
 whl=$(ls "$tmp"/*.whl)
-python3 - "$whl" "$tmp/x" <<'PY'
+member=$(python3 - "$whl" "$tmp/x" <<'PY'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z:
     names = [n for n in z.namelist() if n.endswith("/bin/ptxas")]
@@ -34,8 +34,9 @@ with zipfile.ZipFile(sys.argv[1]) as z:
     z.extract(names[0], sys.argv[2])
     print(names[0])
 PY
+)
 mkdir -p "$dir/bin"
-install -m 755 "$(find "$tmp/x" -path '*/bin/ptxas' | head -1)" "$dir/bin/ptxas"
+install -m 755 "$tmp/x/$member" "$dir/bin/ptxas"
 if [ "${ATTN_NVVM_LINK:-1}" = 1 ]; then
   if [ ! -d "$cuda/nvvm" ]; then
     echo "fixed-ptxas.sh: no $cuda/nvvm to link (set CUDA_HOME)" >&2

@@ -56,8 +56,9 @@
 // the A of P V, as the flash kernel rounds it. The convolution taps are f16
 // in the Toeplitz operands (rounded once: exact for bf16 weights within
 // f16's range, about 2^-11 relative for f32 ones, which a row whose mixed
-// probabilities nearly cancel, and the head norm after it, can amplify). FoX's G' is the gate-prefix
-// kernel's (f64 sums, f32 out), as in the flash GPU form.
+// probabilities nearly cancel, and the head norm after it, can amplify).
+// FoX's G' is the gate-prefix kernel's (f64 sums, f32 out), as in the flash
+// GPU form.
 //
 //===----------------------------------------------------------------------===//
 

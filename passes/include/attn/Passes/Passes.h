@@ -67,7 +67,8 @@ struct GPUPipelineOptions {
   /// path-chunk-wgmma).
   bool pathChunkWgmma = false;
   /// PaTH on sm_90a: the attention kernel in the wgmma form (attn-to-block's
-  /// path-attention-wgmma; needs ptxas 13.3 or newer, ptxasHasWgmmaFix).
+  /// path-attention-wgmma; needs ptxas 13.3 or newer:
+  /// checkPtxasForRegisterWgmma).
   bool pathAttentionWgmma = false;
   /// Where the CUDA toolkit is (ptxas, libdevice); "" = $CUDA_HOME or
   /// /usr/local/cuda.
