@@ -168,6 +168,18 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
       "GPU kernel: " + chip + ", the block program's launch plan (" +
       std::to_string(kernel->plan.kernels().size()) + " kernels)" +
       (dependent ? ", dependent launch" : ""));
+  // Which forms PaTH's kernels took: on sm_90a the default depends on the
+  // toolkit's ptxas (GpuOptions.cpp), so it is said.
+  if (llvm::any_of(kernel->plan.kernels(), [](auto &k) {
+        return llvm::StringRef(k.name).ends_with("path_attention_kernel");
+      })) {
+    auto form = [](bool wgmma) { return wgmma ? "wgmma" : "mma.sync"; };
+    kernel->notes.push_back(std::string("PaTH: chunk kernel in the ") +
+                            form(resolved->pipeline.pathChunkWgmma) +
+                            " form, attention kernel in the " +
+                            form(resolved->pipeline.pathAttentionWgmma) +
+                            " form");
+  }
 
   // Serialize (or take from the disk cache).
   std::string toolkit = mlir::attn::cudaToolkitPath();

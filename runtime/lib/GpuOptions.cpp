@@ -2,6 +2,8 @@
 
 #include "GpuOptions.h"
 
+#include "attn/Passes/GpuTarget.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdlib>
@@ -66,6 +68,25 @@ Expected<bool> flag(int set, const char *env, bool fallback) {
   return *v != 0;
 }
 
+bool envSet(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v;
+}
+
+/// Whether a form with register-A wgmma is the default for `chip` (a
+/// checked chip name): a wgmma chip whose toolkit's ptxas assembles it.
+bool registerWgmmaByDefault(const std::string &chip) {
+  auto desc = mlir::attn::getTargetDesc(chip);
+  if (!desc) {
+    llvm::consumeError(desc.takeError());
+    return false;
+  }
+  return desc->mma == mlir::attn::MmaKind::Wgmma &&
+         mlir::attn::checkPtxasForRegisterWgmma(mlir::attn::cudaToolkitPath(),
+                                                "")
+             .empty();
+}
+
 std::string envNames() {
   std::string names = kChipEnv;
   for (const ShapeField &f : kShapeFields)
@@ -114,13 +135,28 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
     p.pathTransport = o.pathTransport;
   else if (const char *v = std::getenv(kPathTransportEnv); v && *v)
     p.pathTransport = v;
+  // Asked for neither way, PaTH's kernels take the wgmma forms where that
+  // is faster (on the H200 the attention kernel 1.32-1.51x its mma.sync
+  // form, the chunk kernel 0.99-1.04x: bench/RESULTS.md, 2026-12-04) and
+  // assembled right: a wgmma chip and a toolkit whose ptxas is 13.3 or
+  // newer. Both read a dot's A from registers, which ptxas 13.0
+  // miscompiles in the attention kernel; the chunk kernel's form passed
+  // its tests through 13.0, but without a reason to trust that in every
+  // shape it too is left to an explicit choice there. The ptxas is asked
+  // only when a default is needed (once per toolkit).
+  auto wgmmaFlag = [&](int set, const char *env,
+                       bool fallback) -> Expected<bool> {
+    if (set < 0 && !envSet(env))
+      fallback = registerWgmmaByDefault(p.chip);
+    return flag(set, env, fallback);
+  };
   auto chunkWgmma =
-      flag(o.pathChunkWgmma, kPathChunkWgmmaEnv, p.pathChunkWgmma);
+      wgmmaFlag(o.pathChunkWgmma, kPathChunkWgmmaEnv, p.pathChunkWgmma);
   if (!chunkWgmma)
     return chunkWgmma.takeError();
   p.pathChunkWgmma = *chunkWgmma;
-  auto attentionWgmma =
-      flag(o.pathAttentionWgmma, kPathAttentionWgmmaEnv, p.pathAttentionWgmma);
+  auto attentionWgmma = wgmmaFlag(o.pathAttentionWgmma, kPathAttentionWgmmaEnv,
+                                  p.pathAttentionWgmma);
   if (!attentionWgmma)
     return attentionWgmma.takeError();
   p.pathAttentionWgmma = *attentionWgmma;

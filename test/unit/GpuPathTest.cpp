@@ -111,9 +111,12 @@ std::shared_ptr<attn::Kernel>
 compilePath(attn::Engine &engine, const std::string &src,
             const std::string &chip, const std::string &transport = "",
             bool chunkWgmma = false, bool attentionWgmma = false) {
+  // Each form named, not left to the default, which depends on the
+  // toolkit's ptxas (GpuOptionsTest.cpp): every case tests the same kernels
+  // wherever it runs.
   return attn::gpu_test::compileBlockPlan(engine, src, chip, "PaTH", transport,
-                                          chunkWgmma ? 1 : -1,
-                                          attentionWgmma ? 1 : -1);
+                                          chunkWgmma ? 1 : 0,
+                                          attentionWgmma ? 1 : 0);
 }
 
 /// `kernel` run on `ins` as a tensor (empty on failure, which fails).

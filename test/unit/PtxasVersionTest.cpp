@@ -6,41 +6,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FakePtxas.h"
 #include "attn/Passes/Passes.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
 namespace {
 
-/// A toolkit directory whose bin/ptxas prints `versionLine` (with a unique
-/// name: the check caches its answer per ptxas path).
-std::string fakeToolkit(const std::string &versionLine) {
-  llvm::SmallString<128> dir;
-  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("attn-ptxas", dir));
-  llvm::SmallString<128> bin(dir);
-  llvm::sys::path::append(bin, "bin");
-  EXPECT_FALSE(llvm::sys::fs::create_directories(bin));
-  llvm::SmallString<128> ptxas(bin);
-  llvm::sys::path::append(ptxas, "ptxas");
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream os(ptxas, ec);
-    EXPECT_FALSE(ec) << ec.message();
-    os << "#!/bin/sh\necho 'ptxas: NVIDIA (R) Ptx optimizing assembler'\n"
-       << "echo '" << versionLine << "'\n";
-  }
-  EXPECT_FALSE(llvm::sys::fs::setPermissions(
-      ptxas, llvm::sys::fs::perms::all_read | llvm::sys::fs::perms::owner_exe |
-                 llvm::sys::fs::perms::owner_write));
-  return dir.str().str();
-}
-
 std::string check(const std::string &versionLine) {
-  std::string dir = fakeToolkit(versionLine);
+  std::string dir = attn::test::fakeToolkit(versionLine);
   std::string why = mlir::attn::checkPtxasForRegisterWgmma(dir, "the form");
   llvm::sys::fs::remove_directories(dir);
   return why;

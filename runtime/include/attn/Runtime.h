@@ -81,12 +81,13 @@ struct GpuKernelOptions {
   /// $ATTN_GPU_PATH_TRANSPORT, else f16.
   std::string pathTransport;
   /// PaTH on sm_90a: 1 = the chunk kernel in the wgmma form, 0 = mma.sync;
-  /// -1 = $ATTN_GPU_PATH_CHUNK_WGMMA, else 0.
+  /// -1 = $ATTN_GPU_PATH_CHUNK_WGMMA, else as pathAttentionWgmma's default.
   int pathChunkWgmma = -1;
   /// PaTH on sm_90a: 1 = the attention kernel in the wgmma form (needs
   /// ptxas 13.3 or newer under CUDA_HOME: compiling returns an error
   /// naming the ptxas found otherwise), 0 = mma.sync;
-  /// -1 = $ATTN_GPU_PATH_ATTENTION_WGMMA, else 0.
+  /// -1 = $ATTN_GPU_PATH_ATTENTION_WGMMA, else 1 on a wgmma chip whose
+  /// toolkit's ptxas is 13.3 or newer and 0 elsewhere.
   int pathAttentionWgmma = -1;
 };
 
