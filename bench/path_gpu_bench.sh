@@ -27,8 +27,9 @@
 # ("default"), CHUNK_WGMMA ("default"), ATTENTION_WGMMA ("default"), PEERS=0
 # skips fla, NCU=1 times the chunk kernel (per chip and chunk-kernel form).
 # Prints one line per measurement (ATTN / PEER / PREP), a summary table and,
-# when ATTENTION_WGMMA has both 0 and 1, the attention kernel's wgmma form
-# against its mma.sync form (median over passes of the per-pass ratio).
+# when ATTENTION_WGMMA (CHUNK_WGMMA) has both 0 and 1, the attention (chunk)
+# kernel's wgmma form against its mma.sync form, the other kernel's form
+# fixed (median over passes of the per-pass ratio).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$root/.device}
@@ -143,15 +144,19 @@ for (v, tr, d, t), byp in sorted(attn.items(), key=lambda k: (k[0][0], k[0][1], 
     ratios = [f[p] / a for p, a in byp.items() if p in f and a == a and a > 0]
     print("| %s | %s | %s | %s | %.3f | %.3f | %.2f |" % (
         v, tr, d, t, med(list(byp.values())), med(list(f.values())), med(ratios)))
-pairs = [(k, k[1].replace("attention-wgmma=1", "attention-wgmma=0")) for k in attn if "attention-wgmma=1" in k[1]]
-if pairs:
+for kind in ("attention", "chunk"):
+    on, off = kind + "-wgmma=1", kind + "-wgmma=0"
+    pairs = [(k, k[1].replace(on, off)) for k in attn if on in k[1]
+             and (k[0], k[1].replace(on, off), k[2], k[3]) in attn]
+    if not pairs:
+        continue
     print()
-    print("| variant | transport, chip, chunk form | D | T | mma.sync attention ms | wgmma attention ms | mma.sync / wgmma (median of passes) |")
+    print("| variant | transport, chip, other form | D | T | mma.sync %s ms | wgmma %s ms | mma.sync / wgmma (median of passes) |" % (kind, kind))
     print("|---|---|---|---|---|---|---|")
     for k, base in sorted(pairs, key=lambda kb: (kb[0][0], kb[0][1], int(kb[0][2]), int(kb[0][3]))):
         w = attn[k]; m = attn.get((k[0], base, k[2], k[3]), {})
         ratios = [m[p] / a for p, a in w.items() if p in m and a == a and a > 0]
         print("| %s | %s | %s | %s | %.3f | %.3f | %.2f |" % (
-            k[0], base.replace(" attention-wgmma=0", ""), k[2], k[3],
+            k[0], base.replace(" " + off, ""), k[2], k[3],
             med(list(m.values())), med(list(w.values())), med(ratios)))
 EOF

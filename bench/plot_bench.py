@@ -49,6 +49,10 @@ def parse(path, kind):
             name = "attn_%s_%s" % (f["variant"], f["transport"])
             if f.get("chip", "default") != "default":
                 name += "_" + f["chip"]
+            for k in ("chunk_wgmma", "attention_wgmma"):
+                if f.get(k, "default") != "default":
+                    name += " %s=%s" % (k.split("_")[0],
+                                        "wgmma" if f[k] == "1" else "mma.sync")
             times[("D=%s" % f["D"], name, int(f["T"]))].append(float(f["ms"]))
         elif line.startswith("TIME"):
             ms = run_ms(line)
