@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -319,7 +320,8 @@ TEST(GpuPathProperties, IsCausal) {
 /// weighted_sum, fused by attn-fuse) on the device: what
 /// `attn-run <example> --device=cuda
 /// --random=1x2x1000 --check` runs, inputs from the oracle's randomInputs
-/// as attn-run draws them.
+/// as attn-run draws them; on each chip with the mma.sync forms named, then
+/// with the runtime's default chip and forms.
 TEST(GpuPathProperties, ExamplesRunOnTheDevice) {
   std::string why;
   attn::Engine *engine = gpuEngine(why);
@@ -344,20 +346,40 @@ TEST(GpuPathProperties, ExamplesRunOnTheDevice) {
       ins[i] = *attn::ref::fromHost(attn::ref::toHost(ins[i], DType::BF16));
     auto ref = attn::ref::evaluate(p.main(), ins);
     ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-    for (const std::string &chip : attn::gpu_test::blockChipsOf(*engine)) {
-      std::shared_ptr<attn::Kernel> kernel = compilePath(*engine, src, chip);
-      ASSERT_TRUE(kernel);
-      Tensor got = runOn(*kernel, ins, DType::BF16);
+    auto check = [&](attn::Kernel &kernel, const std::string &what) {
+      Tensor got = runOn(kernel, ins, DType::BF16);
       ASSERT_EQ(got.shape, ref->shape);
       double rms = attn::ref::relRmsError(got, *ref);
       double worst = attn::ref::worstRowRelError(got, *ref);
-      EXPECT_LE(rms, attn::ref::kHalfRmsBound) << chip;
-      EXPECT_LE(worst, attn::ref::kHalfRowBound) << chip;
-      std::printf("[ gpu path ] %s chip '%s' seed %llu: relative RMS %.3e, "
+      EXPECT_LE(rms, attn::ref::kHalfRmsBound) << what;
+      EXPECT_LE(worst, attn::ref::kHalfRowBound) << what;
+      std::printf("[ gpu path ] %s %s seed %llu: relative RMS %.3e, "
                   "worst row %.3e\n",
-                  name, chip.c_str(), static_cast<unsigned long long>(seed),
+                  name, what.c_str(), static_cast<unsigned long long>(seed),
                   rms, worst);
+    };
+    for (const std::string &chip : attn::gpu_test::blockChipsOf(*engine)) {
+      std::shared_ptr<attn::Kernel> kernel = compilePath(*engine, src, chip);
+      ASSERT_TRUE(kernel);
+      check(*kernel, "chip '" + chip + "'");
     }
+    // The runtime's own choice (no chip, no form named): on an sm_90
+    // device the wgmma forms exactly when the toolkit's ptxas is 13.3 or
+    // newer, and the remark says which.
+    std::shared_ptr<attn::Kernel> kernel =
+        attn::gpu_test::compileBlockPlan(*engine, src, "", "PaTH");
+    ASSERT_TRUE(kernel);
+    bool wgmma =
+        engine->gpuArch() == "sm_90" && mlir::attn::checkPtxasForRegisterWgmma(
+                                            mlir::attn::cudaToolkitPath(), "")
+                                            .empty();
+    std::string form = wgmma ? "wgmma" : "mma.sync";
+    std::string want = "PaTH: chunk kernel in the " + form +
+                       " form, attention kernel in the " + form + " form";
+    const auto &remarks = kernel->remarks();
+    EXPECT_NE(std::find(remarks.begin(), remarks.end(), want), remarks.end())
+        << "no remark '" << want << "'";
+    check(*kernel, "default forms (" + form + ")");
   }
 }
 
