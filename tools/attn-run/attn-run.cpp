@@ -97,6 +97,149 @@ static double seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
+/// --random's inputs of `func` (shape BxHxT), each stored as f32 (i64
+/// where `kernel` takes i64).
+static Expected<std::vector<attn::HostArray>>
+randomArgs(mlir::func::FuncOp func, const attn::Kernel &kernel) {
+  SmallVector<StringRef> parts;
+  StringRef(randomShape).split(parts, 'x');
+  int64_t dims[3];
+  if (parts.size() != 3 || parts[0].getAsInteger(10, dims[0]) ||
+      parts[1].getAsInteger(10, dims[1]) ||
+      parts[2].getAsInteger(10, dims[2]) || dims[0] < 1 || dims[1] < 1 ||
+      dims[2] < 1)
+    return createStringError("--random must be BxHxT with positive "
+                             "integers, got '" +
+                             randomShape + "'");
+  attn::ref::RandomSpec spec;
+  spec.batch = dims[0];
+  spec.heads = dims[1];
+  spec.seqLen = dims[2];
+  spec.seed = seed;
+  std::pair<StringRef, StringRef> range = StringRef(betaRange).split(',');
+  if (range.first.getAsDouble(spec.betaLo) ||
+      range.second.getAsDouble(spec.betaHi) || !std::isfinite(spec.betaLo) ||
+      !std::isfinite(spec.betaHi) || spec.betaLo > spec.betaHi)
+    return createStringError("--beta-range must be lo,hi (finite) with lo "
+                             "<= hi, got '" +
+                             betaRange + "'");
+  // Sizes first: a product that wraps must not become an empty array,
+  // and inputs that cannot fit must not be drawn (the oracle draws them
+  // as doubles, then they are stored as f32).
+  auto shapes = attn::ref::randomInputShapes(func, spec);
+  if (!shapes)
+    return shapes.takeError();
+  uint64_t drawBytes = 0;
+  for (auto [i, shape] : enumerate(*shapes)) {
+    std::optional<uint64_t> b = attn::checkedBytes(shape, 8 + 4);
+    if (!b)
+      return createStringError(("--random=" + randomShape + ": argument " +
+                                Twine(i) + " would be " +
+                                attn::TensorSig{attn::DType::F32, shape}.str() +
+                                ", more than 2^62 bytes")
+                                   .str());
+    drawBytes = attn::addBytes(drawBytes, *b);
+  }
+  if (Error e = attn::checkAllocatable(drawBytes, "--random=" + randomShape +
+                                                      ": drawing the inputs"))
+    return std::move(e);
+  auto random = attn::ref::randomInputs(func, spec);
+  if (!random)
+    return random.takeError();
+  std::vector<attn::HostArray> args;
+  for (auto [i, t] : enumerate(*random))
+    args.push_back(attn::ref::toHost(
+        t, kernel.arguments()[i].dtype == attn::DType::I64 ? attn::DType::I64
+                                                           : attn::DType::F32));
+  return args;
+}
+
+/// The --inputs files, as many as `kernel` takes.
+static Expected<std::vector<attn::HostArray>>
+fileArgs(const attn::Kernel &kernel) {
+  std::vector<attn::HostArray> args;
+  SmallVector<StringRef> paths;
+  if (!inputs.empty())
+    StringRef(inputs).split(paths, ',');
+  for (StringRef p : paths) {
+    auto a = attn::readNpy(p);
+    if (!a)
+      return a.takeError();
+    args.push_back(std::move(*a));
+  }
+  if (args.size() != kernel.arguments().size()) {
+    std::string sig;
+    for (auto &a : kernel.arguments())
+      sig += " " + a.str();
+    return createStringError(
+        ("@" + entry + " takes " + Twine(kernel.arguments().size()) +
+         " inputs (" + StringRef(sig).ltrim() + "), got " + Twine(args.size()) +
+         "; pass them with --inputs=a.npy,b.npy,... or use --random")
+            .str());
+  }
+  return args;
+}
+
+/// --check: `result` against the fp64 oracle's evaluation of `func` on
+/// `args`, as the text of the result line and whether it is within the
+/// bounds.
+struct CheckOutcome {
+  std::string text;
+  bool ok = true;
+};
+static Expected<CheckOutcome> checkResult(mlir::func::FuncOp func,
+                                          const attn::Kernel &kernel,
+                                          ArrayRef<attn::HostArray> args,
+                                          const attn::HostArray &result) {
+  // The oracle sees the inputs as the kernel saw them: rounded to each
+  // argument's element type (f16/bf16 storage, f64 files read as f32).
+  std::vector<attn::ref::Tensor> ins;
+  for (auto [i, a] : enumerate(args)) {
+    auto t = attn::ref::fromHost(a);
+    if (!t)
+      return t.takeError();
+    attn::DType want = kernel.arguments()[i].dtype;
+    if (want != a.dtype && want != attn::DType::I64)
+      t = attn::ref::fromHost(attn::ref::toHost(*t, want));
+    if (!t)
+      return t.takeError();
+    ins.push_back(std::move(*t));
+  }
+  auto ref = attn::ref::evaluate(func, ins);
+  if (!ref)
+    return ref.takeError();
+  auto got = attn::ref::fromHost(result);
+  if (!got)
+    return got.takeError();
+  bool half =
+      result.dtype == attn::DType::F16 || result.dtype == attn::DType::BF16;
+  bool integer =
+      result.dtype == attn::DType::I64 || result.dtype == attn::DType::I32;
+  double err = half ? attn::ref::relRmsError(*got, *ref)
+                    : attn::ref::relError(*got, *ref);
+  double bound = tol >= 0  ? double(tol)
+                 : half    ? attn::ref::kHalfRmsBound
+                 : integer ? 0
+                           : 1e-5;
+  CheckOutcome c;
+  c.text = formatv(", {0} error vs fp64 oracle {1:e3} (bound {2:e0})",
+                   half ? "relative RMS" : "max relative", err, bound)
+               .str();
+  c.ok = err <= bound;
+  // An RMS over millions of values can hide one wrong row: bound the
+  // worst row of a 16-bit result too.
+  if (half) {
+    int64_t row = 0;
+    double rowErr = attn::ref::worstRowRelError(*got, *ref, &row);
+    double rowBound = rowTol >= 0 ? double(rowTol) : attn::ref::kHalfRowBound;
+    c.text +=
+        formatv(", worst row {0}: {1:e3} (bound {2:e0})", row, rowErr, rowBound)
+            .str();
+    c.ok = c.ok && rowErr <= rowBound;
+  }
+  return c;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -143,77 +286,13 @@ int main(int argc, char **argv) {
     return fail("cannot parse '" + inputFile + "'");
   auto func = module->lookupSymbol<mlir::func::FuncOp>(entry);
 
-  std::vector<attn::HostArray> args;
-  if (!randomShape.empty()) {
-    if (!inputs.empty())
-      return fail("give either --inputs or --random, not both");
-    SmallVector<StringRef> parts;
-    StringRef(randomShape).split(parts, 'x');
-    int64_t dims[3];
-    if (parts.size() != 3 || parts[0].getAsInteger(10, dims[0]) ||
-        parts[1].getAsInteger(10, dims[1]) ||
-        parts[2].getAsInteger(10, dims[2]) || dims[0] < 1 || dims[1] < 1 ||
-        dims[2] < 1)
-      return fail("--random must be BxHxT with positive integers, got '" +
-                  randomShape + "'");
-    attn::ref::RandomSpec spec;
-    spec.batch = dims[0];
-    spec.heads = dims[1];
-    spec.seqLen = dims[2];
-    spec.seed = seed;
-    std::pair<StringRef, StringRef> range = StringRef(betaRange).split(',');
-    if (range.first.getAsDouble(spec.betaLo) ||
-        range.second.getAsDouble(spec.betaHi) || !std::isfinite(spec.betaLo) ||
-        !std::isfinite(spec.betaHi) || spec.betaLo > spec.betaHi)
-      return fail("--beta-range must be lo,hi (finite) with lo <= hi, got '" +
-                  betaRange + "'");
-    // Sizes first: a product that wraps must not become an empty array,
-    // and inputs that cannot fit must not be drawn (the oracle draws them
-    // as doubles, then they are stored as f32).
-    auto shapes = attn::ref::randomInputShapes(func, spec);
-    if (!shapes)
-      return fail(shapes.takeError());
-    uint64_t drawBytes = 0;
-    for (auto [i, shape] : enumerate(*shapes)) {
-      std::optional<uint64_t> b = attn::checkedBytes(shape, 8 + 4);
-      if (!b)
-        return fail("--random=" + randomShape + ": argument " + Twine(i) +
-                    " would be " +
-                    attn::TensorSig{attn::DType::F32, shape}.str() +
-                    ", more than 2^62 bytes");
-      drawBytes = attn::addBytes(drawBytes, *b);
-    }
-    if (Error e = attn::checkAllocatable(drawBytes, "--random=" + randomShape +
-                                                        ": drawing the inputs"))
-      return fail(std::move(e));
-    auto random = attn::ref::randomInputs(func, spec);
-    if (!random)
-      return fail(random.takeError());
-    for (auto [i, t] : enumerate(*random))
-      args.push_back(attn::ref::toHost(t, (*kernel)->arguments()[i].dtype ==
-                                                  attn::DType::I64
-                                              ? attn::DType::I64
-                                              : attn::DType::F32));
-  } else {
-    SmallVector<StringRef> paths;
-    if (!inputs.empty())
-      StringRef(inputs).split(paths, ',');
-    for (StringRef p : paths) {
-      auto a = attn::readNpy(p);
-      if (!a)
-        return fail(a.takeError());
-      args.push_back(std::move(*a));
-    }
-    if (args.size() != (*kernel)->arguments().size()) {
-      std::string sig;
-      for (auto &a : (*kernel)->arguments())
-        sig += " " + a.str();
-      return fail("@" + entry + " takes " +
-                  Twine((*kernel)->arguments().size()) + " inputs (" +
-                  StringRef(sig).ltrim() + "), got " + Twine(args.size()) +
-                  "; pass them with --inputs=a.npy,b.npy,... or use --random");
-    }
-  }
+  if (!randomShape.empty() && !inputs.empty())
+    return fail("give either --inputs or --random, not both");
+  auto drawn =
+      randomShape.empty() ? fileArgs(**kernel) : randomArgs(func, **kernel);
+  if (!drawn)
+    return fail(drawn.takeError());
+  std::vector<attn::HostArray> args = std::move(*drawn);
   if (!saveInputs.empty())
     for (auto [i, a] : enumerate(args))
       if (Error e = attn::writeNpy((saveInputs + Twine(i) + ".npy").str(), a))
@@ -251,60 +330,16 @@ int main(int argc, char **argv) {
       return fail(std::move(e));
 
   // The oracle first, so that its failure cannot cut the result line.
-  std::string checkText;
-  int status = 0;
+  CheckOutcome checked;
   if (check) {
-    // The oracle sees the inputs as the kernel saw them: rounded to each
-    // argument's element type (f16/bf16 storage, f64 files read as f32).
-    std::vector<attn::ref::Tensor> ins;
-    for (auto [i, a] : enumerate(args)) {
-      auto t = attn::ref::fromHost(a);
-      if (!t)
-        return fail(t.takeError());
-      attn::DType want = (*kernel)->arguments()[i].dtype;
-      if (want != a.dtype && want != attn::DType::I64)
-        t = attn::ref::fromHost(attn::ref::toHost(*t, want));
-      if (!t)
-        return fail(t.takeError());
-      ins.push_back(std::move(*t));
-    }
-    auto ref = attn::ref::evaluate(func, ins);
-    if (!ref)
-      return fail(ref.takeError());
-    auto got = attn::ref::fromHost(result);
-    if (!got)
-      return fail(got.takeError());
-    bool half =
-        result.dtype == attn::DType::F16 || result.dtype == attn::DType::BF16;
-    bool integer =
-        result.dtype == attn::DType::I64 || result.dtype == attn::DType::I32;
-    double err = half ? attn::ref::relRmsError(*got, *ref)
-                      : attn::ref::relError(*got, *ref);
-    double bound = tol >= 0  ? double(tol)
-                   : half    ? attn::ref::kHalfRmsBound
-                   : integer ? 0
-                             : 1e-5;
-    checkText = formatv(", {0} error vs fp64 oracle {1:e3} (bound {2:e0})",
-                        half ? "relative RMS" : "max relative", err, bound)
-                    .str();
-    if (!(err <= bound))
-      status = 1;
-    // An RMS over millions of values can hide one wrong row: bound the
-    // worst row of a 16-bit result too.
-    if (half) {
-      int64_t row = 0;
-      double rowErr = attn::ref::worstRowRelError(*got, *ref, &row);
-      double rowBound = rowTol >= 0 ? double(rowTol) : attn::ref::kHalfRowBound;
-      checkText += formatv(", worst row {0}: {1:e3} (bound {2:e0})", row,
-                           rowErr, rowBound)
-                       .str();
-      if (!(rowErr <= rowBound))
-        status = 1;
-    }
+    auto c = checkResult(func, **kernel, args, result);
+    if (!c)
+      return fail(c.takeError());
+    checked = std::move(*c);
   }
   outs() << inputFile << ": @" << entry << " on "
          << attn::deviceName((*kernel)->device()) << ", result "
-         << attn::TensorSig{result.dtype, result.shape}.str() << checkText;
+         << attn::TensorSig{result.dtype, result.shape}.str() << checked.text;
   if (timeIt) {
     std::sort(runTimes.begin(), runTimes.end());
     outs() << format(", compile %.3f s, run %.3f ms (median of %u)",
@@ -312,8 +347,10 @@ int main(int argc, char **argv) {
                      unsigned(runTimes.size()));
   }
   outs() << "\n";
-  if (status)
+  if (!checked.ok) {
     errs() << "attn-run: error: result differs from the fp64 oracle beyond "
               "the bound\n";
-  return status;
+    return 1;
+  }
+  return 0;
 }
