@@ -1191,10 +1191,12 @@ private:
   /// where the second fits the chip and, for a program of one head, costs
   /// no block per SM that shared memory allowed (such grids have B H T /
   /// 64 programs, several per SM). A program walking a mixed head group
-  /// takes 2 wherever they fit: its grid is H / c_h times smaller (T / 64
-  /// programs for the released configuration at B = 1, fewer than the
-  /// H200's 132 SMs at T = 8192), so a second block per SM would find no
-  /// program to run, and the latency it hides is the program's own.
+  /// takes 2 wherever they fit: the rule was set when its grid was T / 64
+  /// programs (the released configuration at B = 1: fewer than the H200's
+  /// 132 SMs at T = 8192), where a second block per SM would have found no
+  /// program to run. Since the split-K passes (kSplits programs per query
+  /// tile: 512 at T = 8192) one stage would let the LSE pass run 2 blocks
+  /// per SM (111 KB instead of 122); which is faster is not measured yet.
   int64_t toeStages(Kind kind) const {
     if (!mmaStencil(kind))
       return 1;
