@@ -76,8 +76,9 @@ attn::Kernel *compiledForm(const std::string &source, const std::string &chip,
       blockFormText(source, chip, 4, 64, transport, wgmma, attentionWgmma);
   EXPECT_NE(form.find("attn_block.local_load"), std::string::npos) << form;
   EXPECT_NE(form.find("#attn_block.mma"), std::string::npos);
-  if (wgmma)
+  if (wgmma) {
     EXPECT_NE(form.find("#attn_block.nvmma_shared"), std::string::npos);
+  }
   attn::CompileOptions options;
   options.pipeline = attn::Pipeline::Fused;
   auto kernel = engine().compile(form, options, "path-gpu-form");
