@@ -26,7 +26,8 @@
 # Env: TS, DS, REPS (10), PASSES (2), TRANSPORTS ("f16 split"), CHIPS
 # ("default"), CHUNK_WGMMA ("default"), ATTENTION_WGMMA ("default"), PEERS=0
 # skips fla, NCU=1 times the chunk kernel (per chip and chunk-kernel form).
-# Prints one line per measurement (ATTN / PEER / PREP), a summary table and,
+# Prints one line per measurement (ATTN / PEER / PREP), then (also when a
+# `timeout` stops it: TERM) a summary table of what was measured and,
 # when ATTENTION_WGMMA (CHUNK_WGMMA) has both 0 and 1, the attention (chunk)
 # kernel's wgmma form against its mma.sync form, the other kernel's form
 # fixed (median over passes of the per-pass ratio).
@@ -42,9 +43,58 @@ CHIPS=${CHIPS:-default}
 CHUNK_WGMMA=${CHUNK_WGMMA:-default}
 ATTENTION_WGMMA=${ATTENTION_WGMMA:-default}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 export ATTN_CACHE_DIR=${ATTN_CACHE_DIR:-$tmp/cache}
 log=$tmp/lines
+: >"$log"
+# The summary tables of what was measured, also when the run is cut short
+# (a `timeout` on the GPU machine's call sends TERM): the lines so far.
+summarize() {
+  python3 - "$log" <<'EOF'
+import re, statistics as st, sys
+rows = [dict(re.findall(r"(\w+)=(\S+)", l)) | {"kind": l.split()[0]}
+        for l in open(sys.argv[1]) if l.split() and l.split()[0] in ("ATTN", "PEER")]
+def ms(r):
+    try: return float(r["ms"])
+    except (KeyError, ValueError): return float("nan")
+attn = {}; fla = {}
+for r in rows:
+    p = r.get("pass")
+    if r["kind"] == "ATTN":
+        form = r["transport"] + " " + r.get("chip", "default")
+        for k in ("chunk_wgmma", "attention_wgmma"):
+            if r.get(k, "default") != "default":
+                form += " " + k.replace("_", "-") + "=" + r[k]
+        attn.setdefault((r["variant"], form, r["D"], r["T"]), {})[p] = ms(r)
+    elif r.get("name") in ("fla_path", "fla_path_fox") and r.get("status") == "ok":
+        v = "path" if r["name"] == "fla_path" else "path_fox"
+        fla.setdefault((v, r["D"], r["T"]), {})[p] = ms(r)
+med = lambda xs: st.median(xs) if xs else float("nan")
+print("| variant | transport, chip, chunk form | D | T | attn ms | fla ms | fla / attn (median of passes) |")
+print("|---|---|---|---|---|---|---|")
+for (v, tr, d, t), byp in sorted(attn.items(), key=lambda k: (k[0][0], k[0][1], int(k[0][2]), int(k[0][3]))):
+    f = fla.get((v, d, t), {})
+    ratios = [f[p] / a for p, a in byp.items() if p in f and a == a and a > 0]
+    print("| %s | %s | %s | %s | %.3f | %.3f | %.2f |" % (
+        v, tr, d, t, med(list(byp.values())), med(list(f.values())), med(ratios)))
+for kind in ("attention", "chunk"):
+    on, off = kind + "-wgmma=1", kind + "-wgmma=0"
+    pairs = [(k, k[1].replace(on, off)) for k in attn if on in k[1]
+             and (k[0], k[1].replace(on, off), k[2], k[3]) in attn]
+    if not pairs:
+        continue
+    print()
+    print("| variant | transport, chip, other form | D | T | mma.sync %s ms | wgmma %s ms | mma.sync / wgmma (median of passes) |" % (kind, kind))
+    print("|---|---|---|---|---|---|---|")
+    for k, base in sorted(pairs, key=lambda kb: (kb[0][0], kb[0][1], int(kb[0][2]), int(kb[0][3]))):
+        w = attn[k]; m = attn.get((k[0], base, k[2], k[3]), {})
+        ratios = [m[p] / a for p, a in w.items() if p in m and a == a and a > 0]
+        print("| %s | %s | %s | %s | %.3f | %.3f | %.2f |" % (
+            k[0], base.replace(" " + off, ""), k[2], k[3],
+            med(list(m.values())), med(list(w.values())), med(ratios)))
+EOF
+}
+trap 'summarize; rm -rf "$tmp"' EXIT
+trap 'echo "path_gpu_bench.sh: stopped; the tables cover what was measured"; exit 143' TERM INT
 
 program() { # program VARIANT D -> a bf16 PaTH program with head dim D
   local f="$tmp/$1_$2.mlir"
@@ -117,46 +167,3 @@ if [ "${NCU:-0}" = 1 ]; then
     done
   done
 fi
-python3 - "$log" <<'EOF'
-import re, statistics as st, sys
-rows = [dict(re.findall(r"(\w+)=(\S+)", l)) | {"kind": l.split()[0]}
-        for l in open(sys.argv[1]) if l.split() and l.split()[0] in ("ATTN", "PEER")]
-def ms(r):
-    try: return float(r["ms"])
-    except (KeyError, ValueError): return float("nan")
-attn = {}; fla = {}
-for r in rows:
-    p = r.get("pass")
-    if r["kind"] == "ATTN":
-        form = r["transport"] + " " + r.get("chip", "default")
-        for k in ("chunk_wgmma", "attention_wgmma"):
-            if r.get(k, "default") != "default":
-                form += " " + k.replace("_", "-") + "=" + r[k]
-        attn.setdefault((r["variant"], form, r["D"], r["T"]), {})[p] = ms(r)
-    elif r.get("name") in ("fla_path", "fla_path_fox") and r.get("status") == "ok":
-        v = "path" if r["name"] == "fla_path" else "path_fox"
-        fla.setdefault((v, r["D"], r["T"]), {})[p] = ms(r)
-med = lambda xs: st.median(xs) if xs else float("nan")
-print("| variant | transport, chip, chunk form | D | T | attn ms | fla ms | fla / attn (median of passes) |")
-print("|---|---|---|---|---|---|---|")
-for (v, tr, d, t), byp in sorted(attn.items(), key=lambda k: (k[0][0], k[0][1], int(k[0][2]), int(k[0][3]))):
-    f = fla.get((v, d, t), {})
-    ratios = [f[p] / a for p, a in byp.items() if p in f and a == a and a > 0]
-    print("| %s | %s | %s | %s | %.3f | %.3f | %.2f |" % (
-        v, tr, d, t, med(list(byp.values())), med(list(f.values())), med(ratios)))
-for kind in ("attention", "chunk"):
-    on, off = kind + "-wgmma=1", kind + "-wgmma=0"
-    pairs = [(k, k[1].replace(on, off)) for k in attn if on in k[1]
-             and (k[0], k[1].replace(on, off), k[2], k[3]) in attn]
-    if not pairs:
-        continue
-    print()
-    print("| variant | transport, chip, other form | D | T | mma.sync %s ms | wgmma %s ms | mma.sync / wgmma (median of passes) |" % (kind, kind))
-    print("|---|---|---|---|---|---|---|")
-    for k, base in sorted(pairs, key=lambda kb: (kb[0][0], kb[0][1], int(kb[0][2]), int(kb[0][3]))):
-        w = attn[k]; m = attn.get((k[0], base, k[2], k[3]), {})
-        ratios = [m[p] / a for p, a in w.items() if p in m and a == a and a > 0]
-        print("| %s | %s | %s | %s | %.3f | %.3f | %.2f |" % (
-            k[0], base.replace(" " + off, ""), k[2], k[3],
-            med(list(m.values())), med(list(w.values())), med(ratios)))
-EOF
