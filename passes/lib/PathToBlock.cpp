@@ -30,6 +30,7 @@
 
 #include "AttentionToBlock.h"
 #include "PathTiles.h"
+#include "attn/Passes/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -371,14 +372,14 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
     mainArgs = withGate({v, nMem}, {khat, qhat, mMem, lMem, oPart, out});
   }
 
-  func::FuncOp chunkKernel =
-      createBlockKernel(op, symbols, "path_chunk_kernel", typesOf(chunkArgs));
+  func::FuncOp chunkKernel = createBlockKernel(
+      op, symbols, kPathChunkKernelSuffix, typesOf(chunkArgs));
   buildChunkKernel(chunkKernel, ps, loc);
   func::FuncOp diagKernel =
       createBlockKernel(op, symbols, "path_diagonal_kernel", typesOf(diagArgs));
   buildDiagonalKernel(diagKernel, ps, gate, loc);
   func::FuncOp mainKernel = createBlockKernel(
-      op, symbols, "path_attention_kernel", typesOf(mainArgs));
+      op, symbols, kPathAttentionKernelSuffix, typesOf(mainArgs));
   buildAttentionKernel(mainKernel, ps, gate, loc);
 
   Value firstChunk = arith::DivUIOp::create(

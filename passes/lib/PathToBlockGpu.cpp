@@ -57,6 +57,7 @@
 #include "AttentionToBlock.h"
 #include "GpuTiles.h"
 #include "PathTiles.h"
+#include "attn/Passes/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -698,13 +699,13 @@ void mlir::attn::lowerPathAttentionGpu(AttentionOp op, SymbolTable &symbols,
   mainArgs.append(transport.begin(), transport.end());
   mainArgs.append({khat, out});
 
-  func::FuncOp chunkKernel =
-      createBlockKernel(op, symbols, "path_chunk_kernel", typesOf(chunkArgs));
+  func::FuncOp chunkKernel = createBlockKernel(
+      op, symbols, kPathChunkKernelSuffix, typesOf(chunkArgs));
   markGpuKernel(chunkKernel);
   buildChunkKernel(chunkKernel, ps, elt, split,
                    cfg.target.wgmma && cfg.pathChunkWgmma, loc);
   func::FuncOp mainKernel = createBlockKernel(
-      op, symbols, "path_attention_kernel", typesOf(mainArgs));
+      op, symbols, kPathAttentionKernelSuffix, typesOf(mainArgs));
   markGpuKernel(mainKernel);
   buildAttentionKernel(mainKernel, ps, elt, static_cast<bool>(gPrime), split,
                        cfg.target.wgmma && cfg.pathAttentionWgmma, loc);

@@ -171,7 +171,8 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   // Which forms PaTH's kernels took: on sm_90a the default depends on the
   // toolkit's ptxas (GpuOptions.cpp), so it is said.
   if (llvm::any_of(kernel->plan.kernels(), [](auto &k) {
-        return llvm::StringRef(k.name).ends_with("path_attention_kernel");
+        return llvm::StringRef(k.name).ends_with(
+            mlir::attn::kPathAttentionKernelSuffix);
       })) {
     auto form = [](bool wgmma) { return wgmma ? "wgmma" : "mma.sync"; };
     kernel->notes.push_back(std::string("PaTH: chunk kernel in the ") +

@@ -88,6 +88,12 @@ std::string checkGPUPipelineOptions(const GPUPipelineOptions &options);
 /// The CUDA toolkit directory: $CUDA_HOME, else /usr/local/cuda.
 std::string cudaToolkitPath();
 
+/// The suffixes of PaTH's kernels (`<func>_<suffix>`, attn-to-block on every
+/// target); the runtime finds a PaTH program's launch plan by them.
+constexpr llvm::StringLiteral kPathChunkKernelSuffix = "path_chunk_kernel";
+constexpr llvm::StringLiteral kPathAttentionKernelSuffix =
+    "path_attention_kernel";
+
 /// The ptxas release that first assembles register-A wgmma correctly:
 /// ptxas 13.0 can reuse a wgmma's A registers before the asynchronous
 /// wgmma has read them (PaTH-FoX's wgmma attention kernel at D = 128 reads
