@@ -4,6 +4,7 @@
 
 #include "attn/Passes/GpuTarget.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdlib>
@@ -42,12 +43,18 @@ constexpr const char *kPathAttentionWgmmaEnv = "ATTN_GPU_PATH_ATTENTION_WGMMA";
 constexpr const char *kRemovedEnv[] = {"ATTN_GPU_LOWERING", "ATTN_GPU_OVERLAP",
                                        "ATTN_GPU_M_TILES"};
 
+/// The value of environment variable `name`; null when unset or empty.
+const char *envValue(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
 /// The integer in environment variable `name`, `fallback` when unset or
 /// empty; anything but a decimal integer in [lo, hi] is an error naming the
 /// variable (std::atoi would read "8x" as 8 and "abc" as 0).
 Expected<int64_t> envInt(const char *name, int64_t fallback, int lo, int hi) {
-  const char *v = std::getenv(name);
-  if (!v || !*v)
+  const char *v = envValue(name);
+  if (!v)
     return fallback;
   int value = 0;
   if (llvm::StringRef(v).getAsInteger(10, value) || value < lo || value > hi)
@@ -58,19 +65,17 @@ Expected<int64_t> envInt(const char *name, int64_t fallback, int lo, int hi) {
 }
 
 /// A tri-state flag (-1 unset) from the options, else `env`, else
-/// `fallback`.
-Expected<bool> flag(int set, const char *env, bool fallback) {
+/// `fallback()`, asked only then.
+Expected<bool> flag(int set, const char *env,
+                    llvm::function_ref<bool()> fallback) {
   if (set >= 0)
     return set != 0;
-  auto v = envInt(env, fallback, 0, 1);
+  if (!envValue(env))
+    return fallback();
+  auto v = envInt(env, 0, 0, 1);
   if (!v)
     return v.takeError();
   return *v != 0;
-}
-
-bool envSet(const char *name) {
-  const char *v = std::getenv(name);
-  return v && *v;
 }
 
 /// Whether a form with register-A wgmma is the default for `chip` (a
@@ -100,7 +105,7 @@ std::string envNames() {
 Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
                                                int smMajor, int smMinor) {
   for (const char *env : kRemovedEnv)
-    if (const char *v = std::getenv(env); v && *v)
+    if (const char *v = envValue(env))
       return llvm::createStringError(
           std::string(env) + "='" + v +
           "' is set, but it was removed on 2026-12-03 with the direct GPU "
@@ -110,7 +115,7 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
   GPUPipelineOptions &p = r.pipeline;
   p.chip = o.chip;
   if (p.chip.empty())
-    if (const char *c = std::getenv(kChipEnv))
+    if (const char *c = envValue(kChipEnv))
       p.chip = c;
   // sm_90 devices get the sm_90a (wgmma) kernel: arch-specific code, built
   // for exactly this device; sm_90 (mma.sync) stays selectable.
@@ -127,13 +132,14 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
       return v.takeError();
     p.*f.option = *v;
   }
-  auto pdl = flag(o.dependentLaunch, kPdlEnv, r.dependentLaunch);
+  auto pdl =
+      flag(o.dependentLaunch, kPdlEnv, [&] { return r.dependentLaunch; });
   if (!pdl)
     return pdl.takeError();
   r.dependentLaunch = *pdl;
   if (!o.pathTransport.empty())
     p.pathTransport = o.pathTransport;
-  else if (const char *v = std::getenv(kPathTransportEnv); v && *v)
+  else if (const char *v = envValue(kPathTransportEnv))
     p.pathTransport = v;
   // Asked for neither way, PaTH's kernels take the wgmma forms where that
   // is faster (on the H200 the attention kernel 1.32-1.51x its mma.sync
@@ -144,19 +150,13 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
   // its tests through 13.0, but without a reason to trust that in every
   // shape it too is left to an explicit choice there. The ptxas is asked
   // only when a default is needed (once per toolkit).
-  auto wgmmaFlag = [&](int set, const char *env,
-                       bool fallback) -> Expected<bool> {
-    if (set < 0 && !envSet(env))
-      fallback = registerWgmmaByDefault(p.chip);
-    return flag(set, env, fallback);
-  };
-  auto chunkWgmma =
-      wgmmaFlag(o.pathChunkWgmma, kPathChunkWgmmaEnv, p.pathChunkWgmma);
+  auto byDefault = [&] { return registerWgmmaByDefault(p.chip); };
+  auto chunkWgmma = flag(o.pathChunkWgmma, kPathChunkWgmmaEnv, byDefault);
   if (!chunkWgmma)
     return chunkWgmma.takeError();
   p.pathChunkWgmma = *chunkWgmma;
-  auto attentionWgmma = wgmmaFlag(o.pathAttentionWgmma, kPathAttentionWgmmaEnv,
-                                  p.pathAttentionWgmma);
+  auto attentionWgmma =
+      flag(o.pathAttentionWgmma, kPathAttentionWgmmaEnv, byDefault);
   if (!attentionWgmma)
     return attentionWgmma.takeError();
   p.pathAttentionWgmma = *attentionWgmma;
