@@ -10,22 +10,25 @@
 # Env: CUDA_HOME, the toolkit whose nvvm/ is linked (default /usr/local/cuda);
 # ATTN_PTXAS_WHEEL, the pip requirement (default "nvidia-cuda-nvcc>=13.3");
 # ATTN_NVVM_LINK=0 leaves nvvm/ out (gpu-package.sh links it on the GPU
-# machine).
+# machine); ATTN_PTXAS_FILE=PATH takes that ptxas instead of the wheel's
+# (gpu-run.sh, on the GPU machine, with the one gpu-package.sh packed).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/.cache/cuda-ptxas}
 cuda=${CUDA_HOME:-/usr/local/cuda}
 wheel=${ATTN_PTXAS_WHEEL:-nvidia-cuda-nvcc>=13.3}
-if ! python3 -m pip --version >/dev/null 2>&1; then
-  echo "fixed-ptxas.sh: needs pip (apt-get install python3-pip)" >&2
-  exit 1
-fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 -m pip download --quiet --no-deps --only-binary=:all: \
-  --dest "$tmp" "$wheel"
-whl=$(ls "$tmp"/*.whl)
-member=$(python3 - "$whl" "$tmp/x" <<'PY'
+ptxas=${ATTN_PTXAS_FILE:-}
+if [ -z "$ptxas" ]; then
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    echo "fixed-ptxas.sh: needs pip (apt-get install python3-pip)" >&2
+    exit 1
+  fi
+  python3 -m pip download --quiet --no-deps --only-binary=:all: \
+    --dest "$tmp" "$wheel"
+  whl=$(ls "$tmp"/*.whl)
+  member=$(python3 - "$whl" "$tmp/x" <<'PY'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z:
     names = [n for n in z.namelist() if n.endswith("/bin/ptxas")]
@@ -34,9 +37,11 @@ with zipfile.ZipFile(sys.argv[1]) as z:
     z.extract(names[0], sys.argv[2])
     print(names[0])
 PY
-)
+  )
+  ptxas=$tmp/x/$member
+fi
 mkdir -p "$dir/bin"
-install -m 755 "$tmp/x/$member" "$dir/bin/ptxas"
+install -m 755 "$ptxas" "$dir/bin/ptxas"
 if [ "${ATTN_NVVM_LINK:-1}" = 1 ]; then
   if [ ! -d "$cuda/nvvm" ]; then
     echo "fixed-ptxas.sh: no $cuda/nvvm to link (set CUDA_HOME)" >&2

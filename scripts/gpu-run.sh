@@ -17,11 +17,8 @@ export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 # A packed fixed ptxas (ATTN_PACK_PTXAS=1) becomes a toolkit of its own,
 # with the installed toolkit's libdevice, so that path-attention-wgmma runs.
 if [ -e ptxas ]; then
-  mkdir -p cuda-fixed/bin
-  install -m 755 ptxas cuda-fixed/bin/ptxas
-  ln -sfn "$CUDA_HOME/nvvm" cuda-fixed/nvvm
+  ATTN_PTXAS_FILE=$PWD/ptxas "$root/scripts/fixed-ptxas.sh" cuda-fixed
   export CUDA_HOME=$PWD/cuda-fixed
-  "$CUDA_HOME/bin/ptxas" --version | tail -1
 fi
 # Tests that read examples/ find them in this checkout, not the build tree.
 export ATTN_SOURCE_DIR=${ATTN_SOURCE_DIR:-$root}
