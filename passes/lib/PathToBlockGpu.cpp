@@ -49,7 +49,8 @@
 // copies published to the async proxy). The attention kernel's dots read
 // q~ and P from registers, which ptxas 13.0 miscompiles (some rows of q~
 // overwritten before the wgmma reads them: checkPtxasForRegisterWgmma), so
-// that form is an option, not sm_90a's default (docs/block-program.md,
+// both forms are options here, which the runtime takes by default only
+// with a fixed ptxas (runtime/lib/GpuOptions.cpp; docs/block-program.md,
 // "PaTH's GPU form").
 //
 //===----------------------------------------------------------------------===//
