@@ -5,7 +5,8 @@
 // before the asynchronous wgmma has read them, so some rows of a product
 // come out wrong while the PTX is correct (the same PTX is right through
 // ptxas 13.5, and through 13.0 at -O0). A form that depends on it asks for
-// a fixed ptxas here instead of running silently wrong.
+// a fixed ptxas here instead of running silently wrong. The version text
+// also keys the runtime's disk cache (ptxasVersionText).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,14 +29,25 @@ struct PtxasRelease {
   int major = 0, minor = 0;
 };
 
-/// `ptxas --version`'s "release X.Y", or why there is none.
-std::string readRelease(StringRef ptxas, std::optional<PtxasRelease> &out) {
-  if (!sys::fs::can_execute(ptxas))
-    return "no ptxas at " + ptxas.str();
+/// What `ptxas --version` said: its text (empty when it did not run) and
+/// the release in it, or why there is none.
+struct PtxasVersion {
+  std::string why, text;
+  std::optional<PtxasRelease> release;
+};
+
+PtxasVersion readVersion(StringRef ptxas) {
+  PtxasVersion v;
+  if (!sys::fs::can_execute(ptxas)) {
+    v.why = "no ptxas at " + ptxas.str();
+    return v;
+  }
   SmallString<128> log;
   if (std::error_code ec =
-          sys::fs::createTemporaryFile("attn-ptxas-version", "txt", log))
-    return "cannot create a temporary file: " + ec.message();
+          sys::fs::createTemporaryFile("attn-ptxas-version", "txt", log)) {
+    v.why = "cannot create a temporary file: " + ec.message();
+    return v;
+  }
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
                                           StringRef(log)};
   std::string err;
@@ -43,37 +55,46 @@ std::string readRelease(StringRef ptxas, std::optional<PtxasRelease> &out) {
                                redirects, /*SecondsToWait=*/30, 0, &err);
   auto text = MemoryBuffer::getFile(log);
   sys::fs::remove(log);
-  if (rc != 0 || !text)
-    return ptxas.str() + " --version failed" + (err.empty() ? "" : ": " + err);
+  if (rc != 0 || !text) {
+    v.why = ptxas.str() + " --version failed" + (err.empty() ? "" : ": " + err);
+    return v;
+  }
   StringRef s = (*text)->getBuffer();
+  v.text = s.str();
   size_t at = s.find("release ");
-  if (at == StringRef::npos)
-    return ptxas.str() + " --version names no release";
-  StringRef rest = s.substr(at + 8);
   PtxasRelease r;
+  StringRef rest = at == StringRef::npos ? "" : s.substr(at + 8);
   if (rest.consumeInteger(10, r.major) || !rest.consume_front(".") ||
-      rest.consumeInteger(10, r.minor))
-    return ptxas.str() + " --version names no release";
-  out = r;
-  return "";
+      rest.consumeInteger(10, r.minor)) {
+    v.why = ptxas.str() + " --version names no release";
+    return v;
+  }
+  v.release = r;
+  return v;
+}
+
+/// readVersion of `toolkit`'s bin/ptxas, once per path and process.
+const PtxasVersion &versionOf(StringRef toolkit, SmallString<256> &ptxas) {
+  ptxas = toolkit;
+  sys::path::append(ptxas, "bin", "ptxas");
+  static std::mutex mu;
+  static StringMap<PtxasVersion> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = seen.find(ptxas);
+  if (it == seen.end())
+    it = seen.insert({ptxas, readVersion(ptxas)}).first;
+  // StringMap's values stay where they are when others are inserted.
+  return it->second;
 }
 
 } // namespace
 
 std::string mlir::attn::checkPtxasForRegisterWgmma(StringRef toolkit,
                                                    StringRef what) {
-  SmallString<256> ptxas(toolkit);
-  sys::path::append(ptxas, "bin", "ptxas");
-  static std::mutex mu;
-  static StringMap<std::pair<std::string, std::optional<PtxasRelease>>> seen;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = seen.find(ptxas);
-  if (it == seen.end()) {
-    std::optional<PtxasRelease> r;
-    std::string why = readRelease(ptxas, r);
-    it = seen.insert({ptxas, {why, r}}).first;
-  }
-  const auto &[why, release] = it->second;
+  SmallString<256> ptxas;
+  const PtxasVersion &v = versionOf(toolkit, ptxas);
+  const std::string &why = v.why;
+  const std::optional<PtxasRelease> &release = v.release;
   std::string need = std::to_string(kPtxasRegisterWgmmaMajor) + "." +
                      std::to_string(kPtxasRegisterWgmmaMinor);
   if (!release)
@@ -87,4 +108,9 @@ std::string mlir::attn::checkPtxasForRegisterWgmma(StringRef toolkit,
          " at " + ptxas.str().str() +
          " (it reuses a register-A wgmma's registers before the wgmma has "
          "read them; point CUDA_HOME or toolkit= at a newer toolkit)";
+}
+
+std::string mlir::attn::ptxasVersionText(StringRef toolkit) {
+  SmallString<256> ptxas;
+  return versionOf(toolkit, ptxas).text;
 }

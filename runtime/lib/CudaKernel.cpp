@@ -4,7 +4,8 @@
 // format "none"), then the gpu.module serialized by its #nvvm.target: a
 // cubin through ptxas when the toolkit has one, else PTX that the driver
 // compiles at load. Images are cached on disk (DiskCache.h) keyed by the
-// NVVM-level IR, so a cache hit skips LLVM's NVPTX backend and ptxas.
+// NVVM-level IR and, for a cubin, ptxas's version (gpuImageKey), so a
+// cache hit skips LLVM's NVPTX backend and ptxas.
 // Launch: the entry's launch plan (attn_launch.plan, LaunchPlan.h) run on
 // the caller's device views: scratch reserved per stream, each kernel's
 // grid and arguments evaluated, the kernels enqueued in the plan's order.
@@ -37,9 +38,6 @@ using llvm::Expected;
 
 namespace attn::detail {
 namespace {
-
-/// Bumped whenever generated code changes meaning, to invalidate caches.
-constexpr const char *kCodegenVersion = "attn-gpu-12";
 
 /// Device memory freed when the owner goes away.
 struct DeviceBuffer {
@@ -195,13 +193,12 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
                      "(path-attention-wgmma)");
         !bad.empty())
       return diags.error(bad);
-  std::string key;
+  std::string ir;
   {
-    llvm::raw_string_ostream os(key);
-    os << kCodegenVersion << '\0' << chip << '\0' << (binary ? "cubin" : "ptx")
-       << '\0';
+    llvm::raw_string_ostream os(ir);
     gm->print(os);
   }
+  std::string key = gpuImageKey(chip, binary, toolkit, ir);
   std::vector<char> image;
   if (auto cached = cacheLoad(key)) {
     image = std::move(*cached);

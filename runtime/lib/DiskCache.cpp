@@ -2,6 +2,8 @@
 
 #include "DiskCache.h"
 
+#include "attn/Passes/Passes.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -18,6 +20,9 @@
 namespace attn::detail {
 
 namespace {
+
+/// Bumped whenever generated code changes meaning, to invalidate caches.
+constexpr const char *kCodegenVersion = "attn-gpu-12";
 constexpr char kMagic[8] = {'A', 'T', 'T', 'N', 'C', 'C', '0', '1'};
 
 struct Header {
@@ -36,6 +41,20 @@ std::string entryPath(llvm::StringRef key) {
   return std::string(path);
 }
 } // namespace
+
+std::string gpuImageKey(llvm::StringRef chip, bool cubin,
+                        llvm::StringRef toolkit, llvm::StringRef module) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << kCodegenVersion << '\0' << chip << '\0' << (cubin ? "cubin" : "ptx")
+     << '\0';
+  // A cubin is as right as the ptxas that made it (13.0's register-A wgmma
+  // is wrong): another toolkit under CUDA_HOME compiles anew.
+  if (cubin)
+    os << mlir::attn::ptxasVersionText(toolkit) << '\0';
+  os << module;
+  return key;
+}
 
 std::string cacheDirectory() {
   if (const char *env = std::getenv("ATTN_CACHE_DIR")) {

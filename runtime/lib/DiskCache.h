@@ -1,8 +1,9 @@
 //===- DiskCache.h - compiled GPU images on disk ----------------*- C++ -*-===//
 //
 // $ATTN_CACHE_DIR (default $XDG_CACHE_HOME/attn, else ~/.cache/attn) holds
-// one file per compiled image, named by a hash of the key (compiler
-// version, the kernels' NVVM-level IR, target and format). A file is a
+// one file per compiled image, named by a hash of the key (gpuImageKey:
+// compiler version, target, format, ptxas's version for a cubin and the
+// kernels' NVVM-level IR). A file is a
 // header (magic, payload size, payload hash) and the payload; it is written
 // to a temporary name and renamed, so readers never see half a file, and
 // a file whose header does not match its payload is ignored and rewritten.
@@ -21,6 +22,12 @@
 #include <vector>
 
 namespace attn::detail {
+
+/// The key of a GPU image of `module` (its NVVM-level IR, printed) for
+/// `chip`: a cubin (`cubin`, made by `toolkit`'s ptxas, whose
+/// `ptxas --version` text it holds) or PTX.
+std::string gpuImageKey(llvm::StringRef chip, bool cubin,
+                        llvm::StringRef toolkit, llvm::StringRef module);
 
 /// The cache directory, or "" when disabled.
 std::string cacheDirectory();

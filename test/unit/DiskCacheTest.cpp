@@ -1,12 +1,14 @@
 //===- DiskCacheTest.cpp - the on-disk cache of compiled GPU images -------===//
 //
 // Runs everywhere (no GPU): entries round-trip, a corrupted or truncated
-// entry is refused (the runtime then rebuilds and rewrites it), and
-// ATTN_CACHE_DIR=off disables the cache.
+// entry is refused (the runtime then rebuilds and rewrites it),
+// ATTN_CACHE_DIR=off disables the cache, and a cubin's key names the ptxas
+// that made it (stand-in ptxas scripts of two releases).
 //
 //===----------------------------------------------------------------------===//
 
 #include "../../runtime/lib/DiskCache.h"
+#include "FakePtxas.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -92,6 +94,27 @@ TEST_F(DiskCache, OffDisablesIt) {
   EXPECT_EQ(cacheDirectory(), "");
   cacheStore("key", std::vector<char>{'a'});
   EXPECT_FALSE(cacheLoad("key").has_value());
+}
+
+TEST(GpuImageKey, CubinsOfAnotherPtxasAreAnotherEntry) {
+  std::string old = attn::test::fakeToolkit(
+      "Cuda compilation tools, release 13.0, V13.0.88");
+  std::string fixed = attn::test::fakeToolkit(
+      "Cuda compilation tools, release 13.5, V13.5.37");
+  using attn::detail::gpuImageKey;
+  std::string a = gpuImageKey("sm_90a", true, old, "module {}");
+  EXPECT_NE(a.find("release 13.0, V13.0.88"), std::string::npos) << a;
+  EXPECT_NE(a, gpuImageKey("sm_90a", true, fixed, "module {}"));
+  // Deterministic, and each of chip, format and IR still counts.
+  EXPECT_EQ(a, gpuImageKey("sm_90a", true, old, "module {}"));
+  EXPECT_NE(a, gpuImageKey("sm_90", true, old, "module {}"));
+  EXPECT_NE(a, gpuImageKey("sm_90a", true, old, "module {} "));
+  // PTX is compiled by the driver at load, not by ptxas: one entry.
+  EXPECT_EQ(gpuImageKey("sm_90a", false, old, "module {}"),
+            gpuImageKey("sm_90a", false, fixed, "module {}"));
+  EXPECT_NE(gpuImageKey("sm_90a", false, old, "module {}"), a);
+  llvm::sys::fs::remove_directories(old);
+  llvm::sys::fs::remove_directories(fixed);
 }
 
 } // namespace

@@ -108,6 +108,12 @@ constexpr int kPtxasRegisterWgmmaMajor = 13, kPtxasRegisterWgmmaMinor = 3;
 std::string checkPtxasForRegisterWgmma(llvm::StringRef toolkit,
                                        llvm::StringRef what);
 
+/// `toolkit`'s `ptxas --version` text ("" without a ptxas that runs), read
+/// once per toolkit with checkPtxasForRegisterWgmma's: the runtime's GPU
+/// disk cache keys cubins by it, since two toolkits' ptxas make different
+/// cubins of one PTX (13.0's wrong register-A wgmma, 13.3's right one).
+std::string ptxasVersionText(llvm::StringRef toolkit);
+
 /// attn-fuse, attn-to-block{target=chip}, attn-block-launch-plan,
 /// attn-block-to-gpu, the gpu.module lowered to NVVM and, unless format is
 /// "none", serialized into a gpu.binary.
