@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "ProgramOracle.h"
+#include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/Dialect/AttnLaunchDialect.h"
 #include "attn/Memory.h"
 #include "attn/Runtime.h"
 
@@ -273,9 +275,11 @@ int main(int argc, char **argv) {
   for (const std::string &remark : (*kernel)->remarks())
     errs() << "attn-run: remark: " << remark << "\n";
 
-  // A second, plain parse of the program for the oracle and --random.
+  // A second, plain parse of the program for the oracle and --random (a
+  // program may already be a block program: attn-opt --attn-to-block's).
   mlir::DialectRegistry registry;
-  registry.insert<mlir::attn::AttnDialect>();
+  registry.insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect,
+                  mlir::attn_launch::AttnLaunchDialect>();
   mlir::registerAllDialects(registry);
   mlir::MLIRContext ctx(registry);
   SourceMgr sourceMgr;
