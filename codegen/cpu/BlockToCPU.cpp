@@ -3,11 +3,11 @@
 // The CPU backend of the block program. A kernel becomes a function taking
 // its program ids as two trailing index arguments; a launch becomes an
 // scf.parallel over the grid calling it (later spread over threads by the
-// OpenMP lowering). Each tile is a dense buffer: tile ops become linalg ops
-// or small tensor.generate / scf loop nests on tensors, which bufferize
-// like any upstream tensor code. The matrix product iterates (m, k, n) with
-// n innermost and contiguous, so LLVM vectorises it without reassociating
-// floating-point sums.
+// OpenMP lowering). Each tile is a dense buffer: the matrix product becomes
+// explicit vectors over register-sized pieces of n with k innermost
+// (RegisterLoops.h: no floating-point sum is reassociated), the other tile
+// ops linalg ops or small tensor.generate / scf loop nests on tensors,
+// which bufferize like any upstream tensor code.
 //
 //===----------------------------------------------------------------------===//
 

@@ -5,8 +5,8 @@
 // register holds which element) is the encoding of its tensor type, a
 // *shared buffer* is a typed value with a swizzled shared-memory layout, and
 // the kernel's copies, waits and barriers are ops (AttnBlockGpuOps.td). A
-// backend lowers op by op from these and invents none of them; the CPU
-// backend drops them (attn-block-strip-layouts).
+// backend lowers op by op from these and invents none of them; for the CPU
+// backend attn-block-strip-gpu drops them.
 //
 // Layouts (the register layouts follow TritonGPUAttrDefs.td):
 //   blocked      a tile spread over threads in contiguous chunks
