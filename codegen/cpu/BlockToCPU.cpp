@@ -420,8 +420,9 @@ struct LowerRope : OpRewritePattern<blk::RopeOp> {
 /// hi = x[r, R/2 : R], out = [lo cos - hi sin, hi cos + lo sin, x[r, R:]].
 /// The same products and sums as LowerRope's per-element form (bit for
 /// bit), without its per-element index selects: K tiles are rotated once
-/// per key tile and program, so this ran in scalar code for 15-20 % of
-/// the MTA kernels' time.
+/// per key tile and program, so the per-element form was a large part of
+/// the MTA kernels' time (bench/RESULTS.md, "CPU: figures moved from code
+/// comments").
 struct LowerHalfRope : OpRewritePattern<blk::RopeOp> {
   LowerHalfRope(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
   LogicalResult matchAndRewrite(blk::RopeOp op,

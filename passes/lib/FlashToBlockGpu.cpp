@@ -382,9 +382,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   if (sR)
     smemBytes += cast<blk::SharedBufferType>(sR.getType()).getSizeInBytes();
   // FoX's records at D = 64 leave shared memory for 5 blocks, but at 5
-  // (96 registers) ptxas spills 16 bytes and the kernel ran 3-11 % slower
-  // on the H200 than at 4 (115 registers, no spill; 2026-12-03,
-  // bench/RESULTS.md): at most 4 with records.
+  // ptxas spills and the kernel is slower than at 4
+  // (bench/history/runs-to-05a9f8e.md, "GPU: FoX's key records in 16
+  // bytes"): at most 4 with records.
   if (tg.wgmma && !biasPerScore)
     if (int64_t blocks = gpu_occupancy::occupancyHint(smemBytes, 32 * tg.warps))
       kernel->setAttr(
