@@ -14,6 +14,9 @@ Fails (exit 1, one line per finding) when
     attn-run / attn-launch-bench flag that the tool does not define;
   - it names an environment variable (`ATTN_*`, `CUDA_HOME`, ...) that no
     source file, script or CMake file reads or defines;
+  - a comment in a source file names an `attn-*` pass, pipeline or tool
+    that nothing defines, or a source file or script names a repository
+    path (docs/..., passes/..., ...) that does not exist;
   and in the reverse direction when
   - an environment variable the code reads (a string literal "ATTN_*" in
     C++, C or Python, `${ATTN_*}` in a shell script) or a CMake option() is
@@ -244,6 +247,28 @@ def main():
                     for flag in re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", line):
                         if flag not in tools[tool]:
                             errors.append("%s: %s has no flag --%s" % (where, tool, flag))
+
+    # Code comments and scripts: the passes, tools and repository paths
+    # they name exist too (a renamed pass or a moved doc leaves no stale
+    # pointer behind).
+    top_dirs = "docs|bench|scripts|examples|test|tools|runtime|passes|codegen|dialect|reference|python"
+    for f in sorted(tree.sources):
+        if not f.endswith((".cpp", ".h", ".td", ".c", ".py", ".sh", ".txt", ".cmake")):
+            continue
+        for n, line in enumerate(tree.text(f).split("\n"), 1):
+            if re.search(r"\bremoved\b", line) and re.search(r"\b[0-9a-f]{7,40}\b", line):
+                continue
+            where = "%s:%d" % (f, n)
+            if line.strip().startswith(("//", "#")):
+                for m in re.finditer(r"(?<![\w/.$<-])(attn-[a-z0-9-]*[a-z0-9])(?![\w*-]|\.\w)", line):
+                    name = m.group(1)
+                    if not (name in passes or name in pipelines or name in targets
+                            or name in tools or name in tools["attn-opt"]):
+                        errors.append("%s: %s: no pass, pipeline, tool or target of that name"
+                                      % (where, name))
+            for w in re.findall(r"(?<![\w./$<{-])((?:%s)/[\w./-]*\w)(?![\w*])" % top_dirs, line):
+                if not tree.path_exists(w):
+                    errors.append("%s: %s: no such file or directory" % (where, w))
 
     # The reverse direction: what the code defines is documented.
     for v in sorted(env_read):
