@@ -215,18 +215,25 @@ def generate(runs, times):
     readme = [BEGIN, "",
               "| variant | shape (B × H × T, D) | attn ms | best peer ms | peer / attn | GPU | date | commit |",
               "|---|---|---|---|---|---|---|---|"]
+    headline_runs = []
     for v, title in VARIANTS:
         res += variant_table(runs, times, v, title)
         h = headline(runs, times, v)
         if h:
             r, a, p = h
+            if r not in headline_runs:
+                headline_runs.append(r)
             readme.append("| %s | %s × %s × %s, %s | %s | %s %s | %.2f | %s | %s | %s |" % (
                 title.split(",")[0] if v != "mta_pre" else "MTA pre-only",
                 a["B"], a["H"], a["T"], a["D"], a["ms"], impl_name(p["impl"]),
                 p["ms"], float(p["ms"]) / float(a["ms"]), r["gpu"], r["date"],
                 r["commit"]))
     res.append(END)
-    readme += ["", END]
+    notes = []
+    for r in headline_runs:
+        if r.get("note") and r["run"] not in [n[0] for n in notes]:
+            notes.append((r["run"], "- %s, %s: %s." % (r["commit"], r["date"], r["note"])))
+    readme += [""] + [n[1] for n in notes] + ["", END]
     return res, readme
 
 
