@@ -199,7 +199,7 @@ def main():
                 if t and not tree.exists(os.path.join(ddir, t)):
                     errors.append("%s: link to %s: no such file" % (where, target))
             # Path-like words.
-            for w in re.findall(r"(?<![\w./$<{-])((?:\.?[\w.-]+/)+[\w.-]*[\w])", line):
+            for w in re.findall(r"(?<![\w./$<{-])((?:\.?[\w.-]+/)+[\w.-]*[\w])(?![\w*])", line):
                 if OUTSIDE.match(w) or "*" in w or re.search(r"\bX\b|\bFILE\b|\bDIR\b|\bPATH\b|\bLOG\b|OUT\.png", w):
                     continue
                 if re.match(r"^\d", w) or "//" in w or w.count("/") == 0:
