@@ -11,8 +11,8 @@
 #   bench/gpu_bench.sh [BIN_DIR]     (default .device, as gpu-package.sh made)
 # Env: TS, DS, REPS; VARIANTS (default "rope plain fox"); PEERS=0 skips the
 # peers; TAG is appended to attn's names; ATTN_GPU_CHIP, ATTN_GPU_WARPS,
-# ATTN_GPU_BLOCK_N and ATTN_GPU_PDL pass kernel shapes and
-# the launch mode to the runtime (README). PASSES=N (default 1) runs the
+# ATTN_GPU_BLOCK_N and ATTN_GPU_PDL pass kernel shapes and the launch mode
+# to the runtime (docs/reference/environment.md). PASSES=N (default 1) runs the
 # variants of each shape N times in turn (plain, fox, plain, fox, ...),
 # each line tagged pass=k, and ends with bench/pass_ratios.py's summary:
 # per shape the median time of each variant and the median over passes of

@@ -3,11 +3,11 @@
 // The CPU backend of the block program. A kernel becomes a function taking
 // its program ids as two trailing index arguments; a launch becomes an
 // scf.parallel over the grid calling it (later spread over threads by the
-// OpenMP lowering). Each tile is a dense buffer: tile ops become linalg ops
-// or small tensor.generate / scf loop nests on tensors, which bufferize
-// like any upstream tensor code. The matrix product iterates (m, k, n) with
-// n innermost and contiguous, so LLVM vectorises it without reassociating
-// floating-point sums.
+// OpenMP lowering). Each tile is a dense buffer: the matrix product becomes
+// explicit vectors over register-sized pieces of n with k innermost
+// (RegisterLoops.h: no floating-point sum is reassociated), the other tile
+// ops linalg ops or small tensor.generate / scf loop nests on tensors,
+// which bufferize like any upstream tensor code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -420,8 +420,9 @@ struct LowerRope : OpRewritePattern<blk::RopeOp> {
 /// hi = x[r, R/2 : R], out = [lo cos - hi sin, hi cos + lo sin, x[r, R:]].
 /// The same products and sums as LowerRope's per-element form (bit for
 /// bit), without its per-element index selects: K tiles are rotated once
-/// per key tile and program, so this ran in scalar code for 15-20 % of
-/// the MTA kernels' time.
+/// per key tile and program, so the per-element form was a large part of
+/// the MTA kernels' time (bench/RESULTS.md, "CPU: figures moved from code
+/// comments").
 struct LowerHalfRope : OpRewritePattern<blk::RopeOp> {
   LowerHalfRope(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
   LogicalResult matchAndRewrite(blk::RopeOp op,

@@ -2,26 +2,10 @@
 //-*-===//
 //
 // Helpers for the loops whose accumulators live in registers (the dot's and
-// the stencil's rows).
-//
-// laneChunks: a tile row of n lanes is split into power-of-two vectors of
-// at most 64 lanes. x86 legalizes a loop-carried vector<74xf32> or
-// vector<84xf32> (the haloed MTA tiles) lane by lane: every step extracts
-// and re-inserts each element through the stack; power-of-two pieces stay
-// in ymm registers, and 64 lanes (8 ymm accumulators) leave registers for
-// the operands.
-//
-// rowsPerBlock / forRowBlocks: a narrow piece (the 8 + 2 lanes left of a
-// 74-wide row, the 16 + 4 of an 84-wide one) has one or two accumulator
-// vectors, so its reduction loop waits on the FMA latency at every step:
-// on the haloed MTA tiles those pieces cost as much as the 64-lane one.
-// Several rows of such a piece run in one loop instead (about eight
-// independent vectors in flight), sharing the operand they have in common.
-//
-// forUnrolled: the reduction loop over k (or the kernel taps) emitted
-// already unrolled. The JIT runs LLVM without its loop unroller, whose
-// full unrolling of every fixed-trip tile loop triples the compile time;
-// these few loops are where unrolling pays.
+// the stencil's rows): laneChunks (power-of-two pieces of at most 64 lanes),
+// rowsPerBlock / forRowBlocks (several rows of a narrow piece in one loop),
+// forUnrolled (the reduction loop emitted unrolled). Why each:
+// docs/lowering-details.md, "codegen/cpu/RegisterLoops.h".
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,32 +1,13 @@
 //===- StripGpu.cpp - the sequential meaning of the GPU block program -----===//
 //
-// attn-block-strip-gpu: a block program in GPU form (register layouts on
-// tiles, shared buffers, asynchronous copies, barriers, TMA with mbarriers)
-// becomes the CPU form that attn-block-to-cpu lowers. Every GPU op has a
-// sequential meaning for a race-free kernel, which is what the CPU runs:
-//
-//   tile layouts              dropped (a tile is its values, wherever they sit)
-//   convert_layout %t         %t
-//   scan %t scratch(%b)       scan %t (the warps' totals need no buffer)
-//   local_alloc               memref.alloc (+ a cast to the buffer view type)
-//   local_index %b[%i]        memref.subview of stage %i
-//   local_subview %b[%r, %c]  memref.subview of the window (padded buffers
-//                             keep their row stride: [rows, stride] alloc)
-//   local_load / local_store  attn_block.load / store, in_bounds
-//   async_copy, tma_load      the attn_block.load they stand for, stored into
-//                             the buffer at once (a copy is complete when it
-//                             is issued)
-//   async tokens              the constant `true` (every copy is complete)
-//   async_commit_group        that constant
-//   async_wait, barrier,      dropped: with copies complete at issue and one
-//   fence_async_shared,       thread of control, there is nothing to wait for
-//   mbarrier_*
-//   warp_specialize           refused: its regions run concurrently and have
-//                             no sequential order
-//
-// A buffer becomes a memref with a dynamic offset (`strided<[..], offset:
-// ?>`), whole or one stage of it, so a stage can flow through scf.for
-// iter_args like the buffer it came from.
+// attn-block-strip-gpu: a block program in GPU form (register layouts,
+// shared buffers, asynchronous copies, barriers, TMA with mbarriers) becomes
+// the CPU form that attn-block-to-cpu lowers, by the sequential meaning
+// every GPU op has in a race-free kernel: layouts dropped, shared buffers
+// memref.alloc / subviews with a dynamic offset (so stages can be
+// loop-carried), copies the loads they stand for, complete when issued,
+// waits and barriers dropped, warp_specialize refused. The op-by-op table:
+// docs/block-program.md, "The CPU meaning of the GPU ops".
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,24 +1,11 @@
 //===- DotToMmaSync.cpp - ldmatrix operands and m16n8k16 mma.sync ---------===//
 //
-// local_load of a swizzled shared tile into a dot operand layout is one
-// ldmatrix.x4 per 16x16 piece, each lane addressing one 16-byte row of one
-// of the four 8x8 matrices:
-//   A [M, K]:              row 16 mt w + 16 mi + l % 16, column 16 ki + 8 (l /
-//   16) B stored [N, K] (K of a transpose_b dot), no .trans:
-//                          row 16 p + l % 8 + 8 (l / 16), column 16 ki + 8 ((l
-//                          / 8) % 2)
-//   B stored [K, N] (V), .trans:
-//                          row 16 ki + l % 8 + 8 ((l / 8) % 2), column 16 p + 8
-//                          (l / 16)
-// which hands each lane exactly the registers of LayoutUtils.h (matrices
-// 0-3 are a0-a3, or b0, b1 of n8 tiles 2p and 2p + 1). The pieces' swizzled
-// offsets come from SwizzledAddresses: a few lane values plus constants,
-// not an address register per ldmatrix (which LICM keeps live across a
-// loop). dot is one nvvm.mma.sync m16n8k16 (row.col, f32 accumulate) per
-// (mi, ni, ki), except where b_band says the k16 x n8 piece of B is zero:
-// that step is left out (and the ldmatrix that only fed it is dead). An
-// operand with K = 8 (FoX's 16-byte key records) is one ldmatrix.x2 per
-// 16 rows and its dot one m16n8k8 per (mi, ni).
+// local_load of a swizzled shared tile into a dot operand layout: one
+// ldmatrix.x4 per 16x16 piece (x2 for K = 8), each lane addressing one
+// 16-byte row, which hands each lane the registers of LayoutUtils.h; dot:
+// one nvvm.mma.sync m16n8k16 per (mi, ni, ki), except where b_band says the
+// piece of B is zero. The lane addressing: docs/lowering-details.md,
+// "codegen/gpu/DotToMmaSync.cpp".
 //
 //===----------------------------------------------------------------------===//
 

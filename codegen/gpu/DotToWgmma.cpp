@@ -1,40 +1,11 @@
 //===- DotToWgmma.cpp - warpgroup MMA (sm_90a) from shared descriptors ----===//
 //
 // A dot whose accumulator has an mma version 3 layout is wgmma: per
-// warpgroup (warps 4g .. 4g + 3 own rows [64 g, 64 g + 64)) one
-// wgmma.mma_async m64nNk16 per 16 of K, f32 accumulators in the v2 register
-// order (LayoutUtils.h), emitted with Wgmma.h's inline PTX:
-//
-//   wgmma.fence      passes the accumulators and register A fragments
-//                    written since the last wgmma through, so that LLVM
-//                    keeps their writes before it;
-//   mma_async x K/16 A: the register A operand (the P of P V: packed pairs
-//                    of the A layout) or a K-major shared tile; B: a shared
-//                    tile, K-major when the dot is transpose_b (K of
-//                    Q K^T, stored [N, K]) else N-major (V, stored [K, N]);
-//   commit, wait 0   the result registers pass through the wait, so no
-//                    read of them moves above it.
-//
-// A shared operand is a local_load into an #attn_block.nvmma_shared tile,
-// which reads nothing: it stands for its buffer (the type converter makes
-// it the buffer's (memref, element offset)), and the dot builds the 64-bit
-// matrix descriptor from the buffer's shared address. The buffers are in
-// the 128-byte swizzle (LayoutUtils.h: width / 64 panels of [rows][64] on
-// 1024-byte bounds), so
-//
-//   K-major (A [M, K], B [N, K]): LBO unused (16), SBO 1024 (8 rows of
-//     128 bytes); step ks starts (ks / 4) * rows * 128 + (ks % 4) * 32
-//     bytes in (panel ks / 4, 32 bytes per k16 within it);
-//   N-major (B [K, N]): LBO rows * 128 (the next 64 columns: the next
-//     panel), SBO 1024; step ks starts 16 * 128 * ks bytes in.
-//
-// A dot with K = 8 (a register A, an interleaved B: FoX's 16-byte records)
-// is one k16 step, A's k 8-15 registers zero and B's descriptor reading
-// its 8 columns twice (LBO 0).
-//
-// An accumulator that is a splat of 0.0 is not read: the first mma_async
-// runs with scale-d = 0 (D = A B).
-// fence_async_shared is fence.proxy.async.shared::cta.
+// warpgroup one wgmma.mma_async m64nNk16 per 16 of K between wgmma.fence
+// and commit / wait 0 (Wgmma.h's inline PTX), A from registers or a shared
+// tile, B a shared tile read in place through a matrix descriptor of its
+// 128-byte swizzled buffer. Descriptors, the K = 8 form and the zero
+// accumulator: docs/lowering-details.md, "codegen/gpu/DotToWgmma.cpp".
 //
 //===----------------------------------------------------------------------===//
 

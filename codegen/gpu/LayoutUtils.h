@@ -1,47 +1,13 @@
 //===- LayoutUtils.h - which thread and register hold a tile element -*- C++
 //-*-===//
 //
-// The register layouts of the block program (AttnBlockAttrs.td) as maps
-// from a thread's registers to tile elements, in the spirit of Triton's
-// emitIndices: register i of the thread (warp w, lane l) holds the element
-// at base(w, l) + offsets[i], with the offsets compile-time constants. Every
-// tile type of the GPU form converts to `numRegs` scalars of its element
-// type, in this order; the lowering of each op relies on it:
-//
-//   mma v2 (m16n8k16 accumulator), warps stacked along rows, [M, N]
-//   (mma v3, wgmma's accumulator, is the same with mt = 1: M = 16 W):
-//     mt = M / (16 W) row tiles per warp, nt = N / 8; register
-//     (mi * nt + ni) * 4 + r holds row 16 mt w + 16 mi + l / 4 + 8 (r / 2),
-//     column 8 ni + 2 (l % 4) + r % 2.
-//   slice<dim = 1, mma> [M]: register 2 mi + h holds row
-//     16 mt w + 16 mi + l / 4 + 8 h (replicated over the 4 lanes of a row).
-//   slice<dim = 0, mma> [N]: register 2 ni + c holds column 8 ni + 2 (l % 4) +
-//   c. dot_operand<0, mma, kWidth = 2> [M, K]: register (mi * kt + ki) * 8 + e,
-//     j = e / 2: row 16 mt w + 16 mi + l / 4 + 8 (j % 2), column
-//     16 ki + 8 (j / 2) + 2 (l % 4) + e % 2 (mma.sync's a0..a3 pairs). The
-//     mma accumulator of [M, 2K'] holds the same elements in the same
-//     order, so converting an accumulator to an A operand moves nothing.
-//   dot_operand<1, mma, kWidth = 2> as (k, n) [K, N]: register
-//     (ki * nt + ni) * 4 + e holds k = 16 ki + 8 (e / 2) + 2 (l % 4) + e % 2,
-//     n = 8 ni + l / 4 (b0, b1), replicated over warps. The B tile of a
-//     transpose_b dot is stored [N, K]: the same registers, dims swapped.
-//   dot operands with K = 8 (one m16n8k8 step: FoX's records) hold the
-//     first half of a k16 step's: A's registers e < 4 (a0, a1), B's e < 2
-//     (b0).
-//   blocked<sizePerThread = [E], threadsPerWarp = [32], warpsPerCTA = [W]>
-//     [N], N a multiple of E 32 W: register E rep + i holds element
-//     E 32 W rep + E (32 w + l) + i (each thread's E consecutive
-//     elements, the scan's in-thread run).
-//   blocked<sizePerThread = [R, C], threadsPerWarp = [tr, tc], warpsPerCTA =
-//     [wr, wc], order = [1, 0]> [M, N], M a multiple of R tr wr and N of
-//     C tc wc: lane l sits at (l / tc, l % tc), warp w at (w / wc, w % wc);
-//     the thread's base is ((w / wc) tr + l / tc) R, ((w % wc) tc + l % tc)
-//     C), and register ((rm * repN + rn) * R + i) * C + j holds base +
-//     (rm R tr wr + i, rn C tc wc + j) for repetition (rm, rn) of the
-//     layout's span (the rope kernels' 16-byte rows).
-//   slice<dim = d, blocked 2-D> [K]: the registers of the kept dim 1 - d
-//     alone (the same formula along one dim), replicated over the threads
-//     that differ along d.
+// The register layouts of the block program (AttnBlockAttrs.td) as maps from
+// a thread's registers to tile elements, in the spirit of Triton's
+// emitIndices: register i of thread (warp w, lane l) holds the element at
+// base(w, l) + offsets[i], the offsets compile-time constants. Every tile
+// type of the GPU form converts to `numRegs` scalars of its element type in
+// this order, and the lowering of each op relies on it. The map of each
+// layout: docs/lowering-details.md, "codegen/gpu/LayoutUtils.h".
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,36 +1,12 @@
 //===- LoadStoreToGPU.cpp - global stores of register tiles ---------------===//
 //
-// attn_block.store of a tile in a register layout: each thread writes the
-// registers it holds, adjacent column pairs as one 2-element vector store,
-// guarded per row (rows outside the memref are dropped; a thread's
-// registers sit on a few rows, so one scf.if covers each). Columns must lie
-// inside the memref statically (from a constant column, within the
-// memref's static dim: the rope kernels' column halves), or the store is
-// `in_bounds` (any columns of a
-// scratch the lowering sized itself: MTA's head mixes store column chunks). A
-// 1-D tile in a slice layout (MTA's per-head row statistics, its log-sum-exp)
-// or a 1-D blocked layout (the gate prefix's G') stores each register as one
-// scalar, bounds-checked; threads replicating an element write the same value.
-//
-// attn_block.load of a 1-D tile in a slice of an mma layout (FoX's G at a
-// tile's rows or keys) or in a 1-D blocked layout (the gate prefix's g):
-// each register is one scalar load, or the padding where its element lies
-// outside the memref (one test per thread takes unguarded loads when its
-// whole slice is inside, as on every key tile but the last). A 2-D tile in an
-// mma accumulator layout (PaTH's f32 transport starts from q and k there) is
-// the store's inverse: rows bounds-checked, columns statically inside the
-// memref as for stores; or, for a tile at a column not known statically (MTA's
-// stencil reads its score tile shifted by each tap), every register's column
-// bounds-checked too (a clamped address and a select, no branch). `in_bounds`
-// (a scratch the lowering sized itself) drops every guard, of 2-D loads and
-// stores alike. 2-D tiles in a blocked layout (the rope kernels' rows) are
-// lowered the same way. A thread's run of consecutive columns in a row (an mma
-// pair, a blocked layout's sizePerThread[1]) is one aligned vector load or
-// store where the row length and the tile's first column are multiples of the
-// run (vectorRun: kernel buffers are 16-byte aligned) and, for guarded loads,
-// the columns statically inside.
-// Operand tiles (Q, K, V) come through shared memory (async_copy); other global
-// loads into register layouts are refused.
+// attn_block.store and attn_block.load of tiles in register layouts: each
+// thread accesses the registers it holds, consecutive columns as one aligned
+// vector access where row length and first column allow, rows (and columns
+// not known to be inside) bounds-checked unless the access is `in_bounds`.
+// Operand tiles (Q, K, V) come through shared memory; other global loads
+// into register layouts are refused. Each case: docs/lowering-details.md,
+// "codegen/gpu/LoadStoreToGPU.cpp".
 //
 //===----------------------------------------------------------------------===//
 

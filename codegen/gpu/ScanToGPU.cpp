@@ -1,31 +1,12 @@
 //===- ScanToGPU.cpp - inclusive prefix sums of blocked tiles -------------===//
 //
-// attn_block.scan of a 1-D f32 or f64 tile in #attn_block.blocked<
-// sizePerThread = [E], threadsPerWarp = [32], warpsPerCTA = [W]> of exactly
-// E * 32 * W elements (thread t = 32 w + l holds elements [E t, E t + E)):
-//
-//   1. each thread's running sums of its E registers, in order;
-//   2. an inclusive scan of the thread totals over the lanes of the warp by
-//      gpu.shuffle up 1, 2, 4, 8, 16 (a lane >= offset adds the value of
-//      the lane offset below it; 64-bit values cross as two 32-bit halves),
-//      and its exclusive form by one more shuffle up 1;
-//   3. lane 31 writes its warp's total (exclusive prefix + own total) into
-//      scratch[w], a barrier publishes the W totals, and every thread reads
-//      all of them (broadcast reads), keeping those of the warps before its
-//      own; a second barrier lets a later scan (the next round of a loop)
-//      write the scratch again while no thread still reads it;
-//   4. register i becomes before + (in-warp prefix + running sum i).
-//
-// The scratch is the kernel's own local_alloc (the scan's operand), not a
-// buffer this lowering invents: its bytes are counted with the kernel's
-// other shared buffers (assignShared, blockgpu::sharedMemoryBytes, the
-// launch plan's smem) and the block program shows it.
-//
-// Every thread ends with the sum of the W warp totals, which is bit for bit
-// the tile's last element (same additions in the same order), so a
-// `tensor.extract` of the scan's last element (a loop's carry) becomes that
-// value and needs no exchange of its own; other extracts from register
-// tiles are refused.
+// attn_block.scan of a 1-D f32 or f64 tile in a 1-D blocked layout of
+// exactly E * 32 * W elements: in-thread running sums, a warp scan by
+// shuffles, the warps' totals through the scan's own shared scratch (two
+// barriers), then each register offset by what precedes it. Every thread
+// ends with the tile's last element bit for bit, so extracting it needs no
+// exchange. The steps: docs/lowering-details.md,
+// "codegen/gpu/ScanToGPU.cpp".
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,50 +1,17 @@
 //===- FlashToBlockGpu.cpp - the flash kernel in the GPU form -------------===//
 //
 // The FlashToBlock.cpp kernel for a GPU target (BlockTarget.h), stated the
-// way the GPU runs it so that attn-block-to-gpu lowers op by op:
-//
-//  * Q, then each K/V tile, go global -> shared by async_copy into
-//    XOR-swizzled shared buffers (#shared<vec = 8, maxPhase = 8>), K and V
-//    in `stages` (2) stages: step j issues tile j + 1 into the other stage,
-//    waits for all but that group (async_wait pending 1) and a barrier
-//    publishes tile j; a barrier ends the step before its stage is reused;
-//  * local_load reads Q as the A operand and K (rows are keys: the B of a
-//    transpose_b dot) and V as B operands of m16n8k16 mma.sync
-//    (#dot_operand, kWidth 2);
-//  * S and acc are in the accumulator layout (#mma, warps stacked along
-//    rows), the row statistics m, l in its row slice, key indices in its
-//    column slice; P = S rounded to 16 bits is converted to the A layout
-//    of P V, which for m16n8k16 is the same registers;
-//  * base-2 softmax: with a positive scale the row maxima are taken on the
-//    raw S (then times c = scale * log2(e): m is kept in the units of c s)
-//    and exp2(c s - m) is one fma per score, l alpha + the row sum one fma
-//    per row; masks only on the tiles that cross a bound (scf.if, one
-//    compare per step against bounds computed before the loop); O is
-//    stored from the accumulator layout;
-//  * FoX: the gate prologue kernel's G' = -gamma log2(e) cumsum(g) (f32,
-//    [B, Hq, S], launchGatePrefix) is the kernel argument after v; G' at the
-//    block's query rows is loaded once into the row slice. With a positive
-//    scale under attn-to-block the whole bias G'_j - G'_i comes from one
-//    more dot (K = 8: 16-byte records) of the query rows' operand and the
-//    records kernel's key records (foxOperand, launchFoxRecords), so a
-//    score costs what it costs without FoX. With c <= 0 the bias is added
-//    per score through TileBuilder::addFoxBias, the construction of the
-//    CPU form;
-//  * RoPE: the rope prologue kernels rotate q and k (the block kernels of
-//    launchRopeGpu, RopeToBlockGpu.cpp), so the kernel reads rotated tiles
-//    and has nothing to add;
-//  * dependent launch (BlockTarget::dependentLaunch): a griddep_wait right
-//    before the first read of a prologue kernel's output (the Q copy with
-//    RoPE, the load of G' at the query rows with FoX).
-//
-// For sm_90a (warpgroup MMA, makeWgmmaLayouts) the same kernel with other
-// layouts: Q, K, V buffers are #nvmma_shared<swizzleBytes = 128> and the
-// dots read them in place (local_load into the nvmma_shared tile: a wgmma
-// descriptor, no registers); S and O are in the version-3 accumulator
-// layouts of m64n{block_n}k16 and m64n{Dv}k16, so the row statistics are
-// converted from S's row slice to O's (the same registers) and P to the
-// register A operand of P V; a fence_async_shared before each barrier that
-// publishes copies makes them visible to wgmma.
+// way the GPU runs it so that attn-block-to-gpu lowers it op by op: Q and
+// each K/V tile copied by async_copy into swizzled shared buffers (K and V
+// in two stages), read by local_load as mma.sync operands (or, for sm_90a,
+// in place by wgmma from #nvmma_shared buffers), S and the output in the
+// accumulator layout, a base-2 online softmax, masks only on tiles that
+// cross a bound. FoX reads G' from the gate prologue kernel and, with a
+// positive scale, takes the whole bias from one more K = 8 dot with the key
+// records; RoPE reads q and k rotated by the rope prologue kernels; with
+// dependent launch a griddep_wait precedes the first read of a prologue's
+// output. Design: docs/block-program.md, "The flash kernel's GPU form", and
+// docs/gpu-backend.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -415,9 +382,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   if (sR)
     smemBytes += cast<blk::SharedBufferType>(sR.getType()).getSizeInBytes();
   // FoX's records at D = 64 leave shared memory for 5 blocks, but at 5
-  // (96 registers) ptxas spills 16 bytes and the kernel ran 3-11 % slower
-  // on the H200 than at 4 (115 registers, no spill; 2026-12-03,
-  // bench/RESULTS.md): at most 4 with records.
+  // ptxas spills and the kernel is slower than at 4
+  // (bench/history/runs-to-05a9f8e.md, "GPU: FoX's key records in 16
+  // bytes"): at most 4 with records.
   if (tg.wgmma && !biasPerScore)
     if (int64_t blocks = gpu_occupancy::occupancyHint(smemBytes, 32 * tg.warps))
       kernel->setAttr(

@@ -1,25 +1,12 @@
 //===- GpuTiles.h - tile builders of the mma.sync GPU forms -----*- C++ -*-===//
 //
-// The tiles of a GPU-form kernel on 4 warps stacked along rows: f32 tiles
-// in the m16n8 mma.sync accumulator layout (#mma = mma<version = 2,
-// warpsPerCTA = [4, 1], instrShape = [16, 8]>), row statistics in its row
-// slice, key indices in its column slice, 16-bit operands read from
-// XOR-swizzled shared buffers (#shared<vec = 8, maxPhase = 8>) by
-// local_load as the A / B of m16n8k16 (kWidth 2), and a 16-bit
-// accumulator tile reused as an A operand (the same registers). Every
-// builder names the layout of the tile it makes, so attn-block-to-gpu
-// lowers the kernel op by op. Used by the MTA GPU form (MtaToBlockGpu.cpp).
-//
-// The wgmma mode (sm_90a, `wgmma` true) states the same kernels for
-// warpgroup MMA: an [M, N] f32 tile is in the version-3 accumulator layout
-// of m64nNk16 (its own N: wgmma's instruction is chosen by the
-// accumulator's layout), the canonical row and column slices are those of
-// N = kGpuRows, a row slice is converted to the slice of a wider tile
-// where it is spread over one (the same registers, ConvertLayoutToGPU.cpp),
-// a dot's register A is converted to the operand layout of its own
-// accumulator, and shared buffers are 128-byte swizzled tiles that the
-// dots read in place (#nvmma_shared: no ldmatrix, no B registers), made
-// visible to the async proxy after each wait.
+// The tiles of a GPU-form kernel on 4 warps stacked along rows (mma.sync
+// accumulator tiles, their row and column slices, 16-bit operands from
+// swizzled shared buffers), or, in wgmma mode (sm_90a), the same kernels for
+// warpgroup MMA. Every builder names the layout of the tile it makes, so
+// attn-block-to-gpu lowers the kernel op by op. Used by the PaTH and MTA GPU
+// forms. The layouts of both modes: docs/lowering-details.md,
+// "passes/lib/GpuTiles.h".
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,34 +1,15 @@
 //===- MtaToBlock.cpp - attn.attention with MTA -> block kernels ----------===//
 //
 // Lowers Multi-Token Attention (spec/mta.md §6) and the MTA output norm to
-// block kernels plus their launches. One program instance owns query tile
-// pid0 (BM rows) of every head of one head group (pid1 = batch x group), so
-// head mixing sees all the heads it mixes. The group size G is c_h of the
-// mixing weights (both mixes: c_h if they agree, else all H heads; no mix:
-// 1); it is a runtime value (weights are often [?, ?]), so the heads of a
-// group exchange their tiles through per-program scratch buffers
-// ([grid x, grid y, G, rows, cols], in_bounds tile accesses) rather than a
-// static group dimension: a GPU backend maps the same buffers onto shared
-// memory (or a cluster's distributed shared memory, spec §6.6).
-//
-// Per key tile and head the score tile carries the halo of the key-query
-// convolution: c_q - 1 rows above and (c_k - 1)/2 columns each side. In
-// exactly the order of spec/mta.md §1.2 / §6.4: S = q k^T (scale and log2 e
-// folded into q, FoX's G_i - G_j added), Mask_0 on each *source* (row,
-// column) (0 right of that row's diagonal and outside the sequence), the
-// pre stencil, the pre head mix (from the group's scratch), then -inf on
-// the *output* coordinates.
-//
-// Only pre-softmax pieces: one kernel, online softmax per head (m, l, acc
-// in scratch). Any post-softmax piece: two kernels over the same grid.
-// Pass 1 writes each row's log-sum-exp (base 2) into an [B, H, T] buffer;
-// pass 2 recomputes the logits on the rows [i0 - p', i0 + BM) and columns
-// [j0 - c', j0 + BN + c'), forms exact probabilities from the LSE of those
-// rows (written by neighbouring programs in pass 1), applies the post
-// stencil, re-zeroes j > i, the post head mix, and accumulates P V as a
-// plain sum. The head norm (with its gate) is the epilogue. FoX's prefix
-// sums come from a preparation kernel (f64, one program per (batch, head)).
-// Memory stays O(B H T (D + BN)).
+// block kernels plus their launches. A program owns a query tile of every
+// head of one head group (grid: tiles x (batch, group)), so head mixing
+// sees all the heads it mixes; the group size is a runtime value, so the
+// heads exchange tiles through per-program scratch buffers. Score tiles
+// carry the key-query convolution's halo, in the masking order of
+// spec/mta.md §1.2 / §6.4. Pre-softmax pieces only: one kernel with online
+// softmax; any post-softmax piece: an LSE pass and an output pass. The head
+// norm is the epilogue. Memory stays O(B H T (D + BN)).
+// Design: docs/block-program.md, "The MTA kernels".
 //
 //===----------------------------------------------------------------------===//
 

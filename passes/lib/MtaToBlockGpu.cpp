@@ -1,64 +1,17 @@
 //===- MtaToBlockGpu.cpp - MTA's block kernels in the GPU form ------------===//
 //
-// Multi-Token Attention (MtaToBlock.cpp's algorithm, spec/mta.md §6) for a
-// GPU target, stated so that attn-block-to-gpu lowers it op by op (GpuTiles:
-// 4 warps, #mma accumulator tiles, m16n8k16 mma.sync operands through
-// swizzled shared memory). A program owns query rows [row0, row0 + 64) of
-// every head of one head group (grid (ceil(T / 64), B * H / G)), as in the
-// CPU form, and the heads' softmax states live in per-program scratch; the
-// walk goes over 64-key output tiles [j0, j0 + 64) up to the diagonal.
-//
-// Halos with standard tile shapes: a score tile is always 64 query rows, so
-// a conv's c_q - 1 rows above take one more tile (c_q <= 65; coverRows): for
-// the tensor-core stencil a tile ending within 16 rows of the output tile,
-// overlapping it (pass 2 of the released configuration: scores from 32
-// rows above, pre-conv logits from 16 above), for the scratch taps the
-// whole row tile above (row0 - 64, row0 - 128);
-// columns are widened by 8 on each side per conv (c_k <= 17), so score
-// tiles are 64, 80 or 96 keys wide. The key-query stencil runs on tensor
-// cores (mmaStencil): C = sum_a S_a Toe_a, S_a the score rows R + a .. R +
-// a + 63 (all K columns of the haloed tile) and Toe_a[k, n] = theta[a, k -
-// n - C0] the banded Toeplitz matrix of query tap a. The score tiles are
-// stored to shared memory as an f16 pair S = hi + lo (padded rows, so a
-// window at any row offset is an ldmatrix A operand without bank
-// conflicts), a small kernel writes Toe_a of every head as f16
-// ([H, c_q, K, N], `<func>_mta_toeplitz_pre/post`), and the stencil copies
-// the next tap's Toe_a while the dots of one run (async_copy, like K and
-// V; two stages where they fit) and accumulates hi Toe + lo Toe in f32. Where
-// those buffers do not fit the chip's shared memory (sm_80 with 65 x 17
-// kernels' pass 2 at D = 128 and RoPE: 192 KB against 163 KB) the
-// stencil is the sum over its taps of the scores read back shifted from a
-// per-program f32 scratch instead (tap (a, b): a 2-D accumulator-layout load at
-// rows -p + a, columns -c + b; reads outside the tile see 0: the conv's zero
-// padding, and the masks make them so anyway). The head mix is elementwise over
-// the group's scratch tiles (the same thread wrote each element it reads).
-//
-// Masking order as in the CPU form (spec/mta.md §1.2, §6.4): S = q k^T
-// times scale log2(e) (+ FoX's G'_j - G'_i), Mask_0 on each source (0 outside
-// the sequence and right of the diagonal), the pre stencil, the pre mix,
-// -inf on the output coordinates. One kernel without post-softmax pieces;
-// else pass 1 (LSE per row, base 2, [B, H, T]) and pass 2 (exact
-// probabilities on the row tile above too when the post conv has rows
-// above, the post stencil, Mask_0 on the output, the post mix, P V as a
-// plain sum). The head norm and its gate are the epilogue. The two passes
-// split each query tile's key walk in kSplits parts, a program each
-// (split-K), which `<func>_mta_lse_merge` and `<func>_mta_output_merge`
-// merge (the latter with the norm).
-//
-// RoPE: launchRopeGpuSplit's kernels rotate q and k first
-// (RopeToBlockGpu.cpp), each into a 16-bit pair hi + lo of the f32
-// rotation, and S = q_hi k_hi^T + q_lo k_hi^T + q_hi k_lo^T: rounded once,
-// the rotated scores cost the released configuration up to 2.7e-2 in its
-// worst row against the fp64 oracle (2e-2 is the bound).
-//
-// Precision: q, k, v are the op's 16-bit tiles (rotated: rounded once); the
-// scores, probabilities and accumulators are f32; P is rounded to 16 bits as
-// the A of P V, as the flash kernel rounds it. The convolution taps are f16
-// in the Toeplitz operands (rounded once: exact for bf16 weights within
-// f16's range, about 2^-11 relative for f32 ones, which a row whose mixed
-// probabilities nearly cancel, and the head norm after it, can amplify).
-// FoX's G' is the gate-prefix kernel's (f64 sums, f32 out), as in the flash
-// GPU form.
+// Multi-Token Attention (MtaToBlock.cpp's algorithm) for a GPU target,
+// stated so that attn-block-to-gpu lowers it op by op (GpuTiles: 4 warps,
+// #mma tiles, m16n8k16 operands through swizzled shared memory). A program
+// owns 64 query rows of every head of one head group; a halo is one more
+// 64-row score tile above and 8-key margins; the key-query stencil is
+// tensor-core dots of the scores' f16 pair with banded Toeplitz operands
+// (<func>_mta_toeplitz_pre/post), or taps read back from a per-program
+// scratch where those buffers exceed the chip's shared memory. One kernel
+// without post-softmax pieces, else an LSE pass and an output pass, each
+// split over kSplits parts of the key walk and merged by
+// <func>_mta_lse_merge / <func>_mta_output_merge. Design, masking order and
+// precision: docs/block-program.md, "MTA's GPU form".
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,30 +1,15 @@
 //===- PathToBlock.cpp - PaTH attention -> chunked block kernels ----------===//
 //
 // Lowers PaTH / PaTH-FoX attention (spec/path_fox.md §2, fla's forward) to
-// three block kernels launched in sequence over scratch buffers. With chunk
-// size C (the path-chunk option), chunk c holding positions [cC, cC + C),
-// W its w rows and beta its betas:
-//
-//  1. chunk kernel, grid (ceil(S/C), B*Hk): A = stril(beta W W^T);
-//     T = (I + A)^-1 diag(beta) by forward substitution, one row per step;
-//     U = T W; the keys transported to the chunk end,
-//     Khat = K - (T WK)^T W with WK = stril(W K^T). Writes T, U, Khat.
-//  2. diagonal kernel, grid (query chunks, B*Hq): the queries transported to
-//     their chunk start, Qhat = Q - tril(Q W^T) U, and the diagonal block's
-//     exact logits tril(Q K^T - tril(Q W^T) T WK) (+ the gate bias) with
-//     their partial softmax: row max m, row sum l, unnormalised P V.
-//  3. attention kernel, same grid: starts from kernel 2's state and walks
-//     the key chunks right to left from the diagonal, carrying the f32
-//     transported query q~ (init Qhat): scores q~ Khat^T, online softmax,
-//     then q~ <- q~ P_c, the whole chunk's product I - W^T U.
-//
-// Query tiles are whole chunks at absolute positions (queries are the last
-// T of S positions), so the first tile may start before query row 0: its
-// loads read padding there and its stores drop those rows (negative row
-// indices are outside the memref like any other). Scores are in base 2
-// (scale * log2(e) folded into q). The transport is one dot by the dense
-// D x D chunk matrix -W^T U when D < 2C, else the two low-rank dots
-// (PathShape::dense; docs/block-program.md has the measurement).
+// three block kernels launched in sequence over scratch buffers: the chunk
+// kernel (the UT transform: A, T = (I + A)^-1 diag(beta), U, the keys
+// transported to the chunk end), the diagonal kernel (the queries
+// transported to their chunk start and the diagonal block's partial
+// softmax) and the attention kernel (the right-to-left walk carrying the
+// f32 transported query). The transport is the dense D x D chunk matrix
+// when D < 2C, else two low-rank dots (PathShape::dense). Query tiles are
+// whole chunks at absolute positions; scores are in base 2.
+// Design: docs/block-program.md, "The PaTH kernels".
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,57 +1,16 @@
 //===- PathToBlockGpu.cpp - PaTH's block kernels in the GPU form ----------===//
 //
 // PaTH / PaTH-FoX (PathToBlock.cpp's algorithm) for a GPU target, stated so
-// that attn-block-to-gpu lowers it op by op: 4 warps, chunk C = 64 = the
-// rows of one mma.sync accumulator block (#mma = mma<version = 2,
-// warpsPerCTA = [4, 1], instrShape = [16, 8]>), every 16-bit tile an mma
-// operand goes global -> shared (async_copy into #shared<vec = 8, maxPhase
-// = 8>) -> registers (local_load, ldmatrix), every f32 tile in #mma and
-// the row statistics in its row slice. Two kernels:
-//
-//  1. chunk kernel, grid (ceil(S/C), B*Hk): W (f32) split into a 16-bit
-//     hi/lo pair (stored for kernel 2 and copied back into shared);
-//     A = stril(beta W W^T), stored to an f32 scratch; then
-//     X = (I + A)^-1 by columns in decreasing order,
-//     X[:, c] = e_c - sum_i X[:, i] A[i, c] (column c of A a column-slice
-//     load of the scratch, the sum a row reduction, the insert a select on
-//     the column index): no row access inside a register tile is needed.
-//     T = X diag(beta); U = T W; the key correction KC = stril'(K W^T) T^T
-//     (T back through global memory into shared: the B operand of a dot is
-//     read by ldmatrix); Khat = K - KC W. Stores W, U and KC for kernel 2
-//     (f16, or hi/lo 16-bit pairs with the split transport) and Khat in
-//     16 bits.
-//  2. attention kernel, grid (query chunks, B*Hq): the diagonal block
-//     (CPU kernel 2: q^ = q - tril(q W^T) U and the exact in-chunk logits
-//     q K^T - tril(q W^T) KC^T with their softmax) in registers, then the
-//     right-to-left walk carrying q~ (f32, #mma): s = q~ Khat^T, online
-//     softmax, q~ <- q~ - (q~ W^T) U, each chunk's copies issued half a
-//     step ahead.
-//
-// Precision: in the chunk kernel an f32 tile that is an mma operand is
-// split x = hi + lo (hi = 16-bit(x), lo = 16-bit(x - hi)) and the products
-// of both halves are added (the third, lo * lo, is below f32's last
-// digits), so W, T, U and KC keep about 16 bits more than one rounding.
-// The walk's transport, which compounds over S / C chunks, is in f16
-// (path-transport=f16: q~ kept at a per-row scale, every operand rounded
-// once; see Transport) or split like the chunk kernel (split). q~ and
-// Khat as the operands of the score dot, and P as the A of P V, are
-// rounded once, as the flash kernel rounds P. FoX: G' = -gamma log2(e)
-// cumsum(g) from the gate-prefix kernel (launchGatePrefix, f64 sums, f32
-// out) and the bias G'_j - G'_i in f32 (TileBuilder::addFoxBias), where
-// the CPU form subtracts f64 scans.
-//
-// The transport is the low-rank form at every D: the dense chunk matrix
-// -W^T U of the CPU form needs W^T as an A operand, which ldmatrix without
-// .trans does not give. sm_90a reuses these mma.sync kernels; with
-// path-chunk-wgmma the chunk kernel, with path-attention-wgmma the
-// attention kernel, is stated in GpuTiles' wgmma mode instead (the same
-// program, wgmma's layouts, shared operands read in place, each wait's
-// copies published to the async proxy). The attention kernel's dots read
-// q~ and P from registers, which ptxas 13.0 miscompiles (some rows of q~
-// overwritten before the wgmma reads them: checkPtxasForRegisterWgmma), so
-// both forms are options here, which the runtime takes by default only
-// with a fixed ptxas (runtime/lib/GpuOptions.cpp; docs/block-program.md,
-// "PaTH's GPU form").
+// that attn-block-to-gpu lowers it op by op: two 4-warp kernels over chunks
+// of C = 64 positions (the rows of one mma.sync accumulator block), every
+// 16-bit operand global -> shared -> registers. The chunk kernel, grid
+// (ceil(S/C), B*Hk), inverts I + A by columns and stores W, U, KC and Khat;
+// the attention kernel, grid (query chunks, B*Hq), computes the diagonal
+// block in registers, then walks right to left carrying q~ (f32, #mma). The
+// chunk kernel's f32 dot operands are split hi + lo; the walk's transport is
+// f16 or split (path-transport). sm_90a reuses these mma.sync kernels unless
+// path-chunk-wgmma / path-attention-wgmma state them in the wgmma form.
+// Design and precision: docs/block-program.md, "PaTH's GPU form".
 //
 //===----------------------------------------------------------------------===//
 

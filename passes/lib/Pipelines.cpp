@@ -137,8 +137,9 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
 }
 
 /// attn-to-block's target for `chip` (checkGpuChip accepted it): the GPU
-/// form of the block program differs only in whether the chip has wgmma,
-/// so sm_86 or sm_89 take the sm_80 form, sm_100 the sm_90 one.
+/// forms of the block program differ in wgmma (sm_90a) and in dependent
+/// launches (griddepcontrol, sm_90 on: BlockTarget.cpp), so sm_86 or sm_89
+/// take the sm_80 form, sm_100 and sm_120 the sm_90 one.
 static std::string blockFormOf(StringRef chip) {
   const attn::TargetDesc &t = llvm::cantFail(attn::getTargetDesc(chip));
   if (t.mma == attn::MmaKind::Wgmma)

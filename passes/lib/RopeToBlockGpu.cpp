@@ -1,46 +1,14 @@
 //===- RopeToBlockGpu.cpp - RoPE prologue kernels in the GPU form ---------===//
 //
-// The GPU form of attn-to-block has no host code but launches, so RoPE's
-// cos/sin tables and the rotation of q and k are GPU-form block kernels
-// launched before attention (the rope_table and rope kernels of the former
-// direct launch plan, restated as block programs; the C++ builder is in
-// git at 07981fc:codegen/gpu/AttentionKernels.cpp); the attention kernels then
-// read rotated q and k. For the half style with R/2 and D - R multiples of 8
-// (ropeTileForm) they are tile programs of 4 warps in 2-D blocked layouts
-// (RopeTiles; buildTableTiles, 16 rows a program, one f64 angle a thread per
-// 8-column chunk; buildRotateTiles, 32 rows a program, 8 consecutive columns a
-// thread, so that every access is 16 bytes): each pair's columns p and p + R/2
-// are the same place of two column tiles, so no register exchanges pairs.
-// Otherwise (the interleaved style) they are scalar code, one warp per program
-// whose lanes compute alike, described below. Both forms attn-block-to-gpu
-// lowers as they are and the CPU backend runs after attn-block-strip-gpu; with
-// dependent launch every kernel lets the next start early and the rotations
-// wait for the table kernel. The scalar form:
-//
-//  * `<func>_rope_table(cosK, sinK, cosQ, sinQ)`, grid (max(S, T), 2):
-//    program (r, 0) writes row r of the key tables, position
-//    rope_offset + r; program (r, 1) row r of the query tables, position
-//    rope_q_offset + r, or rope_offset + S - T + r (S and T are the tables'
-//    lengths, so the kernel needs no other argument). Entry i is
-//    cos/sin(pos * theta^(-2i/R)), the angle in f64 (positions reach 1e5,
-//    where an f32 angle has lost the phase), stored f32. Two tables rather than
-//    one over every position: each rotation kernel indexes its own by row, with
-//    no offset to derive from dims it does not see; at T = S they are the same
-//    size.
-//  * `<func>_rope_q(q, cosQ, sinQ, qRot)`, grid (T, B * Hq), and
-//    `<func>_rope_k(k, cosK, sinK, kRot)`, grid (S, B * Hk): program
-//    (i, b * H + h) rotates row i of head h of batch b: for each of the R/2
-//    pairs (p, p + R/2) (half) or (2p, 2p + 1) (interleaved),
-//    (a cos - b sin, a sin + b cos) in f32, rounded to the input type;
-//    columns R .. D are copied. No scale is folded in. The pairs are
-//    straight-line code, 16 at a time with their loads before their
-//    stores, so that a program waits about one memory latency per chunk
-//    rather than one per pair.
-//
-// One warp per table row or head row keeps the redundant lanes' work to a
-// row: O(R/2) steps per program. A tile form of the interleaved style needs
-// a register-level pair exchange that attn-block-to-gpu does not have yet
-// (blk.rope is not lowered there).
+// RoPE's prologue kernels in the GPU form: the GPU form of attn-to-block has
+// no host code but launches, so the cos/sin tables (<func>_rope_table, f64
+// angles) and the rotations of q and k (<func>_rope_q, <func>_rope_k) are
+// block kernels launched before attention, which then reads rotated q and
+// k. The half style (ropeTileForm) is tile programs of 4 warps in 2-D
+// blocked layouts with 16-byte accesses; the interleaved style is scalar
+// code, one warp per row. attn-block-to-gpu lowers both as they are; the CPU
+// runs them after attn-block-strip-gpu. Design: docs/block-program.md, the
+// RoPE part of "The flash kernel's GPU form".
 //
 //===----------------------------------------------------------------------===//
 

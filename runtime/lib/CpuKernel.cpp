@@ -119,10 +119,10 @@ private:
 
 /// LLVM's O3 pipeline for the host target machine, without loop unrolling:
 /// with the host's cost model the unroller fully unrolls every small
-/// fixed-trip tile loop, which tripled the JIT time (examples/path.mlir:
-/// 1.4 -> 4.2 s) and made the kernels slower (mta at T = 1024, one thread:
-/// 169 ms with it, 144 ms without); the dot and stencil loops, where
-/// unrolling pays, come unrolled from attn-block-to-cpu (RegisterLoops.h).
+/// fixed-trip tile loop, which made both the JIT and the kernels slower
+/// (bench/history/runs-to-05a9f8e.md, "CPU: fused Multi-Token Attention vs
+/// the reference lowering"); the dot and stencil loops, where unrolling
+/// pays, come unrolled from attn-block-to-cpu (RegisterLoops.h).
 static std::function<llvm::Error(llvm::Module *)>
 hostOptimizer(llvm::TargetMachine *tm) {
   return [tm](llvm::Module *m) -> llvm::Error {

@@ -37,7 +37,7 @@ constexpr const char *kPdlEnv = "ATTN_GPU_PDL";
 constexpr const char *kPathTransportEnv = "ATTN_GPU_PATH_TRANSPORT";
 constexpr const char *kPathChunkWgmmaEnv = "ATTN_GPU_PATH_CHUNK_WGMMA";
 constexpr const char *kPathAttentionWgmmaEnv = "ATTN_GPU_PATH_ATTENTION_WGMMA";
-/// The direct kernel builder's variables. It was removed on 2026-12-03
+/// The direct kernel builder's variables. It was removed after 07981fc
 /// (every GPU kernel comes from the block program); a script that still
 /// sets one gets an error, not a silently different kernel.
 constexpr const char *kRemovedEnv[] = {"ATTN_GPU_LOWERING", "ATTN_GPU_OVERLAP",
@@ -142,14 +142,14 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
   else if (const char *v = envValue(kPathTransportEnv))
     p.pathTransport = v;
   // Asked for neither way, PaTH's kernels take the wgmma forms where that
-  // is faster (on the H200 the attention kernel 1.32-1.51x its mma.sync
-  // form, the chunk kernel 0.99-1.04x: bench/RESULTS.md, 2026-12-04) and
-  // assembled right: a wgmma chip and a toolkit whose ptxas is 13.3 or
-  // newer. Both read a dot's A from registers, which ptxas 13.0
-  // miscompiles in the attention kernel; the chunk kernel's form passed
-  // its tests through 13.0, but without a reason to trust that in every
-  // shape it too is left to an explicit choice there. The ptxas is asked
-  // only when a default is needed (once per toolkit).
+  // is faster (bench/history/runs-to-05a9f8e.md, "GPU: PaTH's attention
+  // kernel in the wgmma form with a fixed ptxas" and "GPU: PaTH with both
+  // kernels in the wgmma form against fla") and assembled right: a wgmma chip
+  // and a toolkit whose ptxas is 13.3 or newer. Both read a dot's A from
+  // registers, which ptxas 13.0 miscompiles in the attention kernel; the chunk
+  // kernel's form passed its tests through 13.0, but without a reason to trust
+  // that in every shape it too is left to an explicit choice there. The ptxas
+  // is asked only when a default is needed (once per toolkit).
   auto byDefault = [&] { return registerWgmmaByDefault(p.chip); };
   auto chunkWgmma = flag(o.pathChunkWgmma, kPathChunkWgmmaEnv, byDefault);
   if (!chunkWgmma)

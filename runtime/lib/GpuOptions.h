@@ -34,7 +34,7 @@ struct ResolvedGpuOptions {
 /// the chip of the device (sm_90a, the wgmma kernel, on sm_90 devices),
 /// GPUPipelineOptions' defaults, dependent launch on. ATTN_GPU_LOWERING,
 /// ATTN_GPU_OVERLAP and ATTN_GPU_M_TILES, the direct builder's (removed
-/// 2026-12-03), are an error when set, not silently ignored. Every value is
+/// after 07981fc), are an error when set, not silently ignored. Every value is
 /// checked with checkGPUPipelineOptions; an error names the bad value and where
 /// it came from.
 llvm::Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,

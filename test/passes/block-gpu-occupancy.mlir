@@ -3,7 +3,8 @@
 // memory lets more than 2 blocks share an SM and leaves >= 96 registers a
 // thread (D = 64: 41984 bytes, 5 blocks), none at D = 128 (2 blocks) and
 // none on mma.sync, where 4 blocks (128 registers) measured slower for FoX
-// (bench/RESULTS.md, 2026-12-03). FoX's records cap it at 4
+// (bench/history/runs-to-05a9f8e.md, "GPU: FoX's key records in 16
+// bytes"). FoX's records cap it at 4
 // (block-gpu-fox-records.mlir).
 // RUN: attn-opt %s --attn-fuse --attn-to-block="target=sm_90a" | FileCheck %s --check-prefix=HINT
 // RUN: sed 's/x64x/x128x/g' %s | attn-opt --attn-fuse --attn-to-block="target=sm_90a" | FileCheck %s --check-prefix=NONE

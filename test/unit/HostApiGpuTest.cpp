@@ -178,7 +178,9 @@ TEST(HostApiGpu, HostMemoryIsRefused) {
 }
 
 /// Host time of launch() at small T, where it is all overhead: the median
-/// of 200 enqueues on one stream (printed; bench/RESULTS.md records it).
+/// of 200 enqueues on one stream (printed; bench/history/runs-to-05a9f8e.md,
+/// "GPU: host API, Python path and compute-sanitizer on the H200", records
+/// it).
 TEST(HostApiGpu, LaunchHostTime) {
   REQUIRE_GPU(engine, dev);
   for (const char *variant : {"plain", "fox", "rope"}) {

@@ -45,14 +45,14 @@ llvm::StringRef deviceName(Device d);
 
 /// How a program is lowered.
 enum class Pipeline {
-  /// The best path available for the device: Fused on the CPU.
+  /// The best path available for the device: Fused on the CPU and on CUDA.
   Auto,
-  /// attn-fuse, then the fused kernels. On the CPU they go through the
-  /// block program (attn-to-block, attn-block-to-cpu; the reference
-  /// lowering for what is not fused); on CUDA through the attn-to-gpu
-  /// pipeline, which still builds them from attn.attention directly
-  /// (docs/gpu-backend.md), and a program it refuses runs on the CPU when
-  /// the device was chosen automatically.
+  /// attn-fuse, then the fused kernels from the block program: on the CPU
+  /// attn-to-block and attn-block-to-cpu (the reference lowering for what
+  /// is not fused); on CUDA the attn-to-gpu pipeline (every kernel and the
+  /// launch plan from the block program, docs/gpu-backend.md), and a
+  /// program it refuses runs on the CPU when the device was chosen
+  /// automatically.
   Fused,
   /// The naive reference lowering (materialises score maps).
   Reference,

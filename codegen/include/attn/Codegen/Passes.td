@@ -13,13 +13,18 @@
 include "mlir/Pass/PassBase.td"
 
 def AttnBlockToCPU : Pass<"attn-block-to-cpu", "ModuleOp"> {
-  let summary = "CPU backend of the block program: tiles to linalg/tensor ops";
+  let summary = "CPU backend of the block program: tiles to vector, linalg "
+                "and tensor ops";
   let description = [{
     Kernels take their program ids as two trailing index arguments; each
     `attn_block.launch` becomes an `scf.parallel` over the grid calling the
-    kernel; tile ops become linalg ops (dot, reduce, broadcast) or
-    `tensor.generate` / scf loops (masked loads and stores, scan, iota,
-    rope). The result bufferizes with one-shot-bufferize.
+    kernel (the CPU pipeline spreads it over OpenMP threads). Dots and MTA
+    stencil rows become explicit vector code in register-sized pieces of at
+    most 64 lanes (codegen/cpu/RegisterLoops.h); f32 `math.exp2` in kernels
+    a polynomial (codegen/cpu/Exp2ToCPU.cpp); reductions and broadcasts
+    linalg ops; masked loads and stores, scan, iota and rope
+    `tensor.generate` / scf loops; extract_row / insert_row tensor slices.
+    The result bufferizes with one-shot-bufferize.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

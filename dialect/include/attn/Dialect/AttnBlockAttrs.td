@@ -5,19 +5,11 @@
 // register holds which element) is the encoding of its tensor type, a
 // *shared buffer* is a typed value with a swizzled shared-memory layout, and
 // the kernel's copies, waits and barriers are ops (AttnBlockGpuOps.td). A
-// backend lowers op by op from these and invents none of them; the CPU
-// backend drops them (attn-block-strip-layouts).
-//
-// Layouts (the register layouts follow TritonGPUAttrDefs.td):
-//   blocked      a tile spread over threads in contiguous chunks
-//                (global loads/stores, elementwise work)
-//   mma          the accumulator of mma.sync (version 2, m16n8k16) or of a
-//                warpgroup MMA (version 3, wgmma m64nNk16)
-//   dot_operand  the A (opIdx 0) or B (opIdx 1) operand registers of an mma
-//   slice        a tile of one rank less: the parent layout with `dim`
-//                removed (row statistics of an accumulator: m, l)
-//   shared       XOR-swizzled shared memory read by ldmatrix
-//   nvmma_shared the swizzle modes wgmma descriptors and TMA understand
+// backend lowers op by op from these and invents none of them; for the CPU
+// backend attn-block-strip-gpu drops them. The register layouts follow
+// TritonGPUAttrDefs.td; each is described on its definition below
+// (docs/reference/generated/AttnBlockAttrs.md) and in
+// docs/block-program.md, "Layouts, shared memory and asynchronous copies".
 //
 //===----------------------------------------------------------------------===//
 

@@ -7,8 +7,8 @@
 // back. Loops carry tiles (online-softmax state). A tile's layout (how its
 // elements map to threads, warps, registers) is the encoding of its tensor
 // type (AttnBlockAttrs.td); a kernel for a GPU target states every layout,
-// shared buffer, copy and wait (AttnBlockGpuOps.td), while the CPU backend
-// ignores layouts (attn-block-strip-layouts).
+// shared buffer, copy and wait (AttnBlockGpuOps.td), and attn-block-strip-gpu
+// gives such a kernel its sequential meaning for the CPU backend.
 // docs/block-program.md describes the design and how PaTH and MTA map.
 //
 //===----------------------------------------------------------------------===//

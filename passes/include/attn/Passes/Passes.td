@@ -78,18 +78,23 @@ def AttnFuse : Pass<"attn-fuse", "ModuleOp"> {
 def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
   let summary = "Lower fusable attn.attention ops to block-program kernels";
   let description = [{
-    Each `attn.attention` without PaTH or MTA pieces becomes a private
-    kernel function in the `attn_block` dialect (FlashAttention-style:
-    one program per query tile and (batch, query head), online softmax over
-    key tiles, RoPE on loaded tiles, FoX bias on score tiles, causal tile
-    skipping, GQA, dynamic B/H/T/S, T < S) and an `attn_block.launch`
-    writing a fresh output buffer. PaTH / PaTH-FoX attention becomes three
-    kernels launched in sequence over scratch buffers (a per-chunk UT
-    transform, the boundary-adjusted queries with the diagonal block's
-    partial softmax, and a right-to-left key walk carrying the transported
-    query). Other attention ops (MTA, the output norm, PaTH with RoPE) are
-    left in place with a remark naming what is not fused yet.
-    docs/block-program.md describes the kernels.
+    Each fusable `attn.attention` becomes private kernel functions in the
+    `attn_block` dialect and the `attn_block.launch` ops that run them in
+    order over scratch buffers, the last writing a fresh output buffer:
+    plain, RoPE and FoX attention one FlashAttention-style kernel (one
+    program per query tile and (batch, query head), online softmax over
+    key tiles, causal tile skipping, GQA, dynamic B/H/T/S, T < S); PaTH and
+    PaTH-FoX a chunk kernel (the UT transform) and the right-to-left walk
+    carrying the transported query (for the CPU a third kernel, the
+    diagonal block, between them); MTA and the output norm one kernel
+    (pre-softmax pieces only) or two passes (row LSE, then the output).
+    For a GPU `target` every kernel is stated in its GPU form (layouts,
+    shared buffers, copies and waits), with the block kernels that prepare
+    its inputs (RoPE tables and rotations, FoX's gate prefix, MTA's
+    Toeplitz operands) launched first; a PaTH or MTA op that form does not
+    cover is an error naming why. PaTH with RoPE or with MTA pieces stays
+    `attn.attention`, with a remark, for the reference lowering.
+    docs/block-program.md describes every kernel and its GPU form.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
@@ -100,10 +105,10 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
            "PaTH: tokens per chunk of the UT transform (also the query "
            "rows per program and the keys per step of its walk)">,
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
-           "cpu (tiles without layouts, for attn-block-to-cpu) or a GPU "
-           "chip (sm_80, sm_90, sm_90a): the flash kernel in the GPU form, with "
-           "layouts, shared buffers and a cp.async pipeline, for "
-           "attn-block-to-gpu; block-m is then 16 * warps">,
+           "cpu (tiles without layouts, for attn-block-to-cpu) or the GPU "
+           "form for a chip (sm_80, sm_90, sm_90a: mma.sync, plus dependent "
+           "launches from sm_90 on, plus wgmma on sm_90a) for "
+           "attn-block-to-gpu; the flash kernel's block-m is then 16 * warps">,
     Option<"warps", "warps", "int64_t", /*default=*/"4",
            "GPU targets: warps per program of the flash kernel's GPU form "
            "(4 or 8; sm_90a: one or two warpgroups), one 16-row tile each; "
@@ -123,11 +128,9 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
     Option<"pathAttentionWgmma", "path-attention-wgmma", "bool",
            /*default=*/"false",
            "target sm_90a, PaTH: the attention kernel (the walk) in the "
-           "wgmma form: its dots read q~ and P from registers and Khat, V, "
-           "W, U in place from the shared buffers; off: mma.sync. Its "
-           "register-A wgmma needs ptxas 13.3 or newer: ptxas 13.0 reuses "
-           "A registers before an asynchronous wgmma has read them "
-           "(docs/block-program.md, \"PaTH's GPU form\")">,
+           "wgmma form, its dots' A operands in registers; off: mma.sync. "
+           "Needs ptxas 13.3 or newer (docs/block-program.md, \"PaTH's GPU "
+           "form\")">,
   ];
   let dependentDialects = [
     "::mlir::attn_block::AttnBlockDialect", "::mlir::arith::ArithDialect",
