@@ -41,7 +41,9 @@ struct BlockLoweringConfig {
 func::FuncOp createBlockKernel(AttentionOp op, SymbolTable &symbols,
                                StringRef suffix, TypeRange argTypes);
 
-/// Plain/RoPE/FoX attention (no PaTH, no MTA): FlashToBlock.cpp.
+/// Plain/RoPE/FoX attention (no PaTH, no MTA), for the CPU and the GPU
+/// alike: the GPU form's kernel (buildFlashGpuKernel) and its prologue
+/// kernels (RoPE's rotations, FoX's G'). FlashToBlock.cpp.
 void lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
                          const BlockLoweringConfig &cfg);
 
@@ -59,8 +61,13 @@ std::string checkFlashGpuSupport(AttentionOp op, const BlockTarget &target,
 /// usesFoxRecords(op), the kernel takes the records of launchFoxRecords
 /// after G' and starts each key tile's scores as the bias, a dot of the
 /// query rows' operand and the tile's records.
+/// For the CPU target (the same kernel, run after attn-block-strip-gpu) the
+/// tiles keep sm_80's layouts, `blockM` is the block-m option, P stays f32
+/// (the CPU computes dots in f32), and FoX's bias is added per score from
+/// an f64 G' (launchGatePrefix's CPU form).
 func::FuncOp buildFlashGpuKernel(AttentionOp op, OpBuilder &mb, StringRef name,
-                                 const BlockTarget &target, int64_t blockN);
+                                 const BlockTarget &target, int64_t blockM,
+                                 int64_t blockN);
 
 /// FoX's key records (launchFoxRecords): kFoxRecordCols bf16 per key, 16
 /// bytes (one m16n8k8 of mma.sync; on wgmma one k16 step that reads them
@@ -69,10 +76,11 @@ func::FuncOp buildFlashGpuKernel(AttentionOp op, OpBuilder &mb, StringRef name,
 /// blocks per SM, as plain attention's.
 constexpr int64_t kFoxRecordCols = 8, kFoxRecordKeys = 64;
 
-/// Whether the GPU-form flash kernel of `op` takes FoX's bias from records:
-/// FoX and a positive scale (the row maxima are taken on raw scores; with
-/// c <= 0 the bias is added per score).
-bool usesFoxRecords(AttentionOp op);
+/// Whether the flash kernel of `op` for `target` takes FoX's bias from
+/// records: FoX and a positive scale on a GPU target (the row maxima are
+/// taken on raw scores; with c <= 0, and on the CPU, the bias is added per
+/// score).
+bool usesFoxRecords(AttentionOp op, const BlockTarget &target);
 
 /// FoX's key records for the flash kernel's S dots, from G'
 /// (launchGatePrefix's buffer): a GPU-form block kernel
@@ -92,12 +100,13 @@ Value launchFoxRecords(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
 /// For the GPU form of FoX in attn-to-block (no GPU prologue kernels
 /// there): a GPU-form block kernel `<func>_gate_prefix` (one warp per
 /// (batch, query head) row, scalar code) computing the gate kernel's
-/// G' = -gamma log2(e) cumsum(g) (f64 sums, f32 out), launched
-/// at `b`; returns the G' buffer. FlashToBlockGpu.cpp.
+/// G' = -gamma log2(e) cumsum(g) (f64 sums; f32 out, or f64 with
+/// `f64Out`: the CPU keeps G_i - G_j to f64's digits, which f32 loses at
+/// T = 4K), launched at `b`; returns the G' buffer. FlashToBlockGpu.cpp.
 /// `dependentLaunch`: it lets the next kernel start early and waits for the
 /// kernels before it (launch_dependents, griddep_wait).
 Value launchGatePrefix(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
-                       bool dependentLaunch = false);
+                       bool dependentLaunch = false, bool f64Out = false);
 
 /// For the GPU form of RoPE in attn-to-block (no GPU prologue kernels
 /// there): GPU-form block kernels `<func>_rope_table`, `<func>_rope_q` and

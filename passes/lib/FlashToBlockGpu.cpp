@@ -198,7 +198,7 @@ Value foxOperand(OpBuilder &b, Location loc, Value x, Attribute mma,
 
 /// Emits the GPU-form kernel for `op` into `kernel`'s body.
 void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
-                    int64_t bn, bool foxRecords) {
+                    int64_t bm, int64_t bn, bool foxRecords) {
   MLIRContext *ctx = op.getContext();
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   Location loc = op.getLoc();
@@ -216,7 +216,6 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   int64_t dv = cast<MemRefType>(v.getType()).getDimSize(3);
   Layouts L =
       tg.wgmma ? makeWgmmaLayouts(ctx, tg, bn, dv) : makeLayouts(ctx, tg);
-  int64_t bm = tg.blockM();
   Type elt = qType.getElementType(), f32 = b.getF32Type(), i64 = b.getI64Type();
   const double log2e = 1.4426950408889634;
   const double inf = std::numeric_limits<double>::infinity();
@@ -298,8 +297,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   Value rows = blk::IotaOp::create(b, loc, g.tile({bm}, i64, L.row), qPos0);
   // G' at the query rows; rows before position 0 (mask none, T > S) read
   // 0, the empty prefix, as in the CPU form.
+  Type gElt =
+      gPrefix ? cast<MemRefType>(gPrefix.getType()).getElementType() : f32;
   auto loadG = [&](OpBuilder &ob, Value pos, int64_t n, Attribute enc) {
-    return blk::LoadOp::create(ob, loc, g.tile({n}, f32, enc), gPrefix,
+    return blk::LoadOp::create(ob, loc, g.tile({n}, gElt, enc), gPrefix,
                                ValueRange{bIdx, h, pos},
                                ob.getDenseI64ArrayAttr({2}), zeroPad);
   };
@@ -361,13 +362,13 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   // are taken on the raw scores (max commutes with a positive scale) and
   // the scale folds into the exponent's fma, as FlashAttention does: one
   // multiply per score less than scaling S first.
+  // FoX with a positive scale on a GPU: S starts as the whole bias, a dot
+  // of the records (recs, usesFoxRecords), so a score costs what it costs
+  // without FoX. Otherwise (c <= 0, or the CPU's f64 G') the bias, in the
+  // units of c S, is added per score after S is scaled.
   const double c = op.getScaleOrDefault() * log2e;
-  const bool rawMax = c > 0;
-  // FoX with a positive scale: S starts as the whole bias, a dot of the
-  // records (recs, usesFoxRecords), so a score costs what it costs without
-  // FoX. With c <= 0 the bias, in the units of c S, is added per score
-  // after S is scaled.
-  const bool biasPerScore = gPrefix && !rawMax;
+  const bool biasPerScore = gPrefix && !recs;
+  const bool rawMax = c > 0 && !biasPerScore;
 
   // l is carried folded to kLFold columns (attn_block.fold): its row sums
   // are reduced over the lanes once after the loop, not every key tile.
@@ -459,8 +460,13 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
         Value lNew =
             math::FmaOp::create(nb, loc, l, ng.bcast(alpha, 1, lTile),
                                 blk::FoldOp::create(nb, loc, lTile, p, kLFold));
-        Value p16 =
-            arith::TruncFOp::create(nb, loc, ng.tile({bm, bn}, elt, L.mma), p);
+        // The tensor cores take P in the operands' 16 bits; the CPU
+        // multiplies it in f32.
+        Value p16 = tg.gpu && elt != f32
+                        ? arith::TruncFOp::create(
+                              nb, loc, ng.tile({bm, bn}, elt, L.mma), p)
+                              .getResult()
+                        : p;
         Value pa = ng.convert(p16, L.opP);
         Value vt = blk::LocalLoadOp::create(
             nb, loc, ng.tile({bn, dv}, elt, L.vLoad), stageOf(nb, sV, stage));
@@ -480,7 +486,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
       t.select(empty, g.splatF(rowTile, 0.0), t.div(g.splatF(rowTile, 1.0), l));
   Value o = t.mul(acc, g.bcast(g.convert(inv, L.rowO), 1, accTile));
   Type outElt = cast<MemRefType>(out.getType()).getElementType();
-  o = arith::TruncFOp::create(b, loc, g.tile({bm, dv}, outElt, L.mmaO), o);
+  if (outElt != f32)
+    o = arith::TruncFOp::create(b, loc, g.tile({bm, dv}, outElt, L.mmaO), o);
   blk::StoreOp::create(b, loc, o, out, ValueRange{bIdx, h, row0, c0}, dims);
   func::ReturnOp::create(b, loc);
 }
@@ -524,11 +531,13 @@ std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
 }
 
 Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
-                                   OpBuilder &b, bool dependentLaunch) {
+                                   OpBuilder &b, bool dependentLaunch,
+                                   bool f64Out) {
   Location loc = op.getLoc();
   Value g = op.getG();
   auto gType = cast<RankedTensorType>(g.getType());
-  auto outType = MemRefType::get(gType.getShape(), b.getF32Type());
+  auto outType = MemRefType::get(
+      gType.getShape(), f64Out ? b.getF64Type() : Type(b.getF32Type()));
   func::FuncOp kernel =
       createBlockKernel(op, symbols, "gate_prefix", {bufferTypeOf(g), outType});
   // The GPU form of FoX's G' = -gamma log2(e) cumsum(g), one program per
@@ -589,7 +598,8 @@ Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
               tensor::ExtractOp::create(nb, loc, cum, ValueRange{last});
           Value g =
               n.add(cum, tensor::SplatOp::create(nb, loc, tile(f64), carry[0]));
-          blk::StoreOp::create(nb, loc, n.toF32(n.mul(g, scale)), gp,
+          Value scaled = n.mul(g, scale);
+          blk::StoreOp::create(nb, loc, f64Out ? scaled : n.toF32(scaled), gp,
                                ValueRange{bIdx, h, r0}, keys);
           scf::YieldOp::create(nb, loc, ValueRange{n.add(carry[0], total)});
         });
@@ -611,8 +621,8 @@ Value mlir::attn::launchGatePrefix(AttentionOp op, SymbolTable &symbols,
   return out;
 }
 
-bool mlir::attn::usesFoxRecords(AttentionOp op) {
-  return op.getG() && op.getScaleOrDefault() > 0;
+bool mlir::attn::usesFoxRecords(AttentionOp op, const BlockTarget &target) {
+  return target.gpu && op.getG() && op.getScaleOrDefault() > 0;
 }
 
 /// The records buffer's type: [B, Hq, S, kFoxRecordCols] bf16.
@@ -685,15 +695,17 @@ Value mlir::attn::launchFoxRecords(AttentionOp op, SymbolTable &symbols,
 func::FuncOp mlir::attn::buildFlashGpuKernel(AttentionOp op, OpBuilder &mb,
                                              StringRef name,
                                              const BlockTarget &target,
-                                             int64_t blockN) {
-  const bool foxRecords = usesFoxRecords(op);
+                                             int64_t blockM, int64_t blockN) {
+  const bool foxRecords = usesFoxRecords(op, target);
   SmallVector<Type> argTypes;
   for (Value v : {op.getQ(), op.getK(), op.getV()})
     argTypes.push_back(bufferTypeOf(v));
-  // FoX: the gate kernel's G' [B, Hq, S], f32 whatever g's type.
+  // FoX: the gate kernel's G' [B, Hq, S], f32 whatever g's type (f64 on
+  // the CPU).
   if (Value g = op.getG())
     argTypes.push_back(MemRefType::get(cast<ShapedType>(g.getType()).getShape(),
-                                       mb.getF32Type()));
+                                       target.gpu ? Type(mb.getF32Type())
+                                                  : Type(mb.getF64Type())));
   if (foxRecords)
     argTypes.push_back(foxRecordsType(op));
   argTypes.push_back(bufferTypeOf(op.getResult()));
@@ -703,6 +715,6 @@ func::FuncOp mlir::attn::buildFlashGpuKernel(AttentionOp op, OpBuilder &mb,
   kernel->setAttr("attn_block.kernel", mb.getUnitAttr());
   kernel->setAttr("attn_block.num_warps", mb.getI64IntegerAttr(target.warps));
   kernel.addEntryBlock();
-  buildGpuKernel(op, kernel, target, blockN, foxRecords);
+  buildGpuKernel(op, kernel, target, blockM, blockN, foxRecords);
   return kernel;
 }

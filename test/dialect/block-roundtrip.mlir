@@ -15,7 +15,7 @@
 // RUN: attn-opt %S/../../examples/fox.mlir --attn-fuse --attn-to-block > %t.fox.mlir
 // RUN: attn-opt %t.fox.mlir > %t.fox2.mlir
 // RUN: diff %t.fox.mlir %t.fox2.mlir
-// RUN: attn-opt %t.rope.mlir --attn-block-to-cpu | FileCheck %s --check-prefix=CPU
+// RUN: attn-opt %t.rope.mlir --attn-block-strip-gpu --attn-block-to-cpu | FileCheck %s --check-prefix=CPU
 
 // CHECK-LABEL: func.func private @kernel
 // CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x64xf32>, %[[G:[^:]*]]: memref<?x?x?xf32>, %[[COS:[^:]*]]: memref<?x32xf32>, %[[SIN:[^:]*]]: memref<?x32xf32>, %[[O:[^:]*]]: memref<?x?x?x64xf16>)
@@ -123,18 +123,17 @@ func.func @host(%q: memref<?x?x?x64xf32>, %g: memref<?x?x?xf32>, %cos: memref<?x
 }
 
 // The re-parsed attn-to-block output lowers like the one-process pipeline:
-// the kernel reads the cos/sin tables it is passed and computes no angle;
-// the host builds them and passes them to every program instance.
+// the attention kernel reads q and k rotated and computes no angle; the
+// table kernel computes the angles in f64, the rotation kernels read its
+// tables, and the host launches them before the attention kernel.
 // CPU-LABEL: func.func private @main_attention_kernel
-// CPU-SAME: %[[COS:[^:]*]]: memref<?x32xf32>, %[[SIN:[^:]*]]: memref<?x32xf32>, %{{[^:]*}}: memref<?x?x?x64xf32>, %{{[^:]*}}: index, %{{[^:]*}}: index) attributes {attn_block.kernel}
-// CPU-NOT: attn_block.load
 // CPU-NOT: math.{{(cos|sin)}}
-// CPU: memref.load %[[COS]][
-// CPU-NOT: math.{{(cos|sin)}}
-// CPU: memref.load %[[SIN]][
-// CPU-NOT: math.{{(cos|sin)}}
+// CPU-LABEL: func.func private @main_rope_table
+// CPU: math.cos %{{.*}} : tensor<{{.*}}xf64>
+// CPU: math.sin %{{.*}} : tensor<{{.*}}xf64>
 // CPU-LABEL: func.func @main
-// CPU: math.cos %{{.*}} : f64
-// CPU: math.sin %{{.*}} : f64
+// CPU: func.call @main_rope_table(
+// CPU: func.call @main_rope_q(
+// CPU: func.call @main_rope_k(
 // CPU: scf.parallel
 // CPU-NEXT: func.call @main_attention_kernel(

@@ -1,5 +1,7 @@
 // attn-to-block for a GPU target: the flash kernel in the GPU form (layouts,
-// shared buffers, the cp.async pipeline), for attn-block-to-gpu.
+// shared buffers, the cp.async pipeline), for attn-block-to-gpu. The CPU
+// target gets the same kernel (sm_80's layouts, which attn-block-strip-gpu
+// drops), with P kept in f32 for P V (the CPU's dots are f32).
 //
 // RUN: attn-opt %s --attn-to-block="target=sm_90" | FileCheck %s
 // RUN: attn-opt %s --attn-to-block | FileCheck %s --check-prefix=CPU
@@ -33,8 +35,13 @@
 // CHECK: attn_block.store {{.*}} : tensor<64x128xbf16, #[[MMA]]>
 // CHECK: attn_block.launch @main_attention_kernel
 
-// CPU-NOT: #attn_block.mma
-// CPU-NOT: attn_block.async_copy
+// CPU-DAG: #[[MMA:.*]] = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+// CPU-DAG: #[[A:.*]] = #attn_block.dot_operand<opIdx = 0, parent = #[[MMA]], kWidth = 2>
+// CPU: func.func private @main_attention_kernel
+// CPU-NOT: griddep_wait
+// CPU: attn_block.async_copy
+// CPU: attn_block.convert_layout %{{.*}} : tensor<64x64xf32, #[[MMA]]> -> tensor<64x64xf32, #[[A]]>
+// CPU: attn_block.dot {{.*}} -> tensor<64x128xf32, #[[MMA]]>
 // CPU: attn_block.launch @main_attention_kernel
 
 // BADTARGET: unknown block-program target 'sm_70' (expected cpu, sm_80, sm_90 or sm_90a)

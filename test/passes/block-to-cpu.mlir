@@ -1,5 +1,8 @@
-// attn-block-to-cpu, the CPU backend of the block program, on what
-// attn-to-block makes of examples/rope.mlir and examples/fox.mlir: program
+// attn-block-to-cpu, the CPU backend of the block program, on the CPU-form
+// flash kernels of examples/rope.mlir and examples/fox.mlir
+// (Inputs/flash-cpu-form-{rope,fox}.mlir: what attn-to-block made of them
+// before the flash kernel had one form, at commit 804e436; the MTA CPU form
+// still states its kernels this way): program
 // ids become two trailing index arguments of the kernel, the launch an
 // scf.parallel over the grid calling it; tile ops become vector loops (dot:
 // per accumulator row, a vector FMA over k after a linalg.transpose for
@@ -11,13 +14,13 @@
 // kernel keeps its attn_block.kernel attribute). RoPE reads the cos/sin
 // tiles loaded from the tables the host builds (in f64, once per launch):
 // the kernel has no math.cos / math.sin.
-// RUN: attn-opt %S/../../examples/rope.mlir --attn-fuse --attn-to-block \
+// RUN: attn-opt %S/Inputs/flash-cpu-form-rope.mlir \
 // RUN:   --attn-block-to-cpu \
 // RUN:   | FileCheck %s --implicit-check-not='attn_block.{{(program_id|load|store|dot|reduce|broadcast|scan|iota|rope|launch)}}' \
 // RUN:       --implicit-check-not=attn.attention
-// RUN: attn-opt %S/../../examples/rope.mlir --attn-fuse --attn-to-block \
+// RUN: attn-opt %S/Inputs/flash-cpu-form-rope.mlir \
 // RUN:   --attn-block-to-cpu | FileCheck %s --check-prefix=TRIG
-// RUN: attn-opt %S/../../examples/fox.mlir --attn-fuse --attn-to-block \
+// RUN: attn-opt %S/Inputs/flash-cpu-form-fox.mlir \
 // RUN:   --attn-block-to-cpu \
 // RUN:   | FileCheck %s --check-prefix=FOX \
 // RUN:       --implicit-check-not='attn_block.{{(program_id|load|store|dot|reduce|broadcast|scan|iota|rope|launch)}}' \

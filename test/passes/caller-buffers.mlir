@@ -2,7 +2,7 @@
 // fused kernel reads them where they lie and writes the output in place.
 // RUN: attn-opt %s --attn-fuse --attn-to-block --attn-lower-reference --attn-caller-buffers | FileCheck %s
 // After bufferization nothing is copied in or out of @main.
-// RUN: attn-opt %s --attn-fuse --attn-to-block --attn-lower-reference --attn-caller-buffers --attn-block-to-cpu --canonicalize --convert-elementwise-to-linalg --attn-cpu-fuse-elementwise --canonicalize --one-shot-bufferize="bufferize-function-boundaries allow-return-allocs-from-loops" | FileCheck %s --check-prefix=BUF
+// RUN: attn-opt %s --attn-fuse --attn-to-block --attn-block-strip-gpu --attn-lower-reference --attn-caller-buffers --attn-block-to-cpu --canonicalize --convert-elementwise-to-linalg --attn-cpu-fuse-elementwise --canonicalize --one-shot-bufferize="bufferize-function-boundaries allow-return-allocs-from-loops" | FileCheck %s --check-prefix=BUF
 // A result the reference lowering computes is copied into the output.
 // RUN: attn-opt %s --attn-lower-reference --attn-caller-buffers | FileCheck %s --check-prefix=REF
 
@@ -15,12 +15,17 @@
 // CHECK-SAME: attn_launch.plan = #attn_launch.plan<device = cpu
 // CHECK-SAME: kernels = [#attn_launch.kernel<name = @main, {{.*}} args = [#attn_launch.arg<input 0>, #attn_launch.arg<input 1>, #attn_launch.arg<input 2>, #attn_launch.arg<input 3>, #attn_launch.arg<output>]>]>
 // CHECK: bufferization.to_tensor %[[Q]] restrict
+// The only buffer made is FoX's G' (the gate kernel's scratch), no copy.
+// CHECK: memref.alloc({{.*}}) : memref<?x?x?xf64>
 // CHECK-NOT: memref.alloc
+// CHECK: attn_block.launch @main_gate_prefix
 // CHECK: attn_block.launch @main_attention_kernel {{.*}} args({{.*}}, %[[O]])
 // CHECK-NOT: materialize_in_destination
 // CHECK: return{{$}}
 
 // BUF-LABEL: func.func @main(
+// BUF-NOT: memref.copy
+// BUF: memref.alloc({{.*}}) {{.*}}: memref<?x?x?xf64>
 // BUF-NOT: memref.copy
 // BUF-NOT: memref.alloc
 // BUF: return

@@ -27,59 +27,59 @@
 // RUN:   | grep -oE '^ *([^=]*= )?"?[a-z_]+\.[a-z_.0-9]+' | not grep -vE '(llvm|omp)\.'
 // RUN: attn-opt %S/../../examples/fox.mlir --attn-to-cpu \
 // RUN:   | grep -oE '^ *([^=]*= )?"?[a-z_]+\.[a-z_.0-9]+' | not grep -vE '(llvm|omp)\.'
-// Both go through the block program, not the reference lowering: exactly one
-// kernel, one call of it, one parallel region.
+// Both go through the block program, not the reference lowering: one
+// attention kernel called once, and one parallel region per launched
+// kernel (rope: the table and the two rotations first; fox: G' first).
 // RUN: attn-opt %S/../../examples/rope.mlir --attn-to-cpu | grep -c 'llvm.call @main_attention_kernel(' | grep -x 1
-// RUN: attn-opt %S/../../examples/fox.mlir --attn-to-cpu | grep -c 'omp.parallel' | grep -x 1
+// RUN: attn-opt %S/../../examples/rope.mlir --attn-to-cpu | grep -c 'omp.parallel' | grep -x 4
+// RUN: attn-opt %S/../../examples/fox.mlir --attn-to-cpu | grep -c 'omp.parallel' | grep -x 2
 
-// The kernel: 6 (rope: q, k, v, cos table, sin table, out) or 5 (fox: q,
-// k, v, g, out) memref descriptors (11 values each for rank 4, 9 for g's
-// rank 3, 7 for the [P, R/2] tables: %arg33..39 and %arg40..46), then pid0,
-// pid1. The rope kernel only reads the tables: no cos/sin in it.
+// The kernels: the attention kernel (no cos/sin in it: q and k arrive
+// rotated), then the prologue kernels; FoX's G' is summed in f64.
 // CHECK: llvm.func @malloc(i64) -> !llvm.ptr
-// ROPE: llvm.func @main_attention_kernel(%arg0: !llvm.ptr, {{.*}}, %arg32: i64, %arg33: !llvm.ptr, %arg34: !llvm.ptr, %arg35: i64, %arg36: i64, %arg37: i64, %arg38: i64, %arg39: i64, %arg40: !llvm.ptr, %arg41: !llvm.ptr, %arg42: i64, %arg43: i64, %arg44: i64, %arg45: i64, %arg46: i64, %arg47: !llvm.ptr, {{.*}}, %arg58: i64, %arg59: i64) attributes {attn_block.kernel, sym_visibility = "private"} {
-// FOX: llvm.func @main_attention_kernel(%arg0: !llvm.ptr, {{.*}}, %arg53: i64, %arg54: i64) attributes {attn_block.kernel, sym_visibility = "private"} {
-// CHECK-NOT: llvm.func
+// CHECK: llvm.func @main_attention_kernel(
+// CHECK-SAME: attributes {attn_block.kernel, sym_visibility = "private"} {
 // ROPE-NOT: llvm.intr.{{(cos|sin)}}
-// FOX: llvm.fpext {{.*}} : f32 to f64
 // exp2 as element-wise arithmetic (Exp2ToCPU.cpp): no libm call.
 // CHECK-NOT: llvm.intr.exp2
 // CHECK: llvm.intr.roundeven
-// ROPE-NOT: llvm.intr.{{(cos|sin)}}
 // CHECK: llvm.return
 // CHECK-NEXT: }
+// ROPE: llvm.func @main_rope_table(
+// ROPE: llvm.intr.cos(%{{.*}}) : (f64) -> f64
+// ROPE: llvm.intr.sin(%{{.*}}) : (f64) -> f64
+// ROPE: llvm.func @main_rope_q(
+// ROPE: llvm.func @main_rope_k(
+// FOX: llvm.func @main_gate_prefix(
+// FOX: llvm.fpext {{.*}} : f32 to f64
 
-// The host function: (rope) the cos/sin tables, angles in f64, built once
-// before the parallel region; the grid as an OpenMP worksharing loop nest
-// whose two induction variables are the kernel's last two arguments.
-// CHECK: llvm.func @main(
-// ROPE: %[[COS:.*]] = llvm.intr.cos(%{{.*}}) : (f64) -> f64
-// ROPE-NEXT: llvm.fptrunc %[[COS]] : f64 to f32
-// ROPE: %[[SIN:.*]] = llvm.intr.sin(%{{.*}}) : (f64) -> f64
-// ROPE-NEXT: llvm.fptrunc %[[SIN]] : f64 to f32
-// ROPE-NOT: llvm.intr.{{(cos|sin)}}
-// The programs are handed out one at a time, grid x from the top
+// The host function: each kernel's grid as an OpenMP worksharing loop nest
+// whose two induction variables are the kernel's last two arguments; the
+// programs are handed out one at a time, grid x from the top
 // (attn-cpu-schedule-programs): x' = (ub_x - 1) - x.
+// CHECK: llvm.func @main(
+// ROPE: llvm.call @main_rope_table(
+// ROPE: llvm.call @main_rope_q(
+// ROPE: llvm.call @main_rope_k(
+// FOX: llvm.call @main_gate_prefix(
 // CHECK: omp.parallel {
 // CHECK-NEXT: omp.wsloop schedule(dynamic) {
 // CHECK-NEXT: omp.loop_nest (%[[X:[^,]*]], %[[Y:[^)]*]]) : i64 = (%{{.*}}) to (%[[UBX:[^,]*]], %{{.*}}) step (%[[ONE:[^,]*]], %{{.*}}) collapse(2) {
 // CHECK-NEXT: %[[LAST:.*]] = llvm.sub %[[UBX]], %[[ONE]] : i64
 // CHECK-NEXT: %[[XR:.*]] = llvm.sub %[[LAST]], %[[X]] : i64
 // CHECK: llvm.call @main_attention_kernel({{.*}}, %[[XR]], %[[Y]]) : (
-// ROPE-NOT: llvm.intr.{{(cos|sin)}}
 // CHECK: omp.yield
 // CHECK: omp.terminator
 // CHECK: llvm.return
 
-// Translated: the kernel calls are outlined into a parallel region forked
+// Translated: the kernel calls are outlined into parallel regions forked
 // through the OpenMP runtime, with a dynamic schedule over the grid.
 // IR-LABEL: define void @main_attention_kernel(
 // IR-NOT: @llvm.{{(cos|sin)}}.
-// IR-LABEL: define {{.*}} @main(
 // IR: call double @llvm.cos.f64(
 // IR: call double @llvm.sin.f64(
+// IR-LABEL: define {{.*}} @main(
 // IR: call void {{.*}}@__kmpc_fork_call(
-// IR: define internal void @main..omp_par(
 // IR-DAG: call void @__kmpc_dispatch_init_8u(
 // IR-DAG: call void @main_attention_kernel(
 // IR-DAG: call i32 @__kmpc_dispatch_next_8u(

@@ -15,46 +15,32 @@
 // RUN:   | FileCheck %s --check-prefix=DEFAULT
 
 // CHECK-LABEL: func.func private @main_attention_kernel
-// CHECK: %[[BM:.*]] = arith.constant 32 : index
-// CHECK-NEXT: %[[ROW0:.*]] = arith.muli %{{.*}}, %[[BM]] : index
-// CHECK: attn_block.load %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW0]], %{{.*}}] dims [2, 3] padding 0.000000e+00 : memref<?x?x?x64xf32> -> tensor<32x64xf32>
-// CHECK: attn_block.rope %{{.*}} : tensor<32x64xf32>
-// CHECK: attn_block.iota %{{.*}} : tensor<32xi64>
-// CHECK: %[[BN:.*]] = arith.constant 16 : index
-// CHECK-NEXT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[BN]] iter_args({{.*}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32x64xf32>) {
-// CHECK-NEXT: attn_block.load %{{.*}}[%{{.*}}, %{{.*}}, %[[J]], %{{.*}}] dims [2, 3] padding 0.000000e+00 : memref<?x?x?x64xf32> -> tensor<16x64xf32>
-// CHECK: attn_block.rope %{{.*}} : tensor<16x64xf32>
-// CHECK: attn_block.dot %{{.*}}, %{{.*}}, %{{.*}} transpose_b : tensor<32x64xf32>, tensor<16x64xf32> -> tensor<32x16xf32>
-// CHECK: attn_block.iota %[[J]] : tensor<16xi64>
-// CHECK-NEXT: attn_block.broadcast %{{.*}} axis 0 : tensor<16xi64> -> tensor<32x16xi64>
-// CHECK-NEXT: attn_block.broadcast %{{.*}} axis 1 : tensor<32xi64> -> tensor<32x16xi64>
-// CHECK: attn_block.reduce max %{{.*}} axis 1 : tensor<32x16xf32> -> tensor<32xf32>
-// CHECK: attn_block.reduce sum %{{.*}} axis 1 : tensor<32x16xf32> -> tensor<32xf32>
-// CHECK: attn_block.load %{{.*}} -> tensor<16x64xf32>
-// CHECK: attn_block.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x64xf32> -> tensor<32x64xf32>
-// CHECK: attn_block.store %{{.*}} : tensor<32x64xf32> -> memref<?x?x?x64xf32>
+// CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c32{{(_[0-9]+)?}} : index
+// CHECK: attn_block.local_alloc : !attn_block.smem<32x64xf32, {{.*}}>
+// CHECK: attn_block.local_alloc : !attn_block.smem<2x16x64xf32, {{.*}}>
+// CHECK: attn_block.async_copy %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW0]], %{{.*}}]
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c16{{(_[0-9]+)?}} iter_args({{.*}}) -> (tensor<32xf32, {{.*}}>, tensor<32x8xf32, {{.*}}>, tensor<32x64xf32, {{.*}}>, index) {
+// CHECK: attn_block.dot %{{.*}}, %{{.*}}, %{{.*}} transpose_b : tensor<32x64xf32, {{.*}}>, tensor<16x64xf32, {{.*}}> -> tensor<32x16xf32, {{.*}}>
+// CHECK: attn_block.reduce max %{{.*}} axis 1 : tensor<32x16xf32, {{.*}}> -> tensor<32xf32, {{.*}}>
+// CHECK: attn_block.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<32x16xf32, {{.*}}>, tensor<16x64xf32, {{.*}}> -> tensor<32x64xf32, {{.*}}>
+// CHECK: attn_block.reduce sum %{{.*}} axis 1 : tensor<32x8xf32, {{.*}}> -> tensor<32xf32, {{.*}}>
+// CHECK: attn_block.store %{{.*}} : tensor<32x64xf32, {{.*}}> -> memref<?x?x?x64xf32>
 // CHECK-LABEL: func.func @main
+// CHECK: attn_block.launch @main_rope_k
 // CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %[[T:[^)]*]]) : memref<?x?x?x64xf32>
 // CHECK-NEXT: %[[GBM:.*]] = arith.constant 32 : index
 // CHECK-NEXT: %[[GX:.*]] = arith.ceildivui %[[T]], %[[GBM]] : index
 // CHECK: attn_block.launch @main_attention_kernel grid(%[[GX]], %{{.*}})
 
-// FoX: the g tiles follow the shapes too (query rows 32, key steps 16, and
-// the prefix loops step by 16).
+// FoX: G' (f64 on the CPU) read at the 32 query rows and the 16 keys of
+// each step, the bias added per score in f64 and rounded to f32.
 // FOX-LABEL: func.func private @main_attention_kernel
-// FOX: attn_block.load %{{.*}} dims [2] padding 0.000000e+00 : memref<?x?x?xf32> -> tensor<32xf32>
-// FOX: %[[BN:.*]] = arith.constant 16 : index
-// FOX-NEXT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[BN]] iter_args(%{{.*}}) -> (f64) {
-// FOX-NEXT: attn_block.load %{{.*}} dims [2] padding 0.000000e+00 : memref<?x?x?xf32> -> tensor<16xf32>
-// FOX: attn_block.broadcast %{{.*}} axis 0 : tensor<16xf64> -> tensor<1x16xf64>
-// FOX: attn_block.scan %{{.*}} : tensor<32xf64>
-// FOX: scf.for {{.*}} -> (tensor<32xf32>, tensor<32xf32>, tensor<32x64xf32>, f64) {
-// FOX: attn_block.scan %{{.*}} : tensor<16xf64>
-// FOX: attn_block.broadcast %{{.*}} axis 0 : tensor<16xf64> -> tensor<32x16xf64>
-// FOX-NEXT: attn_block.broadcast %{{.*}} axis 1 : tensor<32xf64> -> tensor<32x16xf64>
+// FOX: attn_block.load %{{.*}} dims [2] padding 0.000000e+00 : memref<?x?x?xf64> -> tensor<32xf64, {{.*}}>
+// FOX: scf.for {{.*}} step %{{.*}} iter_args(%{{.*}}) -> (tensor<32xf32, {{.*}}>, tensor<32x8xf32, {{.*}}>, tensor<32x64xf32, {{.*}}>, index) {
+// FOX: attn_block.load %{{.*}} dims [2] padding 0.000000e+00 : memref<?x?x?xf64> -> tensor<16xf64, {{.*}}>
+// FOX: attn_block.broadcast %{{.*}} axis 0 : tensor<16xf64, {{.*}}> -> tensor<32x16xf64, {{.*}}>
+// FOX-NEXT: attn_block.broadcast %{{.*}} axis 1 : tensor<32xf64, {{.*}}> -> tensor<32x16xf64, {{.*}}>
 
-// DEFAULT: %[[BM:.*]] = arith.constant 64 : index
-// DEFAULT-NEXT: arith.muli %{{.*}}, %[[BM]] : index
-// DEFAULT: attn_block.load %{{.*}} -> tensor<64x64xf32>
-// DEFAULT: attn_block.dot %{{.*}} transpose_b : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+// DEFAULT: arith.muli %{{.*}}, %c64{{(_[0-9]+)?}} : index
+// DEFAULT: attn_block.dot %{{.*}} transpose_b : tensor<64x64xf32, {{.*}}>, tensor<64x64xf32, {{.*}}> -> tensor<64x64xf32, {{.*}}>
 // DEFAULT: arith.ceildivui %{{.*}}, %{{.*}} : index

@@ -10,7 +10,7 @@
 // CHECK-LABEL: func.func @path_mta
 // CHECK-NEXT: attn.attention %{{.*}} path({{.*}} head_mix_post(
 // CHECK: func.func private @fused_attention_kernel
-// CHECK-SAME: attributes {attn_block.kernel}
+// CHECK-SAME: attributes {attn_block.kernel
 // CHECK-LABEL: func.func @fused
 // CHECK-NOT: attn.attention
 // CHECK: attn_block.launch @fused_attention_kernel

@@ -329,9 +329,10 @@ TEST(MtaProperties, IdentityKernelsAndMixingArePlainAttention) {
       Tensor mta = runFused(src, ins);
       Tensor ref = runFused(plain, {ins[0], ins[1], ins[2]});
       ASSERT_EQ(mta.shape, ref.shape);
-      // One pass: the same sums in the same order, identity taps add exact
-      // zeros. Two passes normalise exactly instead of online.
-      double tol = post ? 1e-6 : 0.0;
+      // The flash kernel (the GPU form's, stripped) and the MTA CPU form
+      // sum alike but not in the same order (base-2 scaling folded into q
+      // there, into the exponent's fma here): f32 rounding apart.
+      double tol = 1e-6;
       EXPECT_LE(attn::ref::relError(mta, ref), tol)
           << describe(c, 4, 150, seed);
     }
