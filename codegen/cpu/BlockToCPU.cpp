@@ -142,13 +142,24 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
   LogicalResult matchAndRewrite(blk::DotOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value bMat = op.getB();
+    // 16-bit operands widened once per tile, not once per use in the
+    // k loop (each A element is read for every piece of the accumulator's
+    // columns, each B row for every block of rows).
+    auto widenTile = [&](Value t) -> Value {
+      auto type = cast<RankedTensorType>(t.getType());
+      if (type.getElementType().isF32())
+        return t;
+      return arith::ExtFOp::create(rewriter, loc,
+                                   type.clone(rewriter.getF32Type()), t);
+    };
+    Value aMat = widenTile(op.getA());
+    Value bMat = widenTile(op.getB());
     if (op.getTransposeB()) {
-      auto bt = op.getB().getType();
+      auto bt = cast<RankedTensorType>(bMat.getType());
       SmallVector<int64_t> shape = {bt.getDimSize(1), bt.getDimSize(0)};
       Value init =
           tensor::EmptyOp::create(rewriter, loc, shape, bt.getElementType());
-      bMat = linalg::TransposeOp::create(rewriter, loc, op.getB(), init,
+      bMat = linalg::TransposeOp::create(rewriter, loc, bMat, init,
                                          ArrayRef<int64_t>{1, 0})
                  .getResult()[0];
     }
@@ -191,9 +202,9 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
               bv = arith::ExtFOp::create(ib, il, rowType, bv);
             SmallVector<Value> next;
             for (auto [i, r] : llvm::zip(is, rs)) {
-              Value a = widen(ib, il,
-                              tensor::ExtractOp::create(ib, il, op.getA(),
-                                                        ValueRange{i, kk}));
+              Value a = widen(
+                  ib, il,
+                  tensor::ExtractOp::create(ib, il, aMat, ValueRange{i, kk}));
               Value av = vector::BroadcastOp::create(ib, il, rowType, a);
               next.push_back(vector::FMAOp::create(ib, il, av, bv, r));
             }
