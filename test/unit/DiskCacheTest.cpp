@@ -97,10 +97,10 @@ TEST_F(DiskCache, OffDisablesIt) {
 }
 
 TEST(GpuImageKey, CubinsOfAnotherPtxasAreAnotherEntry) {
-  std::string old = attn::test::fakeToolkit(
-      "Cuda compilation tools, release 13.0, V13.0.88");
-  std::string fixed = attn::test::fakeToolkit(
-      "Cuda compilation tools, release 13.5, V13.5.37");
+  std::string old =
+      attn::test::fakeToolkit("Cuda compilation tools, release 13.0, V13.0.88");
+  std::string fixed =
+      attn::test::fakeToolkit("Cuda compilation tools, release 13.5, V13.5.37");
   using attn::detail::gpuImageKey;
   std::string a = gpuImageKey("sm_90a", true, old, "module {}");
   EXPECT_NE(a.find("release 13.0, V13.0.88"), std::string::npos) << a;
