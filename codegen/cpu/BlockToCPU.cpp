@@ -167,16 +167,8 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
     int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
     int64_t k = op.getA().getType().getDimSize(1);
     Type f32 = accType.getElementType();
-    Type bElt = cast<RankedTensorType>(bMat.getType()).getElementType();
     Value pad = arith::ConstantOp::create(rewriter, loc,
                                           rewriter.getFloatAttr(f32, 0.0));
-    Value bPad = arith::ConstantOp::create(rewriter, loc,
-                                           rewriter.getFloatAttr(bElt, 0.0));
-    auto widen = [&](OpBuilder &b, Location l, Value v) -> Value {
-      if (v.getType() == f32)
-        return v;
-      return arith::ExtFOp::create(b, l, f32, v);
-    };
     // c[i, off : off + w] += sum_k a[i, k] * b[k, off : off + w] for the
     // `rows` rows from i0: each b row piece is read once for all of them.
     auto block = [&](OpBuilder &b, Location l, Value i0, int64_t rows,
@@ -195,16 +187,13 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
           b, l, k, kUnroll, init,
           [&](OpBuilder &ib, Location il, Value kk,
               ValueRange rs) -> SmallVector<Value> {
-            Value bv = vector::TransferReadOp::create(
-                ib, il, VectorType::get({w}, bElt), bMat, ValueRange{kk, col},
-                bPad, ArrayRef<bool>{true});
-            if (bv.getType() != rowType)
-              bv = arith::ExtFOp::create(ib, il, rowType, bv);
+            Value bv = vector::TransferReadOp::create(ib, il, rowType, bMat,
+                                                      ValueRange{kk, col}, pad,
+                                                      ArrayRef<bool>{true});
             SmallVector<Value> next;
             for (auto [i, r] : llvm::zip(is, rs)) {
-              Value a = widen(
-                  ib, il,
-                  tensor::ExtractOp::create(ib, il, aMat, ValueRange{i, kk}));
+              Value a =
+                  tensor::ExtractOp::create(ib, il, aMat, ValueRange{i, kk});
               Value av = vector::BroadcastOp::create(ib, il, rowType, a);
               next.push_back(vector::FMAOp::create(ib, il, av, bv, r));
             }
