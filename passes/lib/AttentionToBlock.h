@@ -82,6 +82,10 @@ constexpr int64_t kFoxRecordCols = 8, kFoxRecordKeys = 64;
 /// score).
 bool usesFoxRecords(AttentionOp op, const BlockTarget &target);
 
+/// Whether the flash kernel for `target` reads FoX's G' in f64 (the CPU:
+/// G_i - G_j to f64's digits, which f32 loses at T = 4K) rather than f32.
+inline bool gatePrefixInF64(const BlockTarget &target) { return !target.gpu; }
+
 /// FoX's key records for the flash kernel's S dots, from G'
 /// (launchGatePrefix's buffer): a GPU-form block kernel
 /// `<func>_fox_records` launched at `b` writes, for key j of each (batch,
@@ -101,10 +105,9 @@ Value launchFoxRecords(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
 /// there): a GPU-form block kernel `<func>_gate_prefix` (one warp per
 /// (batch, query head) row, scalar code) computing the gate kernel's
 /// G' = -gamma log2(e) cumsum(g) (f64 sums; f32 out, or f64 with
-/// `f64Out`: the CPU keeps G_i - G_j to f64's digits, which f32 loses at
-/// T = 4K), launched at `b`; returns the G' buffer. FlashToBlockGpu.cpp.
-/// `dependentLaunch`: it lets the next kernel start early and waits for the
-/// kernels before it (launch_dependents, griddep_wait).
+/// `f64Out`, gatePrefixInF64), launched at `b`; returns the G' buffer.
+/// FlashToBlockGpu.cpp. `dependentLaunch`: it lets the next kernel start early
+/// and waits for the kernels before it (launch_dependents, griddep_wait).
 Value launchGatePrefix(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
                        bool dependentLaunch = false, bool f64Out = false);
 

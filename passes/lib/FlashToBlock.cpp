@@ -97,7 +97,7 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
         launchRopeGpu(op, symbols, b, tgt.dependentLaunch);
   if (op.getG())
     args[3] = launchGatePrefix(op, symbols, b, tgt.dependentLaunch,
-                               /*f64Out=*/!tgt.gpu);
+                               gatePrefixInF64(tgt));
   for (auto [arg, v] : llvm::zip(args, tensors))
     if (!arg)
       arg = bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,

@@ -701,11 +701,12 @@ func::FuncOp mlir::attn::buildFlashGpuKernel(AttentionOp op, OpBuilder &mb,
   for (Value v : {op.getQ(), op.getK(), op.getV()})
     argTypes.push_back(bufferTypeOf(v));
   // FoX: the gate kernel's G' [B, Hq, S], f32 whatever g's type (f64 on
-  // the CPU).
+  // the CPU: gatePrefixInF64).
   if (Value g = op.getG())
     argTypes.push_back(MemRefType::get(cast<ShapedType>(g.getType()).getShape(),
-                                       target.gpu ? Type(mb.getF32Type())
-                                                  : Type(mb.getF64Type())));
+                                       gatePrefixInF64(target)
+                                           ? Type(mb.getF64Type())
+                                           : Type(mb.getF32Type())));
   if (foxRecords)
     argTypes.push_back(foxRecordsType(op));
   argTypes.push_back(bufferTypeOf(op.getResult()));
