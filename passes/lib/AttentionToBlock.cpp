@@ -2,7 +2,7 @@
 //
 // The pass driver: each fusable attn.attention goes to the lowering of its
 // algorithm (FlashToBlock.cpp for plain/RoPE/FoX, PathToBlock.cpp for
-// PaTH/PaTH-FoX (PathToBlockGpu.cpp for a GPU target), MtaToBlock.cpp for MTA
+// PaTH/PaTH-FoX, MtaToBlock.cpp for MTA
 // and the MTA output norm, with RoPE/FoX), which emits the kernels (attn_block
 // functions) and their launches.
 //
@@ -41,6 +41,39 @@ func::FuncOp mlir::attn::createBlockKernel(AttentionOp op, SymbolTable &symbols,
   symbols.insert(kernel);
   kernel.addEntryBlock();
   return kernel;
+}
+
+SmallVector<Value> KernelArgs::present() const {
+  SmallVector<Value> vals;
+  for (const auto &arg : args)
+    if (arg.second)
+      vals.push_back(arg.second);
+  return vals;
+}
+
+func::FuncOp KernelArgs::createKernel(AttentionOp op, SymbolTable &symbols,
+                                      StringRef suffix) const {
+  SmallVector<Type> types;
+  for (Value v : present())
+    types.push_back(v.getType());
+  return createBlockKernel(op, symbols, suffix, types);
+}
+
+void KernelArgs::launch(OpBuilder &b, Location loc, func::FuncOp kernel,
+                        Value grid0, Value grid1) const {
+  attn_block::LaunchOp::create(b, loc, kernel.getName(), grid0, grid1,
+                               present());
+}
+
+Value KernelArgs::in(func::FuncOp kernel, StringRef name) const {
+  unsigned pos = 0;
+  for (const auto &arg : args) {
+    if (arg.first == name)
+      return arg.second ? kernel.getArgument(pos) : Value();
+    pos += arg.second ? 1 : 0;
+  }
+  llvm::report_fatal_error(llvm::Twine("KernelArgs: no argument '") + name +
+                           "' was declared");
 }
 
 namespace {
@@ -133,22 +166,20 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                               pathTransport == "split",
                               pathChunkWgmma,
                               pathAttentionWgmma};
-      if (tgt.gpu) {
-        // The GPU form exists for the flash, PaTH and MTA kernels; nothing
-        // is lowered silently in the CPU form instead.
-        std::string bad = op.hasMTA() || op.getNorm()
-                              ? checkMtaGpuSupport(op, tgt)
-                          : op.getW() ? checkPathGpuSupport(op, tgt, pathChunk)
-                                      : checkFlashGpuSupport(op, tgt, blockN);
-        if (!bad.empty()) {
-          op.emitError() << "attn-to-block{target=" << tgt.name << "}: " << bad;
-          signalPassFailure();
-          continue;
-        }
+      // PaTH's and flash's kernels serve every target; MTA has a CPU form
+      // and a GPU form. Nothing is lowered silently in the CPU form for a
+      // GPU target.
+      std::string bad = op.getW()  ? checkPathSupport(op, tgt, pathChunk)
+                        : !tgt.gpu ? std::string()
+                        : op.hasMTA() || op.getNorm()
+                            ? checkMtaGpuSupport(op, tgt)
+                            : checkFlashGpuSupport(op, tgt, blockN);
+      if (!bad.empty()) {
+        op.emitError() << "attn-to-block{target=" << tgt.name << "}: " << bad;
+        signalPassFailure();
+        continue;
       }
-      if (op.getW() && tgt.gpu)
-        lowerPathAttentionGpu(op, symbols, cfg);
-      else if (op.getW())
+      if (op.getW())
         lowerPathAttention(op, symbols, cfg);
       else if ((op.hasMTA() || op.getNorm()) && tgt.gpu)
         lowerMtaAttentionGpu(op, symbols, cfg);

@@ -25,14 +25,14 @@ struct BlockLoweringConfig {
   int64_t pathChunk;
   /// The CPU form, or the GPU form of a chip (FlashToBlockGpu.cpp).
   BlockTarget target;
-  /// PaTH's GPU form: the transport dots as hi / lo splits (the
-  /// `path-transport=split` option) instead of f16 (PathToBlockGpu.cpp).
+  /// PaTH on a GPU: the transport dots as hi / lo splits (the
+  /// `path-transport=split` option) instead of f16 (PathToBlock.cpp).
   bool pathSplitTransport = false;
   /// PaTH's chunk kernel in the wgmma form on sm_90a (the
-  /// `path-chunk-wgmma` option; PathToBlockGpu.cpp).
+  /// `path-chunk-wgmma` option; PathToBlock.cpp).
   bool pathChunkWgmma = false;
   /// PaTH's attention kernel in the wgmma form on sm_90a (the
-  /// `path-attention-wgmma` option; PathToBlockGpu.cpp).
+  /// `path-attention-wgmma` option; PathToBlock.cpp).
   bool pathAttentionWgmma = false;
 };
 
@@ -40,6 +40,29 @@ struct BlockLoweringConfig {
 /// an empty entry block, inserted into `symbols`.
 func::FuncOp createBlockKernel(AttentionOp op, SymbolTable &symbols,
                                StringRef suffix, TypeRange argTypes);
+
+/// A kernel's arguments, each declared by name once: the kernel's signature
+/// and its launch's operands both follow the declarations, and the kernel's
+/// body finds an argument by its name, so no position is matched in two
+/// places. A null value declares an argument absent (from the signature and
+/// the launch alike): the body's lookup gives null for it.
+class KernelArgs {
+public:
+  void add(StringRef name, Value v) { args.push_back({name.str(), v}); }
+  /// A new kernel taking the present arguments (createBlockKernel).
+  func::FuncOp createKernel(AttentionOp op, SymbolTable &symbols,
+                            StringRef suffix) const;
+  /// attn_block.launch of `kernel` over a (grid0, grid1) grid at `b`.
+  void launch(OpBuilder &b, Location loc, func::FuncOp kernel, Value grid0,
+              Value grid1) const;
+  /// In `kernel` (made by createKernel): the block argument declared as
+  /// `name`, or null where it was declared absent.
+  Value in(func::FuncOp kernel, StringRef name) const;
+
+private:
+  SmallVector<Value> present() const;
+  SmallVector<std::pair<std::string, Value>> args;
+};
 
 /// Plain/RoPE/FoX attention (no PaTH, no MTA), for the CPU and the GPU
 /// alike: the GPU form's kernel (buildFlashGpuKernel) and its prologue
@@ -160,20 +183,17 @@ std::string checkMtaGpuSupport(AttentionOp op, const BlockTarget &target);
 void lowerMtaAttentionGpu(AttentionOp op, SymbolTable &symbols,
                           const BlockLoweringConfig &cfg);
 
-/// PaTH / PaTH-FoX attention (no RoPE, no MTA): PathToBlock.cpp.
+/// Why PaTH's kernels cannot express `op` for `target` with chunks of
+/// `pathChunk` positions, or "" if they can. PathToBlock.cpp.
+std::string checkPathSupport(AttentionOp op, const BlockTarget &target,
+                             int64_t pathChunk);
+
+/// PaTH / PaTH-FoX attention (no RoPE, no MTA) for the CPU and the GPU
+/// alike: the chunk kernel, the attention kernel and, with FoX, the
+/// gate-prefix kernel. PathToBlock.cpp. checkPathSupport must have
+/// accepted `op`.
 void lowerPathAttention(AttentionOp op, SymbolTable &symbols,
                         const BlockLoweringConfig &cfg);
-
-/// Why the GPU form of PaTH cannot express `op` for `target` with chunks
-/// of `pathChunk` positions, or "" if it can. PathToBlockGpu.cpp.
-std::string checkPathGpuSupport(AttentionOp op, const BlockTarget &target,
-                                int64_t pathChunk);
-
-/// PaTH / PaTH-FoX in the GPU form (chunk kernel, attention kernel, with
-/// FoX the gate-prefix kernel): PathToBlockGpu.cpp. checkPathGpuSupport
-/// must have accepted `op`.
-void lowerPathAttentionGpu(AttentionOp op, SymbolTable &symbols,
-                           const BlockLoweringConfig &cfg);
 
 } // namespace mlir::attn
 

@@ -27,8 +27,10 @@ constexpr int64_t kGpuWarps = 4;
 constexpr int64_t kGpuRows = 16 * kGpuWarps;
 
 struct GpuTiles : TileBuilder {
-  GpuTiles(OpBuilder &b, Location loc, Type elt, bool wgmma = false)
-      : TileBuilder(b, loc), elt(elt), wgmma(wgmma) {
+  GpuTiles(OpBuilder &b, Location loc, Type elt, bool wgmma = false,
+           Type opElt = {})
+      : TileBuilder(b, loc), elt(elt), opElt(opElt ? opElt : elt),
+        wgmma(wgmma) {
     MLIRContext *ctx = b.getContext();
     mma = mmaFor(kGpuRows);
     opA = blk::DotOperandLayoutAttr::get(ctx, 0, mma, 2);
@@ -40,10 +42,14 @@ struct GpuTiles : TileBuilder {
   }
   /// The same layouts at another insertion point (a loop body).
   GpuTiles(OpBuilder &nb, const GpuTiles &o)
-      : GpuTiles(nb, o.loc, o.elt, o.wgmma) {}
+      : GpuTiles(nb, o.loc, o.elt, o.wgmma, o.opElt) {}
 
-  /// The 16-bit element type of the dot operands.
+  /// The element type of the operands read from memory (q, k, v).
   Type elt;
+  /// The element type of the operands the kernel computes (rounded
+  /// accumulators and the buffers they go through): `elt` for the tensor
+  /// cores, f32 for the CPU target, whose dots compute in f32 anyway.
+  Type opElt;
   /// Warpgroup MMA (sm_90a): see the file comment.
   bool wgmma;
   Attribute mma, opA, opB, row, col, shared;
@@ -117,18 +123,18 @@ struct GpuTiles : TileBuilder {
     return blk::DotOp::create(b, loc, accv.getType(), a, bt, accv,
                               transposeB ? b.getUnitAttr() : UnitAttr(), band);
   }
-  /// An f32 accumulator tile rounded to the 16-bit element type.
-  Value round(Value x) {
-    auto type = cast<RankedTensorType>(x.getType());
-    return arith::TruncFOp::create(b, loc, type.clone(elt), x);
-  }
+  /// An f32 accumulator tile rounded to the computed operands' type
+  /// (itself where that is f32).
+  Value round(Value x) { return convert(x, opElt); }
   /// A 16-bit accumulator tile as an A operand (the same registers).
   /// wgmma: the tile itself, which `dot` converts to the operand layout of
   /// the accumulator it is multiplied into (the A layout depends on it).
   Value asA(Value x16) { return wgmma ? x16 : relayout(x16, opA); }
-  Value alloc(ArrayRef<int64_t> shape) {
+  /// A shared buffer of `e` (default: the operands read from memory).
+  Value alloc(ArrayRef<int64_t> shape, Type e = {}) {
     return blk::LocalAllocOp::create(
-        b, loc, blk::SharedBufferType::get(b.getContext(), shape, elt, shared));
+        b, loc,
+        blk::SharedBufferType::get(b.getContext(), shape, e ? e : elt, shared));
   }
   /// async_copy of the tile at `at` (dims 2, 3) of `mem` into `buf`; rows
   /// outside `mem` are zero-filled.

@@ -1,9 +1,7 @@
-//===- PathTiles.h - what PaTH's CPU and GPU block kernels share -*- C++
-//-*-===//
+//===- PathTiles.h - PaTH's shape, indices and walk range -------*- C++ -*-===//
 //
 // The op's shape and constants, the program indices and the walk's range
-// of PaTH's block kernels: PathToBlock.cpp (the CPU form) and
-// PathToBlockGpu.cpp (the GPU form) derive them the same way.
+// of PaTH's block kernels (PathToBlock.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +14,7 @@ namespace mlir::attn {
 
 inline constexpr double kPathLog2e = 1.4426950408889634;
 
-/// What the kernels of both forms know about the op.
+/// What PaTH's kernels know about the op.
 struct PathShape {
   int64_t c, d, dv;
   double qScale;    ///< scale * log2(e), folded into q
@@ -27,45 +25,6 @@ struct PathShape {
   /// matrix -W^T U (C D^2 MACs) when that is cheaper than the two low-rank
   /// dots by W^T and U (2 C^2 D MACs), i.e. when D < 2C.
   bool dense() const { return d < 2 * c; }
-};
-
-/// PaTH's tile idioms on top of TileBuilder.
-struct PathTiles : TileBuilder {
-  PathTiles(OpBuilder &b, Location loc) : TileBuilder(b, loc) {}
-
-  Value zeros(ArrayRef<int64_t> shape) {
-    return splat(shape, b.getF32Type(), 0.0);
-  }
-  /// acc + a b (or a b^T).
-  Value dot(Value a, Value bt, Value acc, bool transposeB = false) {
-    return blk::DotOp::create(b, loc, acc.getType(), a, bt, acc,
-                              transposeB ? b.getUnitAttr() : UnitAttr());
-  }
-  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
-  Value f32Load(Value mem, ValueRange indices, ArrayRef<int64_t> dims,
-                ArrayRef<int64_t> shape) {
-    return toF32(load(mem, indices, dims, shape));
-  }
-  /// The [n, n] identity.
-  Value identity(int64_t n) {
-    return select(localMask(arith::CmpIPredicate::eq, n),
-                  splat({n, n}, b.getF32Type(), 1.0), zeros({n, n}));
-  }
-  /// The [n, n] i1 tile `col pred row` over local indices.
-  Value localMask(arith::CmpIPredicate pred, int64_t n) {
-    Value i = iota(idx(0), n);
-    return cmpi(pred, bcast(i, 0, n, n), bcast(i, 1, n, n));
-  }
-  Value keep(Value mask, Value t) {
-    auto shape = cast<RankedTensorType>(t.getType()).getShape();
-    return select(mask, t, zeros(shape));
-  }
-  /// Sum of a 1-D f64 tile as a scalar.
-  Value total(Value t) {
-    int64_t n = cast<RankedTensorType>(t.getType()).getDimSize(0);
-    Value s = reduce(blk::ReduceKind::sum, bcast(t, 0, 1, n));
-    return tensor::ExtractOp::create(b, loc, s, idx(0));
-  }
 };
 
 /// Program ids and the indices every kernel derives from them.
@@ -154,14 +113,6 @@ inline Value allocPathOutput(OpBuilder &b, Location loc, AttentionOp op,
     if (outType.isDynamicDim(i))
       dyn.push_back(sizes[i]);
   return memref::AllocOp::create(b, loc, outType, dyn);
-}
-
-/// The types of `vals`, for a kernel's signature.
-inline SmallVector<Type> typesOf(ValueRange vals) {
-  SmallVector<Type> ts;
-  for (Value x : vals)
-    ts.push_back(x.getType());
-  return ts;
 }
 
 } // namespace mlir::attn

@@ -1,19 +1,19 @@
 //===- PathToBlock.cpp - PaTH attention -> chunked block kernels ----------===//
 //
-// Lowers PaTH / PaTH-FoX attention (spec/path_fox.md §2, fla's forward) to
-// three block kernels launched in sequence over scratch buffers: the chunk
-// kernel (the UT transform: A, T = (I + A)^-1 diag(beta), U, the keys
-// transported to the chunk end), the diagonal kernel (the queries
-// transported to their chunk start and the diagonal block's partial
-// softmax) and the attention kernel (the right-to-left walk carrying the
-// f32 transported query). The transport is the dense D x D chunk matrix
-// when D < 2C, else two low-rank dots (PathShape::dense). Query tiles are
-// whole chunks at absolute positions; scores are in base 2.
-// Design: docs/block-program.md, "The PaTH kernels".
+// PaTH / PaTH-FoX (spec/path_fox.md §2, fla's forward) for every target:
+// two 4-warp kernels over chunks of C positions, every operand global ->
+// shared -> registers. The chunk kernel, grid (ceil(S/C), B*Hk), inverts
+// I + A by columns and stores W, U, KC and Khat; the attention kernel, grid
+// (query chunks, B*Hq), computes the diagonal block in registers, then
+// walks right to left carrying q~ (f32). On a GPU the f32 operands are
+// split hi + lo for the tensor cores (the transport: path-transport); the
+// CPU runs the same kernels with f32 operands (GpuTiles::opElt).
+// Design and precision: docs/block-program.md, "PaTH's kernels".
 //
 //===----------------------------------------------------------------------===//
 
 #include "AttentionToBlock.h"
+#include "GpuTiles.h"
 #include "PathTiles.h"
 #include "attn/Passes/Passes.h"
 
@@ -22,6 +22,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <array>
 #include <limits>
 
 using namespace mlir;
@@ -32,278 +33,663 @@ using arith::CmpIPredicate;
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+/// Warps of both kernels: on a GPU C = 16 * kWarps rows, one m16 tile per
+/// warp.
+constexpr int64_t kWarps = kGpuWarps;
+constexpr int64_t kGpuChunk = kGpuRows;
+/// Rows of the column inverse's diagonal blocks (invertUnitLower): one
+/// warp's m16 tile; C is a multiple of it on every target.
+constexpr int64_t kInverseBlock = 16;
 
-/// T = (I + A)^-1 diag(beta) for strictly lower A: row r is
-/// beta_r e_r - A[r, :] T, rows above r being final already.
-Value forwardSubstitution(PathTiles &t, Value a, Value beta, int64_t c) {
-  Value cols = t.iota(t.idx(0), c);
+/// An f32 tile as the operands the kernel computes: on a GPU a 16-bit pair
+/// hi + lo, on the CPU the f32 tile itself (lo null).
+struct Split {
+  Value hi, lo;
+};
+
+/// GpuTiles with PaTH's own pieces: the hi/lo splits of f32 operands, the
+/// tiles of `mem`'s dims 2 and 3, local masks.
+struct GpuPathTiles : GpuTiles {
+  GpuPathTiles(OpBuilder &b, Location loc, Type elt, bool wgmma, Type opElt)
+      : GpuTiles(b, loc, elt, wgmma, opElt) {}
+  GpuPathTiles(OpBuilder &nb, const GpuPathTiles &o)
+      : GpuTiles(nb, o.loc, o.elt, o.wgmma, o.opElt) {
+    freshReads = o.freshReads;
+  }
+
+  /// Whether f32 operands are split into 16-bit hi + lo (the tensor cores'
+  /// operands), or taken whole (the CPU).
+  bool splits() const { return opElt.getIntOrFloatBitWidth() == 16; }
+
+  /// Whether dotSplit2 reads its hi buffer afresh (a barrier before the
+  /// second read); set for D > 64, see dotSplit2.
+  bool freshReads = false;
+
+  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
+  /// The 16-bit rounding of x - hi (hi = round(x)).
+  Value lowHalf(Value x, Value hi) {
+    return round(sub(x, arith::ExtFOp::create(b, loc, x.getType(), hi)));
+  }
+  Split split(Value x) {
+    Value hi = round(x);
+    return {hi, splits() ? lowHalf(x, hi) : Value()};
+  }
+  /// Stores `x`'s split into `mem` and `memLo` (null on the CPU).
+  void storeSplit(Value x, Value mem, Value memLo, ValueRange at) {
+    Split xs = split(x);
+    store(xs.hi, mem, at);
+    if (xs.lo)
+      store(xs.lo, memLo, at);
+  }
+  /// acc + x (yHi + yLo) for a 16-bit A operand x and a hi/lo pair of
+  /// shared buffers, each read as the B operand right before its product:
+  /// one B tile is live at a time (at D = 128 one is 128 registers).
+  Value dot2(Value x, Value bufHi, Value bufLo, Value accv,
+             bool transposeB = false) {
+    accv = dot(x, operand(bufHi, 1), accv, transposeB);
+    if (!bufLo)
+      return accv;
+    return dot(x, operand(bufLo, 1), accv, transposeB);
+  }
+  /// acc + x y for an f32 tile x split into 16-bit hi + lo and a hi/lo
+  /// pair y in shared buffers: hi yHi + hi yLo + lo yHi (lo lo is below
+  /// f32's last digits). x's lo half is formed after hi's products, so
+  /// both halves are never live at once (yHi is read twice instead). With
+  /// `freshReads` a barrier before the second read of yHi makes it a second
+  /// read: without it the compiler reuses the registers of the first (two
+  /// reads of one buffer with no write between), which keeps the whole B
+  /// tile live across the yLo product, 128 registers a thread for a
+  /// [64, 128] tile (ptxas -arch=sm_90 at D = 128: spill stores 192 -> 0
+  /// bytes in the chunk kernel, 1680 -> 348 in the attention kernel). At
+  /// D = 64 the kernels hold the reused tiles and the barrier cost spills
+  /// (attention kernel 48 -> 84 bytes); docs/block-program.md, "PaTH's GPU
+  /// form".
+  Value dotSplit2(Value x, Value bufHi, Value bufLo, Value accv,
+                  bool transposeB = false) {
+    Value hi = round(x);
+    Value hiA = asA(hi);
+    if (!bufLo)
+      return dot(hiA, operand(bufHi, 1), accv, transposeB);
+    accv = dot(hiA, operand(bufHi, 1), accv, transposeB);
+    accv = dot(hiA, operand(bufLo, 1), accv, transposeB);
+    if (freshReads)
+      blk::BarrierOp::create(b, loc);
+    return dot(asA(lowHalf(x, hi)), operand(bufHi, 1), accv, transposeB);
+  }
+
+  /// A 2-D tile of `mem` (dims 2, 3) in the accumulator layout, as f32.
+  Value loadAcc(Value mem, ValueRange at, ArrayRef<int64_t> shape) {
+    return GpuTiles::loadAcc(mem, at, shape, {2, 3});
+  }
+  /// A 1-D tile along dim 2 of `mem` at `at` in slice `enc`, as f32.
+  Value loadSlice(Value mem, ValueRange at, int64_t n, Attribute enc) {
+    return GpuTiles::loadSlice(mem, at, 2, n, enc);
+  }
+  /// FoX's G' along dim 2 at `at` in slice `enc`, in its own type (f64 on
+  /// the CPU: gatePrefixInF64).
+  Value loadGate(Value gPrime, ValueRange at, int64_t n, Attribute enc) {
+    Type e = cast<MemRefType>(gPrime.getType()).getElementType();
+    return blk::LoadOp::create(b, loc, slice(n, enc, e), gPrime, at,
+                               b.getDenseI64ArrayAttr({2}),
+                               b.getF64FloatAttr(0.0));
+  }
+  void store(Value t, Value mem, ValueRange at) {
+    GpuTiles::store(t, mem, at, {2, 3});
+  }
+  /// The [n, n] i1 tile `column + shift pred row` over local indices.
+  Value localMask(CmpIPredicate pred, int64_t n, int64_t shift = 0) {
+    Value r = spread(iotaIn(row, idx(0), n), 1, n, n);
+    Value c = spread(iotaIn(col, idx(shift), n), 0, n, n);
+    return cmpi(pred, c, r);
+  }
+  Value keep(Value mask, Value t) {
+    auto type = cast<RankedTensorType>(t.getType());
+    return select(mask, t, splatF(type, 0.0));
+  }
+};
+
+/// X = (I + A)^-1 for the strictly lower [C, C] tile A in `aMem` (at
+/// `at`), by blocks of kBlock rows (one warp's):
+///  1. the diagonal blocks' inverses D by columns, right to left, all
+///     C / kBlock blocks in one step, X[:, c] = e_c - sum_i X[:, i] A[i, c]
+///     (A strictly lower: only final columns meet A[:, c]): kBlock steps
+///     of whole-tile ops instead of C. Each step's A vector holds, at row i,
+///     A[i, the column of i's block]: block diagonal X reads only those.
+///  2. the rest by block forward substitution, X <- D - (D A_off) X from
+///     X = D, A_off the blocks below the diagonal: after k rounds the
+///     first k + 1 row blocks are final, so C / kBlock - 1 rounds.
+/// The B operands (A_off, X) go through `scratch` (split: hi / lo, lo null
+/// on the CPU) into the shared `bufs`, as the chunk kernel's T does.
+Value invertUnitLower(GpuPathTiles &t, const PathProgram &p, int64_t c,
+                      Value aMem, std::array<Value, 2> scratch,
+                      std::array<Value, 2> bufs, ArrayRef<Value> at) {
+  constexpr int64_t kBlock = kInverseBlock;
+  const int64_t kBlocks = c / kBlock;
+  Location loc = t.loc;
+  Value rowIdx = t.iotaIn(t.row, t.idx(0), c);
+  Value colIdx = t.iotaIn(t.col, t.idx(0), c);
+  // The slice whose element i is element i of slices[i / kBlock]; `pos`
+  // is rowIdx or colIdx, the slices' layout.
+  auto pickByBlock = [&](GpuPathTiles &x, Value pos,
+                         ArrayRef<Value> slices) -> Value {
+    auto posType = cast<RankedTensorType>(pos.getType());
+    Value v = slices[kBlocks - 1];
+    for (int64_t blk = kBlocks - 2; blk >= 0; --blk)
+      v = x.select(x.cmpi(CmpIPredicate::slt, pos,
+                          x.splatIdx(posType, x.idx((blk + 1) * kBlock))),
+                   slices[blk], v);
+    return v;
+  };
+  // The same for one index value per block.
+  auto byBlock = [&](GpuPathTiles &x, Value pos,
+                     ArrayRef<Value> vals) -> Value {
+    SmallVector<Value> splats;
+    for (Value v : vals)
+      splats.push_back(x.splatIdx(cast<RankedTensorType>(pos.getType()), v));
+    return pickByBlock(x, pos, splats);
+  };
   auto loop = scf::ForOp::create(
-      t.b, t.loc, t.idx(0), t.idx(c), t.idx(1), ValueRange{t.zeros({c, c})},
-      [&](OpBuilder &nb, Location loc, Value r, ValueRange state) {
-        PathTiles n(nb, loc);
-        Value row = blk::ExtractRowOp::create(
-            nb, loc, RankedTensorType::get({c}, nb.getF32Type()), a, r);
-        Value x = n.dot(n.bcast(row, 0, 1, c), state[0], n.zeros({1, c}));
-        Value xr =
-            blk::ExtractRowOp::create(nb, loc, row.getType(), x, n.idx(0));
-        Value diag = n.cmpi(CmpIPredicate::eq, cols, n.splatI64({c}, r));
-        Value next = n.sub(n.keep(diag, beta), xr);
-        scf::YieldOp::create(
-            nb, loc,
-            ValueRange{blk::InsertRowOp::create(nb, loc, state[0].getType(),
-                                                next, state[0], r)});
+      t.b, loc, t.idx(0), t.idx(kBlock), t.idx(1), ValueRange{t.zeros({c, c})},
+      [&](OpBuilder &nb, Location, Value n, ValueRange state) {
+        GpuPathTiles x(nb, t);
+        // Column kBlock - 1 - n of every block, and A's column of it.
+        SmallVector<Value> cols;
+        SmallVector<Value> aCols;
+        for (int64_t blk = 0; blk < kBlocks; ++blk) {
+          cols.push_back(
+              arith::SubIOp::create(nb, loc, x.idx((blk + 1) * kBlock - 1), n));
+          aCols.push_back(x.loadSlice(
+              aMem, {p.b, p.kvHead, p.pos0, cols.back()}, c, x.col));
+        }
+        Value aVec = pickByBlock(x, colIdx, aCols);
+        Value sum = x.rowReduce(blk::ReduceKind::sum,
+                                x.mul(state[0], x.spread(aVec, 0, c, c)));
+        // Row r's column: the one of r's block.
+        Value target = byBlock(x, rowIdx, cols);
+        Value unit = x.select(x.cmpi(CmpIPredicate::eq, rowIdx, target),
+                              x.splatF(x.slice(c, x.row), 1.0),
+                              x.splatF(x.slice(c, x.row), 0.0));
+        Value isCol = x.cmpi(CmpIPredicate::eq, x.spread(colIdx, 0, c, c),
+                             x.spread(target, 1, c, c));
+        Value next =
+            x.select(isCol, x.spread(x.sub(unit, sum), 1, c, c), state[0]);
+        scf::YieldOp::create(nb, loc, ValueRange{next});
       });
-  return loop.getResult(0);
+  Value d = loop.getResult(0);
+
+  // A_off: A where the key's block is left of the row's.
+  SmallVector<Value> starts;
+  for (int64_t blk = 0; blk < kBlocks; ++blk)
+    starts.push_back(t.idx(blk * kBlock));
+  Value below = t.cmpi(CmpIPredicate::slt, t.spread(colIdx, 0, c, c),
+                       t.spread(byBlock(t, rowIdx, starts), 1, c, c));
+  Value aOff = t.keep(below, t.loadAcc(aMem, at, {c, c}));
+  // y as the B operand in `bufs`: through the scratch, then shared.
+  auto toShared = [&](Value y) {
+    t.storeSplit(y, scratch[0], scratch[1], at);
+    t.barrier();
+    SmallVector<Value> tokens = {t.copy(scratch[0], at, bufs[0])};
+    if (scratch[1])
+      tokens.push_back(t.copy(scratch[1], at, bufs[1]));
+    t.landCopies(tokens);
+  };
+  toShared(aOff);
+  Value negM = t.neg(t.dotSplit2(d, bufs[0], bufs[1], t.zeros({c, c})));
+  t.barrier();
+  Value x = d;
+  for (int64_t round = 1; round < kBlocks; ++round) {
+    toShared(x);
+    x = t.dotSplit2(negM, bufs[0], bufs[1], d);
+    t.barrier();
+  }
+  return x;
 }
 
-/// (T WK)^T [C keys, C rows of W]: keys' projections on the later w's of
-/// their chunk, mixed by T. Shared by kernels 1 and 2.
-Value keyCorrection(PathTiles &t, Value kt, Value wt, Value tt, int64_t c) {
-  Value kw = t.keep(t.localMask(CmpIPredicate::sgt, c),
-                    t.dot(kt, wt, t.zeros({c, c}), /*transposeB=*/true));
-  return t.dot(kw, tt, t.zeros({c, c}), /*transposeB=*/true);
+/// The element types of PaTH's kernels: `elt` of q, k, v; `opElt` of the
+/// operands the kernels compute (GpuTiles::opElt); the transport's (opElt,
+/// or f16 with the GPU's f16 transport).
+struct PathTypes {
+  Type elt, opElt, transport;
+  /// The walk's transport through a chunk as one dot by the dense D x D
+  /// matrix N = -W^T U (PathShape::dense; kept in f32, so not where f32
+  /// operands are split: the GPU keeps the low-rank dots).
+  bool dense = false;
+  bool f16Transport() const { return transport != opElt; }
+};
+
+/// N = -W^T U [D, D] of the chunk at `at` (W in `sW`, U stored at `uMem`),
+/// rows [chunk * D, chunk * D + D) of `nMem`. W^T is dot(I, W^T): the
+/// block program transposes only dot's B operand.
+void storeDenseTransport(GpuPathTiles &t, const PathProgram &p, int64_t c,
+                         int64_t d, Value uMem, Value sW, Value nMem,
+                         ArrayRef<Value> at) {
+  t.barrier(); // U is in global memory
+  Value sU = t.alloc({c, d}, t.opElt);
+  t.landCopies({t.copy(uMem, at, sU)});
+  Value ones = t.splatF(t.acc({d, d}), 1.0);
+  Value eye = t.keep(t.localMask(CmpIPredicate::eq, d), ones);
+  Value wT = t.dot(t.asA(t.round(eye)), t.operand(sW, 1), t.zeros({d, c}),
+                   /*transposeB=*/true);
+  Value n = t.dot(t.asA(t.round(t.neg(wT))), t.operand(sU, 1), t.zeros({d, d}));
+  Value row = arith::MulIOp::create(t.b, t.loc, p.chunk, t.idx(d));
+  t.store(n, nMem, {p.b, p.kvHead, row, t.idx(0)});
 }
 
-/// Kernel 1: args (k, w, beta, T, U, Khat, [N]); N = -W^T U, the dense
-/// transport of the chunk, rows [chunk * D, chunk * D + D) of [B, Hk, *, D].
-void buildChunkKernel(func::FuncOp kernel, const PathShape &ps, Location loc) {
-  Block &body = kernel.getBody().front();
-  OpBuilder b = OpBuilder::atBlockBegin(&body);
-  PathTiles t(b, loc);
-  Value k = body.getArgument(0), w = body.getArgument(1),
-        betaMem = body.getArgument(2), tMem = body.getArgument(3),
-        uMem = body.getArgument(4), khatMem = body.getArgument(5);
+/// Kernel 1 (its arguments: lowerPathAttention): A, T and W's split are its
+/// own scratch; it stores U and KC (split, or in f16 with W as "wOut") for
+/// the attention kernel, and Khat.
+void buildChunkKernel(func::FuncOp kernel, const KernelArgs &args,
+                      const PathShape &ps, const PathTypes &ty, bool wgmma,
+                      Location loc) {
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  GpuPathTiles t(b, loc, ty.elt, wgmma, ty.opElt);
+  t.freshReads = ps.d > 64 && !wgmma;
+  auto arg = [&](StringRef name) { return args.in(kernel, name); };
+  Value k = arg("k"), w = arg("w"), betaMem = arg("beta"), aMem = arg("a"),
+        tMem = arg("t"), tLoMem = arg("tLo"), wMem = arg("wSplit"),
+        wLoMem = arg("wSplitLo"), khatMem = arg("khat");
   int64_t c = ps.c, d = ps.d;
   PathProgram p = programIndices(t, Value(), k, c);
-  Value c0 = t.idx(0);
-  SmallVector<Value> at = {p.b, p.kvHead, p.pos0, c0};
-  Value wt = t.load(w, at, {2, 3}, {c, d});
-  Value beta = t.load(betaMem, {p.b, p.kvHead, p.pos0}, {2}, {c});
-  Value kt = t.f32Load(k, at, {2, 3}, {c, d});
+  SmallVector<Value> at = {p.b, p.kvHead, p.pos0, t.idx(0)};
+  GpuPathTiles h(b, loc, ty.transport, wgmma, ty.transport);
+  // Where the attention kernel's operands go: U, KC as splits (W's is this
+  // kernel's own), or W, U, KC in f16.
+  auto storeOut = [&](Value x, StringRef name) {
+    if (ty.f16Transport())
+      return h.store(h.round(x), arg(name), at);
+    t.storeSplit(x, arg(name), arg((name + "Lo").str()), at);
+  };
 
-  Value a = t.mul(t.dot(wt, wt, t.zeros({c, c}), /*transposeB=*/true),
-                  t.bcast(beta, 1, c, c));
+  // w (f32) split, through global memory into shared.
+  Value wTile = t.loadAcc(w, at, {c, d});
+  t.storeSplit(wTile, wMem, wLoMem, at);
+  if (ty.f16Transport())
+    h.store(h.round(wTile), arg("wOut"), at);
+  blk::BarrierOp::create(b, loc);
+  Value sW = t.alloc({c, d}, ty.opElt);
+  Value sWLo = wLoMem ? t.alloc({c, d}, ty.opElt) : Value();
+  Value sK = t.alloc({c, d});
+  Value sT = t.alloc({c, c}, ty.opElt);
+  Value sTLo = tLoMem ? t.alloc({c, c}, ty.opElt) : Value();
+  SmallVector<Value> tokens = {t.copy(wMem, at, sW)};
+  if (sWLo)
+    tokens.push_back(t.copy(wLoMem, at, sWLo));
+  tokens.push_back(t.copy(k, at, sK));
+  t.landCopies(tokens);
+  // Operand tiles are read from shared memory where they are used (W's
+  // rows as the keys of a transpose_b dot, W^T, or as the B of T W), so
+  // that no register tile lives across the substitution.
+  SmallVector<Value> sliceAt = {p.b, p.kvHead, p.pos0};
+
+  // A = stril(beta W W^T), to the scratch its columns are read from.
+  Value a = t.dotSplit2(wTile, sW, sWLo, t.zeros({c, c}), /*transposeB=*/true);
+  a = t.mul(a, t.spread(t.loadSlice(betaMem, sliceAt, c, t.row), 1, c, c));
   a = t.keep(t.localMask(CmpIPredicate::slt, c), a);
-  Value tt = forwardSubstitution(t, a, beta, c);
-  blk::StoreOp::create(b, loc, tt, tMem, at, b.getDenseI64ArrayAttr({2, 3}));
-  Value ut = t.dot(tt, wt, t.zeros({c, d}));
-  blk::StoreOp::create(b, loc, ut, uMem, at, b.getDenseI64ArrayAttr({2, 3}));
-  Value khat = t.dot(t.neg(keyCorrection(t, kt, wt, tt, c)), wt, kt);
-  blk::StoreOp::create(b, loc, khat, khatMem, at,
-                       b.getDenseI64ArrayAttr({2, 3}));
-  if (ps.dense()) {
-    // W^T as dot(I, W^T): the block program has no transpose of an operand
-    // other than dot's transpose_b; this runs once per chunk.
-    Value wtT = t.dot(t.identity(d), wt, t.zeros({d, c}), /*transposeB=*/true);
-    Value n = t.dot(t.neg(wtT), ut, t.zeros({d, d}));
-    Value row = arith::MulIOp::create(b, loc, p.chunk, t.idx(d));
-    blk::StoreOp::create(b, loc, n, body.getArgument(6),
-                         ValueRange{p.b, p.kvHead, row, c0},
-                         b.getDenseI64ArrayAttr({2, 3}));
-  }
+  t.store(a, aMem, at);
+  blk::BarrierOp::create(b, loc);
+
+  Value x = invertUnitLower(t, p, c, aMem, {tMem, tLoMem}, {sT, sTLo}, at);
+  // T = X diag(beta), then U = T W.
+  Value tt =
+      t.mul(x, t.spread(t.loadSlice(betaMem, sliceAt, c, t.col), 0, c, c));
+  t.storeSplit(tt, tMem, tLoMem, at);
+  storeOut(t.dotSplit2(tt, sW, sWLo, t.zeros({c, d})), "u");
+
+  // KC = stril'(K W^T) T^T: T comes back through shared memory as the B
+  // operand (rows of T are its [N, K] rows).
+  Value kw =
+      t.dot2(t.operand(sK, 0), sW, sWLo, t.zeros({c, c}), /*transposeB=*/true);
+  kw = t.keep(t.localMask(CmpIPredicate::sgt, c), kw);
+  blk::BarrierOp::create(b, loc);
+  SmallVector<Value> tCopies = {t.copy(tMem, at, sT)};
+  if (sTLo)
+    tCopies.push_back(t.copy(tLoMem, at, sTLo));
+  t.landCopies(tCopies);
+  Value kc = t.dotSplit2(kw, sT, sTLo, t.zeros({c, c}), /*transposeB=*/true);
+  storeOut(kc, "kc");
+  if (ty.dense)
+    storeDenseTransport(t, p, c, d, arg("u"), sW, arg("n"), at);
+  // Khat = K - KC W: the keys moved to the chunk end, in k's type (the
+  // attention kernel's key buffer holds k, then Khat).
+  Value khat = t.dotSplit2(t.neg(kc), sW, sWLo, t.loadAcc(k, at, {c, d}));
+  t.store(t.convert(khat, ty.elt), khatMem, at);
   func::ReturnOp::create(b, loc);
 }
 
-/// The FoX bias tile (f32, base 2) from G differences in f64.
-Value gateBias(PathTiles &t, Value gRows, Value gCols, Value shift,
-               const PathShape &ps) {
-  int64_t c = ps.c;
-  Value diff = t.sub(t.bcast(gRows, 1, c, c), t.bcast(gCols, 0, c, c));
-  if (shift)
-    diff = t.add(diff, t.fill({c, c}, shift));
-  return t.mul(t.convert(diff, t.b.getF32Type()),
-               t.splat({c, c}, t.b.getF32Type(), ps.gateScale));
+/// The attention kernel's tiles: W, U, KC as splits (the lo halves null on
+/// the CPU) or in f16 (f16 transport, the lo halves null).
+struct AttnTiles {
+  Value q, k, v, w, wLo, u, uLo, kc, kcLo;
+  Value n; ///< the dense transports (PathTypes::dense), else null
+};
+/// The global operands.
+using AttnOperands = AttnTiles;
+/// The shared buffers, one stage each: the diagonal block's tiles, then
+/// each walk step's (K holds Khat there).
+using AttnBuffers = AttnTiles;
+
+/// The softmax state of the walk (and of the diagonal block). `qt` is the
+/// transported query; with the f16 transport it is stored divided by the
+/// row scale `rowScale` (loop-invariant, null with the split transport).
+struct WalkState {
+  Value qt, m, l, acc;
+};
+
+/// The transport's precision (the `path-transport` option): `split`
+/// splits each f32 operand into a 16-bit hi / lo pair (three products a
+/// dot); `f16` rounds each once to f16 (one product) and keeps q~ at a
+/// per-row scale so that its rows have max |.| = 1: f16's 11 bits (bf16
+/// has 8) at no risk of its range, since a PaTH step (beta in [0, 2], |w|
+/// = 1) does not lengthen q~. docs/block-program.md, "PaTH's kernels on a GPU".
+struct Transport {
+  bool split;
+  Value rowScale; ///< max_d |q c| per row (f16 only)
+};
+
+/// The copies of one chunk's W, U (and their lo halves) into `s`.
+SmallVector<Value> transportCopies(GpuPathTiles &x, const AttnOperands &g,
+                                   ValueRange at, const AttnBuffers &s) {
+  SmallVector<Value> tokens = {x.copy(g.w, at, s.w), x.copy(g.u, at, s.u)};
+  if (g.wLo)
+    tokens.append({x.copy(g.wLo, at, s.wLo), x.copy(g.uLo, at, s.uLo)});
+  return tokens;
 }
 
-/// Online-softmax reference of a row: its max, or 0 while no key is
-/// visible (so no inf - inf appears).
-Value safeMax(PathTiles &t, Value m, int64_t c) {
-  Type f32 = t.b.getF32Type();
-  Value dead = t.cmpf(CmpFPredicate::OEQ, m, t.splat({c}, f32, -kInf));
-  return t.select(dead, t.splat({c}, f32, 0.0), m);
+/// acc + x y (y^T with transposeB) for an f32 tile x and the shared tile
+/// y (and its lo half): dotSplit2, or one f16 product.
+Value transportDot(GpuPathTiles &x, const Transport &tr, Value a, Value y,
+                   Value yLo, Value accv, bool transposeB = false) {
+  if (tr.split)
+    return x.dotSplit2(a, y, yLo, accv, transposeB);
+  Type f16 = x.b.getF16Type();
+  GpuPathTiles h(x.b, x.loc, f16, x.wgmma, f16);
+  return h.dot(h.asA(h.round(a)), h.operand(y, 1), accv, transposeB);
 }
 
-/// Kernel 2: args (q, k, v, w, [g], T, U, Qhat, M, L, O).
-void buildDiagonalKernel(func::FuncOp kernel, const PathShape &ps, bool gate,
-                         Location loc) {
-  Block &body = kernel.getBody().front();
-  OpBuilder b = OpBuilder::atBlockBegin(&body);
-  PathTiles t(b, loc);
-  unsigned i = 0;
-  Value q = body.getArgument(i++), k = body.getArgument(i++),
-        v = body.getArgument(i++), w = body.getArgument(i++);
-  Value g = gate ? body.getArgument(i++) : Value();
-  Value tMem = body.getArgument(i++), uMem = body.getArgument(i++),
-        qhatMem = body.getArgument(i++), mMem = body.getArgument(i++),
-        lMem = body.getArgument(i++), oMem = body.getArgument(i++);
+/// Kernel 2's diagonal block: q^ and the in-chunk softmax state; sets
+/// tr.rowScale for the f16 transport.
+WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
+                        const PathProgram &p, const AttnOperands &g,
+                        Value gPrime, const AttnBuffers &s, Transport &tr) {
   int64_t c = ps.c, d = ps.d, dv = ps.dv;
-  Type f32 = b.getF32Type(), f64 = b.getF64Type();
-  PathProgram p = programIndices(t, q, k, c);
   Value c0 = t.idx(0);
   SmallVector<Value> kvAt = {p.b, p.kvHead, p.pos0, c0};
   SmallVector<Value> qAt = {p.b, p.head, p.row0, c0};
-  auto dims2 = b.getDenseI64ArrayAttr({2, 3});
-
-  Value qt =
-      t.mul(t.f32Load(q, qAt, {2, 3}, {c, d}), t.splat({c, d}, f32, ps.qScale));
-  Value wt = t.load(w, kvAt, {2, 3}, {c, d});
-  Value kt = t.f32Load(k, kvAt, {2, 3}, {c, d});
-  Value tt = t.load(tMem, kvAt, {2, 3}, {c, c});
-  Value ut = t.load(uMem, kvAt, {2, 3}, {c, d});
-
-  // q_i^T H_i ... H_a: the query's projections on w's up to its own.
-  Value qw = t.keep(t.localMask(CmpIPredicate::sle, c),
-                    t.dot(qt, wt, t.zeros({c, c}), /*transposeB=*/true));
-  Value qhat = t.dot(t.neg(qw), ut, qt);
-  blk::StoreOp::create(b, loc, qhat, qhatMem, qAt, dims2);
-
-  // Exact in-chunk logits q_i^T H_i ... H_{j+1} k_j.
-  Value s = t.dot(qt, kt, t.zeros({c, c}), /*transposeB=*/true);
-  s = t.dot(t.neg(qw), keyCorrection(t, kt, wt, tt, c), s,
-            /*transposeB=*/true);
-  if (g) {
-    Value gs = blk::ScanOp::create(
-        b, loc, t.convert(t.load(g, {p.b, p.head, p.pos0}, {2}, {c}), f64));
-    s = t.add(s, gateBias(t, gs, gs, Value(), ps));
+  SmallVector<Value> tokens = {t.copy(g.q, qAt, s.q), t.copy(g.k, kvAt, s.k),
+                               t.copy(g.v, kvAt, s.v),
+                               t.copy(g.kc, kvAt, s.kc)};
+  if (g.kcLo)
+    tokens.push_back(t.copy(g.kcLo, kvAt, s.kcLo));
+  tokens.append(transportCopies(t, g, kvAt, s));
+  t.landCopies(tokens);
+  Value qA = t.operand(s.q, 0);
+  auto scale = [&](Value x) {
+    return t.mul(x, t.splatF(cast<RankedTensorType>(x.getType()), ps.qScale));
+  };
+  auto rowType = t.slice(c, t.row);
+  Value q0 = scale(t.loadAcc(g.q, qAt, {c, d}));
+  Value qw;
+  if (tr.split) {
+    qw = scale(t.dot2(qA, s.w, s.wLo, t.zeros({c, c}), /*transposeB=*/true));
+  } else {
+    // The row scale: max |q c| (1 for a zero row), and q c / it.
+    Value mx = t.rowReduce(blk::ReduceKind::max, t.maxf(q0, t.neg(q0)));
+    tr.rowScale = t.select(t.cmpf(CmpFPredicate::OEQ, mx, t.splatF(rowType, 0)),
+                           t.splatF(rowType, 1.0), mx);
+    Value inv = t.div(t.splatF(rowType, 1.0), tr.rowScale);
+    q0 = t.mul(q0, t.spread(inv, 1, c, d));
+    qw = transportDot(t, tr, q0, s.w, Value(), t.zeros({c, c}),
+                      /*transposeB=*/true);
   }
-  Value valid = t.localMask(CmpIPredicate::sle, c);
-  Value sLen = memref::DimOp::create(b, loc, k, 2);
-  Value keyPos = t.bcast(t.iota(p.pos0, c), 0, c, c);
-  valid = t.andi(valid,
-                 t.cmpi(CmpIPredicate::slt, keyPos, t.splatI64({c, c}, sLen)));
-  if (ps.mask == MaskKind::sliding_window) {
-    Value i64 = t.iota(c0, c);
-    Value lo = arith::SubIOp::create(b, loc, t.bcast(i64, 1, c, c),
-                                     t.splatI64({c, c}, t.idx(ps.window)));
-    valid =
-        t.andi(valid, t.cmpi(CmpIPredicate::sgt, t.bcast(i64, 0, c, c), lo));
+  // q_i^T H_i ... H_a: the query's projections on the w's up to its own.
+  Value nqw = t.neg(t.keep(t.localMask(CmpIPredicate::sle, c), qw));
+  Value qhat = transportDot(t, tr, nqw, s.u, s.uLo, q0);
+  // Exact in-chunk logits q K^T - QW KC^T.
+  Value sc =
+      scale(t.dot(qA, t.operand(s.k, 1), t.zeros({c, c}), /*transposeB=*/true));
+  if (tr.split) {
+    sc = transportDot(t, tr, nqw, s.kc, s.kcLo, sc, /*transposeB=*/true);
+  } else {
+    Value corr = transportDot(t, tr, nqw, s.kc, Value(), t.zeros({c, c}),
+                              /*transposeB=*/true);
+    sc = t.add(sc, t.mul(corr, t.spread(tr.rowScale, 1, c, c)));
   }
-  s = t.select(valid, s, t.splat({c, c}, f32, -kInf));
-  Value m = t.reduce(blk::ReduceKind::max, s);
-  Value pr = t.exp2(t.sub(s, t.bcast(safeMax(t, m, c), 1, c, c)));
-  Value l = t.reduce(blk::ReduceKind::sum, pr);
-  Value vt = t.f32Load(v, kvAt, {2, 3}, {c, dv});
-  Value acc = t.dot(pr, vt, t.zeros({c, dv}));
-  SmallVector<Value> rowAt = {p.b, p.head, p.row0};
-  auto dims1 = b.getDenseI64ArrayAttr({2});
-  blk::StoreOp::create(b, loc, m, mMem, rowAt, dims1);
-  blk::StoreOp::create(b, loc, l, lMem, rowAt, dims1);
-  blk::StoreOp::create(b, loc, acc, oMem, qAt, dims2);
-  func::ReturnOp::create(b, loc);
+  if (gPrime) {
+    // gamma log2(e) (G_i - G_j) = G'_j - G'_i (one statement each: the IR's
+    // order does not hang on the compiler's argument order).
+    Value gi = t.loadGate(gPrime, {p.b, p.head, p.pos0}, c, t.row);
+    Value gj = t.loadGate(gPrime, {p.b, p.head, p.pos0}, c, t.col);
+    sc = t.addFoxBias(sc, gi, gj, -1.0);
+  }
+  Value sLen = memref::DimOp::create(t.b, t.loc, g.k, 2);
+  // Causal inside the chunk, keys before S, and with a window
+  // key + window > query.
+  Value inS = t.cmpi(CmpIPredicate::slt, t.iotaIn(t.col, p.pos0, c),
+                     t.splatIdx(t.slice(c, t.col, t.b.getI64Type()), sLen));
+  Value valid =
+      t.andi(t.localMask(CmpIPredicate::sle, c), t.spread(inS, 0, c, c));
+  if (ps.mask == MaskKind::sliding_window)
+    valid = t.andi(valid, t.localMask(CmpIPredicate::sgt, c, ps.window));
+  sc = t.select(valid, sc, t.splatF(t.acc({c, c}), -kInf));
+  Value m = t.rowReduce(blk::ReduceKind::max, sc);
+  Value pr = t.exp2(t.sub(sc, t.spread(t.safeMax(m), 1, c, c)));
+  Value l = t.rowReduce(blk::ReduceKind::sum, pr);
+  Value acc = t.dot(t.asA(t.round(pr)), t.operand(s.v, 1), t.zeros({c, dv}));
+  return {qhat, m, l, acc};
 }
 
-/// Kernel 3: args (v, w, [g], U, Khat, Qhat, M, L, O, out), with N (kernel
-/// 1's dense transports) in place of w and U when ps.dense().
-void buildAttentionKernel(func::FuncOp kernel, const PathShape &ps, bool gate,
-                          Location loc) {
-  Block &body = kernel.getBody().front();
-  OpBuilder b = OpBuilder::atBlockBegin(&body);
-  PathTiles t(b, loc);
-  unsigned i = 0;
-  Value v = body.getArgument(i++), w = body.getArgument(i++);
-  Value g = gate ? body.getArgument(i++) : Value();
-  Value uMem = ps.dense() ? Value() : body.getArgument(i++);
-  Value khatMem = body.getArgument(i++), qhatMem = body.getArgument(i++),
-        mMem = body.getArgument(i++), lMem = body.getArgument(i++),
-        oMem = body.getArgument(i++), out = body.getArgument(i++);
-  int64_t c = ps.c, d = ps.d, dv = ps.dv;
-  Type f32 = b.getF32Type(), f64 = b.getF64Type();
-  // Qhat is [B, Hq, T, D] and Khat [B, Hk, S, D]: the query and key shapes.
-  PathProgram p = programIndices(t, qhatMem, khatMem, c);
-  Value c0 = t.idx(0);
-  SmallVector<Value> qAt = {p.b, p.head, p.row0, c0};
-  SmallVector<Value> rowAt = {p.b, p.head, p.row0};
-
-  Value qt = t.load(qhatMem, qAt, {2, 3}, {c, d});
-  Value m0 = t.load(mMem, rowAt, {2}, {c});
-  Value l0 = t.load(lMem, rowAt, {2}, {c});
-  Value acc0 = t.load(oMem, qAt, {2, 3}, {c, dv});
-  Value gq;
-  SmallVector<Value> init = {qt, m0, l0, acc0};
-  if (g) {
-    gq = blk::ScanOp::create(
-        b, loc, t.convert(t.load(g, {p.b, p.head, p.pos0}, {2}, {c}), f64));
-    init.push_back(arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0)));
+/// The first half of a walk step over key chunk `j0` (Khat and V in `s`):
+/// the scores, the online softmax and P V; q~ is unchanged.
+WalkState attendStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
+                     const Transport &tr, Value gPrime, Value gRows,
+                     Value rowPos, Value j0, const AttnBuffers &s,
+                     const WalkState &st) {
+  int64_t c = ps.c, dv = ps.dv;
+  Value sc = x.dot(x.asA(x.round(st.qt)), x.operand(s.k, 1), x.zeros({c, c}),
+                   /*transposeB=*/true);
+  if (tr.rowScale)
+    sc = x.mul(sc, x.spread(tr.rowScale, 1, c, c));
+  if (gPrime)
+    sc = x.addFoxBias(sc, gRows,
+                      x.loadGate(gPrime, {p.b, p.head, j0}, c, x.col), -1.0);
+  if (ps.mask == MaskKind::sliding_window) {
+    // key + window > query.
+    Value shifted = arith::AddIOp::create(x.b, x.loc, j0, x.idx(ps.window));
+    Value keys = x.spread(x.iotaIn(x.col, shifted, c), 0, c, c);
+    sc = x.select(x.cmpi(CmpIPredicate::sgt, keys, x.spread(rowPos, 1, c, c)),
+                  sc, x.splatF(x.acc({c, c}), -kInf));
   }
-  // Chunks c-1 down to the one holding the window's first key.
+  Value mNew = x.maxf(st.m, x.rowReduce(blk::ReduceKind::max, sc));
+  Value mSafe = x.safeMax(mNew);
+  Value alpha = x.exp2(x.sub(st.m, mSafe));
+  Value pr = x.exp2(x.sub(sc, x.spread(mSafe, 1, c, c)));
+  Value lNew = x.add(x.mul(st.l, alpha), x.rowReduce(blk::ReduceKind::sum, pr));
+  Value accNew = x.dot(x.asA(x.round(pr)), x.operand(s.v, 1),
+                       x.mul(st.acc, x.spread(alpha, 1, c, dv)));
+  return {st.qt, mNew, lNew, accNew};
+}
+
+/// The second half: q~ <- q~ - (q~ W^T) U through the chunk (W, U in `s`),
+/// or q~ + q~ N (the dense transport N in `s`).
+Value transportStep(GpuPathTiles &x, const PathShape &ps, const Transport &tr,
+                    const AttnBuffers &s, Value qt) {
+  if (s.n)
+    return x.dot(x.asA(x.round(qt)), x.operand(s.n, 1), qt);
+  Value r = transportDot(x, tr, qt, s.w, s.wLo, x.zeros({ps.c, ps.c}),
+                         /*transposeB=*/true);
+  return transportDot(x, tr, x.neg(r), s.u, s.uLo, qt);
+}
+
+/// Kernel 2 (its arguments: lowerPathAttention).
+void buildAttentionKernel(func::FuncOp kernel, const KernelArgs &args,
+                          const PathShape &ps, const PathTypes &ty, bool wgmma,
+                          Location loc) {
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  GpuPathTiles t(b, loc, ty.elt, wgmma, ty.opElt);
+  t.freshReads = ps.d > 64 && !wgmma;
+  auto arg = [&](StringRef name) { return args.in(kernel, name); };
+  AttnOperands g;
+  g.q = arg("q");
+  g.k = arg("k");
+  g.v = arg("v");
+  Value gPrime = arg("gPrime");
+  g.w = arg("w");
+  g.wLo = arg("wLo");
+  g.u = arg("u");
+  g.uLo = arg("uLo");
+  g.kc = arg("kc");
+  g.kcLo = arg("kcLo");
+  g.n = arg("n");
+  Value khat = arg("khat"), out = arg("out");
+  int64_t c = ps.c, d = ps.d, dv = ps.dv;
+  PathProgram p = programIndices(t, g.q, g.k, c, /*reversed=*/true);
+  Value c0 = t.idx(0);
+
+  AttnBuffers s;
+  s.q = t.alloc({c, d});
+  s.k = t.alloc({c, d});
+  s.v = t.alloc({c, dv});
+  s.w = t.alloc({c, d}, ty.transport);
+  s.u = t.alloc({c, d}, ty.transport);
+  s.kc = t.alloc({c, c}, ty.transport);
+  if (g.wLo) {
+    s.wLo = t.alloc({c, d}, ty.opElt);
+    s.uLo = t.alloc({c, d}, ty.opElt);
+    s.kcLo = t.alloc({c, c}, ty.opElt);
+  }
+  if (g.n)
+    s.n = t.alloc({d, d}, ty.opElt);
+  Transport tr{!ty.f16Transport(), Value()};
+  WalkState st = diagonalBlock(t, ps, p, g, gPrime, s, tr);
+  // Every warp is done with the diagonal's tiles before the walk refills.
+  blk::BarrierOp::create(b, loc);
+
+  Value gRows =
+      gPrime ? t.loadGate(gPrime, {p.b, p.head, p.pos0}, c, t.row) : Value();
+  Value rowPos = t.iotaIn(t.row, p.pos0, c);
   Value lowChunk = walkLowChunk(t, ps, p.pos0);
   Value steps = arith::SubIOp::create(b, loc, p.chunk, lowChunk);
-  Value rows = t.iota(p.pos0, c);
-
+  Value lowPos = arith::MulIOp::create(b, loc, lowChunk, t.idx(c));
+  // The walk's copies run one half-step ahead of their use, in two groups
+  // a chunk: Khat and V (for the scores and P V) land while the previous
+  // chunk's transport runs, W and U while this chunk's scores run. One
+  // buffer each: a group is issued right after the barrier that ends the
+  // reads of its buffers. The chunk after the last is clamped to the last
+  // (a copy nobody reads, always in bounds).
+  auto nextChunk = [&](OpBuilder &nb, Value j) -> Value {
+    Value prev = arith::SubIOp::create(nb, loc, j, t.idx(c));
+    return arith::MaxSIOp::create(nb, loc, prev, lowPos);
+  };
+  auto copyKV = [&](GpuPathTiles &x, Value j) {
+    SmallVector<Value> at = {p.b, p.kvHead, j, x.idx(0)};
+    blk::AsyncCommitGroupOp::create(
+        x.b, loc, ValueRange{x.copy(khat, at, s.k), x.copy(g.v, at, s.v)});
+  };
+  auto copyWU = [&](GpuPathTiles &x, Value j) {
+    SmallVector<Value> at = {p.b, p.kvHead, j, x.idx(0)};
+    if (!g.n)
+      return (void)blk::AsyncCommitGroupOp::create(
+          x.b, loc, transportCopies(x, g, at, s));
+    Value row = arith::MulIOp::create(
+        x.b, loc, arith::DivUIOp::create(x.b, loc, j, x.idx(c)), x.idx(d));
+    blk::AsyncCommitGroupOp::create(
+        x.b, loc, ValueRange{x.copy(g.n, {p.b, p.kvHead, row, x.idx(0)}, s.n)});
+  };
+  auto waitOlder = [&](GpuPathTiles &x) {
+    blk::AsyncWaitOp::create(x.b, loc, ValueRange{}, 1);
+    x.publish(); // wgmma: the copies reach the async proxy that reads them
+  };
+  Value first = nextChunk(b, p.pos0);
+  copyKV(t, first);
+  copyWU(t, first);
   auto loop = scf::ForOp::create(
-      b, loc, c0, steps, t.idx(1), init,
+      b, loc, c0, steps, t.idx(1), ValueRange{st.qt, st.m, st.l, st.acc},
       [&](OpBuilder &nb, Location, Value n, ValueRange state) {
-        PathTiles x(nb, loc);
-        Value qt = state[0], m = state[1], l = state[2], acc = state[3];
+        GpuPathTiles x(nb, t);
         Value j0 = arith::SubIOp::create(
             nb, loc, p.pos0,
             arith::MulIOp::create(nb, loc,
                                   arith::AddIOp::create(nb, loc, n, x.idx(1)),
                                   x.idx(c)));
-        SmallVector<Value> kvAt = {p.b, p.kvHead, j0, c0};
-        Value kt = x.load(khatMem, kvAt, {2, 3}, {c, d});
-        Value s = x.dot(qt, kt, x.zeros({c, c}), /*transposeB=*/true);
-        Value carry;
-        if (g) {
-          Value gk = x.convert(x.load(g, {p.b, p.head, j0}, {2}, {c}), f64);
-          // carry = sum of g over [j0, pos0): G_i - G_j is
-          // carry + scan_q(i) - scan_k(j).
-          carry = x.add(state[4], x.total(gk));
-          s = x.add(
-              s, gateBias(x, gq, blk::ScanOp::create(nb, loc, gk), carry, ps));
-        }
-        if (ps.mask == MaskKind::sliding_window) {
-          Value cols = x.bcast(x.iota(j0, c), 0, c, c);
-          Value lo =
-              arith::SubIOp::create(nb, loc, x.bcast(rows, 1, c, c),
-                                    x.splatI64({c, c}, x.idx(ps.window)));
-          s = x.select(x.cmpi(CmpIPredicate::sgt, cols, lo), s,
-                       x.splat({c, c}, f32, -kInf));
-        }
-        Value mNew = x.maxf(m, x.reduce(blk::ReduceKind::max, s));
-        Value mSafe = safeMax(x, mNew, c);
-        Value alpha = x.exp2(x.sub(m, mSafe));
-        Value pr = x.exp2(x.sub(s, x.bcast(mSafe, 1, c, c)));
-        Value lNew = x.add(x.mul(l, alpha), x.reduce(blk::ReduceKind::sum, pr));
-        Value vt = x.f32Load(v, kvAt, {2, 3}, {c, dv});
-        Value accNew = x.dot(pr, vt, x.mul(acc, x.bcast(alpha, 1, c, dv)));
-        // q~ <- q~ (I - W^T U): through this chunk's product, for the next.
-        Value qNew;
-        if (ps.dense()) {
-          Value row = arith::MulIOp::create(
-              nb, loc, arith::DivUIOp::create(nb, loc, j0, x.idx(c)), x.idx(d));
-          Value nt = x.load(w, {p.b, p.kvHead, row, c0}, {2, 3}, {d, d});
-          qNew = x.dot(qt, nt, qt);
-        } else {
-          Value wt = x.load(w, kvAt, {2, 3}, {c, d});
-          Value ut = x.load(uMem, kvAt, {2, 3}, {c, d});
-          Value r = x.dot(qt, wt, x.zeros({c, c}), /*transposeB=*/true);
-          qNew = x.dot(x.neg(r), ut, qt);
-        }
-        SmallVector<Value> next = {qNew, mNew, lNew, accNew};
-        if (g)
-          next.push_back(carry);
-        scf::YieldOp::create(nb, loc, next);
+        Value jNext = nextChunk(nb, j0);
+        waitOlder(x); // Khat, V of j0
+        WalkState next = attendStep(x, ps, p, tr, gPrime, gRows, rowPos, j0, s,
+                                    {state[0], state[1], state[2], state[3]});
+        x.barrier(); // every warp is done with Khat and V
+        copyKV(x, jNext);
+        waitOlder(x); // W, U of j0
+        next.qt = transportStep(x, ps, tr, s, next.qt);
+        x.barrier(); // every warp is done with W and U
+        copyWU(x, jNext);
+        scf::YieldOp::create(nb, loc,
+                             ValueRange{next.qt, next.m, next.l, next.acc});
       });
+  blk::AsyncWaitOp::create(b, loc, ValueRange{}, 0);
   Value l = loop.getResult(2), acc = loop.getResult(3);
-  Value empty = t.cmpf(CmpFPredicate::OEQ, l, t.splat({c}, f32, 0.0));
+  auto rowType = t.slice(c, t.row);
+  Value empty = t.cmpf(CmpFPredicate::OEQ, l, t.splatF(rowType, 0.0));
   Value inv =
-      t.select(empty, t.splat({c}, f32, 0.0), t.div(t.splat({c}, f32, 1.0), l));
-  Value o = t.mul(acc, t.bcast(inv, 1, c, dv));
+      t.select(empty, t.splatF(rowType, 0.0), t.div(t.splatF(rowType, 1.0), l));
+  Value o = t.mul(acc, t.spread(inv, 1, c, dv));
   o = t.convert(o, cast<MemRefType>(out.getType()).getElementType());
-  blk::StoreOp::create(b, loc, o, out, qAt, b.getDenseI64ArrayAttr({2, 3}));
+  t.store(o, out, {p.b, p.head, p.row0, c0});
   func::ReturnOp::create(b, loc);
 }
 
+void markGpuKernel(func::FuncOp kernel) {
+  kernel->setAttr(
+      "attn_block.num_warps",
+      IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), kWarps));
+}
+
 } // namespace
+
+std::string mlir::attn::checkPathSupport(AttentionOp op,
+                                         const BlockTarget &target,
+                                         int64_t pathChunk) {
+  if (!target.gpu) {
+    if (pathChunk % kInverseBlock != 0)
+      return "the PaTH kernels run chunks of a multiple of " +
+             std::to_string(kInverseBlock) +
+             " positions (the column inverse's blocks), got path-chunk " +
+             std::to_string(pathChunk);
+    return "";
+  }
+  if (pathChunk != kGpuChunk)
+    return "the PaTH GPU form runs chunks of " + std::to_string(kGpuChunk) +
+           " positions (the rows of " + std::to_string(kWarps) +
+           " warps' m16 tiles), got path-chunk " + std::to_string(pathChunk);
+  Type e = cast<ShapedType>(op.getQ().getType()).getElementType();
+  if (!e.isBF16() && !e.isF16())
+    return "the PaTH GPU form takes bf16 or f16 q, k, v (the m16n8k16 "
+           "mma.sync operands)";
+  for (Value x : {op.getK(), op.getV()})
+    if (cast<ShapedType>(x.getType()).getElementType() != e)
+      return "the PaTH GPU form needs q, k and v of one element type";
+  for (Value x : {op.getQ(), op.getV()}) {
+    int64_t d = cast<ShapedType>(x.getType()).getDimSize(3);
+    if (d != 64 && d != 128)
+      return "the PaTH GPU form needs head dims 64 or 128, got " +
+             (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+  }
+  return "";
+}
 
 void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
                                     const BlockLoweringConfig &cfg) {
   Location loc = op.getLoc();
   OpBuilder b(op);
+  const BlockTarget &target = cfg.target;
   int64_t c = cfg.pathChunk;
   PathShape ps = makePathShape(op, c);
-  bool gate = static_cast<bool>(op.getG());
+  PathTypes ty;
+  ty.elt = cast<ShapedType>(op.getQ().getType()).getElementType();
+  ty.opElt = target.gpu ? ty.elt : b.getF32Type();
+  // The CPU's transport is f32 whatever path-transport says.
+  ty.transport =
+      target.gpu && !cfg.pathSplitTransport ? Type(b.getF16Type()) : ty.opElt;
+  bool splits = ty.opElt.getIntOrFloatBitWidth() == 16;
+  ty.dense = ps.dense() && !splits;
 
   auto dim = [&](Value x, int64_t i) -> Value {
     return tensor::DimOp::create(b, loc, x, i);
@@ -314,70 +700,101 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   };
   Value q = buffer(op.getQ()), k = buffer(op.getK()), v = buffer(op.getV()),
         w = buffer(op.getW()), beta = buffer(op.getBeta());
-  Value g = gate ? buffer(op.getG()) : Value();
+  Value gPrime = op.getG() ? launchGatePrefix(op, symbols, b, false,
+                                              gatePrefixInF64(target))
+                           : Value();
   Value bDim = dim(op.getQ(), 0), hq = dim(op.getQ(), 1),
         tLen = dim(op.getQ(), 2), hk = dim(op.getK(), 1),
         sLen = dim(op.getK(), 2);
 
-  // Scratch, O(B H S D): per KV head T, U, Khat; per query head Qhat and
-  // the diagonal block's m, l, P V.
-  Type f32 = b.getF32Type();
-  auto scratch = [&](Value h, Value len, int64_t inner) -> Value {
-    SmallVector<int64_t> shape = {ShapedType::kDynamic, ShapedType::kDynamic,
-                                  ShapedType::kDynamic};
-    if (inner)
-      shape.push_back(inner);
-    return memref::AllocOp::create(b, loc, MemRefType::get(shape, f32),
-                                   ValueRange{bDim, h, len});
+  // Scratch, O(B Hk S (C + D)): A (f32), T and W's split for the chunk
+  // kernel itself; U and KC as splits (W's too) or W, U and KC in f16, and
+  // Khat, for the attention kernel. A lo half exists where f32 operands
+  // are split.
+  auto scratch = [&](Type e, int64_t inner) -> Value {
+    return memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
+                         ShapedType::kDynamic, inner},
+                        e),
+        ValueRange{bDim, hk, sLen});
   };
-  Value tMem = scratch(hk, sLen, c), uMem = scratch(hk, sLen, ps.d),
-        khat = scratch(hk, sLen, ps.d), qhat = scratch(hq, tLen, ps.d),
-        mMem = scratch(hq, tLen, 0), lMem = scratch(hq, tLen, 0),
-        oPart = scratch(hq, tLen, ps.dv);
+  auto lo = [&](Type e, int64_t inner) {
+    return splits ? scratch(e, inner) : Value();
+  };
+  bool f16 = ty.f16Transport();
+  Type op16 = ty.opElt;
+  Value aMem = scratch(b.getF32Type(), c), tMem = scratch(op16, c),
+        tLo = lo(op16, c), wSplit = scratch(op16, ps.d),
+        wSplitLo = lo(op16, ps.d), khat = scratch(ty.elt, ps.d);
+  Value wOut = f16 ? scratch(ty.transport, ps.d) : Value();
+  Value u = scratch(ty.transport, ps.d), uLo = f16 ? Value() : lo(op16, ps.d);
+  Value kc = scratch(ty.transport, c), kcLo = f16 ? Value() : lo(op16, c);
   Value out = allocPathOutput(b, loc, op, bDim, hq, tLen);
-
-  auto withGate = [&](SmallVector<Value> head, ArrayRef<Value> tail) {
-    if (g)
-      head.push_back(g);
-    head.append(tail.begin(), tail.end());
-    return head;
-  };
   Value cIdx = arith::ConstantIndexOp::create(b, loc, c);
   Value chunks = arith::CeilDivUIOp::create(b, loc, sLen, cIdx);
-  SmallVector<Value> chunkArgs = {k, w, beta, tMem, uMem, khat};
-  SmallVector<Value> diagArgs =
-      withGate({q, k, v, w}, {tMem, uMem, qhat, mMem, lMem, oPart});
-  SmallVector<Value> mainArgs =
-      withGate({v, w}, {uMem, khat, qhat, mMem, lMem, oPart, out});
-  if (ps.dense()) {
-    Value rows = arith::MulIOp::create(
-        b, loc, chunks, arith::ConstantIndexOp::create(b, loc, ps.d));
-    Value nMem = scratch(hk, rows, ps.d);
-    chunkArgs.push_back(nMem);
-    mainArgs = withGate({v, nMem}, {khat, qhat, mMem, lMem, oPart, out});
-  }
+  Value nMem;
+  if (ty.dense)
+    nMem = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
+                         ShapedType::kDynamic, ps.d},
+                        ty.opElt),
+        ValueRange{
+            bDim, hk,
+            arith::MulIOp::create(
+                b, loc, chunks, arith::ConstantIndexOp::create(b, loc, ps.d))});
 
-  func::FuncOp chunkKernel = createBlockKernel(
-      op, symbols, kPathChunkKernelSuffix, typesOf(chunkArgs));
-  buildChunkKernel(chunkKernel, ps, loc);
-  func::FuncOp diagKernel =
-      createBlockKernel(op, symbols, "path_diagonal_kernel", typesOf(diagArgs));
-  buildDiagonalKernel(diagKernel, ps, gate, loc);
-  func::FuncOp mainKernel = createBlockKernel(
-      op, symbols, kPathAttentionKernelSuffix, typesOf(mainArgs));
-  buildAttentionKernel(mainKernel, ps, gate, loc);
+  KernelArgs chunkArgs;
+  chunkArgs.add("k", k);
+  chunkArgs.add("w", w);
+  chunkArgs.add("beta", beta);
+  chunkArgs.add("a", aMem);
+  chunkArgs.add("t", tMem);
+  chunkArgs.add("tLo", tLo);
+  chunkArgs.add("wSplit", wSplit);
+  chunkArgs.add("wSplitLo", wSplitLo);
+  chunkArgs.add("wOut", wOut);
+  chunkArgs.add("u", u);
+  chunkArgs.add("uLo", uLo);
+  chunkArgs.add("kc", kc);
+  chunkArgs.add("kcLo", kcLo);
+  chunkArgs.add("khat", khat);
+  chunkArgs.add("n", nMem);
+  KernelArgs mainArgs;
+  mainArgs.add("q", q);
+  mainArgs.add("k", k);
+  mainArgs.add("v", v);
+  mainArgs.add("gPrime", gPrime);
+  // The attention kernel's W: the f16 tile, or the chunk kernel's split.
+  mainArgs.add("w", f16 ? wOut : wSplit);
+  mainArgs.add("wLo", f16 ? Value() : wSplitLo);
+  mainArgs.add("u", u);
+  mainArgs.add("uLo", uLo);
+  mainArgs.add("kc", kc);
+  mainArgs.add("kcLo", kcLo);
+  mainArgs.add("n", nMem);
+  mainArgs.add("khat", khat);
+  mainArgs.add("out", out);
+
+  func::FuncOp chunkKernel =
+      chunkArgs.createKernel(op, symbols, kPathChunkKernelSuffix);
+  markGpuKernel(chunkKernel);
+  buildChunkKernel(chunkKernel, chunkArgs, ps, ty,
+                   target.wgmma && cfg.pathChunkWgmma, loc);
+  func::FuncOp mainKernel =
+      mainArgs.createKernel(op, symbols, kPathAttentionKernelSuffix);
+  markGpuKernel(mainKernel);
+  buildAttentionKernel(mainKernel, mainArgs, ps, ty,
+                       target.wgmma && cfg.pathAttentionWgmma, loc);
 
   Value firstChunk = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, sLen, tLen), cIdx);
   Value queryChunks = arith::SubIOp::create(b, loc, chunks, firstChunk);
-  Value kvPrograms = arith::MulIOp::create(b, loc, bDim, hk);
-  Value qPrograms = arith::MulIOp::create(b, loc, bDim, hq);
-  blk::LaunchOp::create(b, loc, chunkKernel.getName(), chunks, kvPrograms,
-                        chunkArgs);
-  blk::LaunchOp::create(b, loc, diagKernel.getName(), queryChunks, qPrograms,
-                        diagArgs);
-  blk::LaunchOp::create(b, loc, mainKernel.getName(), queryChunks, qPrograms,
-                        mainArgs);
+  chunkArgs.launch(b, loc, chunkKernel, chunks,
+                   arith::MulIOp::create(b, loc, bDim, hk));
+  mainArgs.launch(b, loc, mainKernel, queryChunks,
+                  arith::MulIOp::create(b, loc, bDim, hq));
   Value result = bufferization::ToTensorOp::create(
       b, loc, op.getType(), out, /*restrict=*/true, /*writable=*/true);
   op.replaceAllUsesWith(result);

@@ -9,7 +9,7 @@
 // RUN: not attn-opt %s --attn-to-block="target=sm_90 path-attention-wgmma=true" 2>&1 | FileCheck %s --check-prefix=CHIP
 
 // PaTH-FoX's attention kernel in the wgmma form (path-attention-wgmma,
-// sm_90a; PathToBlockGpu.cpp, GpuTiles.h's wgmma mode) at D = 128: the walk
+// sm_90a; PathToBlock.cpp, GpuTiles.h's wgmma mode) at D = 128: the walk
 // carries q~ and O as [64, 128] version-3 accumulators, reads Khat, V, W and
 // U in place from 128-byte swizzled buffers, and publishes every wait's
 // copies to the async proxy (fence_async_shared) before the barrier. The

@@ -4,7 +4,7 @@
 // RUN:   | attn-opt --attn-block-to-gpu | FileCheck %s --check-prefix=GPU
 
 // PaTH's GPU form at D = 128 with the split transport
-// (PathToBlockGpu.cpp, dotSplit2): each f32
+// (PathToBlock.cpp, dotSplit2): each f32
 // operand split hi + lo is multiplied by a hi/lo pair of shared buffers as
 // hi yHi + hi yLo + lo yHi, and a barrier stands before the second read of
 // yHi, so that it is a second ldmatrix and not the registers of the first

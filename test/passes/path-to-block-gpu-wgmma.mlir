@@ -7,7 +7,7 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 
 // PaTH's chunk kernel in the wgmma form (path-chunk-wgmma, sm_90a;
-// PathToBlockGpu.cpp, GpuTiles.h's wgmma mode) at D = 128: the same
+// PathToBlock.cpp, GpuTiles.h's wgmma mode) at D = 128: the same
 // program as for sm_90 with wgmma's layouts. Every [64, N] f32 tile is in
 // the version-3 accumulator layout of m64nNk16 (N = 64 for A = stril(beta W
 // W^T), 128 for U = T W), shared buffers are 128-byte swizzled tiles the

@@ -1,5 +1,5 @@
 // attn-to-block{target=sm_90} lowers PaTH-FoX into the GPU form
-// (PathToBlockGpu.cpp): the gate-prefix kernel, a chunk kernel and an
+// (PathToBlock.cpp): the gate-prefix kernel, a chunk kernel and an
 // attention kernel, 4 warps, every tile in an mma.sync layout, 16-bit
 // operands through swizzled shared buffers, the chunk kernel's f32 operands
 // as hi/lo pairs, the walk's transport in f16 (path-transport=f16, the

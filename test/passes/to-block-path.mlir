@@ -1,130 +1,105 @@
-// attn-to-block on PaTH / PaTH-FoX attention (PathToBlock.cpp): three
-// kernels and three launches in sequence over memref.alloc'ed scratch.
-// 1. chunk kernel (grid ceil(S/C) x B*Hk): A = stril(beta W W^T), the
-//    forward substitution (extract_row / insert_row in an scf.for over the C
-//    rows), U = T W, Khat; 2. diagonal kernel (grid query chunks x B*Hq):
-//    Qhat and the in-chunk partial softmax; 3. attention kernel: the
-//    right-to-left walk carrying the transported query. No remark.
+// attn-to-block on PaTH / PaTH-FoX attention for the CPU (PathToBlock.cpp,
+// the kernels every target runs; path-to-block-gpu.mlir has the GPU's): with
+// FoX the gate-prefix kernel (G' in f64 on the CPU), the chunk kernel (A,
+// the column inverse of I + A, U, KC, Khat and, D < 2C, the dense transport
+// N = -W^T U) and the attention kernel (diagonal block, right-to-left walk),
+// launched in sequence over memref.alloc'ed scratch. f32 operands are taken
+// whole on the CPU: no lo halves. No remark.
 // RUN: attn-opt %S/../../examples/path_fox.mlir --attn-fuse --attn-to-block 2>&1 \
 // RUN:   | FileCheck %s --implicit-check-not=remark --implicit-check-not=attn.attention
 // The chunk size is the path-chunk option (here 32, with GQA 4/2, Dv = 24
 // and a sliding window): it sets every tile, the loop steps and the grids.
 // RUN: attn-opt %s --attn-to-block="path-chunk=32" \
 // RUN:   | FileCheck %s --check-prefix=OPT --implicit-check-not='tensor<64x'
-// With D >= 2C (D = 16, path-chunk=8) the walk's transport is low-rank: two
-// dots by W^T and U per step instead of one by the dense -W^T U.
-// RUN: attn-opt %s --attn-to-block="path-chunk=8" \
+// With D >= 2C (@low_rank: D = 32, path-chunk=16) the walk's transport is
+// low-rank: two dots by W^T and U per step instead of one by N.
+// RUN: attn-opt %s --attn-to-block="path-chunk=16" \
 // RUN:   | FileCheck %s --check-prefix=LOWRANK
 // RUN: not attn-opt %s --attn-to-block="path-chunk=0" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
 // BAD: attn-to-block: path-chunk must be >= 1, got 0
+// RUN: not attn-opt %s --attn-to-block="path-chunk=8" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD8
+// BAD8: error: attn-to-block{target=cpu}: the PaTH kernels run chunks of a multiple of 16 positions (the column inverse's blocks), got path-chunk 8
 
+// CHECK-LABEL: func.func private @main_gate_prefix
+// CHECK-SAME: memref<?x?x?xf64>
 // CHECK-LABEL: func.func private @main_path_chunk_kernel
-// CHECK-SAME: (%[[K:[^:]*]]: memref<?x?x?x64xf32>, %[[W:[^:]*]]: memref<?x?x?x64xf32>, %[[BETA:[^:]*]]: memref<?x?x?xf32>, %[[T:[^:]*]]: memref<?x?x?x64xf32>, %[[U:[^:]*]]: memref<?x?x?x64xf32>, %[[KHAT:[^:]*]]: memref<?x?x?x64xf32>, %[[N:[^:]*]]: memref<?x?x?x64xf32>) attributes {attn_block.kernel}
-// CHECK: %[[WT:.*]] = attn_block.load %[[W]]{{.*}} -> tensor<64x64xf32>
-// CHECK: %[[BT:.*]] = attn_block.load %[[BETA]]{{.*}} dims [2] {{.*}} -> tensor<64xf32>
-// CHECK: %[[KT:.*]] = attn_block.load %[[K]]{{.*}} -> tensor<64x64xf32>
-// CHECK: %[[BB:.*]] = attn_block.broadcast %[[BT]] axis 1 : tensor<64xf32> -> tensor<64x64xf32>
-// CHECK: %[[WW:.*]] = attn_block.dot %[[WT]], %[[WT]], %{{.*}} transpose_b
-// CHECK: %[[BWW:.*]] = arith.mulf %[[WW]], %[[BB]]
-// CHECK: %[[LOWER:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : tensor<64x64xi64>
-// CHECK: %[[A:.*]] = arith.select %[[LOWER]], %[[BWW]], %{{.*}} : tensor<64x64xi1>, tensor<64x64xf32>
-// CHECK: %[[TT:.*]] = scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<64x64xf32>) {
-// CHECK: %[[AR:.*]] = attn_block.extract_row %[[A]][%[[R]]] : tensor<64x64xf32> -> tensor<64xf32>
-// CHECK: %[[AR2:.*]] = attn_block.broadcast %[[AR]] axis 0 : tensor<64xf32> -> tensor<1x64xf32>
-// CHECK: %[[X:.*]] = attn_block.dot %[[AR2]], %[[ACC]], %{{.*}} : tensor<1x64xf32>, tensor<64x64xf32> -> tensor<1x64xf32>
-// CHECK: %[[XR:.*]] = attn_block.extract_row %[[X]][%{{.*}}] : tensor<1x64xf32> -> tensor<64xf32>
-// CHECK: %[[E:.*]] = arith.select %{{.*}}, %[[BT]], %{{.*}} : tensor<64xi1>, tensor<64xf32>
-// CHECK: %[[NEW:.*]] = arith.subf %[[E]], %[[XR]]
-// CHECK: attn_block.insert_row %[[NEW]], %[[ACC]][%[[R]]] : tensor<64xf32> -> tensor<64x64xf32>
-// CHECK: attn_block.store %[[TT]], %[[T]]
-// CHECK: %[[UT:.*]] = attn_block.dot %[[TT]], %[[WT]], %{{.*}} : tensor<64x64xf32>, tensor<64x64xf32>
-// CHECK: attn_block.store %[[UT]], %[[U]]
-// CHECK: %[[KW:.*]] = attn_block.dot %[[KT]], %[[WT]], %{{.*}} transpose_b
-// CHECK: %[[UPPER:.*]] = arith.cmpi sgt
-// CHECK: %[[KWM:.*]] = arith.select %[[UPPER]], %[[KW]]
-// CHECK: %[[KWT:.*]] = attn_block.dot %[[KWM]], %[[TT]], %{{.*}} transpose_b
-// CHECK: %[[NKWT:.*]] = arith.negf %[[KWT]]
-// CHECK: %[[KH:.*]] = attn_block.dot %[[NKWT]], %[[WT]], %[[KT]] :
-// CHECK: attn_block.store %[[KH]], %[[KHAT]]
-// D = 64 < 2C: the dense transport -W^T U, W^T as dot(I, W^T).
-// CHECK: %[[WTT:.*]] = attn_block.dot %{{.*}}, %[[WT]], %{{.*}} transpose_b
-// CHECK: %[[NWTT:.*]] = arith.negf %[[WTT]]
-// CHECK: %[[NT:.*]] = attn_block.dot %[[NWTT]], %[[UT]], %{{.*}} :
-// CHECK: attn_block.store %[[NT]], %[[N]]
-
-// CHECK-LABEL: func.func private @main_path_diagonal_kernel
-// CHECK: %[[Q:.*]] = arith.mulf %{{.*}}, %{{.*}} : tensor<64x64xf32>
-// CHECK: %[[QW:.*]] = attn_block.dot %[[Q]], %{{.*}} transpose_b
-// CHECK: %[[INCL:.*]] = arith.cmpi sle
-// CHECK: %[[QWM:.*]] = arith.select %[[INCL]], %[[QW]]
-// CHECK: %[[NQW:.*]] = arith.negf %[[QWM]]
-// CHECK: %[[QHAT:.*]] = attn_block.dot %[[NQW]], %{{.*}}, %[[Q]] :
-// CHECK: attn_block.store %[[QHAT]]
-// CHECK: %[[QK:.*]] = attn_block.dot %[[Q]], %{{.*}} transpose_b
-// CHECK: %[[S:.*]] = attn_block.dot %{{.*}}, %{{.*}}, %[[QK]] transpose_b
-// PaTH-FoX: G_i - G_j from one in-chunk scan of g, in f64.
-// CHECK: attn_block.scan %{{.*}} : tensor<64xf64>
-// CHECK: attn_block.reduce max %{{.*}} axis 1 : tensor<64x64xf32> -> tensor<64xf32>
-// CHECK: math.exp2
+// CHECK-SAME: (%[[K:[^:]*]]: memref<?x?x?x64xf32>, %[[W:[^:]*]]: memref<?x?x?x64xf32>, %[[BETA:[^:]*]]: memref<?x?x?xf32>, %[[A:[^:]*]]: memref<?x?x?x64xf32>, %[[T:[^:]*]]: memref<?x?x?x64xf32>, %[[WS:[^:]*]]: memref<?x?x?x64xf32>, %[[U:[^:]*]]: memref<?x?x?x64xf32>, %[[KC:[^:]*]]: memref<?x?x?x64xf32>, %[[KHAT:[^:]*]]: memref<?x?x?x64xf32>, %[[N:[^:]*]]: memref<?x?x?x64xf32>) attributes {attn_block.kernel
+// W through its scratch into shared memory, whole.
+// CHECK: %[[WT:.*]] = attn_block.load %[[W]]
+// CHECK: attn_block.store %[[WT]], %[[WS]]
+// CHECK: %[[SW:.*]] = attn_block.local_alloc : !attn_block.smem<64x64xf32
+// A = stril(beta W W^T).
+// CHECK: attn_block.dot %{{.*}}, %{{.*}}, %{{.*}} transpose_b : tensor<64x64xf32, #dot_op>, tensor<64x64xf32, #dot_op1> -> tensor<64x64xf32, #mma>
+// CHECK: attn_block.store %{{.*}}, %[[A]]
+// The diagonal blocks' inverses by columns: 16 steps of whole-tile ops.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c16 step
 // CHECK: attn_block.reduce sum
-// CHECK: attn_block.dot %{{.*}} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
-// CHECK-COUNT-3: attn_block.store
+// CHECK: scf.yield
+// CHECK: attn_block.store %{{.*}}, %[[U]]
+// CHECK: attn_block.store %{{.*}}, %[[KC]]
+// D = 64 < 2C: N = -W^T U, at rows chunk * D.
+// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %c64
+// CHECK: attn_block.store %{{.*}}, %[[N]][%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}]
+// Khat = K - KC W.
+// CHECK: attn_block.store %{{.*}}, %[[KHAT]]
 
 // CHECK-LABEL: func.func private @main_path_attention_kernel
-// CHECK-SAME: (%[[V:[^:]*]]: memref<?x?x?x64xf32>, %[[N3:[^:]*]]: memref<?x?x?x64xf32>, %[[G3:[^:]*]]: memref<?x?x?xf32>, %[[KHAT3:[^:]*]]: memref<?x?x?x64xf32>,
-// The walk: chunk c-1 down to 0, carrying q~, m, l, acc and the gate sum.
-// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[QT:[^ ]*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>, f64) {
-// CHECK: %[[I1:.*]] = arith.addi %[[I]], %{{.*}}
-// CHECK: %[[OFF:.*]] = arith.muli %[[I1]], %{{.*}}
-// CHECK: %[[J0:.*]] = arith.subi %{{.*}}, %[[OFF]]
-// CHECK: %[[KC:.*]] = attn_block.load %[[KHAT3]][%{{.*}}, %{{.*}}, %[[J0]], %{{.*}}] dims [2, 3]
-// CHECK: attn_block.dot %[[QT]], %[[KC]], %{{.*}} transpose_b
+// CHECK-SAME: (%[[Q2:[^:]*]]: memref<?x?x?x64xf32>, %[[K2:[^:]*]]: memref<?x?x?x64xf32>, %[[V2:[^:]*]]: memref<?x?x?x64xf32>, %[[G2:[^:]*]]: memref<?x?x?xf64>, %[[W2:[^:]*]]: memref<?x?x?x64xf32>, %[[U2:[^:]*]]: memref<?x?x?x64xf32>, %[[KC2:[^:]*]]: memref<?x?x?x64xf32>, %[[N2:[^:]*]]: memref<?x?x?x64xf32>, %[[KHAT2:[^:]*]]: memref<?x?x?x64xf32>, %[[OUT:[^:]*]]: memref<?x?x?x64xf32>)
+// The diagonal block, then the walk carrying q~, m, l, acc.
+// CHECK: attn_block.load %[[G2]]{{.*}} -> tensor<64xf64
+// CHECK: %[[QT:.*]]:4 = scf.for {{.*}} -> (tensor<64x64xf32, #mma>, tensor<64xf32, #slice>, tensor<64xf32, #slice>, tensor<64x64xf32, #mma>) {
+// FoX: the bias from G' differences in f64.
+// CHECK: arith.subf %{{.*}} : tensor<64x64xf64, #mma>
 // CHECK: math.exp2
-// CHECK: attn_block.load %[[V]][%{{.*}}, %{{.*}}, %[[J0]], %{{.*}}]
-// CHECK: %[[CH:.*]] = arith.divui %[[J0]], %{{.*}}
-// CHECK: %[[ROW:.*]] = arith.muli %[[CH]], %{{.*}}
-// CHECK: %[[NC:.*]] = attn_block.load %[[N3]][%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}] dims [2, 3] {{.*}} -> tensor<64x64xf32>
-// CHECK: %[[QN:.*]] = attn_block.dot %[[QT]], %[[NC]], %[[QT]] :
-// CHECK: scf.yield %[[QN]],
-// CHECK: attn_block.store
-
-// LOWRANK-LABEL: func.func private @gqa_window_path_attention_kernel
-// LOWRANK-SAME: (%[[V:[^:]*]]: memref<?x2x?x24xf32>, %[[W:[^:]*]]: memref<?x2x?x16xf32>, %[[U:[^:]*]]: memref<?x?x?x16xf32>,
-// LOWRANK: scf.for
-// LOWRANK: %[[WC:.*]] = attn_block.load %[[W]]{{.*}} -> tensor<8x16xf32>
-// LOWRANK: %[[UC:.*]] = attn_block.load %[[U]]{{.*}} -> tensor<8x16xf32>
-// LOWRANK: %[[R:.*]] = attn_block.dot %[[QT:.*]], %[[WC]], %{{.*}} transpose_b : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x8xf32>
-// LOWRANK: %[[NR:.*]] = arith.negf %[[R]]
-// LOWRANK: %[[QN:.*]] = attn_block.dot %[[NR]], %[[UC]], %[[QT]] :
-// LOWRANK: scf.yield %[[QN]],
+// The next chunk's N, then the transport as one dot onto q~.
+// CHECK: attn_block.async_copy %[[KHAT2]]
+// CHECK: attn_block.dot %{{.*}}, %{{.*}}, %arg{{[0-9]+}} : tensor<64x64xf32, #dot_op>, tensor<64x64xf32, #dot_op1>
+// CHECK: attn_block.async_copy %[[N2]]
+// CHECK: scf.yield
+// CHECK: attn_block.store %{{.*}}, %[[OUT]]
 
 // CHECK-LABEL: func.func @main
-// CHECK-COUNT-9: memref.alloc
+// CHECK: attn_block.launch @main_gate_prefix
+// CHECK-COUNT-8: memref.alloc
 // CHECK: attn_block.launch @main_path_chunk_kernel
-// CHECK-NEXT: attn_block.launch @main_path_diagonal_kernel
-// CHECK-NEXT: attn_block.launch @main_path_attention_kernel
+// CHECK: attn_block.launch @main_path_attention_kernel
 // CHECK-NEXT: bufferization.to_tensor
 
 // OPT-LABEL: func.func private @gqa_window_path_chunk_kernel
 // OPT-SAME: memref<?x?x?x32xf32>
-// OPT: attn_block.extract_row %{{.*}} : tensor<32x32xf32> -> tensor<32xf32>
-// OPT-LABEL: func.func private @gqa_window_path_diagonal_kernel
-// OPT: %[[W:.*]] = arith.constant 37 : index
-// OPT: attn_block.dot {{.*}} : tensor<32x32xf32>, tensor<32x24xf32> -> tensor<32x24xf32>
+// OPT: scf.for {{.*}} -> (tensor<32x32xf32, #mma>)
 // OPT-LABEL: func.func private @gqa_window_path_attention_kernel
+// OPT: attn_block.dot {{.*}} : tensor<32x32xf32, #dot_op>, tensor<32x24xf32, #dot_op1> -> tensor<32x24xf32, #mma>
 // The window's first key bounds the walk.
 // OPT: arith.constant 37 : index
 // OPT: arith.maxsi
 // OPT: arith.divsi
-// OPT: scf.for {{.*}} -> (tensor<32x16xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x24xf32>) {
+// OPT: scf.for {{.*}} -> (tensor<32x16xf32, #mma>, tensor<32xf32, #slice>, tensor<32xf32, #slice>, tensor<32x24xf32, #mma>) {
 // OPT-LABEL: func.func @gqa_window
-// OPT: %[[C:.*]] = arith.constant 32 : index
-// OPT-NEXT: %[[CH:.*]] = arith.ceildivui %{{.*}}, %[[C]]
+// OPT: %[[CH:.*]] = arith.ceildivui %{{.*}}, %c32
 // OPT: attn_block.launch @gqa_window_path_chunk_kernel grid(%[[CH]],
+
+// LOWRANK-LABEL: func.func private @low_rank_path_chunk_kernel
+// LOWRANK-SAME: (%{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?xf32>, %{{[^:]*}}: memref<?x?x?x16xf32>, %{{[^:]*}}: memref<?x?x?x16xf32>, %{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?x16xf32>, %{{[^:]*}}: memref<?x?x?x32xf32>) attributes
+// LOWRANK-LABEL: func.func private @low_rank_path_attention_kernel
+// LOWRANK: scf.for
+// P V, then q~ W^T and q~ - (q~ W^T) U.
+// LOWRANK: attn_block.dot {{.*}} : tensor<16x16xf32, #dot_op>, tensor<16x32xf32, #dot_op1> -> tensor<16x32xf32, #mma>
+// LOWRANK: %[[R:.*]] = attn_block.dot {{.*}} transpose_b : tensor<16x32xf32, #dot_op>, tensor<16x32xf32, #dot_op1> -> tensor<16x16xf32, #mma>
+// LOWRANK: arith.negf %[[R]]
+// LOWRANK: attn_block.dot %{{.*}}, %{{.*}}, %arg{{[0-9]+}} : tensor<16x16xf32, #dot_op>, tensor<16x32xf32, #dot_op1> -> tensor<16x32xf32, #mma>
+// LOWRANK: scf.yield
 
 func.func @gqa_window(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x24xf32>, %w: tensor<?x2x?x16xf32>, %beta: tensor<?x2x?xf32>) -> tensor<?x4x?x24xf32> {
   %o = attn.attention %q, %k, %v path(%w, %beta) mask sliding_window window 37
       : (tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x24xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?xf32>) -> tensor<?x4x?x24xf32>
   return %o : tensor<?x4x?x24xf32>
+}
+
+func.func @low_rank(%q: tensor<?x?x?x32xf32>, %k: tensor<?x?x?x32xf32>, %v: tensor<?x?x?x32xf32>, %w: tensor<?x?x?x32xf32>, %beta: tensor<?x?x?xf32>) -> tensor<?x?x?x32xf32> {
+  %o = attn.attention %q, %k, %v path(%w, %beta)
+      : (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?x32xf32>
+  return %o : tensor<?x?x?x32xf32>
 }

@@ -2,7 +2,7 @@
 //
 // PaTH and PaTH-FoX through the runtime on a CUDA device:
 // attn-to-block{target=chip} builds PaTH's GPU
-// form (PathToBlockGpu.cpp: the chunk kernel and the attention kernel),
+// form (PathToBlock.cpp: the chunk kernel and the attention kernel),
 // attn-block-launch-plan its launch plan, attn-block-to-gpu the PTX. Fresh
 // random inputs (the seed is printed), q, k, v rounded to bf16/f16 first so
 // that the oracle sees what the kernels see; w unit rows and beta, g f32 as

@@ -1,12 +1,12 @@
 //===- PathFusedTest.cpp - fused PaTH / PaTH-FoX on the CPU vs the oracle -===//
 //
 // The PaTH block program (attn-to-block's PathToBlock.cpp: chunk kernel,
-// diagonal kernel, right-to-left walk) compiled for the CPU, on fresh random
-// inputs (seeds printed on failure), against the brute-force fp64 oracle:
-// lengths around the chunk size C = 64 and long sequences (S = 4096 checked
-// on its last 256 queries), near-reflections
-// (beta in (1.5, 2)) and general betas, GQA, fewer queries than keys,
-// sliding windows, head dims up to 256. Property tests compare fused runs
+// attention kernel with the right-to-left walk) compiled for the CPU, on
+// fresh random inputs (seeds printed on failure), against the brute-force
+// fp64 oracle: lengths around the chunk size C = 64 and long sequences
+// (S = 4096 checked on its last 256 queries), near-reflections (beta in
+// (1.5, 2)) and general betas, GQA, fewer queries than keys, sliding
+// windows, head dims up to 256. Property tests compare fused runs
 // with each other: beta = 0 is plain attention, T < S gives the last rows of
 // the full run, causality, GQA is repeated KV heads.
 //

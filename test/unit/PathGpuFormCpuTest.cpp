@@ -1,7 +1,7 @@
 //===- PathGpuFormCpuTest.cpp - PaTH's GPU form on the CPU vs the oracle --===//
 //
 // The GPU form of PaTH / PaTH-FoX that attn-to-block{target=sm_90} builds
-// (PathToBlockGpu.cpp: mma layouts, shared buffers, cp.async copies, the
+// (PathToBlock.cpp: mma layouts, shared buffers, cp.async copies, the
 // hi/lo 16-bit splits of its f32 operands, the walk's f16 or split
 // transport) runs on the CPU through attn-to-cpu (attn-block-strip-gpu
 // gives each GPU op its sequential meaning) against the fp64 oracle, on fresh

@@ -103,7 +103,8 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
            "keys per step of the key walk">,
     Option<"pathChunk", "path-chunk", "int64_t", /*default=*/"64",
            "PaTH: tokens per chunk of the UT transform (also the query "
-           "rows per program and the keys per step of its walk)">,
+           "rows per program and the keys per step of its walk); a "
+           "multiple of 16 on the CPU, 64 on a GPU">,
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
            "cpu (tiles without layouts, for attn-block-to-cpu) or the GPU "
            "form for a chip (sm_80, sm_90, sm_90a: mma.sync, plus dependent "
@@ -124,13 +125,13 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
            "target sm_90a, PaTH: the chunk (preparation) kernel in the "
            "wgmma form (tiles in wgmma's layouts, shared operands read in "
            "place); off: mma.sync like sm_90 (docs/block-program.md, "
-           "\"PaTH's GPU form\")">,
+           "\"PaTH's kernels on a GPU\")">,
     Option<"pathAttentionWgmma", "path-attention-wgmma", "bool",
            /*default=*/"false",
            "target sm_90a, PaTH: the attention kernel (the walk) in the "
            "wgmma form, its dots' A operands in registers; off: mma.sync. "
-           "Needs ptxas 13.3 or newer (docs/block-program.md, \"PaTH's GPU "
-           "form\")">,
+           "Needs ptxas 13.3 or newer (docs/block-program.md, \"PaTH's kernels "
+           "on a GPU\")">,
   ];
   let dependentDialects = [
     "::mlir::attn_block::AttnBlockDialect", "::mlir::arith::ArithDialect",
