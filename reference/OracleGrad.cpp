@@ -312,6 +312,8 @@ WeightedSumGrad weightedSumGrad(const Tensor &dO, const Tensor &p,
     for (int64_t h = hk * groups; h < (hk + 1) * groups; ++h)
       for (int64_t i = 0; i < T; ++i) {
         const double pij = p.at(b, h, i, j);
+        if (pij == 0) // masked: skipped, as the forward does
+          continue;
         for (int64_t e = 0; e < Dv; ++e)
           grad.v.at(b, hk, j, e) += pij * dO.at(b, h, i, e);
       }
