@@ -5,57 +5,24 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Oracle.h"
+#include "OracleDetail.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <string>
-#include <thread>
 #include <vector>
-
-namespace {
-/// Runs fn(i) for i in [0, n) on all hardware threads: rows of the oracle
-/// are independent, and T = 16384 checks are O(T^2 D) in fp64.
-template <typename Fn> void parallelFor(int64_t n, Fn fn) {
-  int64_t workers = std::max<int64_t>(
-      1, std::min<int64_t>(n / 16, std::thread::hardware_concurrency()));
-  if (workers <= 1) {
-    for (int64_t i = 0; i < n; ++i)
-      fn(i);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t w = 0; w < workers; ++w)
-    pool.emplace_back([&, w] {
-      for (int64_t i = w; i < n; i += workers)
-        fn(i);
-    });
-  for (std::thread &t : pool)
-    t.join();
-}
-} // namespace
 
 namespace attn {
 namespace ref {
 
-namespace {
+namespace detail {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-[[noreturn]] void fail(const char *func, const std::string &msg) {
+void fail(const char *func, const std::string &msg) {
   std::fprintf(stderr, "attn::ref::%s: %s\n", func, msg.c_str());
   std::fflush(stderr);
   std::abort();
 }
-
-#define ORACLE_CHECK(cond, msg)                                                \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      fail(__func__, msg);                                                     \
-  } while (false)
 
 std::string shapeStr(const std::vector<int64_t> &shape) {
   std::string s = "[";
@@ -64,7 +31,6 @@ std::string shapeStr(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-/// Aborts unless `t` has rank `rank`; returns a descriptive name for messages.
 void checkRank(const char *func, const Tensor &t, int64_t rank,
                const char *name) {
   if (t.rank() != rank)
@@ -81,9 +47,6 @@ void checkShape(const char *func, const Tensor &t,
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-/// Query row i of T sits at absolute position i + S - T.
-int64_t queryPos(int64_t i, int64_t T, int64_t S) { return i + S - T; }
-
 bool visible(Mask mask, int64_t window, int64_t pos, int64_t j) {
   switch (mask) {
   case Mask::Causal:
@@ -95,6 +58,103 @@ bool visible(Mask mask, int64_t window, int64_t pos, int64_t j) {
   }
   return false;
 }
+
+/// ORACLE_CHECK for the check functions: the message names `func`, the
+/// function whose operands are checked, not the checker.
+void require(const char *func, bool cond, const std::string &msg) {
+  if (!cond)
+    fail(func, msg);
+}
+
+void checkRope(const char *func, const Tensor &x, int64_t rotaryDim,
+               const std::vector<int64_t> *positions) {
+  checkRank(func, x, 4, "x");
+  require(func, rotaryDim >= 0 && rotaryDim % 2 == 0 && rotaryDim <= x.shape[3],
+          "rotaryDim must be even and <= D, got " + std::to_string(rotaryDim));
+  require(func,
+          !positions || static_cast<int64_t>(positions->size()) == x.shape[2],
+          "positions must have T entries");
+}
+
+void checkScores(const char *func, const Tensor &q, const Tensor &k,
+                 const Tensor *w, const Tensor *beta, const Tensor *g,
+                 Mask mask, int64_t window) {
+  checkRank(func, q, 4, "q");
+  checkRank(func, k, 4, "k");
+  const int64_t B = q.shape[0], Hq = q.shape[1], T = q.shape[2], D = q.shape[3];
+  const int64_t Hk = k.shape[1], S = k.shape[2];
+  require(func, k.shape[0] == B && k.shape[3] == D,
+          "k shape " + shapeStr(k.shape) + " incompatible with q " +
+              shapeStr(q.shape));
+  require(func, Hk > 0 && Hq % Hk == 0, "Hq must be a multiple of Hk");
+  // T > S puts queries at negative positions: meaningful only unmasked and
+  // without PaTH or a gate (the dialect's verifier rules the same).
+  require(func, T <= S || (mask == Mask::None && !w && !g),
+          "T must be <= S unless the mask is None without PaTH/gate");
+  require(func, (w == nullptr) == (beta == nullptr),
+          "PaTH needs both w and beta (or neither)");
+  if (w) {
+    checkShape(func, *w, {B, Hk, S, D}, "w");
+    checkShape(func, *beta, {B, Hk, S}, "beta");
+  }
+  if (g)
+    checkShape(func, *g, {B, Hq, S}, "g");
+  require(func, mask != Mask::SlidingWindow || window >= 0,
+          "window must be >= 0");
+}
+
+void checkKqConv(const char *func, const Tensor &x, const Tensor &theta) {
+  checkRank(func, x, 4, "x");
+  checkRank(func, theta, 3, "theta");
+  require(func, theta.shape[0] == x.shape[1], "theta must be [H, cq, ck]");
+  require(func,
+          theta.shape[1] >= 1 && theta.shape[2] >= 1 && theta.shape[2] % 2 == 1,
+          "ck must be odd");
+  require(func, x.shape[2] <= x.shape[3], "T must be <= S");
+}
+
+void checkHeadMix(const char *func, const Tensor &x, const Tensor &W) {
+  checkRank(func, x, 4, "x");
+  checkRank(func, W, 2, "W");
+  const int64_t H = x.shape[1], ch = W.shape[1];
+  require(func, W.shape[0] == H, "W must be [H, ch]");
+  require(func, ch >= 1 && H % ch == 0, "ch must divide H");
+  require(func, x.shape[2] <= x.shape[3], "T must be <= S");
+}
+
+void checkWeightedSum(const char *func, const Tensor &p, const Tensor &v) {
+  checkRank(func, p, 4, "p");
+  checkRank(func, v, 4, "v");
+  const int64_t Hq = p.shape[1], Hk = v.shape[1];
+  require(func, v.shape[0] == p.shape[0] && v.shape[2] == p.shape[3],
+          "v shape " + shapeStr(v.shape) + " incompatible with p " +
+              shapeStr(p.shape));
+  require(func, Hk > 0 && Hq % Hk == 0, "Hq must be a multiple of Hk");
+}
+
+void checkHeadNorm(const char *func, const Tensor &o, const Tensor &gamma,
+                   const Tensor *gateW, const Tensor *gateB) {
+  checkRank(func, o, 4, "o");
+  const int64_t Dv = o.shape[3];
+  checkShape(func, gamma, {Dv}, "gamma");
+  if (gateW)
+    checkShape(func, *gateW, {Dv}, "gateW");
+  if (gateB)
+    checkShape(func, *gateB, {1}, "gateB");
+}
+
+void checkShortConv(const char *func, const Tensor &x, const Tensor &kernel) {
+  checkRank(func, x, 4, "x");
+  checkRank(func, kernel, 3, "kernel");
+  require(func, kernel.shape[0] == x.shape[1] && kernel.shape[1] == x.shape[3],
+          "kernel must be [H, D, K]");
+}
+
+} // namespace detail
+
+using namespace detail;
+
+namespace {
 
 /// splitmix64: a tiny, well-mixed, fully specified 64-bit generator.
 struct SplitMix64 {
@@ -204,13 +264,9 @@ Tensor Tensor::full(const std::vector<int64_t> &shape, double value) {
 
 Tensor rope(const Tensor &x, double theta, int64_t rotaryDim, RopeStyle style,
             int64_t offset, const std::vector<int64_t> *positions) {
-  checkRank(__func__, x, 4, "x");
-  const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], D = x.shape[3];
+  checkRope(__func__, x, rotaryDim, positions);
+  const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2];
   const int64_t R = rotaryDim;
-  ORACLE_CHECK(R >= 0 && R % 2 == 0 && R <= D,
-               "rotaryDim must be even and <= D, got " + std::to_string(R));
-  ORACLE_CHECK(!positions || static_cast<int64_t>(positions->size()) == T,
-               "positions must have T entries");
 
   Tensor y = x; // dims >= R are copied unchanged
   for (int64_t b = 0; b < B; ++b)
@@ -240,28 +296,9 @@ Tensor rope(const Tensor &x, double theta, int64_t rotaryDim, RopeStyle style,
 Tensor scores(const Tensor &q, const Tensor &k, double scale, const Tensor *w,
               const Tensor *beta, const Tensor *g, bool gateScaled, Mask mask,
               int64_t window) {
-  checkRank(__func__, q, 4, "q");
-  checkRank(__func__, k, 4, "k");
+  checkScores(__func__, q, k, w, beta, g, mask, window);
   const int64_t B = q.shape[0], Hq = q.shape[1], T = q.shape[2], D = q.shape[3];
   const int64_t Hk = k.shape[1], S = k.shape[2];
-  ORACLE_CHECK(k.shape[0] == B && k.shape[3] == D,
-               "k shape " + shapeStr(k.shape) + " incompatible with q " +
-                   shapeStr(q.shape));
-  ORACLE_CHECK(Hk > 0 && Hq % Hk == 0, "Hq must be a multiple of Hk");
-  // T > S puts queries at negative positions: meaningful only unmasked and
-  // without PaTH or a gate (the dialect's verifier rules the same).
-  ORACLE_CHECK(T <= S || (mask == Mask::None && !w && !g),
-               "T must be <= S unless the mask is None without PaTH/gate");
-  ORACLE_CHECK((w == nullptr) == (beta == nullptr),
-               "PaTH needs both w and beta (or neither)");
-  if (w) {
-    checkShape(__func__, *w, {B, Hk, S, D}, "w");
-    checkShape(__func__, *beta, {B, Hk, S}, "beta");
-  }
-  if (g)
-    checkShape(__func__, *g, {B, Hq, S}, "g");
-  ORACLE_CHECK(mask != Mask::SlidingWindow || window >= 0,
-               "window must be >= 0");
 
   const int64_t groups = Hq / Hk;
   const double gamma = gateScaled ? scale : 1.0;
@@ -324,13 +361,9 @@ Tensor scores(const Tensor &q, const Tensor &k, double scale, const Tensor *w,
 //===----------------------------------------------------------------------===//
 
 Tensor kqConv(const Tensor &x, const Tensor &theta, Stage stage) {
-  checkRank(__func__, x, 4, "x");
-  checkRank(__func__, theta, 3, "theta");
+  checkKqConv(__func__, x, theta);
   const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], S = x.shape[3];
   const int64_t cq = theta.shape[1], ck = theta.shape[2];
-  ORACLE_CHECK(theta.shape[0] == H, "theta must be [H, cq, ck]");
-  ORACLE_CHECK(cq >= 1 && ck >= 1 && ck % 2 == 1, "ck must be odd");
-  ORACLE_CHECK(T <= S, "T must be <= S");
   const int64_t p = cq - 1, c = (ck - 1) / 2, off = S - T;
 
   Tensor out = Tensor::zeros({B, H, T, S});
@@ -360,13 +393,9 @@ Tensor kqConv(const Tensor &x, const Tensor &theta, Stage stage) {
 }
 
 Tensor headMix(const Tensor &x, const Tensor &W, Stage stage) {
-  checkRank(__func__, x, 4, "x");
-  checkRank(__func__, W, 2, "W");
+  checkHeadMix(__func__, x, W);
   const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], S = x.shape[3];
   const int64_t ch = W.shape[1];
-  ORACLE_CHECK(W.shape[0] == H, "W must be [H, ch]");
-  ORACLE_CHECK(ch >= 1 && H % ch == 0, "ch must divide H");
-  ORACLE_CHECK(T <= S, "T must be <= S");
   const int64_t off = S - T;
 
   auto x0 = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
@@ -423,14 +452,9 @@ Tensor softmax(const Tensor &x) {
 }
 
 Tensor weightedSum(const Tensor &p, const Tensor &v) {
-  checkRank(__func__, p, 4, "p");
-  checkRank(__func__, v, 4, "v");
+  checkWeightedSum(__func__, p, v);
   const int64_t B = p.shape[0], Hq = p.shape[1], T = p.shape[2], S = p.shape[3];
   const int64_t Hk = v.shape[1], Dv = v.shape[3];
-  ORACLE_CHECK(v.shape[0] == B && v.shape[2] == S,
-               "v shape " + shapeStr(v.shape) + " incompatible with p " +
-                   shapeStr(p.shape));
-  ORACLE_CHECK(Hk > 0 && Hq % Hk == 0, "Hq must be a multiple of Hk");
   const int64_t groups = Hq / Hk;
 
   Tensor o = Tensor::zeros({B, Hq, T, Dv});
@@ -453,13 +477,8 @@ Tensor weightedSum(const Tensor &p, const Tensor &v) {
 
 Tensor headNorm(const Tensor &o, const Tensor &gamma, double eps,
                 const Tensor *gateW, const Tensor *gateB) {
-  checkRank(__func__, o, 4, "o");
+  checkHeadNorm(__func__, o, gamma, gateW, gateB);
   const int64_t B = o.shape[0], H = o.shape[1], T = o.shape[2], Dv = o.shape[3];
-  checkShape(__func__, gamma, {Dv}, "gamma");
-  if (gateW)
-    checkShape(__func__, *gateW, {Dv}, "gateW");
-  if (gateB)
-    checkShape(__func__, *gateB, {1}, "gateB");
 
   Tensor y = Tensor::zeros(o.shape);
   for (int64_t b = 0; b < B; ++b)
@@ -485,12 +504,9 @@ Tensor headNorm(const Tensor &o, const Tensor &gamma, double eps,
 }
 
 Tensor shortConv(const Tensor &x, const Tensor &kernel, bool silu) {
-  checkRank(__func__, x, 4, "x");
-  checkRank(__func__, kernel, 3, "kernel");
+  checkShortConv(__func__, x, kernel);
   const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], D = x.shape[3];
   const int64_t K = kernel.shape[2];
-  ORACLE_CHECK(kernel.shape[0] == H && kernel.shape[1] == D,
-               "kernel must be [H, D, K]");
 
   Tensor y = Tensor::zeros(x.shape);
   for (int64_t b = 0; b < B; ++b)
@@ -530,45 +546,81 @@ Tensor l2norm(const Tensor &x, double eps) {
 // Composition
 //===----------------------------------------------------------------------===//
 
+Tensor detail::attentionRecorded(const AttentionConfig &cfg, const Tensor &q,
+                                 const Tensor &k, const Tensor &v,
+                                 const Tensor *w, const Tensor *beta,
+                                 const Tensor *g, const Tensor *thetaPre,
+                                 const Tensor *wPre, const Tensor *thetaPost,
+                                 const Tensor *wPost, const Tensor *gamma,
+                                 const Tensor *gateW, const Tensor *gateB,
+                                 AttentionTape *tape) {
+  const char *func = "attention";
+  checkRank(func, q, 4, "q");
+  checkRank(func, k, 4, "k");
+  const int64_t Hq = q.shape[1], T = q.shape[2], D = q.shape[3];
+  const int64_t S = k.shape[2];
+  // Keeps a step's input for the backward pass (only when asked: the
+  // copies are T x S each).
+  auto record = [&](Tensor AttentionTape::*field, const Tensor &x) {
+    if (tape)
+      tape->*field = x;
+  };
+
+  Tensor qr = q, kr = k;
+  const int64_t R = cfg.ropeDim == 0 ? D : cfg.ropeDim;
+  const int64_t qOffset = cfg.ropeOffset + S - T, kOffset = cfg.ropeOffset;
+  if (cfg.rope) {
+    qr = rope(q, cfg.ropeTheta, R, cfg.ropeStyle, qOffset);
+    kr = rope(k, cfg.ropeTheta, R, cfg.ropeStyle, kOffset);
+  }
+  record(&AttentionTape::qr, qr);
+  record(&AttentionTape::kr, kr);
+  if (tape) {
+    tape->ropeDim = R;
+    tape->ropeQOffset = qOffset;
+    tape->ropeKOffset = kOffset;
+  }
+
+  Tensor x = scores(qr, kr, cfg.scale, w, beta, g, cfg.gateScaled, cfg.mask,
+                    cfg.window);
+  record(&AttentionTape::logits, x);
+  if (thetaPre)
+    x = kqConv(x, *thetaPre, Stage::Pre);
+  if (wPre) {
+    const int64_t group = cfg.preGroup == 0 ? Hq : cfg.preGroup;
+    checkShape(func, *wPre, {Hq, group}, "wPre");
+    record(&AttentionTape::preMixIn, x);
+    x = headMix(x, *wPre, Stage::Pre);
+  }
+  record(&AttentionTape::softmaxIn, x);
+  x = softmax(x);
+  if (thetaPost) {
+    record(&AttentionTape::postConvIn, x);
+    x = kqConv(x, *thetaPost, Stage::Post);
+  }
+  if (wPost) {
+    const int64_t group = cfg.postGroup == 0 ? Hq : cfg.postGroup;
+    checkShape(func, *wPost, {Hq, group}, "wPost");
+    record(&AttentionTape::postMixIn, x);
+    x = headMix(x, *wPost, Stage::Post);
+  }
+  record(&AttentionTape::probs, x);
+  Tensor o = weightedSum(x, v);
+  if (gamma) {
+    record(&AttentionTape::o, o);
+    o = headNorm(o, *gamma, cfg.normEps, gateW, gateB);
+  }
+  return o;
+}
+
 Tensor attention(const AttentionConfig &cfg, const Tensor &q, const Tensor &k,
                  const Tensor &v, const Tensor *w, const Tensor *beta,
                  const Tensor *g, const Tensor *thetaPre, const Tensor *wPre,
                  const Tensor *thetaPost, const Tensor *wPost,
                  const Tensor *gamma, const Tensor *gateW,
                  const Tensor *gateB) {
-  checkRank(__func__, q, 4, "q");
-  checkRank(__func__, k, 4, "k");
-  const int64_t Hq = q.shape[1], T = q.shape[2], D = q.shape[3];
-  const int64_t S = k.shape[2];
-
-  Tensor qr = q, kr = k;
-  if (cfg.rope) {
-    const int64_t R = cfg.ropeDim == 0 ? D : cfg.ropeDim;
-    qr = rope(q, cfg.ropeTheta, R, cfg.ropeStyle, cfg.ropeOffset + S - T);
-    kr = rope(k, cfg.ropeTheta, R, cfg.ropeStyle, cfg.ropeOffset);
-  }
-
-  Tensor x = scores(qr, kr, cfg.scale, w, beta, g, cfg.gateScaled, cfg.mask,
-                    cfg.window);
-  if (thetaPre)
-    x = kqConv(x, *thetaPre, Stage::Pre);
-  if (wPre) {
-    const int64_t group = cfg.preGroup == 0 ? Hq : cfg.preGroup;
-    checkShape(__func__, *wPre, {Hq, group}, "wPre");
-    x = headMix(x, *wPre, Stage::Pre);
-  }
-  x = softmax(x);
-  if (thetaPost)
-    x = kqConv(x, *thetaPost, Stage::Post);
-  if (wPost) {
-    const int64_t group = cfg.postGroup == 0 ? Hq : cfg.postGroup;
-    checkShape(__func__, *wPost, {Hq, group}, "wPost");
-    x = headMix(x, *wPost, Stage::Post);
-  }
-  Tensor o = weightedSum(x, v);
-  if (gamma)
-    o = headNorm(o, *gamma, cfg.normEps, gateW, gateB);
-  return o;
+  return attentionRecorded(cfg, q, k, v, w, beta, g, thetaPre, wPre, thetaPost,
+                           wPost, gamma, gateW, gateB, nullptr);
 }
 
 //===----------------------------------------------------------------------===//

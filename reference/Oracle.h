@@ -5,9 +5,9 @@
 // transported keys), FoX (forget gate), and Multi-Token Attention (key-query
 // convolution, head mixing, head norm with scalar gate).
 //
-// Everything here is plain C++17, fp64, brute force, and deliberately written
-// as the literal formulas (no tiling, no chunking, no shared code with the
-// compiler), so that it can serve as an independent oracle in tests.
+// Everything here, the gradients too, is plain C++17, fp64, brute force, and
+// written as the literal formulas (no tiling, no chunking, no shared code
+// with the compiler), so that it can serve as an independent oracle.
 //
 // Layouts (all row-major):
 //   q [B, Hq, T, D]    k [B, Hk, S, D]    v [B, Hk, S, Dv]
@@ -151,6 +151,88 @@ Tensor attention(const AttentionConfig &cfg, const Tensor &q, const Tensor &k,
                  const Tensor *thetaPost = nullptr,
                  const Tensor *wPost = nullptr, const Tensor *gamma = nullptr,
                  const Tensor *gateW = nullptr, const Tensor *gateB = nullptr);
+
+//===----------------------------------------------------------------------===//
+// Gradients (OracleGrad.cpp)
+//===----------------------------------------------------------------------===//
+//
+// Vector-Jacobian products: each fooGrad(dy, <foo's arguments>) returns the
+// gradient, w.r.t. each differentiable argument of foo, of the loss
+// L = sum(foo(...) * dy) over foo's finite outputs. Hand-written adjoint
+// loops in fp64 (not the compiler, not finite differences), shaped like the
+// argument; an optional argument that was not given leaves an empty Tensor.
+// Not differentiable: RoPE's theta, offsets and positions, masks, windows,
+// scale, eps, stages and group sizes. Entries a forward sets to a constant
+// (-inf or 0 beyond the mask) ignore dy, and input entries equal to -inf
+// (masked logits, constants) get gradient 0.
+
+/// d x of rope: the inverse rotation of dy (dims >= R pass through).
+Tensor ropeGrad(const Tensor &dy, double theta, int64_t rotaryDim,
+                RopeStyle style, int64_t offset = 0,
+                const std::vector<int64_t> *positions = nullptr);
+
+struct ScoresGrad {
+  Tensor q, k, w, beta, g;
+};
+/// d q, d k and, when given, PaTH's d w, d beta and FoX's d g of scores():
+/// the adjoint of its walking recurrence, run from key 0 up to the query.
+ScoresGrad scoresGrad(const Tensor &dLogits, const Tensor &q, const Tensor &k,
+                      double scale, const Tensor *w = nullptr,
+                      const Tensor *beta = nullptr, const Tensor *g = nullptr,
+                      bool gateScaled = false, Mask mask = Mask::Causal,
+                      int64_t window = 0);
+
+struct KqConvGrad {
+  Tensor x, theta;
+};
+KqConvGrad kqConvGrad(const Tensor &dy, const Tensor &x, const Tensor &theta,
+                      Stage stage);
+
+struct HeadMixGrad {
+  Tensor x, W;
+};
+HeadMixGrad headMixGrad(const Tensor &dy, const Tensor &x, const Tensor &W,
+                        Stage stage);
+
+/// d x = y * (dy - sum(y * dy)) per row, y = softmax(x).
+Tensor softmaxGrad(const Tensor &dy, const Tensor &x);
+
+struct WeightedSumGrad {
+  Tensor p, v; ///< d v sums the query heads of each KV head's group
+};
+WeightedSumGrad weightedSumGrad(const Tensor &dO, const Tensor &p,
+                                const Tensor &v);
+
+struct HeadNormGrad {
+  Tensor o, gamma, gateW, gateB;
+};
+HeadNormGrad headNormGrad(const Tensor &dy, const Tensor &o,
+                          const Tensor &gamma, double eps,
+                          const Tensor *gateW = nullptr,
+                          const Tensor *gateB = nullptr);
+
+struct ShortConvGrad {
+  Tensor x, kernel;
+};
+ShortConvGrad shortConvGrad(const Tensor &dy, const Tensor &x,
+                            const Tensor &kernel, bool silu);
+
+Tensor l2normGrad(const Tensor &dy, const Tensor &x, double eps);
+
+/// The gradient of every float input of attention(), given dO: the steps'
+/// adjoints in reverse order on the forward's recorded intermediates.
+struct AttentionGrad {
+  Tensor q, k, v, w, beta, g, thetaPre, wPre, thetaPost, wPost, gamma, gateW,
+      gateB;
+};
+AttentionGrad
+attentionGrad(const Tensor &dO, const AttentionConfig &cfg, const Tensor &q,
+              const Tensor &k, const Tensor &v, const Tensor *w = nullptr,
+              const Tensor *beta = nullptr, const Tensor *g = nullptr,
+              const Tensor *thetaPre = nullptr, const Tensor *wPre = nullptr,
+              const Tensor *thetaPost = nullptr, const Tensor *wPost = nullptr,
+              const Tensor *gamma = nullptr, const Tensor *gateW = nullptr,
+              const Tensor *gateB = nullptr);
 
 //===----------------------------------------------------------------------===//
 // Comparison and reproducible random data

@@ -5,11 +5,13 @@
 #include "attn/Dialect/AttnDialect.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 using namespace mlir;
 using llvm::createStringError;
@@ -64,6 +66,54 @@ std::vector<int64_t> positionsOf(const Tensor &t) {
   return p;
 }
 
+/// An attn.attention op as the oracle runs it: its configuration and
+/// operands. With rope_q_offset (queries at explicit positions) q and k are
+/// rotated here, by the oracle's rope, and the rest runs without RoPE.
+struct AttentionCall {
+  AttentionConfig cfg;
+  std::optional<int64_t> qOffset; ///< set: q and k are qRot and kRot
+  int64_t ropeDim = 0;
+  Tensor qRot, kRot;
+  const Tensor *q, *k, *v, *w, *beta, *g, *thetaPre, *wPre, *thetaPost, *wPost,
+      *gamma, *gateW, *gateB;
+
+  AttentionCall(mlir::attn::AttentionOp o, const Env &env)
+      : q(env.get(o.getQ())), k(env.get(o.getK())), v(env.get(o.getV())),
+        w(env.get(o.getW())), beta(env.get(o.getBeta())), g(env.get(o.getG())),
+        thetaPre(env.get(o.getKqConvPre())), wPre(env.get(o.getHeadMixPre())),
+        thetaPost(env.get(o.getKqConvPost())),
+        wPost(env.get(o.getHeadMixPost())), gamma(env.get(o.getNorm())),
+        gateW(env.get(o.getNormGateW())), gateB(env.get(o.getNormGateB())) {
+    cfg.scale = o.getScaleOrDefault();
+    cfg.mask = toMask(o.getMask());
+    cfg.window = o.getWindow().value_or(0);
+    if (auto theta = o.getRopeTheta()) {
+      cfg.rope = true;
+      cfg.ropeTheta = theta->convertToDouble();
+      cfg.ropeDim = o.getRopeDim().value_or(0);
+      cfg.ropeStyle = toStyle(o.getRopeStyle());
+      cfg.ropeOffset = o.getRopeOffset();
+    }
+    cfg.gateScaled = o.getGateScaled();
+    cfg.normEps = o.getNormEps().convertToDouble();
+    if (wPre)
+      cfg.preGroup = wPre->shape[1];
+    if (wPost)
+      cfg.postGroup = wPost->shape[1];
+    if ((qOffset = o.getRopeQOffset())) {
+      ropeDim = cfg.ropeDim ? cfg.ropeDim : q->shape[3];
+      qRot = rope(*q, cfg.ropeTheta, ropeDim, cfg.ropeStyle, *qOffset);
+      kRot = rope(*k, cfg.ropeTheta, ropeDim, cfg.ropeStyle, cfg.ropeOffset);
+      q = &qRot;
+      k = &kRot;
+      cfg.rope = false;
+    }
+  }
+  // q and k may point into this object.
+  AttentionCall(const AttentionCall &) = delete;
+  AttentionCall &operator=(const AttentionCall &) = delete;
+};
+
 Expected<Tensor> evalOp(Operation *op, const Env &env) {
   auto in = [&](Value v) -> const Tensor & { return *env.get(v); };
   if (auto o = dyn_cast<mlir::attn::RopeOp>(op)) {
@@ -96,41 +146,9 @@ Expected<Tensor> evalOp(Operation *op, const Env &env) {
   if (auto o = dyn_cast<mlir::attn::L2NormOp>(op))
     return l2norm(in(o.getInput()), o.getEps().convertToDouble());
   if (auto o = dyn_cast<mlir::attn::AttentionOp>(op)) {
-    AttentionConfig cfg;
-    cfg.scale = o.getScaleOrDefault();
-    cfg.mask = toMask(o.getMask());
-    cfg.window = o.getWindow().value_or(0);
-    if (auto theta = o.getRopeTheta()) {
-      cfg.rope = true;
-      cfg.ropeTheta = theta->convertToDouble();
-      cfg.ropeDim = o.getRopeDim().value_or(0);
-      cfg.ropeStyle = toStyle(o.getRopeStyle());
-      cfg.ropeOffset = o.getRopeOffset();
-    }
-    cfg.gateScaled = o.getGateScaled();
-    cfg.normEps = o.getNormEps().convertToDouble();
-    if (const Tensor *w = env.get(o.getHeadMixPre()))
-      cfg.preGroup = w->shape[1];
-    if (const Tensor *w = env.get(o.getHeadMixPost()))
-      cfg.postGroup = w->shape[1];
-    const Tensor *q = &in(o.getQ()), *k = &in(o.getK());
-    Tensor qRot, kRot;
-    if (auto qOffset = o.getRopeQOffset()) {
-      // Queries at explicit positions: rotate q and k here, with the
-      // oracle's rope, and run the rest without RoPE.
-      int64_t dim = cfg.ropeDim ? cfg.ropeDim : q->shape[3];
-      qRot = rope(*q, cfg.ropeTheta, dim, cfg.ropeStyle, *qOffset);
-      kRot = rope(*k, cfg.ropeTheta, dim, cfg.ropeStyle, cfg.ropeOffset);
-      q = &qRot;
-      k = &kRot;
-      cfg.rope = false;
-    }
-    return attention(cfg, *q, *k, in(o.getV()), env.get(o.getW()),
-                     env.get(o.getBeta()), env.get(o.getG()),
-                     env.get(o.getKqConvPre()), env.get(o.getHeadMixPre()),
-                     env.get(o.getKqConvPost()), env.get(o.getHeadMixPost()),
-                     env.get(o.getNorm()), env.get(o.getNormGateW()),
-                     env.get(o.getNormGateB()));
+    AttentionCall c(o, env);
+    return attention(c.cfg, *c.q, *c.k, *c.v, c.w, c.beta, c.g, c.thetaPre,
+                     c.wPre, c.thetaPost, c.wPost, c.gamma, c.gateW, c.gateB);
   }
   return createStringError("the fp64 oracle cannot evaluate '" + opName(op) +
                            "'");
@@ -199,20 +217,24 @@ Role roleOf(BlockArgument arg) {
 
 } // namespace
 
-Expected<Tensor> evaluate(func::FuncOp func, llvm::ArrayRef<Tensor> inputs) {
+namespace {
+
+/// Runs `func` on `inputs`, leaving every value in `env`; returns the
+/// returned value.
+Expected<Value> run(func::FuncOp func, llvm::ArrayRef<Tensor> inputs,
+                    Env &env) {
   Block &body = func.getBody().front();
   if (inputs.size() != body.getNumArguments())
     return createStringError(
         "the oracle got " + std::to_string(inputs.size()) + " inputs for " +
         std::to_string(body.getNumArguments()) + " arguments");
-  Env env;
   for (auto [arg, t] : llvm::zip(body.getArguments(), inputs))
     env.set(arg, t);
   for (Operation &op : body) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       if (ret.getNumOperands() != 1)
         return createStringError("the oracle expects exactly one result");
-      return *env.get(ret.getOperand(0));
+      return ret.getOperand(0);
     }
     auto result = evalOp(&op, env);
     if (!result)
@@ -220,6 +242,158 @@ Expected<Tensor> evaluate(func::FuncOp func, llvm::ArrayRef<Tensor> inputs) {
     env.set(op.getResult(0), std::move(*result));
   }
   return createStringError("function has no return");
+}
+
+/// The gradients of the loss w.r.t. the program's values, summed over
+/// every use of a value.
+class Adjoints {
+public:
+  void add(Value v, Tensor t) {
+    if (!v)
+      return;
+    auto [it, inserted] = grads.try_emplace(v, std::move(t));
+    if (!inserted)
+      for (size_t n = 0; n < it->second.data.size(); ++n)
+        it->second.data[n] += t.data[n];
+  }
+  const Tensor *get(Value v) const {
+    auto it = grads.find(v);
+    return it == grads.end() ? nullptr : &it->second;
+  }
+
+private:
+  llvm::DenseMap<Value, Tensor> grads;
+};
+
+/// Adds the gradients of `op`'s operands, given `dy`, the gradient of its
+/// result: the Oracle.h gradient of the function evalOp runs for it.
+llvm::Error gradOp(Operation *op, const Env &env, const Tensor &dy,
+                   Adjoints &adj) {
+  auto in = [&](Value v) -> const Tensor & { return *env.get(v); };
+  if (auto o = dyn_cast<mlir::attn::RopeOp>(op)) {
+    std::vector<int64_t> pos;
+    if (o.getPositions())
+      pos = positionsOf(in(o.getPositions()));
+    adj.add(o.getInput(),
+            ropeGrad(dy, o.getTheta().convertToDouble(),
+                     o.getRotaryDimOrHeadDim(), toStyle(o.getStyle()),
+                     o.getOffset(), o.getPositions() ? &pos : nullptr));
+  } else if (auto o = dyn_cast<mlir::attn::ScoresOp>(op)) {
+    ScoresGrad d = scoresGrad(
+        dy, in(o.getQ()), in(o.getK()), o.getScaleOrDefault(),
+        env.get(o.getW()), env.get(o.getBeta()), env.get(o.getG()),
+        o.getGateScaled(), toMask(o.getMask()), o.getWindow().value_or(0));
+    adj.add(o.getQ(), std::move(d.q));
+    adj.add(o.getK(), std::move(d.k));
+    adj.add(o.getW(), std::move(d.w));
+    adj.add(o.getBeta(), std::move(d.beta));
+    adj.add(o.getG(), std::move(d.g));
+  } else if (auto o = dyn_cast<mlir::attn::KqConvOp>(op)) {
+    KqConvGrad d = kqConvGrad(dy, in(o.getInput()), in(o.getKernel()),
+                              toStage(o.getStage()));
+    adj.add(o.getInput(), std::move(d.x));
+    adj.add(o.getKernel(), std::move(d.theta));
+  } else if (auto o = dyn_cast<mlir::attn::HeadMixOp>(op)) {
+    HeadMixGrad d = headMixGrad(dy, in(o.getInput()), in(o.getWeight()),
+                                toStage(o.getStage()));
+    adj.add(o.getInput(), std::move(d.x));
+    adj.add(o.getWeight(), std::move(d.W));
+  } else if (auto o = dyn_cast<mlir::attn::SoftmaxOp>(op)) {
+    adj.add(o.getInput(), softmaxGrad(dy, in(o.getInput())));
+  } else if (auto o = dyn_cast<mlir::attn::WeightedSumOp>(op)) {
+    WeightedSumGrad d = weightedSumGrad(dy, in(o.getProbs()), in(o.getV()));
+    adj.add(o.getProbs(), std::move(d.p));
+    adj.add(o.getV(), std::move(d.v));
+  } else if (auto o = dyn_cast<mlir::attn::HeadNormOp>(op)) {
+    HeadNormGrad d = headNormGrad(dy, in(o.getInput()), in(o.getGamma()),
+                                  o.getEps().convertToDouble(),
+                                  env.get(o.getGateW()), env.get(o.getGateB()));
+    adj.add(o.getInput(), std::move(d.o));
+    adj.add(o.getGamma(), std::move(d.gamma));
+    adj.add(o.getGateW(), std::move(d.gateW));
+    adj.add(o.getGateB(), std::move(d.gateB));
+  } else if (auto o = dyn_cast<mlir::attn::ShortConvOp>(op)) {
+    ShortConvGrad d =
+        shortConvGrad(dy, in(o.getInput()), in(o.getKernel()), o.getSilu());
+    adj.add(o.getInput(), std::move(d.x));
+    adj.add(o.getKernel(), std::move(d.kernel));
+  } else if (auto o = dyn_cast<mlir::attn::L2NormOp>(op)) {
+    adj.add(o.getInput(),
+            l2normGrad(dy, in(o.getInput()), o.getEps().convertToDouble()));
+  } else if (auto o = dyn_cast<mlir::attn::AttentionOp>(op)) {
+    AttentionCall c(o, env);
+    AttentionGrad d =
+        attentionGrad(dy, c.cfg, *c.q, *c.k, *c.v, c.w, c.beta, c.g, c.thetaPre,
+                      c.wPre, c.thetaPost, c.wPost, c.gamma, c.gateW, c.gateB);
+    if (c.qOffset) { // back through the rotation AttentionCall applied
+      d.q = ropeGrad(d.q, c.cfg.ropeTheta, c.ropeDim, c.cfg.ropeStyle,
+                     *c.qOffset);
+      d.k = ropeGrad(d.k, c.cfg.ropeTheta, c.ropeDim, c.cfg.ropeStyle,
+                     c.cfg.ropeOffset);
+    }
+    adj.add(o.getQ(), std::move(d.q));
+    adj.add(o.getK(), std::move(d.k));
+    adj.add(o.getV(), std::move(d.v));
+    adj.add(o.getW(), std::move(d.w));
+    adj.add(o.getBeta(), std::move(d.beta));
+    adj.add(o.getG(), std::move(d.g));
+    adj.add(o.getKqConvPre(), std::move(d.thetaPre));
+    adj.add(o.getHeadMixPre(), std::move(d.wPre));
+    adj.add(o.getKqConvPost(), std::move(d.thetaPost));
+    adj.add(o.getHeadMixPost(), std::move(d.wPost));
+    adj.add(o.getNorm(), std::move(d.gamma));
+    adj.add(o.getNormGateW(), std::move(d.gateW));
+    adj.add(o.getNormGateB(), std::move(d.gateB));
+  } else {
+    return createStringError("the fp64 oracle cannot differentiate '" +
+                             opName(op) + "'");
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+Expected<Tensor> evaluate(func::FuncOp func, llvm::ArrayRef<Tensor> inputs) {
+  Env env;
+  auto result = run(func, inputs, env);
+  if (!result)
+    return result.takeError();
+  return *env.get(*result);
+}
+
+Expected<std::vector<std::optional<Tensor>>>
+evaluateGrad(func::FuncOp func, llvm::ArrayRef<Tensor> inputs,
+             const Tensor &dO) {
+  Env env;
+  auto result = run(func, inputs, env);
+  if (!result)
+    return result.takeError();
+  if (env.get(*result)->shape != dO.shape)
+    return createStringError("dO's shape does not match the result's");
+  Adjoints adj;
+  adj.add(*result, dO);
+  Block &body = func.getBody().front();
+  // Reverse order: every use of an op's result comes after the op, so its
+  // gradient is complete when the op is reached. Ops that do not reach the
+  // result have none and are skipped.
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    const Tensor *dy =
+        op.getNumResults() == 1 ? adj.get(op.getResult(0)) : nullptr;
+    if (!dy)
+      continue;
+    if (llvm::Error err = gradOp(&op, env, *dy, adj))
+      return std::move(err);
+  }
+  std::vector<std::optional<Tensor>> grads;
+  for (BlockArgument arg : body.getArguments()) {
+    if (!isa<FloatType>(getElementTypeOrSelf(arg.getType()))) {
+      grads.push_back(std::nullopt); // integer: RoPE positions
+      continue;
+    }
+    const Tensor *d = adj.get(arg);
+    grads.push_back(d ? *d : Tensor::zeros(env.get(arg)->shape));
+  }
+  return grads;
 }
 
 Expected<std::vector<std::vector<int64_t>>>

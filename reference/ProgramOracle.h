@@ -3,9 +3,10 @@
 // Evaluates a func.func of attn ops op by op with the brute-force fp64
 // functions of Oracle.h: the compiler's lowering is not involved, only the
 // mapping from each op and its attributes to the oracle function of the same
-// meaning. Also draws random inputs shaped and distributed for the role each
-// argument plays (unit-norm PaTH directions, betas in (0, 2), log forget
-// gates, near-identity MTA kernels), so any program can be checked.
+// meaning; its gradients (evaluateGrad) chain the oracle's per-op gradients
+// backwards the same way. Also draws random inputs shaped and distributed for
+// the role each argument plays (unit-norm PaTH directions, betas in (0, 2), log
+// forget gates, near-identity MTA kernels), so any program can be checked.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,11 +19,23 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
+
 namespace attn::ref {
 
 /// Evaluates `func` on `inputs` (in argument order) with the fp64 oracle.
 llvm::Expected<Tensor> evaluate(mlir::func::FuncOp func,
                                 llvm::ArrayRef<Tensor> inputs);
+
+/// The fp64 gradients of `func`'s result on `inputs` given dO (the
+/// gradient of a loss w.r.t. the result; Oracle.h, "Gradients"): the
+/// oracle's gradient of each op, chained through the program in reverse
+/// order. One entry per argument, std::nullopt for one that is not
+/// differentiable (integer tensors: RoPE positions); an argument that does
+/// not reach the result gets zeros.
+llvm::Expected<std::vector<std::optional<Tensor>>>
+evaluateGrad(mlir::func::FuncOp func, llvm::ArrayRef<Tensor> inputs,
+             const Tensor &dO);
 
 struct RandomSpec {
   int64_t batch = 1, heads = 2, seqLen = 16;
