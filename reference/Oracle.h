@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 namespace attn {
@@ -262,8 +263,11 @@ constexpr double kHalfRmsBound = 5e-3;
 constexpr double kHalfRowBound = 2e-2;
 
 /// A fresh seed for a test's random inputs (from the steady clock): each run
-/// draws new data; the test prints the seed so a failure can be replayed.
+/// draws new data; the test prints the seed so that a failure can be
+/// replayed with ATTN_SEED set to it.
 inline uint64_t freshSeed() {
+  if (const char *fixed = std::getenv("ATTN_SEED"))
+    return std::strtoull(fixed, nullptr, 10);
   return static_cast<uint64_t>(
       std::chrono::steady_clock::now().time_since_epoch().count());
 }
