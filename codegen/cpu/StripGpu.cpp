@@ -1,12 +1,12 @@
 //===- StripGpu.cpp - the sequential meaning of the GPU block program -----===//
 //
 // attn-block-strip-gpu: a block program in GPU form (register layouts,
-// shared buffers, asynchronous copies, barriers, TMA with mbarriers) becomes
+// shared buffers, asynchronous copies, barriers) becomes
 // the CPU form that attn-block-to-cpu lowers, by the sequential meaning
 // every GPU op has in a race-free kernel: layouts dropped, shared buffers
 // memref.alloc / subviews with a dynamic offset (so stages can be
 // loop-carried), copies the loads they stand for, complete when issued,
-// waits and barriers dropped, warp_specialize refused. The op-by-op table:
+// waits and barriers dropped. The op-by-op table:
 // docs/block-program.md, "The CPU meaning of the GPU ops".
 //
 //===----------------------------------------------------------------------===//
@@ -180,10 +180,6 @@ void stripOp(Operation *op, SmallVectorImpl<Operation *> &made) {
     copyNow(b, loc, copy.getBase(), copy.getIndices(), copy.getDims(),
             copy.getPadding(), copy.getBuffer());
     copy.getToken().replaceAllUsesWith(completed(b, loc));
-  } else if (auto tma = dyn_cast<blk::TmaLoadOp>(op)) {
-    // TMA fills elements outside the tensor with zeros.
-    copyNow(b, loc, tma.getBase(), tma.getIndices(), tma.getDims(),
-            llvm::APFloat(0.0), tma.getBuffer());
   } else if (auto group = dyn_cast<blk::AsyncCommitGroupOp>(op)) {
     group.getGroup().replaceAllUsesWith(completed(b, loc));
   } else if (auto cvt = dyn_cast<blk::ConvertLayoutOp>(op)) {
@@ -193,9 +189,7 @@ void stripOp(Operation *op, SmallVectorImpl<Operation *> &made) {
     scan.getScratchMutable().clear();
     return;
   } else if (!isa<blk::AsyncWaitOp, blk::BarrierOp, blk::FenceAsyncSharedOp,
-                  blk::GriddepWaitOp, blk::LaunchDependentsOp,
-                  blk::MbarrierInitOp, blk::MbarrierExpectOp,
-                  blk::MbarrierArriveOp, blk::MbarrierWaitOp>(op)) {
+                  blk::GriddepWaitOp, blk::LaunchDependentsOp>(op)) {
     return;
   }
   op->erase();
@@ -205,17 +199,6 @@ struct AttnBlockStripGpuPass
     : attn::impl::AttnBlockStripGpuBase<AttnBlockStripGpuPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Refuse before changing anything.
-    WalkResult refused = module.walk([](blk::WarpSpecializeOp op) {
-      op.emitOpError()
-          << "has no sequential meaning (its warp roles run concurrently): "
-             "attn-block-strip-gpu cannot give it to the CPU backend; "
-             "compile the kernel without warp specialization for the CPU";
-      return WalkResult::interrupt();
-    });
-    if (refused.wasInterrupted())
-      return signalPassFailure();
-
     stripTypes(module);
     SmallVector<Operation *> ops, made;
     module.walk([&](Operation *op) {
@@ -224,7 +207,7 @@ struct AttnBlockStripGpuPass
     });
     for (Operation *op : ops)
       stripOp(op, made);
-    // Buffers only mbarriers used are left without uses.
+    // Buffers nothing uses any more go.
     for (Operation *op : llvm::reverse(made))
       if (op->use_empty())
         op->erase();

@@ -114,37 +114,6 @@ func.func @async_copy_indices(%m: memref<?x?x?x64xbf16>, %buf: !attn_block.smem<
 
 // -----
 
-#swz = #attn_block.shared<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]>
-#bar = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [0]>
-func.func @tma_needs_nvmma(%m: memref<?x?x?x64xbf16>, %buf: !attn_block.smem<64x64xbf16, #swz>, %bars: !attn_block.smem<2xi64, #bar>, %i: index) {
-  // expected-error @+1 {{TMA writes an #attn_block.nvmma_shared buffer}}
-  attn_block.tma_load %m[%i, %i, %i, %i] dims [2, 3] into %buf, %bars[%i] : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #swz>, !attn_block.smem<2xi64, #bar>
-  return
-}
-
-// -----
-
-#bar = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [0]>
-func.func @mbarrier_type(%bars: !attn_block.smem<2xi32, #bar>, %i: index) {
-  // expected-error @+1 {{mbarriers must be a rank-1 buffer of i64}}
-  attn_block.mbarrier_init %bars[%i] count 1 : !attn_block.smem<2xi32, #bar>
-  return
-}
-
-// -----
-
-func.func @warp_roles() {
-  // expected-error @+1 {{names the warps of 2 partitions but has 1 partition regions}}
-  attn_block.warp_specialize num_warps [1, 1] {
-    attn_block.warp_yield
-  } partitions {
-    attn_block.warp_yield
-  }
-  return
-}
-
-// -----
-
 // expected-error @+1 {{'attn_block.num_warps' must be an integer in [1, 32]}}
 func.func private @k() attributes {attn_block.num_warps = 0 : i64}
 

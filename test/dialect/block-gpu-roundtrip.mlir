@@ -1,6 +1,6 @@
 // Round trip of the GPU side of the block program: layouts as tile
 // encodings, shared buffers, cp.async copies with their groups and waits,
-// barriers, layout conversions, TMA with mbarriers and warp roles. Custom
+// barriers, layout conversions, wgmma reading shared tiles. Custom
 // form -> custom form, and through the generic form.
 //
 // RUN: attn-opt %s | attn-opt | FileCheck %s
@@ -19,7 +19,6 @@
 // CHECK-DAG: #[[B:.*]] = #attn_block.dot_operand<opIdx = 1, parent = #[[MMA]], kWidth = 2>
 // CHECK-DAG: #[[ROW:.*]] = #attn_block.slice<dim = 1, parent = #[[MMA]]>
 // CHECK-DAG: #[[NV:.*]] = #attn_block.nvmma_shared<swizzleBytes = 128, transposed = false>
-// CHECK-DAG: #[[BAR:.*]] = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [0]>
 // CHECK-DAG: #[[SWZ:.*]] = #attn_block.shared<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]>
 
 // CHECK-LABEL: func.func @mma_sync_step
@@ -65,43 +64,6 @@ func.func @mma_sync_step(%k: memref<?x?x?x64xbf16>, %q: tensor<64x64xbf16, #opA>
 #wg = #attn_block.mma<version = 3, warpsPerCTA = [4, 1], instrShape = [64, 64, 16]>
 #wgA = #attn_block.dot_operand<opIdx = 0, parent = #wg, kWidth = 2>
 #nv = #attn_block.nvmma_shared<swizzleBytes = 128, transposed = false>
-#bar = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [0]>
-
-// CHECK-LABEL: func.func @tma_producer_consumer
-// CHECK: %[[KB:.*]] = attn_block.local_alloc : !attn_block.smem<2x64x64xbf16, #[[NV]]>
-// CHECK: %[[FULL:.*]] = attn_block.local_alloc : !attn_block.smem<2xi64, #[[BAR]]>
-// CHECK: attn_block.mbarrier_init %[[FULL]][%{{.*}}] count 1
-// CHECK: attn_block.warp_specialize num_warps [1] {
-// CHECK: attn_block.mbarrier_wait %[[FULL]][%{{.*}}] phase %{{.*}}
-// CHECK: attn_block.dot {{.*}} : tensor<64x64xbf16, #{{.*}}>, tensor<64x64xbf16, #[[NV]]> -> tensor<64x64xf32, #{{.*}}>
-// CHECK: attn_block.mbarrier_arrive %{{.*}}[%{{.*}}]
-// CHECK: } partitions {
-// CHECK: attn_block.mbarrier_expect %[[FULL]][%{{.*}}] bytes 8192
-// CHECK: attn_block.tma_load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] dims [2, 3] into %{{.*}}, %[[FULL]][%{{.*}}]
-func.func @tma_producer_consumer(%k: memref<?x?x?x64xbf16>, %q: tensor<64x64xbf16, #wgA>,
-                                 %acc: tensor<64x64xf32, #wg>, %phase: i1)
-    attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
-  %c0 = arith.constant 0 : index
-  %kb = attn_block.local_alloc : !attn_block.smem<2x64x64xbf16, #nv>
-  %full = attn_block.local_alloc : !attn_block.smem<2xi64, #bar>
-  %empty = attn_block.local_alloc : !attn_block.smem<2xi64, #bar>
-  attn_block.mbarrier_init %full[%c0] count 1 : !attn_block.smem<2xi64, #bar>
-  attn_block.mbarrier_init %empty[%c0] count 4 : !attn_block.smem<2xi64, #bar>
-  %stage = attn_block.local_index %kb[%c0] : !attn_block.smem<2x64x64xbf16, #nv> -> !attn_block.smem<64x64xbf16, #nv>
-  attn_block.warp_specialize num_warps [1] {
-    attn_block.mbarrier_wait %full[%c0] phase %phase : !attn_block.smem<2xi64, #bar>
-    %kt = attn_block.local_load %stage : !attn_block.smem<64x64xbf16, #nv> -> tensor<64x64xbf16, #nv>
-    %s = attn_block.dot %q, %kt, %acc transpose_b : tensor<64x64xbf16, #wgA>, tensor<64x64xbf16, #nv> -> tensor<64x64xf32, #wg>
-    attn_block.mbarrier_arrive %empty[%c0] : !attn_block.smem<2xi64, #bar>
-    attn_block.warp_yield
-  } partitions {
-    attn_block.mbarrier_wait %empty[%c0] phase %phase : !attn_block.smem<2xi64, #bar>
-    attn_block.mbarrier_expect %full[%c0] bytes 8192 : !attn_block.smem<2xi64, #bar>
-    attn_block.tma_load %k[%c0, %c0, %c0, %c0] dims [2, 3] into %stage, %full[%c0] : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #nv>, !attn_block.smem<2xi64, #bar>
-    attn_block.warp_yield
-  }
-  return
-}
 
 // A copy into a wgmma-read buffer: wait, proxy fence, barrier, then the
 // dot reads the tile in place.

@@ -6,7 +6,6 @@
 // RUN:   --implicit-check-not=#attn_block --implicit-check-not=attn_block.local \
 // RUN:   --implicit-check-not=attn_block.async --implicit-check-not=attn_block.barrier \
 // RUN:   --implicit-check-not=attn_block.convert_layout \
-// RUN:   --implicit-check-not=attn_block.mbarrier --implicit-check-not=attn_block.tma \
 // RUN:   --implicit-check-not=attn_block.num_warps --implicit-check-not=attn_block.min_blocks \
 // RUN:   --implicit-check-not=!attn_block
 // The output verifies (attn-opt verifies after the pass); a whole GPU-form
@@ -91,39 +90,36 @@ func.func @cp_async_pipeline(%k: memref<?x64xbf16>, %q: tensor<64x64xbf16, #opA>
 #wg = #attn_block.mma<version = 3, warpsPerCTA = [4, 1], instrShape = [64, 64, 16]>
 #wgA = #attn_block.dot_operand<opIdx = 0, parent = #wg, kWidth = 2>
 #nv = #attn_block.nvmma_shared<swizzleBytes = 128, transposed = false>
-#bar = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [0]>
 
-// CHECK-LABEL: func.func @tma_mbarrier
-// CHECK-SAME: (%[[K:.*]]: memref<?x?x?x64xbf16>, %[[Q:.*]]: tensor<64x64xbf16>, %[[ACC:.*]]: tensor<64x64xf32>, %{{.*}}: i1) -> tensor<64x64xf32>
-// The mbarrier buffer and every mbarrier op vanish; only the tile buffer
-// stays.
+// CHECK-LABEL: func.func @wgmma_shared
+// CHECK-SAME: (%[[K:.*]]: memref<?x?x?x64xbf16>, %[[Q:.*]]: tensor<64x64xbf16>, %[[ACC:.*]]: tensor<64x64xf32>) -> tensor<64x64xf32>
+// A buffer nothing reads vanishes; the staged one stays.
 // CHECK-NEXT: %[[Z:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %[[ALLOC:.*]] = memref.alloc() : memref<2x64x64xbf16>
 // CHECK-NEXT: %[[BUF:.*]] = memref.cast %[[ALLOC]]
 // CHECK-NEXT: %[[STAGE:.*]] = memref.subview %[[BUF]][%[[Z]], 0, 0] [1, 64, 64] [1, 1, 1]
-// tma_load: the load with zero padding, stored at once.
+// The copy: the load with its padding, stored at once.
 // CHECK-NEXT: %[[T:.*]] = attn_block.load %[[K]][%[[Z]], %[[Z]], %[[Z]], %[[Z]]] dims [2, 3] padding 0.000000e+00 : memref<?x?x?x64xbf16> -> tensor<64x64xbf16>
 // CHECK-NEXT: arith.constant 0 : index
 // CHECK-NEXT: attn_block.store %[[T]], %[[STAGE]]
 // A tile wgmma reads from shared memory: an in-bounds load of the stage.
-// CHECK-NEXT: arith.constant 0 : index
-// CHECK-NEXT: %[[KT:.*]] = attn_block.load %[[STAGE]]{{.*}} in_bounds
+// CHECK: %[[KT:.*]] = attn_block.load %[[STAGE]]{{.*}} in_bounds
 // CHECK-NEXT: %[[S:.*]] = attn_block.dot %[[Q]], %[[KT]], %[[ACC]] transpose_b : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
 // CHECK-NEXT: return %[[S]]
-func.func @tma_mbarrier(%k: memref<?x?x?x64xbf16>, %q: tensor<64x64xbf16, #wgA>,
-                        %acc: tensor<64x64xf32, #wg>, %phase: i1) -> tensor<64x64xf32, #wg>
+func.func @wgmma_shared(%k: memref<?x?x?x64xbf16>, %q: tensor<64x64xbf16, #wgA>,
+                        %acc: tensor<64x64xf32, #wg>) -> tensor<64x64xf32, #wg>
     attributes {attn_block.kernel, attn_block.num_warps = 4 : i64, attn_block.min_blocks_per_sm = 2 : i64} {
   %c0 = arith.constant 0 : index
   %kb = attn_block.local_alloc : !attn_block.smem<2x64x64xbf16, #nv>
-  %full = attn_block.local_alloc : !attn_block.smem<2xi64, #bar>
-  attn_block.mbarrier_init %full[%c0] count 1 : !attn_block.smem<2xi64, #bar>
+  %unused = attn_block.local_alloc : !attn_block.smem<64x64xbf16, #nv>
   %stage = attn_block.local_index %kb[%c0] : !attn_block.smem<2x64x64xbf16, #nv> -> !attn_block.smem<64x64xbf16, #nv>
-  attn_block.mbarrier_expect %full[%c0] bytes 8192 : !attn_block.smem<2xi64, #bar>
-  attn_block.tma_load %k[%c0, %c0, %c0, %c0] dims [2, 3] into %stage, %full[%c0] : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #nv>, !attn_block.smem<2xi64, #bar>
-  attn_block.mbarrier_wait %full[%c0] phase %phase : !attn_block.smem<2xi64, #bar>
+  %t = attn_block.async_copy %k[%c0, %c0, %c0, %c0] dims [2, 3] padding 0.0 into %stage : memref<?x?x?x64xbf16> -> !attn_block.smem<64x64xbf16, #nv>
+  %g = attn_block.async_commit_group %t
+  attn_block.async_wait %g pending 0
+  attn_block.fence_async_shared
+  attn_block.barrier
   %kt = attn_block.local_load %stage : !attn_block.smem<64x64xbf16, #nv> -> tensor<64x64xbf16, #nv>
   %s = attn_block.dot %q, %kt, %acc transpose_b : tensor<64x64xbf16, #wgA>, tensor<64x64xbf16, #nv> -> tensor<64x64xf32, #wg>
-  attn_block.mbarrier_arrive %full[%c0] : !attn_block.smem<2xi64, #bar>
   return %s : tensor<64x64xf32, #wg>
 }
 

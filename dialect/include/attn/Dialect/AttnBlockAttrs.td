@@ -152,9 +152,9 @@ def AttnBlock_PaddedSharedLayoutAttr
 
 def AttnBlock_NvmmaSharedLayoutAttr
     : AttnBlock_Attr<"NvmmaSharedLayout", "nvmma_shared"> {
-  let summary = "shared memory in a wgmma/TMA swizzle mode";
+  let summary = "shared memory in a wgmma swizzle mode";
   let description = [{
-    The layout a wgmma shared-memory descriptor and a TMA copy name:
+    The layout a wgmma shared-memory descriptor names:
     `swizzleBytes` 0 (interleaved 8x16-byte core matrices), 32, 64 or 128
     (the 16-byte chunks of each 8-row group XOR-permuted within
     `swizzleBytes`), the innermost dim contiguous unless `transposed`.

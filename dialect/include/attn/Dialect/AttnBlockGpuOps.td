@@ -1,10 +1,10 @@
-//===- AttnBlockGpuOps.td - shared memory, async copies, barriers -*- tablegen -*-===//
+//===- AttnBlockGpuOps.td - shared memory, copies, barriers -*- tablegen -*-===//
 //
 // The ops a GPU kernel of the block program states explicitly, in the
 // spirit of Triton's Gluon dialect: shared buffers and their stages, copies
-// from global into shared memory (cp.async today; TMA with mbarriers on
-// sm_90a), the waits and barriers that order them, layout conversions, and
-// producer/consumer warp roles. The GPU backend lowers each op as written;
+// from global into shared memory (cp.async), the waits and barriers that
+// order them, and layout conversions. The GPU backend lowers each op as
+// written;
 // attn-block-strip-gpu (codegen/cpu/StripGpu.cpp) turns them into their
 // sequential meaning for the CPU backend (copies become plain copies at
 // issue, waits and barriers vanish).
@@ -144,7 +144,7 @@ def AttnBlock_FenceAsyncSharedOp : AttnBlock_Op<"fence_async_shared", []> {
     fence.proxy.async.shared::cta: the shared-memory writes this thread has
     made through the generic proxy (stores, and cp.async copies once an
     `async_wait` covers them) become visible to the async proxy, which
-    wgmma (a `dot` reading an `#attn_block.nvmma_shared` tile) and TMA read
+    wgmma (a `dot` reading an `#attn_block.nvmma_shared` tile) reads
     through. A barrier after it publishes every thread's writes: wait,
     fence, barrier, then the warpgroup MMA.
   }];
@@ -196,103 +196,6 @@ def AttnBlock_ConvertLayoutOp : AttnBlock_Op<"convert_layout", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
-}
-
-//===----------------------------------------------------------------------===//
-// TMA and mbarriers (sm_90a)
-//===----------------------------------------------------------------------===//
-
-class AttnBlock_MbarrierOp<string mnemonic, dag extra, string format>
-    : AttnBlock_Op<mnemonic, [MemoryEffects<[MemRead, MemWrite]>]> {
-  let arguments = !con((ins AttnBlock_SharedBufferType:$barriers, Index:$index),
-                       extra);
-  let assemblyFormat = "$barriers `[` $index `]` " # format #
-                       " attr-dict `:` qualified(type($barriers))";
-  let hasVerifier = 1;
-}
-
-def AttnBlock_MbarrierInitOp : AttnBlock_MbarrierOp<"mbarrier_init",
-    (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$count), "`count` $count"> {
-  let summary = "initialises mbarrier `index` of a [n] x i64 buffer";
-  let description = [{
-    The barrier completes a phase once `count` arrivals and every expected
-    transaction byte have arrived.
-  }];
-}
-
-def AttnBlock_MbarrierExpectOp : AttnBlock_MbarrierOp<"mbarrier_expect",
-    (ins ConfinedAttr<I64Attr, [IntMinValue<0>]>:$bytes), "`bytes` $bytes"> {
-  let summary = "arrives and expects `bytes` of asynchronous transactions";
-}
-
-def AttnBlock_MbarrierArriveOp
-    : AttnBlock_MbarrierOp<"mbarrier_arrive", (ins), ""> {
-  let summary = "arrives on an mbarrier (a consumer releasing a stage)";
-}
-
-def AttnBlock_MbarrierWaitOp : AttnBlock_MbarrierOp<"mbarrier_wait",
-    (ins I1:$phase), "`phase` $phase"> {
-  let summary = "waits until the mbarrier has completed phase `phase`";
-}
-
-def AttnBlock_TmaLoadOp : AttnBlock_Op<"tma_load",
-    [MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "a bulk tensor copy (TMA) of a tile into shared memory";
-  let description = [{
-    Copies the tile `attn_block.load` would read (out-of-bounds elements
-    read as zero) into `buffer`, completing `bytes` of transactions on
-    mbarrier `index` of `barriers`. The host builds the tensor map of
-    `base` once per launch; the buffer's layout is an `nvmma_shared` one.
-  }];
-  let arguments = (ins AnyMemRef:$base, Variadic<Index>:$indices,
-                       DenseI64ArrayAttr:$dims,
-                       AttnBlock_SharedBufferType:$buffer,
-                       AttnBlock_SharedBufferType:$barriers, Index:$index);
-  let assemblyFormat = [{
-    $base `[` $indices `]` `dims` $dims `into` $buffer `,` $barriers `[`
-    $index `]` attr-dict `:` type($base) `->` qualified(type($buffer)) `,`
-    qualified(type($barriers))
-  }];
-  let hasVerifier = 1;
-}
-
-//===----------------------------------------------------------------------===//
-// Warp roles
-//===----------------------------------------------------------------------===//
-
-def AttnBlock_WarpYieldOp : AttnBlock_Op<"warp_yield",
-    [Pure, Terminator, ParentOneOf<["WarpSpecializeOp"]>]> {
-  let summary = "ends a region of warp_specialize";
-  let assemblyFormat = "attr-dict";
-}
-
-def AttnBlock_WarpSpecializeOp : AttnBlock_Op<"warp_specialize",
-    [RecursiveMemoryEffects,
-     SingleBlockImplicitTerminator<"WarpYieldOp">]> {
-  let summary = "producer/consumer warp roles";
-  let description = [{
-    The kernel's warps (`attn_block.num_warps` on the kernel) run
-    `default`; `partitionNumWarps[i]` further warps run partition region i
-    (a TMA producer, typically one warp with few registers). The roles
-    communicate only through shared buffers and mbarriers. The regions
-    have no sequential meaning, so the CPU backend refuses this op.
-
-    ```mlir
-    attn_block.warp_specialize num_warps [1] {
-      ... // consumers: wait on "full", compute, arrive on "empty"
-    } partitions {
-      ... // producer: wait on "empty", tma_load into the stage
-    }
-    ```
-  }];
-  let arguments = (ins DenseI64ArrayAttr:$partitionNumWarps);
-  let regions = (region SizedRegion<1>:$defaultRegion,
-                        VariadicRegion<SizedRegion<1>>:$partitionRegions);
-  let assemblyFormat = [{
-    `num_warps` $partitionNumWarps $defaultRegion `partitions`
-    $partitionRegions attr-dict
-  }];
-  let hasVerifier = 1;
 }
 
 #endif // ATTN_BLOCK_GPU_OPS_TD
