@@ -133,4 +133,3 @@ OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
   }
   return {};
 }
-
