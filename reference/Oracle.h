@@ -1,23 +1,14 @@
 //===- Oracle.h - fp64 brute-force reference for attn ----------*- C++ -*-===//
 //
 // The executable specification of every attention variant the compiler
-// supports: plain / GQA / sliding-window attention, RoPE, PaTH (Householder
-// transported keys), FoX (forget gate), and Multi-Token Attention (key-query
-// convolution, head mixing, head norm with scalar gate).
-//
-// Everything here, the gradients too, is plain C++17, fp64, brute force, and
-// written as the literal formulas (no tiling, no chunking, no shared code
-// with the compiler), so that it can serve as an independent oracle.
-//
-// Layouts (all row-major):
-//   q [B, Hq, T, D]    k [B, Hk, S, D]    v [B, Hk, S, Dv]
-//   scores / probabilities [B, Hq, T, S]  output [B, Hq, T, Dv]
-// Query row i sits at absolute position p_i = i + S - T (T <= S; the T queries
-// are the last T positions of the S keys). Query head h reads KV head
-// h / (Hq / Hk).
-//
-// Shape errors are programmer errors: they print a message and abort (the
-// oracle must build with -fno-exceptions).
+// supports (plain/GQA/sliding-window, RoPE, PaTH, FoX, Multi-Token Attention)
+// and of its gradients: plain C++17, fp64, brute force, the literal formulas
+// (no tiling, no code shared with the compiler), an independent oracle.
+// Layouts (row-major): q [B, Hq, T, D], k [B, Hk, S, D], v [B, Hk, S, Dv],
+// scores [B, Hq, T, S], output [B, Hq, T, Dv]; query row i sits at position
+// i + S - T; query head h reads KV head h / (Hq / Hk). Shape errors print a
+// message and abort (the oracle builds with -fno-exceptions).
+// docs/reference/layout.md, "reference/".
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,19 +1,11 @@
 //===- Exp2ToCPU.cpp - exp2 of the fused kernels as a polynomial ----------===//
 //
-// The softmax of every fused kernel is exp2 over whole score tiles. As
-// math.exp2 it reaches LLVM as one libm call per element, which the loop
-// vectorizer cannot widen (no vector math library is linked), so the tile
-// loop around it stays scalar. Here f32 exp2 becomes plain element-wise
-// arithmetic that vectorizes with the rest of the tile:
-//   2^x = 2^k * 2^f,  k = roundeven(x), f = x - k in [-1/2, 1/2],
-// 2^f by Cephes' degree-6 polynomial (exp2f.c: relative error 1.7e-7; in
-// f32 with FMA: bench/RESULTS.md, "CPU: figures moved from code comments")
-// and 2^k built in
-// the exponent bits. x is clamped to [-127, 127] first: -inf (masked
-// logits) and anything below -127 give exactly 0 (2^k's bits are then 0,
-// results below 2^-126 are flushed), large x gives 2^127 * 2^f. NaN stays
-// NaN. Only ops inside block kernels are rewritten: the reference lowering
-// keeps libm.
+// f32 math.exp2 inside block kernels as element-wise arithmetic that
+// vectorizes with the tile loops (a libm call per element does not):
+// 2^x = 2^k * 2^f, k = roundeven(x), f in [-1/2, 1/2], 2^f by Cephes'
+// degree-6 polynomial, 2^k in the exponent bits; x clamped to [-127, 127]
+// (-inf gives exactly 0, NaN stays NaN). The reference lowering keeps libm.
+// Accuracy: bench/RESULTS.md, "CPU: figures moved from code comments".
 //
 //===----------------------------------------------------------------------===//
 

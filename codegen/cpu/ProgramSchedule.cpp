@@ -1,17 +1,12 @@
 //===- ProgramSchedule.cpp - program instances onto OpenMP threads --------===//
 //
-// attn-cpu-schedule-programs: the worksharing loops that convert-scf-to-openmp
-// makes of the launches' grids hand out program instances one at a time
-// (schedule(dynamic)), the last row of grid x first.
-//
-// Why: with the default static schedule each thread gets one contiguous
-// half of the grid, but a causal program's key walk grows with its query
-// tile (pid0 = x walks x + 1 key tiles), so at T = 2048 (32 tiles) the
-// thread holding x in [16, 32) has 392 of the 528 tile steps and the other
-// waits. Dynamic hand-out also keeps both threads busy when the machine is
-// loaded and one of them is descheduled. Heaviest first (x from the top)
-// leaves only the cheap programs for the end, where threads finish at
-// different times. A program's result does not depend on the order.
+// attn-cpu-schedule-programs: the worksharing loops convert-scf-to-openmp
+// makes of the launch grids hand out program instances one at a time
+// (schedule(dynamic)), the last row of grid x first. A static schedule gives
+// one thread the heavy half of a causal grid (a program's key walk grows
+// with its query tile: 392 of 528 tile steps at T = 2048); dynamic hand-out
+// also survives a descheduled thread, and heaviest first leaves the cheap
+// programs for the end. A program's result does not depend on the order.
 //
 //===----------------------------------------------------------------------===//
 

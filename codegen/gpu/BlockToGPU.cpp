@@ -1,18 +1,12 @@
 //===- BlockToGPU.cpp - attn-block-to-gpu: the GPU form to gpu/nvgpu/nvvm -===//
 //
-// The pass driver. Each GPU-form kernel (a func.func with attn_block.kernel
-// and attn_block.num_warps inside a gpu.module) is checked op by op (an op
-// or layout the patterns cannot lower gets an error naming both), moved
-// into a gpu.func with its ABI, and converted with the patterns of
-// ElementwiseToGPU.cpp, ReduceToGPU.cpp, ScanToGPU.cpp,
-// ConvertLayoutToGPU.cpp, AsyncCopyToGPU.cpp, DotToMmaSync.cpp,
-// DotToWgmma.cpp and LoadStoreToGPU.cpp; scf.for
-// loops carrying tiles carry their registers instead.
-//
-// ABI: the flat-pointer ABI of BlockGpuAbi.h (each memref a flat buffer
-// followed by its dynamic sizes, which attn-block-launch-plan's launch plan
-// passes in the same order); the views of the flat buffers are
-// memref.reinterpret_casts.
+// The pass driver: each GPU-form kernel (attn_block.kernel, num_warps, in a
+// gpu.module) is checked op by op (what no pattern lowers gets an error
+// naming the op and layout), moved into a gpu.func with the flat-pointer ABI
+// of BlockGpuAbi.h (each memref a flat buffer and its dynamic sizes, in the
+// launch plan's order) and converted with the patterns of the *ToGPU.cpp and
+// DotTo*.cpp files; scf.for loops carrying tiles carry their registers.
+// docs/gpu-backend.md, "The block-program path".
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,17 +1,13 @@
 //===- FlashToBlockGpu.cpp - the flash kernel in the GPU form -------------===//
 //
-// The FlashToBlock.cpp kernel for a GPU target (BlockTarget.h), stated the
-// way the GPU runs it so that attn-block-to-gpu lowers it op by op: Q and
-// each K/V tile copied by async_copy into swizzled shared buffers (K and V
-// in two stages), read by local_load as mma.sync operands (or, for sm_90a,
-// in place by wgmma from #nvmma_shared buffers), S and the output in the
-// accumulator layout, a base-2 online softmax, masks only on tiles that
-// cross a bound. FoX reads G' from the gate prologue kernel and, with a
-// positive scale, takes the whole bias from one more K = 8 dot with the key
-// records; RoPE reads q and k rotated by the rope prologue kernels; with
-// dependent launch a griddep_wait precedes the first read of a prologue's
-// output. Design: docs/block-program.md, "The flash kernel's GPU form", and
-// docs/gpu-backend.md.
+// The flash kernel (plain, RoPE, FoX) for every target (BlockTarget.h), as
+// the GPU runs it: Q and K/V tiles through swizzled shared buffers (two K/V
+// stages) into mma.sync operands (sm_90a: read in place by wgmma), a base-2
+// online softmax, masks only on tiles that cross a bound. FoX reads G' from
+// the gate kernel (with a positive scale on a GPU, the bias as one more K = 8
+// dot with key records); RoPE reads q, k rotated by the rope kernels. The CPU
+// runs it through attn-block-strip-gpu. docs/block-program.md, "The flash
+// kernel's GPU form", and docs/gpu-backend.md.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,17 +1,13 @@
 //===- MtaToBlockGpu.cpp - MTA's block kernels in the GPU form ------------===//
 //
-// Multi-Token Attention (MtaToBlock.cpp's algorithm) for a GPU target,
-// stated so that attn-block-to-gpu lowers it op by op (GpuTiles: 4 warps,
-// #mma tiles, m16n8k16 operands through swizzled shared memory). A program
-// owns 64 query rows of every head of one head group; a halo is one more
-// 64-row score tile above and 8-key margins; the key-query stencil is
-// tensor-core dots of the scores' f16 pair with banded Toeplitz operands
-// (<func>_mta_toeplitz_pre/post), or taps read back from a per-program
-// scratch where those buffers exceed the chip's shared memory. One kernel
-// without post-softmax pieces, else an LSE pass and an output pass, each
-// split over kSplits parts of the key walk and merged by
-// <func>_mta_lse_merge / <func>_mta_output_merge. Design, masking order and
-// precision: docs/block-program.md, "MTA's GPU form".
+// Multi-Token Attention for a GPU target, op by op for attn-block-to-gpu
+// (GpuTiles: 4 warps, #mma tiles). A program owns 64 query rows of every
+// head of a head group; the key-query stencil is tensor-core dots of the
+// scores' f16 pair with banded Toeplitz operands (or taps from a scratch
+// where those exceed shared memory). One kernel without post-softmax pieces,
+// else an LSE pass and an output pass, each split over kSplits parts of the
+// key walk and merged. Design, masking order and precision:
+// docs/block-program.md, "MTA's GPU form".
 //
 //===----------------------------------------------------------------------===//
 

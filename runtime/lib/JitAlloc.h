@@ -1,19 +1,12 @@
 //===- JitAlloc.h - allocation failures of JIT-compiled code as errors ----===//
 //
-// Code lowered by finalize-memref-to-llvm allocates with `malloc` and uses
-// the pointer unchecked: an allocation that fails (a run the up-front
-// memory estimate let through, then memory taken by another process) would
-// be a segfault inside generated code. The CPU kernel resolves the JIT'd
-// code's `malloc` to checkedMalloc, and calls the entry point inside
-// guardAllocations: a failed allocation made by the launching thread outside
-// an OpenMP parallel region (where the whole-run buffers live: score maps,
-// PaTH/MTA scratch, the result) unwinds to guardAllocations, which returns
-// an error naming the size. Generated code holds no resources that need
-// unwinding besides its earlier allocations, which leak (the process is out
-// of memory anyway). A failure inside a parallel region (the per-tile
-// buffers of a program instance, kilobytes) cannot unwind through the
-// OpenMP runtime: it prints the size and exits the process with status 70
-// instead of a segfault.
+// Allocation failures of JIT-compiled code as errors: the CPU kernel resolves
+// generated code's `malloc` to checkedMalloc and runs the entry point inside
+// guardAllocations. A failed allocation by the launching thread outside an
+// OpenMP region (whole-run buffers) unwinds to guardAllocations, which
+// returns an error naming the size (earlier allocations leak); one inside a
+// parallel region (per-tile buffers) cannot unwind through OpenMP: it prints
+// the size and exits with status 70 instead of a segfault.
 //
 //===----------------------------------------------------------------------===//
 

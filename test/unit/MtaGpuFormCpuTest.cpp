@@ -1,20 +1,12 @@
 //===- MtaGpuFormCpuTest.cpp - MTA's GPU form on the CPU vs the oracle ----===//
 //
-// The GPU form of MTA that attn-to-block{target=sm_90} builds
-// (MtaToBlockGpu.cpp: mma layouts, shared buffers, cp.async copies, the
-// stencils as tensor-core dots of the scores' f16 pair with Toeplitz
-// operands; on sm_80 the output pass of the widest kernels keeps the
-// scratch taps)
-// runs on the CPU through attn-to-cpu (attn-block-strip-gpu gives each GPU op
-// its sequential meaning) against the fp64 oracle, on fresh random inputs
-// (seeds in the messages): kernel sizes 1x1 to 6x11 and the largest the
-// form takes (65 x 17), group sizes 1, 2 and H, lengths around the 64-row
-// tile, pre-only (one pass) and with post pieces (two passes), FoX, GQA,
-// T < S, D = 128, f16. q, k, v are rounded to the 16-bit type first, so
-// only the kernels' own rounding is measured. Outputs start as junk
-// (MALLOC_PERTURB_ in CMake). Identity kernels and mixing must give plain
-// attention; a later token must not reach an earlier row; permuting the
-// heads with their kernels and mixing weights permutes the outputs.
+// MTA's GPU form (attn-to-block{target=sm_90}, MtaToBlockGpu.cpp) run on the
+// CPU through attn-block-strip-gpu against the fp64 oracle on fresh random
+// inputs (seeds in the messages): kernels 1x1 to 6x11 and 65x17, groups 1, 2
+// and H, lengths around the 64-row tile, pre-only and two-pass programs,
+// FoX, GQA, T < S, D = 128, f16; q, k, v rounded to 16 bits first. Outputs
+// start as junk (MALLOC_PERTURB_). Properties: identity kernels and mixing
+// are plain attention, causality, head permutations. docs/reference/testing.md.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,17 +1,13 @@
 //===- PathGpuFormCpuTest.cpp - PaTH's GPU form on the CPU vs the oracle --===//
 //
-// The GPU form of PaTH / PaTH-FoX that attn-to-block{target=sm_90} builds
-// (PathToBlock.cpp: mma layouts, shared buffers, cp.async copies, the
-// hi/lo 16-bit splits of its f32 operands, the walk's f16 or split
-// transport) runs on the CPU through attn-to-cpu (attn-block-strip-gpu
-// gives each GPU op its sequential meaning) against the fp64 oracle, on fresh
-// random inputs (seeds in the messages): lengths around the chunk size 64 and T
-// = 1000, S = 4096 keys with the last 256 queries (63 transports),
-// near-reflections (beta in (1.5, 2)) and general betas, GQA, T < S, D = 64 and
-// 128, Dv != D, f16, sliding windows. q, k, v are rounded to the 16-bit type
-// first, so only the kernels' own rounding is measured; w stays f32 (the op's
-// type). Outputs start as junk (MALLOC_PERTURB_ in CMake). beta = 0 must give
-// plain attention's oracle; a later token must not reach an earlier row.
+// PaTH / PaTH-FoX as attn-to-block{target=sm_90} builds it (PathToBlock.cpp:
+// 16-bit operands, hi/lo splits, the f16 or split transport) run on the CPU
+// through attn-block-strip-gpu against the fp64 oracle on fresh random inputs
+// (seeds in the messages): lengths around the 64-token chunk, T = 1000, S =
+// 4096 with the last 256 queries, beta in (1.5, 2) and (0, 2), GQA, T < S,
+// D = 64 and 128, Dv != D, f16, sliding windows; q, k, v rounded to 16 bits
+// first, outputs start as junk. beta = 0 must give plain attention; a later
+// token must not reach an earlier row. docs/reference/testing.md.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,19 +1,12 @@
 //===- RopeGpuFormCpuTest.cpp - RoPE's GPU form on the CPU vs the oracle --===//
 //
-// RoPE and RoPE+FoX in the GPU form attn-to-block{target=sm_80|sm_90|sm_90a}
-// builds (launchRopeGpu, RopeToBlockGpu.cpp: the cos/sin table kernel with
-// f64 angles, the q and k rotation kernels; then the flash kernel with its
-// layouts, shared buffers and cp.async pipeline reading the rotated
-// buffers) run on the CPU through attn-to-cpu (attn-block-strip-gpu gives
-// each GPU op its sequential meaning) against the fp64 oracle, on fresh
-// random inputs (seeds in the messages): both styles, rope_dim < D,
-// rope_offset (up to 1e5) and rope_q_offset, T < S, T > S with mask none
-// (queries at negative positions), GQA, D = 128 f16. q, k, v are rounded to
-// the 16-bit type first, so only the kernels' own rounding is measured.
-// Outputs start as junk (MALLOC_PERTURB_ in CMake). The other style's
-// oracle must be far from the result (the check can tell the styles
-// apart), and a later key must not reach an earlier row while it does
-// change its own.
+// RoPE and RoPE+FoX in the GPU form (launchRopeGpu's table and rotation
+// kernels, then the flash kernel) run on the CPU through attn-block-strip-gpu
+// against the fp64 oracle on fresh random inputs (seeds in the messages):
+// both styles, rope_dim < D, rope_offset up to 1e5, rope_q_offset, T < S,
+// T > S with mask none, GQA, D = 128 f16; q, k, v rounded to 16 bits first.
+// The other style's oracle must be far from the result, and a later key must
+// not reach an earlier row. docs/reference/testing.md.
 //
 //===----------------------------------------------------------------------===//
 
