@@ -160,6 +160,13 @@ def main():
     raises(lambda: kernel(q, k, v, out=np.empty((1, 2, 8, 16), np.float32)),
            "the output (tensor<?x?x?x32xf32>): got shape")
     raises(lambda: engine.compile("func.func @main("), "cannot parse")
+    # The value checks of attn-run hold here too: a log forget gate of
+    # -inf is refused, not run into NaN.
+    fox = engine.compile(program("fox", D))
+    fq, fk, fv, fg = inputs(rng, "fox", 1, 2, 8, D, "bhsd")
+    fg[0, 1, 3] = -np.inf
+    raises(lambda: fox(fq, fk, fv, fg),
+           "input 3 (a log forget gate) holds -inf at element 11")
     raises(lambda: attn.Engine("tpu"), "unknown device 'tpu'")
 
     if failures:
