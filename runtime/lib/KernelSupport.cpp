@@ -6,6 +6,7 @@
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Dialect/AttnLaunchDialect.h"
+#include "attn/Dialect/SourceLimits.h"
 #include "attn/Memory.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -105,6 +106,10 @@ Error ProgramKernel::load(llvm::StringRef source, llvm::StringRef entryName,
   ctx = std::make_unique<MLIRContext>(kernelRegistry());
   ctx->loadAllAvailableDialects();
   entry = entryName.str();
+  if (std::optional<std::string> deep =
+          mlir::attn::checkSourceNesting(source, bufferName))
+    return createStringError("cannot parse " + bufferName.str() + ":\n" +
+                             *deep);
   DiagnosticCollector diags(ctx.get());
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(

@@ -212,6 +212,19 @@ int main(void) {
   expect_error(
       attn_compile(engine, kProgram, strlen(kProgram), "nope", &kernel),
       ATTN_ERROR_COMPILE, "no function @nope");
+  {
+    /* Nested too deep for the parser's recursion: an error, not a stack
+     * overflow that kills this process. */
+    size_t depth = 30000, len = 0;
+    char *deep = malloc(depth * 2 + 64);
+    len += (size_t)sprintf(deep, "func.func @main() attributes {a = ");
+    memset(deep + len, '[', depth), len += depth;
+    memset(deep + len, ']', depth), len += depth;
+    len += (size_t)sprintf(deep + len, "} { return }");
+    expect_error(attn_compile(engine, deep, len, NULL, &kernel),
+                 ATTN_ERROR_COMPILE, "brackets nested deeper than 256 levels");
+    free(deep);
+  }
   expect_error(attn_compile(NULL, kProgram, strlen(kProgram), NULL, &kernel),
                ATTN_ERROR_INVALID_ARGUMENT, "null engine");
   s = attn_compile(engine, kProgram, strlen(kProgram), "main", &kernel);

@@ -338,6 +338,35 @@ TEST(Views, OverlapAndOverflowingStrides) {
       << err;
 }
 
+// Text nested deeper than the parser's recursion can take is an error
+// value from compile (it overflowed the stack and killed the process);
+// nesting at the limit compiles.
+TEST(Parse, DeepNesting) {
+  auto nested = [](int depth) {
+    std::string s = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n";
+    for (int i = 0; i < depth; ++i)
+      s += "%r" + std::to_string(i) +
+           " = scf.execute_region -> tensor<4xf32> {\n";
+    s += "scf.yield %a : tensor<4xf32>\n";
+    for (int i = depth; i-- > 0;)
+      s +=
+          "}\n" + (i ? "scf.yield %r" + std::to_string(i) + " : tensor<4xf32>\n"
+                     : std::string());
+    return s + "return %r0 : tensor<4xf32>\n}\n";
+  };
+  for (int depth : {30000, 300}) {
+    auto k = engine().compile(nested(depth));
+    ASSERT_FALSE(bool(k));
+    std::string err = llvm::toString(k.takeError());
+    EXPECT_NE(err.find("brackets nested deeper than 256 levels: refused "
+                       "before parsing"),
+              std::string::npos)
+        << err;
+  }
+  auto k = engine().compile(nested(200));
+  EXPECT_TRUE(bool(k)) << llvm::toString(k.takeError());
+}
+
 // The fused CPU kernel takes D <= 1024; wider heads run through the
 // reference lowering (with a remark), both exact.
 TEST(HeadDim, FusedLimitAndFallback) {
