@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <sys/stat.h>
 
 using attn::HostArray;
 
@@ -443,8 +444,23 @@ TEST(Environment, MissingLibomp) {
 TEST(Npy, NotReadWhole) {
   auto zero = attn::readNpy("/dev/zero");
   ASSERT_FALSE(bool(zero));
-  EXPECT_NE(llvm::toString(zero.takeError()).find("bad magic"),
+  EXPECT_NE(llvm::toString(zero.takeError())
+                .find("/dev/zero: not a regular file (a character device)"),
             std::string::npos);
+  // A FIFO with no writer is refused at once, not waited on.
+  {
+    llvm::SmallString<128> dir;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("attn-fifo", dir));
+    std::string fifo = (dir + "/in.npy").str();
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    auto r = attn::readNpy(fifo);
+    llvm::sys::fs::remove_directories(dir);
+    ASSERT_FALSE(bool(r));
+    std::string err = llvm::toString(r.takeError());
+    EXPECT_NE(err.find("in.npy: not a regular file (a FIFO)"),
+              std::string::npos)
+        << err;
+  }
 
   llvm::SmallString<128> path;
   ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("attn-huge", "npy", path));
