@@ -27,7 +27,9 @@ def AttnBlock_LocalAllocOp : AttnBlock_Op<"local_alloc",
 def AttnBlock_LocalIndexOp : AttnBlock_Op<"local_index", [Pure]> {
   let summary = "one stage of a multi-stage shared buffer";
   let description = [{
-    The sub-buffer `buffer[index]` along the leading (stage) dimension.
+    The sub-buffer `buffer[index]` along the leading (stage) dimension. A
+    constant `index` must be a stage of the buffer (the verifier refuses
+    one outside); a dynamic one is the program's to keep in range.
   }];
   let arguments = (ins AttnBlock_SharedBufferType:$buffer, Index:$index);
   let results = (outs AttnBlock_SharedBufferType:$result);
@@ -272,7 +274,8 @@ def AttnBlock_WarpSpecializeOp : AttnBlock_Op<"warp_specialize",
   let summary = "producer/consumer warp roles";
   let description = [{
     The kernel's warps (`attn_block.num_warps` on the kernel) run
-    `default`; `partitionNumWarps[i]` further warps run partition region i
+    `default`; `partitionNumWarps[i]` further warps run partition region i,
+    whose register tiles are laid out over those warps (verified)
     (a TMA producer, typically one warp with few registers). The roles
     communicate only through shared buffers and mbarriers. The regions
     have no sequential meaning, so the CPU backend refuses this op.
