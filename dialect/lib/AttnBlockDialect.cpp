@@ -22,6 +22,54 @@ void AttnBlockDialect::initialize() {
       >();
 }
 
+/// The warps a register layout spreads a tile over (slices and dot operands
+/// through their parent); nothing for shared or no layout.
+static std::optional<int64_t> layoutWarps(Attribute layout) {
+  if (auto blocked = dyn_cast_or_null<BlockedLayoutAttr>(layout))
+    return blocked.getNumWarps();
+  if (auto mma = dyn_cast_or_null<MmaLayoutAttr>(layout))
+    return mma.getNumWarps();
+  if (auto slice = dyn_cast_or_null<SliceLayoutAttr>(layout))
+    return layoutWarps(slice.getParent());
+  if (auto operand = dyn_cast_or_null<DotOperandLayoutAttr>(layout))
+    return layoutWarps(operand.getParent());
+  return std::nullopt;
+}
+
+/// Every register tile of `region` is spread over the `warps` that run it:
+/// a layout of other warps would leave some of its elements to no thread,
+/// or give threads that do not exist.
+static LogicalResult verifyRegionWarps(Operation *kernel, Region &region,
+                                       int64_t warps) {
+  auto check = [&](Value v, Operation *at) -> LogicalResult {
+    auto tile = dyn_cast<RankedTensorType>(v.getType());
+    std::optional<int64_t> n =
+        tile ? layoutWarps(tile.getEncoding()) : std::nullopt;
+    if (!n || *n == warps)
+      return success();
+    return at->emitOpError()
+           << "tile " << tile << " is spread over " << *n
+           << " warps, but the warps that run it are " << warps << " ("
+           << kNumWarpsAttrName << " = "
+           << kernel->getAttrOfType<IntegerAttr>(kNumWarpsAttrName).getInt()
+           << " on the kernel)";
+  };
+  for (Block &block : region) {
+    for (BlockArgument arg : block.getArguments())
+      if (failed(check(arg, region.getParentOp())))
+        return failure();
+    for (Operation &op : block) {
+      for (Value r : op.getResults())
+        if (failed(check(r, &op)))
+          return failure();
+      for (Region &inner : op.getRegions())
+        if (failed(verifyRegionWarps(kernel, inner, warps)))
+          return failure();
+    }
+  }
+  return success();
+}
+
 LogicalResult AttnBlockDialect::verifyOperationAttribute(Operation *op,
                                                          NamedAttribute attr) {
   if (attr.getName() == kKernelAttrName) {
@@ -35,6 +83,9 @@ LogicalResult AttnBlockDialect::verifyOperationAttribute(Operation *op,
     if (!n || n.getInt() < 1 || n.getInt() > 32)
       return op->emitError()
              << "'" << kNumWarpsAttrName << "' must be an integer in [1, 32]";
+    for (Region &region : op->getRegions())
+      if (failed(verifyRegionWarps(op, region, n.getInt())))
+        return failure();
     return success();
   }
   if (attr.getName() == kMinBlocksPerSmAttrName) {

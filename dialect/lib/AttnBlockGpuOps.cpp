@@ -34,6 +34,13 @@ LogicalResult LocalIndexOp::verify() {
       out.getEncoding() != in.getEncoding())
     return emitOpError() << "a stage of " << in << " is "
                          << "the buffer without its leading dim, not " << out;
+  // A constant stage outside the buffer addresses shared memory of other
+  // buffers; a dynamic one is the program's to keep in range.
+  APInt c;
+  if (matchPattern(getIndex(), m_ConstantInt(&c)) &&
+      (c.isNegative() || c.getSExtValue() >= in.getShape()[0]))
+    return emitOpError() << "stage " << c.getSExtValue() << " of " << in
+                         << ", which has " << in.getShape()[0] << " stages";
   return success();
 }
 

@@ -14,6 +14,7 @@
 
 #include "attn/Codegen/BlockGpuAbi.h"
 #include "attn/Dialect/AttnBlockDialect.h"
+#include "attn/Dialect/AttnDialect.h"
 #include "attn/Dialect/AttnLaunchDialect.h"
 #include "attn/Passes/GpuTarget.h"
 #include "attn/Passes/Passes.h"
@@ -430,12 +431,31 @@ struct AttnBlockLaunchPlanPass
     // checkGpuChip passed: the chip has a description.
     const TargetDesc &target = cantFail(getTargetDesc(chip));
     SmallVector<func::FuncOp> hosts;
-    for (auto fn : module.getOps<func::FuncOp>())
-      if (!fn.isDeclaration() && !fn->hasAttr("attn_block.kernel") &&
-          !fn.getBody().front().getOps<blk::LaunchOp>().empty())
-        hosts.push_back(fn);
-    SetVector<func::FuncOp> moved;
     bool failedAny = false;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isDeclaration() || fn->hasAttr("attn_block.kernel"))
+        continue;
+      if (!fn.getBody().front().getOps<blk::LaunchOp>().empty()) {
+        hosts.push_back(fn);
+        continue;
+      }
+      // An attn op attn-to-block left (one it does not fuse: PaTH with
+      // RoPE or MTA pieces) has no kernel, and the GPU backend has no
+      // reference lowering: left here, it would leave the pipeline
+      // unlowered and the pipeline would succeed.
+      fn.walk([&](Operation *op) {
+        if (!isa<mlir::attn::AttnDialect>(op->getDialect()))
+          return WalkResult::advance();
+        op->emitError(kPass)
+            << "'" << op->getName() << "' in @" << fn.getSymName()
+            << " was not lowered to GPU kernels (attn-to-block did not fuse "
+               "it; its remark says why) and the GPU backend has no "
+               "reference lowering; run it on the CPU (--device=cpu)";
+        failedAny = true;
+        return WalkResult::interrupt();
+      });
+    }
+    SetVector<func::FuncOp> moved;
     SymbolTable symbols(module);
     for (func::FuncOp fn : hosts) {
       std::string name = (fn.getSymName() + "_gpu").str();

@@ -59,6 +59,19 @@ class _DLManagedTensor(ctypes.Structure):
                 ("deleter", ctypes.c_void_p)]
 
 
+class _DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class _DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("version", _DLPackVersion), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64),
+                ("dl_tensor", _DLTensor)]
+
+
+_DLPACK_FLAG_READ_ONLY = 1
+
+
 class _TensorInfo(ctypes.Structure):
     _fields_ = [("dtype", _DLDataType), ("ndim", ctypes.c_int32),
                 ("shape", ctypes.c_int64 * MAX_RANK)]
@@ -114,6 +127,9 @@ _lib = _load()
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+ctypes.pythonapi.PyCapsule_IsValid.restype = ctypes.c_int
+ctypes.pythonapi.PyCapsule_IsValid.argtypes = [ctypes.py_object,
+                                               ctypes.c_char_p]
 
 
 def _check(status):
@@ -131,19 +147,34 @@ def _info(i):
     return name, tuple(None if d < 0 else d for d in i.shape[:i.ndim])
 
 
-def _export(x, stream):
+def _export(x, stream, writable=False):
     """(capsule, DLTensor) of a DLPack-exporting array. The capsule keeps
-    the producer's memory alive and, left unconsumed, frees the
-    DLManagedTensor when it is collected."""
+    the producer's memory alive and, left unconsumed, frees the managed
+    tensor when it is collected. DLPack 1.0 first: a producer can then
+    export a read-only array (NumPy refuses it through the old protocol);
+    one that predates max_version gets the old call. `writable`: refuse a
+    read-only array (the output)."""
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"{type(x).__name__} does not export DLPack")
     dev_type, _ = x.__dlpack_device__()
+    kwargs = {}
     if int(dev_type) in (kDLCUDA, kDLCUDAManaged):
         # The producer orders its pending writes before work on `stream`
         # (DLPack: 1 is CUDA's legacy default stream).
-        capsule = x.__dlpack__(stream=stream if stream else 1)
-    else:
-        capsule = x.__dlpack__()
+        kwargs["stream"] = stream if stream else 1
+    try:
+        capsule = x.__dlpack__(max_version=(1, 0), **kwargs)
+    except TypeError:
+        capsule = x.__dlpack__(**kwargs)
+    if ctypes.pythonapi.PyCapsule_IsValid(capsule, b"dltensor_versioned"):
+        managed = _DLManagedTensorVersioned.from_address(
+            _capsule_pointer(capsule, b"dltensor_versioned"))
+        if managed.version.major != 1:
+            raise Error(1, f"DLPack {managed.version.major}."
+                        f"{managed.version.minor} tensor: version 1 expected")
+        if writable and managed.flags & _DLPACK_FLAG_READ_ONLY:
+            raise Error(1, "the output is read-only")
+        return capsule, managed.dl_tensor
     managed = _DLManagedTensor.from_address(
         _capsule_pointer(capsule, b"dltensor"))
     return capsule, managed.dl_tensor
@@ -241,7 +272,7 @@ class Kernel:
         if out is None:
             out = self._allocate(inputs[0], self.result_shape(*inputs))
         exported, array = self._tensors(inputs, stream)
-        out_capsule, out_tensor = _export(out, stream)
+        out_capsule, out_tensor = _export(out, stream, writable=True)
         _check(_lib.attn_launch(self._handle, array, len(exported),
                                 ctypes.byref(out_tensor),
                                 ctypes.c_void_p(stream or 0)))

@@ -10,7 +10,9 @@
 #include "attn/Runtime.h"
 #include "attn/attn.h"
 
+#include <cstdint>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -114,10 +116,17 @@ llvm::Expected<attn::TensorView> viewOf(const DLTensor &t,
   if (device == attn::Device::CUDA && t.device.device_id != 0)
     return bad("on CUDA device " + std::to_string(t.device.device_id) +
                "; the engine runs on device 0");
+  // An offset from no memory is no pointer; one that wraps the address
+  // space is none either (the launch checks the rest of the view).
+  if (!t.data && t.byte_offset)
+    return bad("null data pointer with byte_offset " +
+               std::to_string(t.byte_offset));
+  if (reinterpret_cast<uintptr_t>(t.data) >
+      std::numeric_limits<uintptr_t>::max() - t.byte_offset)
+    return bad("data pointer plus byte_offset " +
+               std::to_string(t.byte_offset) + " wraps the address space");
   attn::TensorView v;
   v.data = static_cast<char *>(t.data) + t.byte_offset;
-  if (!t.data && t.byte_offset == 0)
-    v.data = nullptr;
   v.dtype = *dtype;
   v.device = device;
   v.shape.assign(t.shape, t.shape + t.ndim);

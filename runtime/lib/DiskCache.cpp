@@ -2,6 +2,7 @@
 
 #include "DiskCache.h"
 
+#include "attn/Memory.h"
 #include "attn/Passes/Passes.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -24,6 +25,8 @@ namespace {
 /// Bumped whenever generated code changes meaning, to invalidate caches.
 constexpr const char *kCodegenVersion = "attn-gpu-12";
 constexpr char kMagic[8] = {'A', 'T', 'T', 'N', 'C', 'C', '0', '1'};
+/// Larger entries are not images attn wrote (cubins are megabytes).
+constexpr uint64_t kMaxEntryBytes = uint64_t(1) << 30;
 
 struct Header {
   char magic[8];
@@ -80,10 +83,19 @@ std::optional<std::vector<char>> cacheLoad(llvm::StringRef key) {
   std::string path = entryPath(key);
   if (path.empty())
     return std::nullopt;
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
-  if (!buf)
+  // Anything but a regular file of a plausible size is a miss: a symlink
+  // to /dev/zero aborted reading it whole, a FIFO blocked the open.
+  llvm::Expected<RegularFile> file = RegularFile::open(path);
+  if (!file) {
+    llvm::consumeError(file.takeError());
     return std::nullopt;
-  llvm::StringRef data = (*buf)->getBuffer();
+  }
+  if (file->size() > kMaxEntryBytes)
+    return std::nullopt;
+  std::string contents;
+  if (file->readMore(contents, file->size()))
+    return std::nullopt;
+  llvm::StringRef data = contents;
   Header h;
   if (data.size() < sizeof(h))
     return std::nullopt;

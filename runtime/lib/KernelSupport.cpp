@@ -6,6 +6,7 @@
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Dialect/AttnLaunchDialect.h"
+#include "attn/Dialect/SourceLimits.h"
 #include "attn/Memory.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -21,6 +22,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using llvm::createStringError;
 using llvm::Error;
@@ -104,6 +106,10 @@ Error ProgramKernel::load(llvm::StringRef source, llvm::StringRef entryName,
   ctx = std::make_unique<MLIRContext>(kernelRegistry());
   ctx->loadAllAvailableDialects();
   entry = entryName.str();
+  if (std::optional<std::string> deep =
+          mlir::attn::checkSourceNesting(source, bufferName))
+    return createStringError("cannot parse " + bufferName.str() + ":\n" +
+                             *deep);
   DiagnosticCollector diags(ctx.get());
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
@@ -122,14 +128,25 @@ Error ProgramKernel::load(llvm::StringRef source, llvm::StringRef entryName,
     args.push_back(*sig);
   }
   func.walk([&](Operation *op) {
-    Value g;
-    if (auto s = dyn_cast<mlir::attn::ScoresOp>(op))
+    Value g, beta;
+    if (auto s = dyn_cast<mlir::attn::ScoresOp>(op)) {
       g = s.getG();
-    else if (auto a = dyn_cast<mlir::attn::AttentionOp>(op))
+      beta = s.getBeta();
+    } else if (auto a = dyn_cast<mlir::attn::AttentionOp>(op)) {
       g = a.getG();
-    if (auto arg = dyn_cast_or_null<BlockArgument>(g))
-      if (!llvm::is_contained(gateArgs, arg.getArgNumber()))
-        gateArgs.push_back(arg.getArgNumber());
+      beta = a.getBeta();
+    }
+    // Only entry arguments: a value computed in the program is not known
+    // before it runs.
+    auto note = [&](Value v, std::vector<size_t> &list) {
+      auto arg = dyn_cast_or_null<BlockArgument>(v);
+      if (arg && arg.getOwner()->isEntryBlock() &&
+          arg.getOwner()->getParentOp() == func.getOperation() &&
+          !llvm::is_contained(list, arg.getArgNumber()))
+        list.push_back(arg.getArgNumber());
+    };
+    note(g, gateArgs);
+    note(beta, betaArgs);
   });
   if (func.getNumResults() != 1)
     return createStringError("@" + entry +
@@ -142,24 +159,114 @@ Error ProgramKernel::load(llvm::StringRef source, llvm::StringRef entryName,
   return Error::success();
 }
 
-Error ProgramKernel::checkGateValues(llvm::ArrayRef<HostArray> inputs) const {
-  for (size_t idx : gateArgs) {
-    const HostArray &g = inputs[idx];
-    if (g.dtype == DType::I32 || g.dtype == DType::I64)
-      continue;
-    for (size_t i = 0, n = g.numel(); i < n; ++i) {
-      double x = g.get(i);
-      if (!std::isinf(x))
-        continue;
-      return createStringError(
-          "input " + std::to_string(idx) + " (a log forget gate) holds " +
-          (x < 0 ? "-inf" : "+inf") + " at element " + std::to_string(i) +
-          (x < 0 ? " (a forget gate of exactly 0)" : "") +
-          ": not supported, the gate bias is computed from prefix sums and "
-          "would be NaN (-inf - -inf)");
+namespace {
+/// The element at `p` as a double.
+double loadElement(const uint8_t *p, DType dtype) {
+  switch (dtype) {
+  case DType::F32: {
+    float x;
+    std::memcpy(&x, p, 4);
+    return x;
+  }
+  case DType::F64: {
+    double x;
+    std::memcpy(&x, p, 8);
+    return x;
+  }
+  case DType::F16:
+  case DType::BF16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return dtype == DType::F16 ? halfToFloat(h) : bf16ToFloat(h);
+  }
+  case DType::I64: {
+    int64_t x;
+    std::memcpy(&x, p, 8);
+    return double(x);
+  }
+  case DType::I32: {
+    int32_t x;
+    std::memcpy(&x, p, 4);
+    return x;
+  }
+  }
+  return 0;
+}
+
+/// The first element of `view` (row-major order) for which `bad` holds, as
+/// (linear index, value).
+template <typename F>
+std::optional<std::pair<int64_t, double>> findElement(const TensorView &view,
+                                                      F bad) {
+  size_t rank = view.shape.size(), esz = dtypeSize(view.dtype);
+  int64_t n = view.numel();
+  llvm::SmallVector<int64_t, 4> idx(rank, 0);
+  auto *base = static_cast<const uint8_t *>(view.data);
+  for (int64_t lin = 0; lin < n; ++lin) {
+    int64_t off = 0;
+    for (size_t d = 0; d < rank; ++d)
+      off += idx[d] * view.stride(d);
+    double x = loadElement(base + off * esz, view.dtype);
+    if (bad(x))
+      return std::make_pair(lin, x);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < view.shape[d])
+        break;
+      idx[d] = 0;
     }
   }
+  return std::nullopt;
+}
+} // namespace
+
+Error ProgramKernel::checkInputValues(llvm::ArrayRef<TensorView> inputs) const {
+  auto skip = [&](size_t idx) {
+    const TensorView &v = inputs[idx];
+    // Device memory is not read here: that would wait for the stream.
+    return v.device != Device::CPU || v.dtype == DType::I32 ||
+           v.dtype == DType::I64;
+  };
+  for (size_t idx : gateArgs) {
+    if (skip(idx))
+      continue;
+    auto hit = findElement(inputs[idx], [](double x) { return std::isinf(x); });
+    if (!hit)
+      continue;
+    bool minus = hit->second < 0;
+    return createStringError(
+        "input " + std::to_string(idx) + " (a log forget gate) holds " +
+        (minus ? "-inf" : "+inf") + " at element " +
+        std::to_string(hit->first) +
+        (minus ? " (a forget gate of exactly 0)" : "") +
+        ": not supported, the gate bias is computed from prefix sums and "
+        "would be NaN (-inf - -inf)");
+  }
+  for (size_t idx : betaArgs) {
+    if (skip(idx))
+      continue;
+    // NaN is not refused: it propagates like NaN in any other input.
+    auto hit = findElement(inputs[idx], [](double x) {
+      return x < kMinPathBeta || x > kMaxPathBeta;
+    });
+    if (!hit)
+      continue;
+    std::string value;
+    llvm::raw_string_ostream(value) << hit->second;
+    return createStringError(
+        "input " + std::to_string(idx) + " (PaTH's beta) holds " + value +
+        " at element " + std::to_string(hit->first) +
+        ": beta must lie in [0, 2], where each transform I - beta w w^T "
+        "(unit w) is a reflection or a contraction; outside it the products "
+        "of transforms grow without bound and overflow");
+  }
   return Error::success();
+}
+
+Error ProgramKernel::checkInputValues(llvm::ArrayRef<HostArray> inputs) const {
+  std::vector<TensorView> views;
+  for (const HostArray &a : inputs)
+    views.emplace_back(const_cast<uint8_t *>(a.bytes.data()), a.dtype, a.shape);
+  return checkInputValues(views);
 }
 
 Expected<std::vector<std::vector<int64_t>>>
@@ -246,15 +353,44 @@ Error checkView(const TensorView &view, const TensorSig &sig, Device device,
   for (int64_t s : view.strides)
     if (s < 0)
       return fail("negative stride " + std::to_string(s));
+  // Every offset computed from the shape and strides must fit: a product
+  // that wraps would address memory outside the view.
+  if (!checkedBytes(view.shape, dtypeSize(view.dtype)))
+    return fail("more than 2^62 bytes");
   if (view.numel() == 0)
     return Error::success();
+  std::optional<uint64_t> span = spanBytes(view);
+  if (!span)
+    return fail("its strides reach more than 2^62 bytes");
   if (!view.data)
     return fail("null data pointer");
+  if (reinterpret_cast<uintptr_t>(view.data) >
+      std::numeric_limits<uintptr_t>::max() - *span)
+    return fail("its strides reach past the end of the address space");
   size_t align = alignment ? alignment : dtypeSize(view.dtype);
   if (reinterpret_cast<uintptr_t>(view.data) % align != 0)
     return fail("data pointer not aligned to " + std::to_string(align) +
                 " bytes");
   return Error::success();
+}
+
+std::optional<uint64_t> spanBytes(const TensorView &view) {
+  uint64_t last = 0; // offset of the last element, in elements
+  for (size_t d = 0; d < view.shape.size(); ++d) {
+    if (view.shape[d] == 0)
+      return 0;
+    uint64_t step;
+    if (__builtin_mul_overflow(uint64_t(view.shape[d] - 1),
+                               uint64_t(view.stride(d)), &step) ||
+        __builtin_add_overflow(last, step, &last))
+      return std::nullopt;
+  }
+  uint64_t bytes;
+  if (__builtin_add_overflow(last, uint64_t(1), &bytes) ||
+      __builtin_mul_overflow(bytes, uint64_t(dtypeSize(view.dtype)), &bytes) ||
+      bytes > kMaxArrayBytes)
+    return std::nullopt;
+  return bytes;
 }
 
 void copyStrided(const TensorView &src, const TensorView &dst) {
@@ -375,15 +511,21 @@ ProgramKernel::checkLaunch(llvm::ArrayRef<TensorView> inputs,
     return createStringError("the output must be " + want.str() +
                              " for these inputs, got " + got.str());
   }
-  // Written in place: two elements sharing an address would race.
-  llvm::SmallVector<std::pair<int64_t, int64_t>, 4> dims; // (stride, extent)
+  // Written in place: two elements sharing an address would race, and a
+  // zero stride puts every element of its dim at one address. The strides
+  // sorted, each must step over everything the smaller ones span (checkView
+  // bounded the span, so the products cannot wrap).
+  llvm::SmallVector<std::pair<uint64_t, uint64_t>, 4> dims; // (stride, extent)
   for (size_t d = 0; d < output.shape.size(); ++d)
     if (output.shape[d] > 1)
-      dims.push_back({output.stride(d), output.shape[d]});
+      dims.push_back({uint64_t(output.stride(d)), uint64_t(output.shape[d])});
   llvm::sort(dims);
-  for (size_t d = 1; d < dims.size(); ++d)
-    if (dims[d].first < dims[d - 1].first * dims[d - 1].second)
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (dims[d].first == 0 ||
+        (d > 0 && dims[d].first < dims[d - 1].first * dims[d - 1].second))
       return createStringError("the output's strides make elements overlap");
+  if (Error e = checkInputValues(inputs))
+    return std::move(e);
   return result;
 }
 

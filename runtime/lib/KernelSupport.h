@@ -95,6 +95,16 @@ llvm::Error checkView(const TensorView &view, const TensorSig &sig,
                       Device device, size_t alignment, llvm::StringRef what,
                       bool memory = true);
 
+/// The bytes from `view.data` to the end of its last element, or nullopt
+/// above 2^62 (checked arithmetic: strides from a caller may be anything).
+/// The shape must already fit in 2^62 bytes.
+std::optional<uint64_t> spanBytes(const TensorView &view);
+
+/// PaTH's beta range: each transform I - beta w w^T with unit w has
+/// eigenvalues 1 - beta and 1, at most 1 in magnitude only for beta in
+/// [0, 2].
+inline constexpr double kMinPathBeta = 0.0, kMaxPathBeta = 2.0;
+
 /// Copies the elements of `src` into `dst` (same shape and dtype, any
 /// strides, host memory).
 void copyStrided(const TensorView &src, const TensorView &dst);
@@ -120,7 +130,7 @@ protected:
   checkInputs(llvm::ArrayRef<HostArray> inputs) {
     auto shapes = checker.check(*program, entry, args, inputs);
     if (shapes)
-      if (llvm::Error e = checkGateValues(inputs))
+      if (llvm::Error e = checkInputValues(inputs))
         return std::move(e);
     return shapes;
   }
@@ -136,16 +146,22 @@ protected:
     std::vector<TensorView> views;
   };
   llvm::Expected<HostInputs> convertInputs(llvm::ArrayRef<HostArray> inputs);
-  /// Fails when a log forget gate argument holds +-inf: the kernels compute
-  /// the bias as a difference of prefix sums, G_i - G_j, which is NaN
-  /// (-inf - -inf) where the exact sum over (j, i] is finite.
-  llvm::Error checkGateValues(llvm::ArrayRef<HostArray> inputs) const;
+  /// The value checks of run() and launch() (one place, so that attn-run,
+  /// the C++ and C APIs and Python refuse the same inputs): fails when a
+  /// log forget gate argument holds +-inf (the kernels compute the bias as
+  /// a difference of prefix sums, G_i - G_j, which is NaN (-inf - -inf)
+  /// where the exact sum over (j, i] is finite), or when a PaTH beta
+  /// argument lies outside [kMinPathBeta, kMaxPathBeta]. Views in device
+  /// memory are not read.
+  llvm::Error checkInputValues(llvm::ArrayRef<TensorView> inputs) const;
+  llvm::Error checkInputValues(llvm::ArrayRef<HostArray> inputs) const;
 
   std::unique_ptr<MLIRContext> ctx;
   OwningOpRef<ModuleOp> program;
   std::string entry;
-  /// Entry arguments used as a log forget gate (`g` of scores/attention).
-  std::vector<size_t> gateArgs;
+  /// Entry arguments used as a log forget gate (`g` of scores/attention)
+  /// and as PaTH's beta.
+  std::vector<size_t> gateArgs, betaArgs;
 
 private:
   InputChecker checker;

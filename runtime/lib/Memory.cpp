@@ -7,8 +7,12 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
+#include <fcntl.h>
 #include <limits>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace attn {
 
@@ -48,6 +52,56 @@ std::string formatBytes(uint64_t bytes) {
   else
     os << llvm::format("%.1f %s", v, units[u]);
   return s;
+}
+
+llvm::Expected<RegularFile> RegularFile::open(llvm::StringRef path) {
+  std::string p = path.str();
+  int fd;
+  do
+    fd = ::open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    std::error_code ec(errno, std::generic_category());
+    return llvm::createStringError(ec,
+                                   p + ": cannot read file: " + ec.message());
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const char *what = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISDIR(st.st_mode)  ? "a directory"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not stat-able";
+    return llvm::createStringError(p + ": not a regular file (" + what + ")");
+  }
+  return RegularFile(fd, uint64_t(st.st_size));
+}
+
+RegularFile::~RegularFile() {
+  if (fd >= 0)
+    ::close(fd);
+}
+
+std::error_code RegularFile::readMore(std::string &buf, uint64_t n) {
+  size_t start = buf.size();
+  buf.resize(start + n);
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::read(fd, &buf[start + got], n - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      buf.resize(start + got);
+      return std::error_code(errno, std::generic_category());
+    }
+    if (r == 0)
+      break;
+    got += size_t(r);
+  }
+  buf.resize(start + got);
+  return {};
 }
 
 namespace {

@@ -527,36 +527,18 @@ llvm::Expected<NpyArray> attn::readNpyBuffer(StringRef contents,
 
 llvm::Expected<NpyArray> attn::readNpy(StringRef path) {
   // The header is read and checked before the data, and only as much data
-  // as it announces: a device such as /dev/zero or a huge unrelated file is
-  // refused without reading it whole.
+  // as it announces: a huge unrelated file is refused without reading it
+  // whole. Only regular files: a FIFO would block and a device such as
+  // /dev/zero never ends.
   auto cannot = [&](std::error_code ec) {
     return llvm::createStringError(
         ec, path + ": cannot read file: " + ec.message());
   };
-  llvm::Expected<llvm::sys::fs::file_t> file =
-      llvm::sys::fs::openNativeFileForRead(path);
+  llvm::Expected<RegularFile> file = RegularFile::open(path);
   if (!file)
-    return cannot(llvm::errorToErrorCode(file.takeError()));
-  struct Closer {
-    llvm::sys::fs::file_t f;
-    ~Closer() { llvm::sys::fs::closeFile(f); }
-  } closer{*file};
-  // Reads up to `n` more bytes into `buf`; fewer only at end of file.
-  auto readMore = [&](std::string &buf, uint64_t n) -> std::error_code {
-    size_t start = buf.size();
-    buf.resize(start + n);
-    size_t got = 0;
-    while (got < n) {
-      llvm::Expected<size_t> r = llvm::sys::fs::readNativeFile(
-          *file, llvm::MutableArrayRef<char>(&buf[start + got], n - got));
-      if (!r)
-        return llvm::errorToErrorCode(r.takeError());
-      if (*r == 0)
-        break;
-      got += *r;
-    }
-    buf.resize(start + got);
-    return {};
+    return file.takeError();
+  auto readMore = [&](std::string &buf, uint64_t n) {
+    return file->readMore(buf, n);
   };
   std::string head;
   if (std::error_code ec = readMore(head, 4096))
@@ -577,15 +559,12 @@ llvm::Expected<NpyArray> attn::readNpy(StringRef path) {
   if (!layout)
     return layout.takeError();
   const uint64_t offset = layout->dataOffset, want = layout->dataBytes;
-  llvm::sys::fs::file_status status;
-  if (!llvm::sys::fs::status(path, status) &&
-      status.type() == llvm::sys::fs::file_type::regular_file &&
-      status.getSize() != offset + want)
-    return sizeMismatch(
-        path, want, status.getSize() > offset ? status.getSize() - offset : 0);
+  if (file->size() != offset + want)
+    return sizeMismatch(path, want,
+                        file->size() > offset ? file->size() - offset : 0);
   if (llvm::Error e = checkAllocatable(want, (path + ": the data").str()))
     return std::move(e);
-  // What is left to read, plus one byte to detect trailing data on a pipe.
+  // What is left to read, plus one byte to detect data appended since.
   const uint64_t have = head.size() - std::min<uint64_t>(head.size(), offset);
   if (have <= want)
     if (std::error_code ec = readMore(head, want - have + 1))

@@ -142,3 +142,58 @@ func.func @not_a_kernel_either() {
   attn_block.launch_dependents
   return
 }
+
+// -----
+
+// attn_block.num_warps against the layouts (AttnBlockDialect.cpp,
+// verifyRegionWarps): a 96-thread kernel over 4-warp mma tiles compiled.
+#mma4 = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+// expected-error @+1 {{'func.func' op tile 'tensor<64x64xf32, #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>>' is spread over 4 warps, but the warps that run it are 3 (attn_block.num_warps = 3 on the kernel)}}
+func.func @mma_warps(%a: tensor<64x64xf32, #mma4>) -> tensor<64x64xf32, #mma4>
+    attributes {attn_block.kernel, attn_block.num_warps = 3 : i64} {
+  return %a : tensor<64x64xf32, #mma4>
+}
+
+// -----
+
+// A blocked tile over fewer warps than the kernel runs, and a row slice of
+// an mma tile (its parent's warps).
+#b2 = #attn_block.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [2], order = [0]>
+func.func @blocked_warps(%x: f32) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+  // expected-error @+1 {{'tensor.splat' op tile 'tensor<256xf32, #attn_block.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [2], order = [0]>>' is spread over 2 warps, but the warps that run it are 4}}
+  %t = tensor.splat %x : tensor<256xf32, #b2>
+  return
+}
+
+// -----
+
+#mma8 = #attn_block.mma<version = 2, warpsPerCTA = [8, 1], instrShape = [16, 8]>
+#row8 = #attn_block.slice<dim = 1, parent = #mma8>
+func.func @slice_warps(%x: f32) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+  // expected-error @+1 {{is spread over 8 warps, but the warps that run it are 4}}
+  %t = tensor.splat %x : tensor<64xf32, #row8>
+  return
+}
+
+// -----
+
+// local_index with a constant stage outside the buffer.
+#sh = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]>
+func.func @stage_past_end() {
+  %c2 = arith.constant 2 : index
+  %b = attn_block.local_alloc : !attn_block.smem<2x64x64xf16, #sh>
+  // expected-error @+1 {{stage 2 of '!attn_block.smem<2x64x64xf16, #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]>>', which has 2 stages}}
+  %s = attn_block.local_index %b[%c2] : !attn_block.smem<2x64x64xf16, #sh> -> !attn_block.smem<64x64xf16, #sh>
+  return
+}
+
+// -----
+
+#sh = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]>
+func.func @negative_stage() {
+  %cm1 = arith.constant -1 : index
+  %b = attn_block.local_alloc : !attn_block.smem<2x64x64xf16, #sh>
+  // expected-error @+1 {{stage -1 of}}
+  %s = attn_block.local_index %b[%cm1] : !attn_block.smem<2x64x64xf16, #sh> -> !attn_block.smem<64x64xf16, #sh>
+  return
+}

@@ -20,6 +20,7 @@
 #include "attn/Dialect/AttnBlockDialect.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Dialect/AttnLaunchDialect.h"
+#include "attn/Dialect/SourceLimits.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -178,6 +179,8 @@ static std::string mutate(std::string s, std::mt19937_64 &rng) {
 /// Parse, verify, attn-fuse, attn-to-cpu. Errors are fine; only a crash
 /// counts, and a crash ends the process.
 static void runOne(mlir::MLIRContext &ctx, StringRef text) {
+  if (mlir::attn::checkSourceNesting(text, "fuzz"))
+    return;
   SourceMgr mgr;
   mgr.AddNewSourceBuffer(MemoryBuffer::getMemBufferCopy(text, "fuzz"), SMLoc());
   auto module = mlir::parseSourceFile<mlir::ModuleOp>(mgr, &ctx);

@@ -163,6 +163,30 @@ static void run_shape(attn_kernel *kernel, int64_t B, int64_t H, int64_t T) {
   expect_error(attn_launch(kernel, in, 3, &out, NULL), ATTN_ERROR_LAUNCH,
                "the output (tensor<?x?x?x16xf32>): got shape");
   shapes[3][3] = D;
+  /* Views no launch may trust (attn_launch crashed or wrote rows into one
+   * place on these): no data but an offset, an offset that wraps the
+   * address space, an output whose rows share one address, strides whose
+   * byte extent wraps 64 bits. */
+  in[0].data = NULL;
+  in[0].byte_offset = 64;
+  expect_error(attn_launch(kernel, in, 3, &out, NULL), ATTN_ERROR_LAUNCH,
+               "input 0: null data pointer with byte_offset 64");
+  in[0].data = q;
+  in[0].byte_offset = UINT64_MAX - 3;
+  expect_error(attn_launch(kernel, in, 3, &out, NULL), ATTN_ERROR_LAUNCH,
+               "input 0: data pointer plus byte_offset");
+  in[0].byte_offset = 0;
+  if (T > 1) {
+    strides[3][2] = 0;
+    expect_error(attn_launch(kernel, in, 3, &out, NULL), ATTN_ERROR_LAUNCH,
+                 "the output's strides make elements overlap");
+    strides[3][2] = H * D;
+  }
+  strides[1][1] = INT64_MAX / 2;
+  expect_error(attn_launch(kernel, in, 3, &out, NULL), ATTN_ERROR_LAUNCH,
+               "input 1 (tensor<?x?x?x16xf32>): its strides reach more than "
+               "2^62 bytes");
+  strides[1][1] = D;
   free(q), free(k), free(v), free(o);
 }
 
@@ -188,6 +212,19 @@ int main(void) {
   expect_error(
       attn_compile(engine, kProgram, strlen(kProgram), "nope", &kernel),
       ATTN_ERROR_COMPILE, "no function @nope");
+  {
+    /* Nested too deep for the parser's recursion: an error, not a stack
+     * overflow that kills this process. */
+    size_t depth = 30000, len = 0;
+    char *deep = malloc(depth * 2 + 64);
+    len += (size_t)sprintf(deep, "func.func @main() attributes {a = ");
+    memset(deep + len, '[', depth), len += depth;
+    memset(deep + len, ']', depth), len += depth;
+    len += (size_t)sprintf(deep + len, "} { return }");
+    expect_error(attn_compile(engine, deep, len, NULL, &kernel),
+                 ATTN_ERROR_COMPILE, "brackets nested deeper than 256 levels");
+    free(deep);
+  }
   expect_error(attn_compile(NULL, kProgram, strlen(kProgram), NULL, &kernel),
                ATTN_ERROR_INVALID_ARGUMENT, "null engine");
   s = attn_compile(engine, kProgram, strlen(kProgram), "main", &kernel);

@@ -160,6 +160,25 @@ def main():
     raises(lambda: kernel(q, k, v, out=np.empty((1, 2, 8, 16), np.float32)),
            "the output (tensor<?x?x?x32xf32>): got shape")
     raises(lambda: engine.compile("func.func @main("), "cannot parse")
+    # The value checks of attn-run hold here too: a log forget gate of
+    # -inf is refused, not run into NaN.
+    fox = engine.compile(program("fox", D))
+    fq, fk, fv, fg = inputs(rng, "fox", 1, 2, 8, D, "bhsd")
+    fg[0, 1, 3] = -np.inf
+    raises(lambda: fox(fq, fk, fv, fg),
+           "input 3 (a log forget gate) holds -inf at element 11")
+
+    # Read-only inputs run (DLPack 1.0 marks them; NumPy refused to export
+    # them through the old protocol); a read-only output is refused.
+    ro = [x.copy() for x in (q, k, v)]
+    for x in ro:
+        x.flags.writeable = False
+    got = kernel(*ro)
+    err = rel_error(got, reference(*ro))
+    check(err <= 1e-5, f"read-only inputs: error {err:.3e} > 1e-5")
+    frozen = np.empty((1, 2, 8, D), np.float32)
+    frozen.flags.writeable = False
+    raises(lambda: kernel(q, k, v, out=frozen), "the output is read-only")
     raises(lambda: attn.Engine("tpu"), "unknown device 'tpu'")
 
     if failures:

@@ -117,21 +117,6 @@ gpu.module @m {
 
 // -----
 
-// A blocked layout over fewer warps than the kernel runs.
-#b = #attn_block.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [2], order = [0]>
-#flat = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [0]>
-gpu.module @m {
-  func.func private @k(%x: f32) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
-    %buf = attn_block.local_alloc : !attn_block.smem<2xf32, #flat>
-    // expected-error @+1 {{attn-block-to-gpu cannot lower 'tensor.splat': layout #attn_block.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [2], order = [0]> spreads a tile over 2 warps, the kernel runs 4}}
-    %t = tensor.splat %x : tensor<256xf32, #b>
-    %s = attn_block.scan %t scratch(%buf : !attn_block.smem<2xf32, #flat>) : tensor<256xf32, #b>
-    return
-  }
-}
-
-// -----
-
 // A scan of a row slice of an mma tile has no GPU lowering.
 #mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
 #row = #attn_block.slice<dim = 1, parent = #mma>

@@ -24,3 +24,24 @@ func.func @unfused(%q: tensor<1x2x8x64xbf16>, %k: tensor<1x2x8x64xbf16>, %v: ten
   %o = attn.attention %qr, %k, %v : (tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>) -> tensor<1x2x8x64xbf16>
   return %o : tensor<1x2x8x64xbf16>
 }
+
+// -----
+
+// PaTH with RoPE and PaTH with MTA pieces are not fused (attn-to-block
+// leaves them with a remark) and the GPU backend has no reference lowering:
+// an error, not a success with attn.attention left in the output.
+// CHECK: remark: not fused yet (PaTH with RoPE)
+// CHECK: error: attn-block-launch-plan: 'attn.attention' in @path_rope was not lowered to GPU kernels (attn-to-block did not fuse it; its remark says why) and the GPU backend has no reference lowering; run it on the CPU (--device=cpu)
+func.func @path_rope(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>, %w: tensor<1x2x128x64xf32>, %beta: tensor<1x2x128xf32>) -> tensor<1x2x128x64xbf16> {
+  %o = attn.attention %q, %k, %v rope(1.000000e+04) path(%w, %beta) : (tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xf32>, tensor<1x2x128xf32>) -> tensor<1x2x128x64xbf16>
+  return %o : tensor<1x2x128x64xbf16>
+}
+
+// -----
+
+// CHECK: remark: not fused yet (PaTH)
+// CHECK: error: attn-block-launch-plan: 'attn.attention' in @path_mta was not lowered to GPU kernels
+func.func @path_mta(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>, %w: tensor<1x2x128x64xf32>, %beta: tensor<1x2x128xf32>, %m: tensor<2x2xf32>) -> tensor<1x2x128x64xbf16> {
+  %o = attn.attention %q, %k, %v path(%w, %beta) head_mix_post(%m) : (tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xf32>, tensor<1x2x128xf32>, tensor<2x2xf32>) -> tensor<1x2x128x64xbf16>
+  return %o : tensor<1x2x128x64xbf16>
+}

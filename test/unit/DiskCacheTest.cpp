@@ -18,6 +18,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -87,6 +89,30 @@ TEST_F(DiskCache, CorruptEntryIsRefusedAndRebuilt) {
     out.write(head.data(), head.size());
   }
   EXPECT_FALSE(cacheLoad("key").has_value());
+}
+
+// An entry that is not a regular file is a miss, returned at once: a
+// symlink to /dev/zero aborted the process ("out of memory" reading it
+// whole), a FIFO blocked the open forever. A rebuilt entry replaces it.
+TEST_F(DiskCache, NonRegularEntryIsAMiss) {
+  std::vector<char> image = {'\x7f', 'E', 'L', 'F'};
+  cacheStore("key", image);
+  std::string file = entryFile();
+  ASSERT_FALSE(file.empty());
+  ASSERT_FALSE(llvm::sys::fs::remove(file));
+  ASSERT_FALSE(llvm::sys::fs::create_link("/dev/zero", file));
+  EXPECT_FALSE(cacheLoad("key").has_value());
+  ASSERT_FALSE(llvm::sys::fs::remove(file));
+  ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+  EXPECT_FALSE(cacheLoad("key").has_value());
+  ASSERT_EQ(::unlink(file.c_str()), 0); // fs::remove refuses a FIFO
+  ASSERT_FALSE(llvm::sys::fs::create_directory(file));
+  EXPECT_FALSE(cacheLoad("key").has_value());
+  ASSERT_FALSE(llvm::sys::fs::remove(file));
+  cacheStore("key", image);
+  auto got = cacheLoad("key");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(*got, image);
 }
 
 TEST_F(DiskCache, OffDisablesIt) {

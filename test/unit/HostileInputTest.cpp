@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <sys/stat.h>
 
 using attn::HostArray;
 
@@ -96,6 +97,19 @@ std::string foxProgram(int64_t d) {
          t + ") -> " + t + "\n  return %o : " + t + "\n}\n";
 }
 
+/// PaTH (no gate) on [B, H, T, d] f32 tensors; beta is argument 4.
+std::string pathProgram(int64_t d) {
+  std::string t = "tensor<?x?x?x" + std::to_string(d) + "xf32>";
+  return "func.func @main(%q: " + t + ", %k: " + t + ", %v: " + t +
+         ", %w: " + t + ", %beta: tensor<?x?x?xf32>) -> " + t +
+         " {\n  %s = attn.scores %q, %k path(%w, %beta) : (" + t + ", " + t +
+         ", " + t +
+         ", tensor<?x?x?xf32>) -> tensor<?x?x?x?xf32>\n"
+         "  %p = attn.softmax %s : tensor<?x?x?x?xf32>\n"
+         "  %o = attn.weighted_sum %p, %v : (tensor<?x?x?x?xf32>, " +
+         t + ") -> " + t + "\n  return %o : " + t + "\n}\n";
+}
+
 std::shared_ptr<attn::Kernel> compile(const std::string &src) {
   auto k = engine().compile(src);
   EXPECT_TRUE(bool(k)) << llvm::toString(k.takeError());
@@ -116,6 +130,27 @@ std::string errorOf(llvm::Expected<HostArray> r) {
   if (r)
     return "";
   return llvm::toString(r.takeError());
+}
+
+std::string errorOf(llvm::Error e) {
+  return e ? llvm::toString(std::move(e)) : "";
+}
+
+/// Kernel::launch on host views of `ins` (contiguous) into `out`, which is
+/// allocated at the result's shape; `outStrides` empty: contiguous.
+llvm::Error launchOn(attn::Kernel &k, std::vector<HostArray> &ins,
+                     HostArray &out, std::vector<int64_t> outStrides = {}) {
+  std::vector<attn::TensorView> views;
+  for (HostArray &a : ins)
+    views.push_back(attn::TensorView::of(a));
+  auto shape = k.resultShape(views);
+  if (!shape)
+    return shape.takeError();
+  out = HostArray{attn::DType::F32, *shape, {}};
+  out.bytes.resize(out.numel() * 4);
+  attn::TensorView o = attn::TensorView::of(out);
+  o.strides.assign(outStrides.begin(), outStrides.end());
+  return k.launch(views, o);
 }
 
 } // namespace
@@ -189,6 +224,148 @@ TEST(Values, GateMinusInfinity) {
       << err;
   bad[3].set(3, std::numeric_limits<double>::infinity());
   EXPECT_NE(errorOf(k->run(bad)).find("+inf"), std::string::npos);
+}
+
+// launch() (the C++ and C APIs, Python) refuses the gate values that run()
+// (attn-run) refuses: the checks are one function both go through.
+TEST(Values, GateInfinityThroughLaunch) {
+  uint64_t seed = freshSeed();
+  Program p(foxProgram(8));
+  auto k = compile(p.source);
+  ASSERT_TRUE(k);
+  auto [ins, ref] = p.draw(1, 2, 5, seed);
+  HostArray out;
+  ASSERT_EQ(errorOf(launchOn(*k, ins, out)), "");
+  auto got = attn::ref::fromHost(out);
+  ASSERT_TRUE(bool(got));
+  EXPECT_LE(attn::ref::relError(*got, ref), 1e-5);
+  for (double inf : {-std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::infinity()}) {
+    std::vector<HostArray> bad = ins;
+    bad[3].set(6, inf);
+    std::string err = errorOf(launchOn(*k, bad, out));
+    EXPECT_NE(err.find("input 3 (a log forget gate) holds " +
+                       std::string(inf < 0 ? "-inf" : "+inf") +
+                       " at element 6"),
+              std::string::npos)
+        << err;
+  }
+}
+
+// PaTH's beta outside [0, 2] is refused by run() and launch(); the ends of
+// the range run and match the oracle.
+TEST(Values, PathBetaRange) {
+  uint64_t seed = freshSeed();
+  Program p(pathProgram(8));
+  auto k = compile(p.source);
+  ASSERT_TRUE(k);
+  auto [ins, ref] = p.draw(1, 2, 70, seed);
+  expectMatches(*k, ins, ref);
+  std::vector<HostArray> edge = ins;
+  for (size_t i = 0; i < edge[4].numel(); i += 3)
+    edge[4].set(i, i % 2 ? 2.0 : 0.0);
+  std::vector<attn::ref::Tensor> edgeIns;
+  for (const HostArray &a : edge)
+    edgeIns.push_back(*attn::ref::fromHost(a));
+  auto edgeRef = attn::ref::evaluate(p.main(), edgeIns);
+  ASSERT_TRUE(bool(edgeRef)) << llvm::toString(edgeRef.takeError());
+  expectMatches(*k, edge, *edgeRef);
+  for (double beta :
+       {1e6, 2.0001, -1e-3, -1e30, std::numeric_limits<double>::infinity()}) {
+    std::vector<HostArray> bad = ins;
+    bad[4].set(9, beta);
+    std::string err = errorOf(k->run(bad));
+    EXPECT_NE(err.find("input 4 (PaTH's beta) holds"), std::string::npos)
+        << beta << ": " << err;
+    EXPECT_NE(err.find("at element 9: beta must lie in [0, 2]"),
+              std::string::npos)
+        << beta << ": " << err;
+    HostArray out;
+    std::string viaLaunch = errorOf(launchOn(*k, bad, out));
+    EXPECT_EQ(viaLaunch, err);
+  }
+}
+
+// Output views whose elements share addresses are refused, a zero stride
+// included; strides whose byte extent exceeds 2^62 or wraps 64 bits, and a
+// view reaching past the end of the address space, are refused before any
+// address is formed.
+TEST(Views, OverlapAndOverflowingStrides) {
+  uint64_t seed = freshSeed();
+  Program p(foxProgram(8));
+  auto k = compile(p.source);
+  ASSERT_TRUE(k);
+  auto [ins, ref] = p.draw(1, 2, 5, seed);
+  HostArray out;
+  // [1, 2, 5, 8]: the heads at one address, then the rows.
+  for (std::vector<int64_t> strides :
+       {std::vector<int64_t>{80, 0, 8, 1}, {80, 40, 0, 1}, {80, 40, 8, 0}}) {
+    std::string err = errorOf(launchOn(*k, ins, out, strides));
+    EXPECT_NE(err.find("the output's strides make elements overlap"),
+              std::string::npos)
+        << err;
+  }
+  // A zero stride over a dim of one element shares nothing.
+  ASSERT_EQ(errorOf(launchOn(*k, ins, out, {0, 40, 8, 1})), "");
+  auto got = attn::ref::fromHost(out);
+  ASSERT_TRUE(bool(got));
+  EXPECT_LE(attn::ref::relError(*got, ref), 1e-5);
+
+  std::vector<attn::TensorView> views;
+  for (HostArray &a : ins)
+    views.push_back(attn::TensorView::of(a));
+  attn::TensorView o = attn::TensorView::of(out);
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  for (std::vector<int64_t> strides :
+       {std::vector<int64_t>{80, int64_t(1) << 61, 8, 1},
+        {80, big / 2, 8, 1},
+        {80, 40, big, 1},
+        {big, big, big, big}}) {
+    attn::TensorView bad = views[1];
+    bad.strides.assign(strides.begin(), strides.end());
+    std::vector<attn::TensorView> in = views;
+    in[1] = bad;
+    std::string err = errorOf(k->launch(in, o));
+    EXPECT_NE(err.find("input 1 (tensor<?x?x?x8xf32>): its strides reach "
+                       "more than 2^62 bytes"),
+              std::string::npos)
+        << err;
+  }
+  std::vector<attn::TensorView> in = views;
+  in[0].data = reinterpret_cast<void *>(~uintptr_t(63));
+  std::string err = errorOf(k->launch(in, o));
+  EXPECT_NE(err.find("its strides reach past the end of the address space"),
+            std::string::npos)
+      << err;
+}
+
+// Text nested deeper than the parser's recursion can take is an error
+// value from compile (it overflowed the stack and killed the process);
+// nesting at the limit compiles.
+TEST(Parse, DeepNesting) {
+  auto nested = [](int depth) {
+    std::string s = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n";
+    for (int i = 0; i < depth; ++i)
+      s += "%r" + std::to_string(i) +
+           " = scf.execute_region -> tensor<4xf32> {\n";
+    s += "scf.yield %a : tensor<4xf32>\n";
+    for (int i = depth; i-- > 0;)
+      s +=
+          "}\n" + (i ? "scf.yield %r" + std::to_string(i) + " : tensor<4xf32>\n"
+                     : std::string());
+    return s + "return %r0 : tensor<4xf32>\n}\n";
+  };
+  for (int depth : {30000, 300}) {
+    auto k = engine().compile(nested(depth));
+    ASSERT_FALSE(bool(k));
+    std::string err = llvm::toString(k.takeError());
+    EXPECT_NE(err.find("brackets nested deeper than 256 levels: refused "
+                       "before parsing"),
+              std::string::npos)
+        << err;
+  }
+  auto k = engine().compile(nested(200));
+  EXPECT_TRUE(bool(k)) << llvm::toString(k.takeError());
 }
 
 // The fused CPU kernel takes D <= 1024; wider heads run through the
@@ -267,8 +444,23 @@ TEST(Environment, MissingLibomp) {
 TEST(Npy, NotReadWhole) {
   auto zero = attn::readNpy("/dev/zero");
   ASSERT_FALSE(bool(zero));
-  EXPECT_NE(llvm::toString(zero.takeError()).find("bad magic"),
+  EXPECT_NE(llvm::toString(zero.takeError())
+                .find("/dev/zero: not a regular file (a character device)"),
             std::string::npos);
+  // A FIFO with no writer is refused at once, not waited on.
+  {
+    llvm::SmallString<128> dir;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("attn-fifo", dir));
+    std::string fifo = (dir + "/in.npy").str();
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    auto r = attn::readNpy(fifo);
+    llvm::sys::fs::remove_directories(dir);
+    ASSERT_FALSE(bool(r));
+    std::string err = llvm::toString(r.takeError());
+    EXPECT_NE(err.find("in.npy: not a regular file (a FIFO)"),
+              std::string::npos)
+        << err;
+  }
 
   llvm::SmallString<128> path;
   ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("attn-huge", "npy", path));

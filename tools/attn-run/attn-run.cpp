@@ -84,8 +84,12 @@ static cl::opt<double>
            cl::init(-1), cl::cat(category));
 static cl::opt<bool> timeIt("time", cl::desc("Print compile and run times"),
                             cl::cat(category));
+/// More runs than this is a mistake (each may take seconds), not a
+/// measurement.
+constexpr unsigned kMaxRepeat = 100000;
 static cl::opt<unsigned> repeat("repeat",
-                                cl::desc("Runs to time with --time (median)"),
+                                cl::desc("Runs to time with --time (median), "
+                                         "1 to 100000"),
                                 cl::init(5), cl::cat(category));
 
 static int fail(const Twine &msg) {
@@ -94,6 +98,26 @@ static int fail(const Twine &msg) {
 }
 
 static int fail(Error e) { return fail(toString(std::move(e))); }
+
+/// Options the command line parser accepts but attn-run cannot use: a bound
+/// that is negative or NaN would otherwise fall back to the default (-1 is
+/// the default's marker) or pass every result.
+static Error checkOptions() {
+  if (repeat == 0 || repeat > kMaxRepeat)
+    return createStringError("--repeat must be in [1, " + Twine(kMaxRepeat) +
+                             "], got " + Twine(unsigned(repeat)));
+  for (auto [opt, name] : {std::pair<cl::opt<double> *, StringRef>{&tol, "tol"},
+                           {&rowTol, "row-tol"}}) {
+    double x = *opt;
+    if (!opt->getNumOccurrences() || (std::isfinite(x) && x >= 0))
+      continue;
+    std::string value;
+    raw_string_ostream(value) << format("%g", x);
+    return createStringError("--" + name.str() +
+                             " must be a finite number >= 0, got " + value);
+  }
+  return Error::success();
+}
 
 static double seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
@@ -249,8 +273,8 @@ int main(int argc, char **argv) {
                               "attn-run: run an attn program on the CPU or "
                               "GPU\n");
 
-  if (repeat == 0)
-    return fail("--repeat must be >= 1");
+  if (Error e = checkOptions())
+    return fail(std::move(e));
   auto buffer = MemoryBuffer::getFileOrSTDIN(inputFile);
   if (!buffer)
     return fail("cannot read '" + inputFile +

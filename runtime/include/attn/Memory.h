@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace mlir::func {
@@ -40,6 +41,32 @@ uint64_t addBytes(uint64_t a, uint64_t b);
 
 /// "3.2 GiB", "512 MiB", "96 B".
 std::string formatBytes(uint64_t bytes);
+
+/// A file opened for reading that is known to be a regular file: its
+/// descriptor (closed with the object) and its size.
+class RegularFile {
+public:
+  /// Opens `path` without blocking (O_NONBLOCK: a FIFO with no writer would
+  /// block open() forever) and keeps it only if fstat says it is a regular
+  /// file: a FIFO, a device such as /dev/zero (also through a symlink), a
+  /// directory or a socket is the error "PATH: not a regular file (a
+  /// FIFO)".
+  static llvm::Expected<RegularFile> open(llvm::StringRef path);
+  RegularFile(RegularFile &&other) : fd(other.fd), bytes(other.bytes) {
+    other.fd = -1;
+  }
+  RegularFile(const RegularFile &) = delete;
+  ~RegularFile();
+  int descriptor() const { return fd; }
+  uint64_t size() const { return bytes; }
+  /// Reads up to `n` bytes (fewer only at the end of the file) onto `buf`.
+  std::error_code readMore(std::string &buf, uint64_t n);
+
+private:
+  RegularFile(int fd, uint64_t bytes) : fd(fd), bytes(bytes) {}
+  int fd;
+  uint64_t bytes;
+};
 
 /// Bytes this process can still allocate: the smaller of the address space
 /// left under RLIMIT_AS and the system's MemAvailable plus free swap;

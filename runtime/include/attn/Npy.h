@@ -48,7 +48,8 @@ struct NpyArray {
   void set(size_t i, double v);
 };
 
-/// Reads and validates the .npy file at `path`.
+/// Reads and validates the .npy file at `path`, which must be a regular
+/// file (a FIFO or a device is an error, without blocking on it).
 llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
 /// Parses .npy `contents`; `name` is used in error messages.
 llvm::Expected<NpyArray> readNpyBuffer(llvm::StringRef contents,

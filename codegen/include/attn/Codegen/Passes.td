@@ -43,13 +43,12 @@ def AttnBlockStripGpu : Pass<"attn-block-strip-gpu", "ModuleOp"> {
     `attn_block.num_warps` from kernels; `convert_layout` becomes its
     operand; a shared buffer (`local_alloc`) becomes a `memref.alloc` of its
     shape, `local_index` a `memref.subview` of the stage, `local_load` /
-    `local_store` in-bounds `attn_block.load` / `store`; `async_copy` and
-    `tma_load` become the `attn_block.load` they copy (TMA: zero padding)
-    and a store into the buffer, complete when issued, so async tokens are
-    the constant `true`, and `async_commit_group`, `async_wait`, `barrier`
-    and the mbarrier ops vanish. This is the meaning of a race-free kernel.
-    `warp_specialize` has none (its roles run concurrently) and is refused
-    with an error. A kernel in CPU form passes through unchanged;
+    `local_store` in-bounds `attn_block.load` / `store`; `async_copy`
+    becomes the `attn_block.load` it copies and a store into the buffer,
+    complete when issued, so async tokens are the constant `true`, and
+    `async_commit_group`, `async_wait` and `barrier` vanish. This is the
+    meaning of a race-free kernel. A kernel in CPU form passes through
+    unchanged;
     `attn-to-cpu` runs this pass before `attn-block-to-cpu`.
   }];
   let dependentDialects = [

@@ -37,7 +37,7 @@ LogicalResult verifyTileLayout(function_ref<InFlightDiagnostic()> emitError,
                                RankedTensorType tile);
 
 /// Shared by the ops that move a tile between memory and a tile or a shared
-/// buffer (load, store, async_copy, tma_load): one index per memref dim,
+/// buffer (load, store, async_copy): one index per memref dim,
 /// `dims` distinct increasing memref dims (one per tile dim), static tile,
 /// matching element types, a register layout of the tile's rank if any.
 LogicalResult verifyTileAccess(Operation *op, MemRefType mem, size_t numIndices,

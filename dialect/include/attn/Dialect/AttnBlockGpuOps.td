@@ -27,7 +27,9 @@ def AttnBlock_LocalAllocOp : AttnBlock_Op<"local_alloc",
 def AttnBlock_LocalIndexOp : AttnBlock_Op<"local_index", [Pure]> {
   let summary = "one stage of a multi-stage shared buffer";
   let description = [{
-    The sub-buffer `buffer[index]` along the leading (stage) dimension.
+    The sub-buffer `buffer[index]` along the leading (stage) dimension. A
+    constant `index` must be a stage of the buffer (the verifier refuses
+    one outside); a dynamic one is the program's to keep in range.
   }];
   let arguments = (ins AttnBlock_SharedBufferType:$buffer, Index:$index);
   let results = (outs AttnBlock_SharedBufferType:$result);

@@ -72,7 +72,12 @@ def Attn_ScoresOp : Attn_Op<"scores", [Pure, AttrSizedOperandSegments]> {
     * `P(i, j) = H_i H_{i-1} ... H_{j+1}` (identity for `j >= i`) with
       `H_t = I - beta_t w_t w_t^T` when a PaTH path `path(%w, %beta)`
       (`w: [B, Hk, S, D]`, `beta: [B, Hk, S]`, f32) is given, else `I`.
-      `H_j` itself never touches `k_j`.
+      `H_j` itself never touches `k_j`. `w` rows are unit-norm (the
+      caller's, e.g. through `attn.l2norm`) and `beta` lies in `[0, 2]`,
+      where every `H_t` is a reflection or a contraction; the runtime
+      refuses a `beta` entry argument with a value outside it (outside it
+      the products of transforms grow without bound and overflow f32).
+      NaN propagates.
     * `G` is the inclusive cumsum over the sequence of the log forget gate
       `gate(%g)` (`g: [B, Hq, S]`, f32, one per query head), else 0.
       `gamma = s` with `scaled` (fla PaTH-FoX convention), else 1 (FoX).
@@ -297,7 +302,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     o  = head_norm(o, norm, norm_gate)    if norm
     ```
 
-    with each op's semantics as documented on it. `rope(theta)` enables RoPE
+    with each op's semantics as documented on it (`path(%w, %beta)`: unit
+    `w` rows, `beta` in `[0, 2]`, as on `attn.scores`). `rope(theta)` enables RoPE
     on q and k (`rope_style`, `rope_dim` as on `attn.rope`): key j sits at
     position `rope_offset + j`, query i at `rope_offset + S - T + i`, or at
     `rope_q_offset + i` when that attribute is given (what `attn-fuse`
