@@ -262,9 +262,9 @@ Tensor Tensor::full(const std::vector<int64_t> &shape, double value) {
 // RoPE
 //===----------------------------------------------------------------------===//
 
-Tensor rope(const Tensor &x, double theta, int64_t rotaryDim, RopeStyle style,
-            int64_t offset, const std::vector<int64_t> *positions) {
-  checkRope(__func__, x, rotaryDim, positions);
+Tensor detail::rotatePairs(const Tensor &x, double theta, int64_t rotaryDim,
+                           RopeStyle style, int64_t offset,
+                           const std::vector<int64_t> *positions, double sign) {
   const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2];
   const int64_t R = rotaryDim;
 
@@ -278,7 +278,7 @@ Tensor rope(const Tensor &x, double theta, int64_t rotaryDim, RopeStyle style,
           const double angle =
               pos * std::pow(theta, -2.0 * static_cast<double>(i) /
                                         static_cast<double>(R));
-          const double c = std::cos(angle), s = std::sin(angle);
+          const double c = std::cos(angle), s = sign * std::sin(angle);
           const int64_t ia = style == RopeStyle::Half ? i : 2 * i;
           const int64_t ib = style == RopeStyle::Half ? i + R / 2 : 2 * i + 1;
           const double a = x.at(b, h, t, ia), bb = x.at(b, h, t, ib);
@@ -287,6 +287,12 @@ Tensor rope(const Tensor &x, double theta, int64_t rotaryDim, RopeStyle style,
         }
       }
   return y;
+}
+
+Tensor rope(const Tensor &x, double theta, int64_t rotaryDim, RopeStyle style,
+            int64_t offset, const std::vector<int64_t> *positions) {
+  checkRope(__func__, x, rotaryDim, positions);
+  return rotatePairs(x, theta, rotaryDim, style, offset, positions, 1.0);
 }
 
 //===----------------------------------------------------------------------===//

@@ -82,6 +82,11 @@ bool visible(Mask mask, int64_t window, int64_t pos, int64_t j);
 /// too; they abort with a message naming `func`.
 void checkRope(const char *func, const Tensor &x, int64_t rotaryDim,
                const std::vector<int64_t> *positions);
+/// rope()'s rotation of x's pairs by `sign` times each angle: +1 is rope,
+/// -1 its transpose (ropeGrad).
+Tensor rotatePairs(const Tensor &x, double theta, int64_t rotaryDim,
+                   RopeStyle style, int64_t offset,
+                   const std::vector<int64_t> *positions, double sign);
 void checkScores(const char *func, const Tensor &q, const Tensor &k,
                  const Tensor *w, const Tensor *beta, const Tensor *g,
                  Mask mask, int64_t window);

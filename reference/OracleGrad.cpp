@@ -41,28 +41,8 @@ Tensor ropeGrad(const Tensor &dy, double theta, int64_t rotaryDim,
                 RopeStyle style, int64_t offset,
                 const std::vector<int64_t> *positions) {
   checkRope(__func__, dy, rotaryDim, positions);
-  const int64_t B = dy.shape[0], H = dy.shape[1], T = dy.shape[2];
-  const int64_t R = rotaryDim;
-  Tensor dx = dy; // dims >= R were copied
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t t = 0; t < T; ++t) {
-        const double pos =
-            static_cast<double>(positions ? (*positions)[t] : offset + t);
-        for (int64_t i = 0; i < R / 2; ++i) {
-          const double angle =
-              pos * std::pow(theta, -2.0 * static_cast<double>(i) /
-                                        static_cast<double>(R));
-          const double c = std::cos(angle), s = std::sin(angle);
-          const int64_t ia = style == RopeStyle::Half ? i : 2 * i;
-          const int64_t ib = style == RopeStyle::Half ? i + R / 2 : 2 * i + 1;
-          // ya = a c - b s, yb = a s + b c: the transpose of the rotation.
-          const double dya = dy.at(b, h, t, ia), dyb = dy.at(b, h, t, ib);
-          dx.at(b, h, t, ia) = dya * c + dyb * s;
-          dx.at(b, h, t, ib) = -dya * s + dyb * c;
-        }
-      }
-  return dx;
+  // A rotation's transpose is the rotation by the opposite angle.
+  return rotatePairs(dy, theta, rotaryDim, style, offset, positions, -1.0);
 }
 
 //===----------------------------------------------------------------------===//

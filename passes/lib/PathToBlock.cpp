@@ -41,6 +41,10 @@ constexpr int64_t kGpuChunk = kGpuRows;
 /// warp's m16 tile; C is a multiple of it on every target.
 constexpr int64_t kInverseBlock = 16;
 
+/// Whether f32 tiles become operands `opElt` as a 16-bit pair hi + lo (the
+/// tensor cores) or whole (the CPU's f32).
+bool splitsOperands(Type opElt) { return opElt.getIntOrFloatBitWidth() == 16; }
+
 /// An f32 tile as the operands the kernel computes: on a GPU a 16-bit pair
 /// hi + lo, on the CPU the f32 tile itself (lo null).
 struct Split {
@@ -57,10 +61,6 @@ struct GpuPathTiles : GpuTiles {
     freshReads = o.freshReads;
   }
 
-  /// Whether f32 operands are split into 16-bit hi + lo (the tensor cores'
-  /// operands), or taken whole (the CPU).
-  bool splits() const { return opElt.getIntOrFloatBitWidth() == 16; }
-
   /// Whether dotSplit2 reads its hi buffer afresh (a barrier before the
   /// second read); set for D > 64, see dotSplit2.
   bool freshReads = false;
@@ -72,7 +72,15 @@ struct GpuPathTiles : GpuTiles {
   }
   Split split(Value x) {
     Value hi = round(x);
-    return {hi, splits() ? lowHalf(x, hi) : Value()};
+    return {hi, splitsOperands(opElt) ? lowHalf(x, hi) : Value()};
+  }
+  /// The copies of a split's halves at `at` of `mem` and `memLo` into `buf`
+  /// and `bufLo` (the lo ones absent on the CPU), added to `tokens`.
+  void copySplit(SmallVectorImpl<Value> &tokens, Value mem, Value memLo,
+                 ValueRange at, Value buf, Value bufLo) {
+    tokens.push_back(copy(mem, at, buf));
+    if (memLo)
+      tokens.push_back(copy(memLo, at, bufLo));
   }
   /// Stores `x`'s split into `mem` and `memLo` (null on the CPU).
   void storeSplit(Value x, Value mem, Value memLo, ValueRange at) {
@@ -228,9 +236,8 @@ Value invertUnitLower(GpuPathTiles &t, const PathProgram &p, int64_t c,
   auto toShared = [&](Value y) {
     t.storeSplit(y, scratch[0], scratch[1], at);
     t.barrier();
-    SmallVector<Value> tokens = {t.copy(scratch[0], at, bufs[0])};
-    if (scratch[1])
-      tokens.push_back(t.copy(scratch[1], at, bufs[1]));
+    SmallVector<Value> tokens;
+    t.copySplit(tokens, scratch[0], scratch[1], at, bufs[0], bufs[1]);
     t.landCopies(tokens);
   };
   toShared(aOff);
@@ -311,9 +318,8 @@ void buildChunkKernel(func::FuncOp kernel, const KernelArgs &args,
   Value sK = t.alloc({c, d});
   Value sT = t.alloc({c, c}, ty.opElt);
   Value sTLo = tLoMem ? t.alloc({c, c}, ty.opElt) : Value();
-  SmallVector<Value> tokens = {t.copy(wMem, at, sW)};
-  if (sWLo)
-    tokens.push_back(t.copy(wLoMem, at, sWLo));
+  SmallVector<Value> tokens;
+  t.copySplit(tokens, wMem, wLoMem, at, sW, sWLo);
   tokens.push_back(t.copy(k, at, sK));
   t.landCopies(tokens);
   // Operand tiles are read from shared memory where they are used (W's
@@ -341,9 +347,8 @@ void buildChunkKernel(func::FuncOp kernel, const KernelArgs &args,
       t.dot2(t.operand(sK, 0), sW, sWLo, t.zeros({c, c}), /*transposeB=*/true);
   kw = t.keep(t.localMask(CmpIPredicate::sgt, c), kw);
   blk::BarrierOp::create(b, loc);
-  SmallVector<Value> tCopies = {t.copy(tMem, at, sT)};
-  if (sTLo)
-    tCopies.push_back(t.copy(tLoMem, at, sTLo));
+  SmallVector<Value> tCopies;
+  t.copySplit(tCopies, tMem, tLoMem, at, sT, sTLo);
   t.landCopies(tCopies);
   Value kc = t.dotSplit2(kw, sT, sTLo, t.zeros({c, c}), /*transposeB=*/true);
   storeOut(kc, "kc");
@@ -688,7 +693,7 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   // The CPU's transport is f32 whatever path-transport says.
   ty.transport =
       target.gpu && !cfg.pathSplitTransport ? Type(b.getF16Type()) : ty.opElt;
-  bool splits = ty.opElt.getIntOrFloatBitWidth() == 16;
+  const bool splits = splitsOperands(ty.opElt);
   ty.dense = ps.dense() && !splits;
 
   auto dim = [&](Value x, int64_t i) -> Value {
@@ -711,39 +716,35 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   // kernel itself; U and KC as splits (W's too) or W, U and KC in f16, and
   // Khat, for the attention kernel. A lo half exists where f32 operands
   // are split.
-  auto scratch = [&](Type e, int64_t inner) -> Value {
+  auto scratch = [&](Type e, int64_t inner, Value len = {}) -> Value {
     return memref::AllocOp::create(
         b, loc,
         MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
                          ShapedType::kDynamic, inner},
                         e),
-        ValueRange{bDim, hk, sLen});
+        ValueRange{bDim, hk, len ? len : sLen});
   };
   auto lo = [&](Type e, int64_t inner) {
     return splits ? scratch(e, inner) : Value();
   };
   bool f16 = ty.f16Transport();
-  Type op16 = ty.opElt;
-  Value aMem = scratch(b.getF32Type(), c), tMem = scratch(op16, c),
-        tLo = lo(op16, c), wSplit = scratch(op16, ps.d),
-        wSplitLo = lo(op16, ps.d), khat = scratch(ty.elt, ps.d);
+  Type opElt = ty.opElt;
+  Value aMem = scratch(b.getF32Type(), c), tMem = scratch(opElt, c),
+        tLo = lo(opElt, c), wSplit = scratch(opElt, ps.d),
+        wSplitLo = lo(opElt, ps.d), khat = scratch(ty.elt, ps.d);
   Value wOut = f16 ? scratch(ty.transport, ps.d) : Value();
-  Value u = scratch(ty.transport, ps.d), uLo = f16 ? Value() : lo(op16, ps.d);
-  Value kc = scratch(ty.transport, c), kcLo = f16 ? Value() : lo(op16, c);
+  Value u = scratch(ty.transport, ps.d), uLo = f16 ? Value() : lo(opElt, ps.d);
+  Value kc = scratch(ty.transport, c), kcLo = f16 ? Value() : lo(opElt, c);
   Value out = allocPathOutput(b, loc, op, bDim, hq, tLen);
   Value cIdx = arith::ConstantIndexOp::create(b, loc, c);
   Value chunks = arith::CeilDivUIOp::create(b, loc, sLen, cIdx);
-  Value nMem;
-  if (ty.dense)
-    nMem = memref::AllocOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
-                         ShapedType::kDynamic, ps.d},
-                        ty.opElt),
-        ValueRange{
-            bDim, hk,
-            arith::MulIOp::create(
-                b, loc, chunks, arith::ConstantIndexOp::create(b, loc, ps.d))});
+  // The dense transports: a [D, D] matrix per chunk.
+  Value nMem = ty.dense
+                   ? scratch(opElt, ps.d,
+                             arith::MulIOp::create(
+                                 b, loc, chunks,
+                                 arith::ConstantIndexOp::create(b, loc, ps.d)))
+                   : Value();
 
   KernelArgs chunkArgs;
   chunkArgs.add("k", k);

@@ -48,8 +48,8 @@ inline void expectGradMatches(const std::string &what, Tensor &arg,
   ASSERT_EQ(grad.shape, arg.shape) << what << ", seed " << seed;
   const Tensor saved = arg;
   // Central differences at steps h and h/2, extrapolated (Richardson):
-  // (4 D(h/2) - D(h)) / 3 cancels the h^2 term, which at h = 1e-5 alone
-  // reached 2e-6 relative where the loss curves sharply (MTA's post mix).
+  // (4 D(h/2) - D(h)) / 3 cancels the h^2 term, which exceeds the bound
+  // where the loss curves sharply (MTA's post mix).
   auto centralAt = [&](const Tensor &u, double h) {
     for (size_t n = 0; n < arg.data.size(); ++n)
       arg.data[n] = saved.data[n] + h * u.data[n];

@@ -33,16 +33,7 @@ struct Dims {
 
 /// Unit-norm rows, as PaTH's w is drawn (the gradient is w.r.t. any w).
 Tensor unitRows(const std::vector<int64_t> &shape, uint64_t seed) {
-  Tensor t = randn(shape, seed);
-  const int64_t d = shape.back();
-  for (int64_t row = 0; row * d < t.numel(); ++row) {
-    double ss = 0;
-    for (int64_t e = 0; e < d; ++e)
-      ss += t.data[row * d + e] * t.data[row * d + e];
-    for (int64_t e = 0; e < d; ++e)
-      t.data[row * d + e] /= std::sqrt(ss);
-  }
-  return t;
+  return l2norm(randn(shape, seed), 0.0);
 }
 
 /// log f with f in (0.5, 1): FoX's log forget gates.
