@@ -11,6 +11,7 @@
 #include "attn/attn.h"
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -103,15 +104,18 @@ llvm::Expected<attn::TensorView> viewOf(const DLTensor &t,
                std::to_string(ATTN_MAX_RANK) + ")");
   if (t.ndim > 0 && !t.shape)
     return bad("null shape");
+  // A caller may pass any integer as the device type; reading it as the
+  // enum would be undefined for values outside the enumerators' range.
+  static_assert(sizeof(DLDeviceType) == sizeof(int32_t));
+  int32_t deviceType;
+  std::memcpy(&deviceType, &t.device.device_type, sizeof deviceType);
   attn::Device device;
-  if (t.device.device_type == kDLCPU)
+  if (deviceType == kDLCPU)
     device = attn::Device::CPU;
-  else if (t.device.device_type == kDLCUDA ||
-           t.device.device_type == kDLCUDAManaged)
+  else if (deviceType == kDLCUDA || deviceType == kDLCUDAManaged)
     device = attn::Device::CUDA;
   else
-    return bad("unsupported DLPack device type " +
-               std::to_string(t.device.device_type) +
+    return bad("unsupported DLPack device type " + std::to_string(deviceType) +
                " (expected kDLCPU or kDLCUDA)");
   if (device == attn::Device::CUDA && t.device.device_id != 0)
     return bad("on CUDA device " + std::to_string(t.device.device_id) +
