@@ -1,19 +1,13 @@
 //===- attn-fuzz.cpp - bounded mutation fuzzer of the attn front end ------===//
 //
-// Takes the .mlir files under the given directories as seeds (split at
-// `// -----` like --split-input-file), mutates them (byte flips, cut and
-// duplicated ranges, tokens that broke the tools before: empty operand
-// groups, overflowing integers, huge and tiny floats, odd shapes) and runs
-// each mutant through the parser, the verifier, attn-fuse and attn-to-cpu
-// down to the LLVM dialect. Diagnostics are the expected outcome; a crash,
-// an abort or a hang is a bug. Before each input runs it is written to
-// --last (default attn-fuzz-last.mlir) so that a crash leaves its
-// reproducer; add it under test/ as a regression test.
+// Mutates the .mlir seeds under the given directories (split at `// -----`)
+// with byte flips, cut and duplicated ranges and tokens that broke the tools
+// before, and runs each mutant through the parser, the verifier, attn-fuse
+// and attn-to-cpu. Diagnostics are expected; a crash, abort or hang is a bug,
+// and --last (default attn-fuzz-last.mlir) keeps its reproducer. Usage and
+// options: docs/reference/testing.md.
 //
 //   attn-fuzz [--seed=N] [--seconds=S] [--runs=N] [--last=FILE] DIR...
-//
-// The run is bounded by --seconds (default 30) and --runs; the seed is
-// printed first so any run can be repeated.
 //
 //===----------------------------------------------------------------------===//
 
