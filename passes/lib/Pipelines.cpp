@@ -100,6 +100,30 @@ std::string mlir::attn::cudaToolkitPath() {
   return "/usr/local/cuda";
 }
 
+std::string mlir::attn::checkPtxasForRegisterWgmma(const PtxasFacts &ptxas,
+                                                   StringRef what) {
+  std::string need = std::to_string(kPtxasRegisterWgmmaMajor) + "." +
+                     std::to_string(kPtxasRegisterWgmmaMinor);
+  if (!ptxas.release)
+    return what.str() + " needs ptxas " + need + " or newer (" + ptxas.where +
+           ")";
+  if (*ptxas.release >=
+      std::pair(kPtxasRegisterWgmmaMajor, kPtxasRegisterWgmmaMinor))
+    return "";
+  return what.str() + " needs ptxas " + need + " or newer, found " +
+         std::to_string(ptxas.release->first) + "." +
+         std::to_string(ptxas.release->second) + " at " + ptxas.where +
+         " (it reuses a register-A wgmma's registers before the wgmma has "
+         "read them; point CUDA_HOME or toolkit= at a newer toolkit)";
+}
+
+static attn::PtxasProbe &ptxasProbe() {
+  static attn::PtxasProbe probe = nullptr;
+  return probe;
+}
+
+void mlir::attn::setPtxasProbe(PtxasProbe probe) { ptxasProbe() = probe; }
+
 static std::string &defaultPtxDumpPath() {
   static std::string path;
   return path;
@@ -130,8 +154,7 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
   // Only a cubin is assembled here; PTX (isa, none) is whatever ptxas
   // reads it later (the runtime checks its own).
   if (bad.empty() && options.pathAttentionWgmma && options.format == "bin")
-    bad = checkPtxasForRegisterWgmma(options.toolkit.empty() ? cudaToolkitPath()
-                                                             : options.toolkit,
+    bad = checkPtxasForRegisterWgmma(options.ptxas,
                                      "GPU option path-attention-wgmma");
   return bad;
 }
@@ -246,6 +269,14 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
     o.toolkit = toolkit;
     o.format = format;
     o.dumpPtx = dumpPtx;
+    // Only a form that needs a fixed ptxas asks the tool's probe.
+    if (o.pathAttentionWgmma && o.format == "bin") {
+      std::string dir = o.toolkit.empty() ? attn::cudaToolkitPath() : o.toolkit;
+      if (attn::PtxasProbe probe = ptxasProbe())
+        o.ptxas = probe(dir);
+      else
+        o.ptxas.where = "this tool does not probe the toolkit's ptxas";
+    }
     return o;
   }
 };

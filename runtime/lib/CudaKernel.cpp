@@ -189,8 +189,9 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   // known to be fixed assembles the register-A wgmma of this form.
   if (resolved->pipeline.pathAttentionWgmma)
     if (std::string bad = mlir::attn::checkPtxasForRegisterWgmma(
-            toolkit, "PaTH's attention kernel in the wgmma form "
-                     "(path-attention-wgmma)");
+            resolved->pipeline.ptxas,
+            "PaTH's attention kernel in the wgmma form "
+            "(path-attention-wgmma)");
         !bad.empty())
       return diags.error(bad);
   std::string ir;

@@ -3,7 +3,7 @@
 #include "DiskCache.h"
 
 #include "attn/Memory.h"
-#include "attn/Passes/Passes.h"
+#include "attn/Toolkit.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringExtras.h"
@@ -54,7 +54,7 @@ std::string gpuImageKey(llvm::StringRef chip, bool cubin,
   // A cubin is as right as the ptxas that made it (13.0's register-A wgmma
   // is wrong): another toolkit under CUDA_HOME compiles anew.
   if (cubin)
-    os << mlir::attn::ptxasVersionText(toolkit) << '\0';
+    os << attn::ptxasVersion(toolkit).text << '\0';
   os << module;
   return key;
 }

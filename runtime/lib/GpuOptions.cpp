@@ -3,6 +3,7 @@
 #include "GpuOptions.h"
 
 #include "attn/Passes/GpuTarget.h"
+#include "attn/Toolkit.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -87,8 +88,8 @@ bool registerWgmmaByDefault(const std::string &chip) {
     return false;
   }
   return desc->mma == mlir::attn::MmaKind::Wgmma &&
-         mlir::attn::checkPtxasForRegisterWgmma(mlir::attn::cudaToolkitPath(),
-                                                "")
+         mlir::attn::checkPtxasForRegisterWgmma(
+             attn::probePtxas(mlir::attn::cudaToolkitPath()), "")
              .empty();
 }
 
@@ -161,6 +162,7 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
     return attentionWgmma.takeError();
   p.pathAttentionWgmma = *attentionWgmma;
   p.format = "none";
+  p.ptxas = attn::probePtxas(mlir::attn::cudaToolkitPath());
   if (std::string bad = mlir::attn::checkGPUPipelineOptions(p); !bad.empty())
     return llvm::createStringError(bad + " (from CompileOptions::gpu or " +
                                    envNames() + ")");

@@ -17,6 +17,7 @@
 #include "GpuEngine.h"
 #include "attn/Passes/Passes.h"
 #include "attn/Runtime.h"
+#include "attn/Toolkit.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -157,7 +158,8 @@ TEST_P(GpuPath, MatchesOracle) {
   }
   if (c.attentionWgmma) {
     std::string old = mlir::attn::checkPtxasForRegisterWgmma(
-        mlir::attn::cudaToolkitPath(), "path-attention-wgmma");
+        attn::probePtxas(mlir::attn::cudaToolkitPath()),
+        "path-attention-wgmma");
     if (!old.empty()) {
       // An old ptxas would assemble wrong rows: the compile must say so.
       attn::CompileOptions opts;
@@ -369,10 +371,10 @@ TEST(GpuPathProperties, ExamplesRunOnTheDevice) {
     std::shared_ptr<attn::Kernel> kernel =
         attn::gpu_test::compileBlockPlan(*engine, src, "", "PaTH");
     ASSERT_TRUE(kernel);
-    bool wgmma =
-        engine->gpuArch() == "sm_90" && mlir::attn::checkPtxasForRegisterWgmma(
-                                            mlir::attn::cudaToolkitPath(), "")
-                                            .empty();
+    bool wgmma = engine->gpuArch() == "sm_90" &&
+                 mlir::attn::checkPtxasForRegisterWgmma(
+                     attn::probePtxas(mlir::attn::cudaToolkitPath()), "")
+                     .empty();
     std::string form = wgmma ? "wgmma" : "mma.sync";
     std::string want = "PaTH: chunk kernel in the " + form +
                        " form, attention kernel in the " + form + " form";

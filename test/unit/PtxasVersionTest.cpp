@@ -1,13 +1,13 @@
 //===- PtxasVersionTest.cpp - which ptxas may assemble register-A wgmma ---===//
 //
-// checkPtxasForRegisterWgmma reads `ptxas --version`'s release and compares
-// it with 13.3 as numbers (13.10 is newer than 13.3, 12.9 older): stand-in
-// ptxas scripts in a temporary toolkit directory, one per release.
+// probePtxas reads `ptxas --version`'s release and checkPtxasForRegisterWgmma
+// compares it with 13.3 as numbers (13.10 is newer than 13.3, 12.9 older):
+// stand-in ptxas scripts in a temporary toolkit directory, one per release.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FakePtxas.h"
-#include "attn/Passes/Passes.h"
+#include "attn/Toolkit.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -17,7 +17,8 @@ namespace {
 
 std::string check(const std::string &versionLine) {
   std::string dir = attn::test::fakeToolkit(versionLine);
-  std::string why = mlir::attn::checkPtxasForRegisterWgmma(dir, "the form");
+  std::string why =
+      mlir::attn::checkPtxasForRegisterWgmma(attn::probePtxas(dir), "the form");
   llvm::sys::fs::remove_directories(dir);
   return why;
 }
@@ -42,13 +43,28 @@ TEST(PtxasVersion, OlderReleasesAreRefusedByName) {
 
 TEST(PtxasVersion, NoPtxasOrNoReleaseIsRefused) {
   std::string none = mlir::attn::checkPtxasForRegisterWgmma(
-      "/nonexistent-attn-toolkit", "the form");
+      attn::probePtxas("/nonexistent-attn-toolkit"), "the form");
   EXPECT_NE(none.find("(no ptxas at /nonexistent-attn-toolkit/bin/ptxas)"),
             std::string::npos)
       << none;
   std::string garbled = check("ptxas version unknown");
   EXPECT_NE(garbled.find("--version names no release"), std::string::npos)
       << garbled;
+}
+
+// The pass library judges the facts it is given; it runs nothing itself.
+TEST(PtxasVersion, FactsAloneDecide) {
+  using mlir::attn::PtxasFacts;
+  EXPECT_EQ(mlir::attn::checkPtxasForRegisterWgmma(
+                PtxasFacts{std::pair(13, 3), "/t/bin/ptxas"}, "f"),
+            "");
+  std::string old = mlir::attn::checkPtxasForRegisterWgmma(
+      PtxasFacts{std::pair(12, 9), "/t/bin/ptxas"}, "f");
+  EXPECT_NE(old.find("found 12.9 at /t/bin/ptxas"), std::string::npos) << old;
+  std::string unknown =
+      mlir::attn::checkPtxasForRegisterWgmma(PtxasFacts{}, "f");
+  EXPECT_NE(unknown.find("f needs ptxas 13.3 or newer ("), std::string::npos)
+      << unknown;
 }
 
 } // namespace

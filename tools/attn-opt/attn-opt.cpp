@@ -12,6 +12,7 @@
 #include "attn/Dialect/AttnLaunchDialect.h"
 #include "attn/Dialect/SourceLimits.h"
 #include "attn/Passes/Passes.h"
+#include "attn/Toolkit.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -46,6 +47,8 @@ int main(int argc, char **argv) {
   mlir::attn::registerAttnPasses();
   mlir::attn::registerAttnCodegenPasses();
   mlir::attn::registerAttnPipelines();
+  // attn-to-gpu asks this tool, not the pass library, what ptxas is.
+  mlir::attn::setPtxasProbe(attn::probePtxas);
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::attn::AttnDialect, mlir::attn_block::AttnBlockDialect,

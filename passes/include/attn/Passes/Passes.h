@@ -21,6 +21,9 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <optional>
+#include <utility>
+
 namespace mlir::attn {
 
 #define GEN_PASS_DECL
@@ -46,6 +49,17 @@ void buildReferenceToLLVMPipeline(OpPassManager &pm,
 void buildCPUPipeline(OpPassManager &pm, bool threads,
                       llvm::StringRef callerEntry = {});
 
+/// What the caller found out about the ptxas that assembles the cubins. The
+/// pass library runs no subprocess: the runtime and the tools probe the
+/// toolkit (attn/Toolkit.h) and hand over what they found.
+struct PtxasFacts {
+  /// The release `ptxas --version` names ({13, 0}); none when no ptxas ran
+  /// or it named no release.
+  std::optional<std::pair<int, int>> release;
+  /// The ptxas path, or why there is no release.
+  std::string where;
+};
+
 /// Options of the GPU pipeline (`attn-to-gpu`), the one options struct of
 /// the GPU path and the one place of its defaults: the kernel shape (chip,
 /// warps, blockN) and where and how the result is written. The pipeline's
@@ -70,6 +84,9 @@ struct GPUPipelineOptions {
   /// path-attention-wgmma; needs ptxas 13.3 or newer:
   /// checkPtxasForRegisterWgmma).
   bool pathAttentionWgmma = false;
+  /// The toolkit's ptxas as the caller probed it; checked when a form needs
+  /// a fixed one and a cubin is made here (format "bin").
+  PtxasFacts ptxas;
   /// Where the CUDA toolkit is (ptxas, libdevice); "" = $CUDA_HOME or
   /// /usr/local/cuda.
   std::string toolkit;
@@ -101,18 +118,18 @@ constexpr llvm::StringLiteral kPathAttentionKernelSuffix =
 /// fix.
 constexpr int kPtxasRegisterWgmmaMajor = 13, kPtxasRegisterWgmmaMinor = 3;
 
-/// "" when `toolkit`'s bin/ptxas is at least release
+/// "" when `ptxas` is at least release
 /// kPtxasRegisterWgmmaMajor.kPtxasRegisterWgmmaMinor, else a message naming
 /// what was found (no ptxas, an unreadable version or an older release)
-/// and `what` needs it. Runs `ptxas --version` once per toolkit.
-std::string checkPtxasForRegisterWgmma(llvm::StringRef toolkit,
+/// and that `what` needs it.
+std::string checkPtxasForRegisterWgmma(const PtxasFacts &ptxas,
                                        llvm::StringRef what);
 
-/// `toolkit`'s `ptxas --version` text ("" without a ptxas that runs), read
-/// once per toolkit with checkPtxasForRegisterWgmma's: the runtime's GPU
-/// disk cache keys cubins by it, since two toolkits' ptxas make different
-/// cubins of one PTX (13.0's wrong register-A wgmma, 13.3's right one).
-std::string ptxasVersionText(llvm::StringRef toolkit);
+/// How attn-to-gpu's textual options learn about `toolkit`'s ptxas (the
+/// tool that parses them sets it; attn-opt does). Without a probe a form
+/// that needs a fixed ptxas is refused as unverified.
+using PtxasProbe = PtxasFacts (*)(llvm::StringRef toolkit);
+void setPtxasProbe(PtxasProbe probe);
 
 /// attn-fuse, attn-to-block{target=chip}, attn-block-launch-plan,
 /// attn-block-to-gpu, the gpu.module lowered to NVVM and, unless format is
