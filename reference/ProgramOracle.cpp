@@ -220,9 +220,9 @@ Role roleOf(BlockArgument arg) {
 namespace {
 
 /// Runs `func` on `inputs`, leaving every value in `env`; returns the
-/// returned value.
-Expected<Value> run(func::FuncOp func, llvm::ArrayRef<Tensor> inputs,
-                    Env &env) {
+/// returned values.
+Expected<SmallVector<Value>> run(func::FuncOp func,
+                                 llvm::ArrayRef<Tensor> inputs, Env &env) {
   Block &body = func.getBody().front();
   if (inputs.size() != body.getNumArguments())
     return createStringError(
@@ -232,9 +232,9 @@ Expected<Value> run(func::FuncOp func, llvm::ArrayRef<Tensor> inputs,
     env.set(arg, t);
   for (Operation &op : body) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      if (ret.getNumOperands() != 1)
-        return createStringError("the oracle expects exactly one result");
-      return ret.getOperand(0);
+      if (ret.getNumOperands() == 0)
+        return createStringError("the oracle expects at least one result");
+      return SmallVector<Value>(ret.getOperands());
     }
     auto result = evalOp(&op, env);
     if (!result)
@@ -353,21 +353,42 @@ llvm::Error gradOp(Operation *op, const Env &env, const Tensor &dy,
 
 } // namespace
 
-Expected<Tensor> evaluate(func::FuncOp func, llvm::ArrayRef<Tensor> inputs) {
+Expected<std::vector<Tensor>> evaluateAll(func::FuncOp func,
+                                          llvm::ArrayRef<Tensor> inputs) {
   Env env;
-  auto result = run(func, inputs, env);
-  if (!result)
-    return result.takeError();
-  return *env.get(*result);
+  auto results = run(func, inputs, env);
+  if (!results)
+    return results.takeError();
+  std::vector<Tensor> out;
+  for (Value v : *results)
+    out.push_back(*env.get(v));
+  return out;
+}
+
+Expected<Tensor> evaluate(func::FuncOp func, llvm::ArrayRef<Tensor> inputs) {
+  if (func.getNumResults() != 1)
+    return createStringError("evaluate takes a one-result function, @" +
+                             func.getSymName().str() + " returns " +
+                             std::to_string(func.getNumResults()) +
+                             ": use evaluateAll");
+  auto all = evaluateAll(func, inputs);
+  if (!all)
+    return all.takeError();
+  return std::move(all->front());
 }
 
 Expected<std::vector<std::optional<Tensor>>>
 evaluateGrad(func::FuncOp func, llvm::ArrayRef<Tensor> inputs,
              const Tensor &dO) {
   Env env;
-  auto result = run(func, inputs, env);
-  if (!result)
-    return result.takeError();
+  auto results = run(func, inputs, env);
+  if (!results)
+    return results.takeError();
+  if (results->size() != 1)
+    return createStringError("evaluateGrad takes a one-result function, @" +
+                             func.getSymName().str() + " returns " +
+                             std::to_string(results->size()));
+  Value *result = &results->front();
   if (env.get(*result)->shape != dO.shape)
     return createStringError("dO's shape does not match the result's");
   Adjoints adj;

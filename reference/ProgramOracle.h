@@ -23,11 +23,18 @@
 
 namespace attn::ref {
 
-/// Evaluates `func` on `inputs` (in argument order) with the fp64 oracle.
+/// Evaluates `func` on `inputs` (in argument order) with the fp64 oracle;
+/// every result, in result order.
+llvm::Expected<std::vector<Tensor>> evaluateAll(mlir::func::FuncOp func,
+                                                llvm::ArrayRef<Tensor> inputs);
+
+/// evaluateAll of a one-result function: its result (an error naming
+/// evaluateAll on a function with several).
 llvm::Expected<Tensor> evaluate(mlir::func::FuncOp func,
                                 llvm::ArrayRef<Tensor> inputs);
 
-/// The fp64 gradients of `func`'s result on `inputs` given dO (the
+/// The fp64 gradients of `func`'s result (one-result functions) on
+/// `inputs` given dO (the
 /// gradient of a loss w.r.t. the result; Oracle.h, "Gradients"): the
 /// oracle's gradient of each op, chained through the program in reverse
 /// order. One entry per argument, std::nullopt for one that is not

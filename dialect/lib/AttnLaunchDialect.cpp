@@ -59,9 +59,8 @@ LogicalResult ArgAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                               ArgKind kind, int64_t index, AffineMap value) {
   if (index < 0)
     return emitError() << "argument index " << index << " is negative";
-  if ((kind == ArgKind::output || kind == ArgKind::scalar) && index != 0)
-    return emitError() << "an " << stringifyArgKind(kind)
-                       << " argument has no index";
+  if (kind == ArgKind::scalar && index != 0)
+    return emitError() << "a scalar argument has no index";
   if ((kind == ArgKind::scratch || kind == ArgKind::scalar) && !value)
     return emitError() << "a " << stringifyArgKind(kind)
                        << " argument needs its "
@@ -71,7 +70,7 @@ LogicalResult ArgAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-// input 0 [, elements = map] | output [, elements = map]
+// input 0 [, elements = map] | output [1] [, elements = map]
 // | scratch 1, elements = map | scalar map
 Attribute ArgAttr::parse(AsmParser &parser, Type) {
   StringRef word;
@@ -85,9 +84,15 @@ Attribute ArgAttr::parse(AsmParser &parser, Type) {
   }
   int64_t index = 0;
   AffineMap value;
-  if (*kind == ArgKind::input || *kind == ArgKind::scratch)
+  if (*kind == ArgKind::input || *kind == ArgKind::scratch) {
     if (parser.parseInteger(index))
       return {};
+  } else if (*kind == ArgKind::output) {
+    // The first (often only) result's view is plain `output`.
+    OptionalParseResult parsed = parser.parseOptionalInteger(index);
+    if (parsed.has_value() && failed(*parsed))
+      return {};
+  }
   if (*kind == ArgKind::scalar) {
     if (parser.parseAffineMap(value))
       return {};
@@ -104,7 +109,8 @@ Attribute ArgAttr::parse(AsmParser &parser, Type) {
 
 void ArgAttr::print(AsmPrinter &p) const {
   p << '<' << stringifyArgKind(getKind());
-  if (getKind() == ArgKind::input || getKind() == ArgKind::scratch)
+  if (getKind() == ArgKind::input || getKind() == ArgKind::scratch ||
+      (getKind() == ArgKind::output && getIndex() != 0))
     p << ' ' << getIndex();
   if (getKind() == ArgKind::scalar)
     p << ' ' << getValue();

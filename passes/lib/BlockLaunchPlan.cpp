@@ -152,6 +152,11 @@ LogicalResult PlanBuilder::findOutput() {
            << " must return one result, a buffer a launch writes "
               "(bufferization.to_tensor of a memref.alloc)";
   };
+  if (ret.getNumOperands() > 1)
+    return ret.emitError(kPass)
+           << "@" << fn.getSymName() << " returns " << ret.getNumOperands()
+           << " results; a GPU launch plan writes one output, so entry "
+              "functions with several results run on the CPU only";
   if (ret.getNumOperands() != 1)
     return bad();
   auto toTensor = ret.getOperand(0).getDefiningOp<bufferization::ToTensorOp>();

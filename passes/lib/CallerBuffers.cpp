@@ -1,10 +1,11 @@
 //===- CallerBuffers.cpp - the entry on caller-owned strided buffers ------===//
 //
-// attn-caller-buffers: the host program owns the inputs and the output, in
-// whatever strided layout it keeps them (BSHD, a slice, a transposed view
-// with a unit innermost stride). The entry takes them as strided memrefs,
-// block kernels read the inputs where they lie and write the output in
-// place; nothing is packed or copied on the way in or out.
+// attn-caller-buffers: the host program owns the inputs and the outputs
+// (one per result), in whatever strided layout it keeps them (BSHD, a
+// slice, a transposed view with a unit innermost stride). The entry takes
+// them as strided memrefs, block kernels read the inputs where they lie and
+// write each output in place; nothing is packed or copied on the way in or
+// out (a result that is an argument or another result is copied).
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,7 +99,8 @@ void retypeKernels(ModuleOp module, SymbolTable &symbols) {
 }
 
 /// The result is a launch's fresh output buffer (to_tensor of an alloc that
-/// only launches write): the launches write the caller's output instead.
+/// only launches write, returned once): the launches write the caller's
+/// output instead.
 void forwardOutput(bufferization::MaterializeInDestinationOp mat,
                    Value output) {
   auto toTensor = mat.getSource().getDefiningOp<bufferization::ToTensorOp>();
@@ -146,16 +148,17 @@ struct AttnCallerBuffersPass
       module.emitError("attn-caller-buffers: no function @") << entry;
       return signalPassFailure();
     }
-    if (fn.getNumResults() != 1 || !fn.getBody().hasOneBlock()) {
+    if (fn.getNumResults() == 0 || !fn.getBody().hasOneBlock()) {
       fn.emitError("attn-caller-buffers: @")
-          << entry << " must have one block and return one tensor";
+          << entry << " must have one block and return at least one tensor";
       return signalPassFailure();
     }
-    auto resultType = dyn_cast<RankedTensorType>(fn.getResultTypes()[0]);
-    if (!resultType) {
-      fn.emitError("attn-caller-buffers: the result must be a ranked tensor");
-      return signalPassFailure();
-    }
+    for (auto [i, t] : llvm::enumerate(fn.getResultTypes()))
+      if (!isa<RankedTensorType>(t)) {
+        fn.emitError("attn-caller-buffers: result ")
+            << i << " must be a ranked tensor";
+        return signalPassFailure();
+      }
     Block &body = fn.getBody().front();
     OpBuilder b = OpBuilder::atBlockBegin(&body);
     SmallVector<Type> argTypes;
@@ -174,32 +177,45 @@ struct AttnCallerBuffersPass
     }
     for (unsigned i = 0; i < fn.getNumArguments(); ++i)
       fn.removeArgAttr(i, "bufferization.writable");
-    Value output = body.addArgument(callerType(resultType), fn.getLoc());
-    argTypes.push_back(output.getType());
+    // One output argument per result, in result order, each filled by a
+    // materialize_in_destination (a copy unless forwardOutput removes it).
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     b.setInsertionPoint(ret);
-    auto mat = bufferization::MaterializeInDestinationOp::create(
-        b, ret.getLoc(), ret.getOperand(0), output);
-    mat.setRestrict(true);
-    mat.setWritable(true);
+    SmallVector<std::pair<bufferization::MaterializeInDestinationOp, Value>>
+        outputs;
+    for (auto [value, t] : llvm::zip(ret.getOperands(), fn.getResultTypes())) {
+      Value output =
+          body.addArgument(callerType(cast<RankedTensorType>(t)), fn.getLoc());
+      argTypes.push_back(output.getType());
+      auto mat = bufferization::MaterializeInDestinationOp::create(
+          b, ret.getLoc(), value, output);
+      mat.setRestrict(true);
+      mat.setWritable(true);
+      outputs.push_back({mat, output});
+    }
     ret->setOperands({});
     fn.setType(FunctionType::get(ctx, argTypes, {}));
     fn.setResAttrsAttr(nullptr);
 
     SymbolTable symbols(module);
     retypeKernels(module, symbols);
-    forwardOutput(mat, output);
-    fn->setAttr(al::AttnLaunchDialect::kPlanAttrName, hostPlan(fn));
+    for (auto [mat, output] : outputs)
+      forwardOutput(mat, output);
+    fn->setAttr(al::AttnLaunchDialect::kPlanAttrName,
+                hostPlan(fn, outputs.size()));
   }
 
-  /// One launch of the entry itself on the inputs and the output.
-  al::PlanAttr hostPlan(func::FuncOp fn) {
+  /// One launch of the entry itself on the inputs and the `numOutputs`
+  /// outputs after them.
+  al::PlanAttr hostPlan(func::FuncOp fn, unsigned numOutputs) {
     MLIRContext *ctx = &getContext();
     Builder b(ctx);
     SmallVector<Attribute> args;
-    for (unsigned i = 0; i + 1 < fn.getNumArguments(); ++i)
+    unsigned numInputs = fn.getNumArguments() - numOutputs;
+    for (unsigned i = 0; i < numInputs; ++i)
       args.push_back(al::ArgAttr::get(ctx, al::ArgKind::input, i, {}));
-    args.push_back(al::ArgAttr::get(ctx, al::ArgKind::output, 0, {}));
+    for (unsigned i = 0; i < numOutputs; ++i)
+      args.push_back(al::ArgAttr::get(ctx, al::ArgKind::output, i, {}));
     auto one =
         AffineMap::get(0, 0,
                        {b.getAffineConstantExpr(1), b.getAffineConstantExpr(1),

@@ -12,6 +12,10 @@ a build tree (build/lib), else the loader's search path.
     o = kernel(q, k, v, g)                      # allocates the output
     kernel(q, k, v, g, out=o)                   # or writes into yours
 
+A kernel whose entry function returns several results (kernel.results)
+returns a tuple of arrays, and `out` is then a tuple of arrays, one per
+result in result order.
+
 Inputs and `out` may be any strided views (e.g. a [B, S, H, D] array
 transposed to [B, H, S, D]). On the GPU the call enqueues on `stream` (an
 integer CUstream handle; None: the legacy default stream) and returns
@@ -112,9 +116,19 @@ def _load():
         "attn_kernel_result_shape": (ctypes.c_int, [vp, P(_DLTensor),
                                                     ctypes.c_size_t,
                                                     P(ctypes.c_int64)]),
+        "attn_kernel_num_results": (ctypes.c_int, [vp, P(ctypes.c_size_t)]),
+        "attn_kernel_result_info_at": (ctypes.c_int, [vp, ctypes.c_size_t,
+                                                      P(_TensorInfo)]),
+        "attn_kernel_result_shape_at": (ctypes.c_int, [vp, ctypes.c_size_t,
+                                                       P(_DLTensor),
+                                                       ctypes.c_size_t,
+                                                       P(ctypes.c_int64)]),
         "attn_kernel_remark": (ctypes.c_char_p, [vp, ctypes.c_size_t]),
         "attn_launch": (ctypes.c_int, [vp, P(_DLTensor), ctypes.c_size_t,
                                        P(_DLTensor), vp]),
+        "attn_launch_outputs": (ctypes.c_int, [vp, P(_DLTensor),
+                                               ctypes.c_size_t, P(_DLTensor),
+                                               ctypes.c_size_t, vp]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -216,7 +230,9 @@ class Engine:
 
 
 class Kernel:
-    """A compiled program (attn_kernel): call it on arrays."""
+    """A compiled program (attn_kernel): call it on arrays. `args` and
+    `results` are (dtype name, shape) pairs, None for a dynamic dim;
+    `result` is the first result's (the only one of most programs)."""
 
     def __init__(self, handle):
         self._handle = handle  # owned from here: __del__ destroys it
@@ -227,8 +243,13 @@ class Kernel:
         for i in range(n.value):
             _check(_lib.attn_kernel_arg_info(handle, i, ctypes.byref(info)))
             self.args.append(_info(info))
-        _check(_lib.attn_kernel_result_info(handle, ctypes.byref(info)))
-        self.result = _info(info)
+        _check(_lib.attn_kernel_num_results(handle, ctypes.byref(n)))
+        self.results = []
+        for i in range(n.value):
+            _check(_lib.attn_kernel_result_info_at(handle, i,
+                                                   ctypes.byref(info)))
+            self.results.append(_info(info))
+        self.result = self.results[0]
         d = _DLDevice()
         _check(_lib.attn_kernel_device(handle, ctypes.byref(d)))
         self.device = _device_name(d)
@@ -245,14 +266,25 @@ class Kernel:
         return exported, array
 
     def result_shape(self, *inputs):
+        """The result's shape for these inputs (one-result kernels)."""
         exported, array = self._tensors(inputs, None)
         shape = (ctypes.c_int64 * MAX_RANK)()
         _check(_lib.attn_kernel_result_shape(self._handle, array,
                                              len(exported), shape))
         return tuple(shape[:len(self.result[1])])
 
-    def _allocate(self, like, shape):
-        name = self.result[0]
+    def result_shapes(self, *inputs):
+        """Every result's shape for these inputs, in result order."""
+        exported, array = self._tensors(inputs, None)
+        shapes = []
+        for i, (_, sig) in enumerate(self.results):
+            shape = (ctypes.c_int64 * MAX_RANK)()
+            _check(_lib.attn_kernel_result_shape_at(self._handle, i, array,
+                                                    len(exported), shape))
+            shapes.append(tuple(shape[:len(sig)]))
+        return shapes
+
+    def _allocate(self, like, shape, name):
         module = type(like).__module__.split(".")[0]
         if module == "torch":
             import torch
@@ -268,16 +300,30 @@ class Kernel:
 
     def __call__(self, *inputs, out=None, stream=None):
         """Runs on `inputs` (argument order) into `out` (allocated like the
-        first input when None) and returns `out`."""
+        first input when None) and returns `out`. With several results,
+        `out` is a tuple of arrays, one per result, and so is what returns."""
+        several = len(self.results) > 1
         if out is None:
-            out = self._allocate(inputs[0], self.result_shape(*inputs))
+            shapes = self.result_shapes(*inputs)
+            outs = tuple(self._allocate(inputs[0], shape, name)
+                         for shape, (name, _) in zip(shapes, self.results))
+        elif several:
+            if not isinstance(out, (tuple, list)):
+                raise Error(1, f"the kernel returns {len(self.results)} "
+                            "results: pass out= as a tuple of arrays, one "
+                            "per result")
+            outs = tuple(out)
+        else:
+            outs = (out,)
         exported, array = self._tensors(inputs, stream)
-        out_capsule, out_tensor = _export(out, stream, writable=True)
-        _check(_lib.attn_launch(self._handle, array, len(exported),
-                                ctypes.byref(out_tensor),
-                                ctypes.c_void_p(stream or 0)))
-        del exported, out_capsule
-        return out
+        out_exported = [_export(o, stream, writable=True) for o in outs]
+        out_array = (_DLTensor * len(out_exported))(
+            *[t for _, t in out_exported])
+        _check(_lib.attn_launch_outputs(self._handle, array, len(exported),
+                                        out_array, len(out_exported),
+                                        ctypes.c_void_p(stream or 0)))
+        del exported, out_exported
+        return outs if several else outs[0]
 
     def close(self):
         if self._handle:

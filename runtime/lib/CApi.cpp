@@ -139,19 +139,32 @@ llvm::Expected<attn::TensorView> viewOf(const DLTensor &t,
   return v;
 }
 
-llvm::Expected<std::vector<attn::TensorView>> viewsOf(const DLTensor *inputs,
-                                                      size_t n) {
+/// Views of `n` tensors named "<what> i" in messages.
+llvm::Expected<std::vector<attn::TensorView>>
+viewsOf(const DLTensor *inputs, size_t n, const std::string &what = "input") {
   if (n && !inputs)
-    return llvm::createStringError("null inputs array for " +
-                                   std::to_string(n) + " inputs");
+    return llvm::createStringError("null " + what + "s array for " +
+                                   std::to_string(n) + " " + what + "s");
   std::vector<attn::TensorView> views;
   for (size_t i = 0; i < n; ++i) {
-    auto v = viewOf(inputs[i], "input " + std::to_string(i));
+    auto v = viewOf(inputs[i], what + " " + std::to_string(i));
     if (!v)
       return v.takeError();
     views.push_back(std::move(*v));
   }
   return views;
+}
+
+/// INVALID_ARGUMENT from one-result function `fn` on a kernel with several
+/// results, naming `instead`; ATTN_OK otherwise.
+int requireOneResult(const attn_kernel *kernel, const char *fn,
+                     const char *instead) {
+  size_t n = kernel->kernel->results().size();
+  if (n == 1)
+    return ATTN_OK;
+  return fail(ATTN_ERROR_INVALID_ARGUMENT,
+              std::string(fn) + ": the kernel returns " + std::to_string(n) +
+                  " results; use " + instead);
 }
 
 void fillInfo(const attn::TensorSig &sig, attn_tensor_info *out) {
@@ -259,7 +272,35 @@ int attn_kernel_result_info(const attn_kernel *kernel, attn_tensor_info *out) {
   if (!kernel || !out)
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 "attn_kernel_result_info: null kernel or output pointer");
+  if (int st = requireOneResult(kernel, "attn_kernel_result_info",
+                                "attn_kernel_result_info_at"))
+    return st;
   fillInfo(kernel->kernel->result(), out);
+  return ATTN_OK;
+}
+
+int attn_kernel_num_results(const attn_kernel *kernel, size_t *out) {
+  if (!kernel || !out)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_kernel_num_results: null kernel or output pointer");
+  *out = kernel->kernel->results().size();
+  return ATTN_OK;
+}
+
+int attn_kernel_result_info_at(const attn_kernel *kernel, size_t index,
+                               attn_tensor_info *out) {
+  if (!kernel || !out)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_kernel_result_info_at: null kernel or output pointer");
+  const auto &results = kernel->kernel->results();
+  if (index >= results.size())
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_kernel_result_info_at: result " + std::to_string(index) +
+                    " of " + std::to_string(results.size()));
+  if (results[index].shape.size() > ATTN_MAX_RANK)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_kernel_result_info_at: rank above ATTN_MAX_RANK");
+  fillInfo(results[index], out);
   return ATTN_OK;
 }
 
@@ -277,13 +318,32 @@ int attn_kernel_result_shape(attn_kernel *kernel, const DLTensor *inputs,
     if (!kernel || !shape)
       return fail(ATTN_ERROR_INVALID_ARGUMENT,
                   "attn_kernel_result_shape: null kernel or shape pointer");
+    if (int st = requireOneResult(kernel, "attn_kernel_result_shape",
+                                  "attn_kernel_result_shape_at"))
+      return st;
+    return attn_kernel_result_shape_at(kernel, 0, inputs, n, shape);
+  });
+}
+
+int attn_kernel_result_shape_at(attn_kernel *kernel, size_t index,
+                                const DLTensor *inputs, size_t n,
+                                int64_t *shape) {
+  return guarded("attn_kernel_result_shape_at", [&] {
+    if (!kernel || !shape)
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  "attn_kernel_result_shape_at: null kernel or shape pointer");
+    size_t count = kernel->kernel->results().size();
+    if (index >= count)
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  "attn_kernel_result_shape_at: result " +
+                      std::to_string(index) + " of " + std::to_string(count));
     auto views = viewsOf(inputs, n);
     if (!views)
       return fail(ATTN_ERROR_LAUNCH, views.takeError());
-    auto s = kernel->kernel->resultShape(*views);
+    auto s = kernel->kernel->resultShapes(*views);
     if (!s)
       return fail(ATTN_ERROR_LAUNCH, s.takeError());
-    std::copy(s->begin(), s->end(), shape);
+    std::copy((*s)[index].begin(), (*s)[index].end(), shape);
     return static_cast<int>(ATTN_OK);
   });
 }
@@ -300,6 +360,8 @@ int attn_launch(attn_kernel *kernel, const DLTensor *inputs, size_t n,
     if (!kernel || !output)
       return fail(ATTN_ERROR_INVALID_ARGUMENT,
                   "attn_launch: null kernel or output");
+    if (int st = requireOneResult(kernel, "attn_launch", "attn_launch_outputs"))
+      return st;
     auto views = viewsOf(inputs, n);
     if (!views)
       return fail(ATTN_ERROR_LAUNCH, views.takeError());
@@ -307,6 +369,26 @@ int attn_launch(attn_kernel *kernel, const DLTensor *inputs, size_t n,
     if (!out)
       return fail(ATTN_ERROR_LAUNCH, out.takeError());
     if (llvm::Error e = kernel->kernel->launch(*views, *out, stream))
+      return fail(ATTN_ERROR_LAUNCH, std::move(e));
+    return static_cast<int>(ATTN_OK);
+  });
+}
+
+int attn_launch_outputs(attn_kernel *kernel, const DLTensor *inputs,
+                        size_t n_inputs, const DLTensor *outputs,
+                        size_t n_outputs, void *stream) {
+  return guarded("attn_launch_outputs", [&] {
+    if (!kernel)
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  "attn_launch_outputs: null kernel");
+    auto views = viewsOf(inputs, n_inputs);
+    if (!views)
+      return fail(ATTN_ERROR_LAUNCH, views.takeError());
+    auto outs = viewsOf(outputs, n_outputs, "output");
+    if (!outs)
+      return fail(ATTN_ERROR_LAUNCH, outs.takeError());
+    if (llvm::Error e = kernel->kernel->launch(
+            *views, llvm::ArrayRef<attn::TensorView>(*outs), stream))
       return fail(ATTN_ERROR_LAUNCH, std::move(e));
     return static_cast<int>(ATTN_OK);
   });

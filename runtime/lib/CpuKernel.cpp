@@ -52,14 +52,6 @@ bool unitInnermost(const TensorView &v) {
   return r == 0 || v.shape[r - 1] <= 1 || v.stride(r - 1) == 1;
 }
 
-/// The bytes [first, last] a non-empty view touches.
-std::pair<uintptr_t, uintptr_t> span(const TensorView &v) {
-  uintptr_t lo = reinterpret_cast<uintptr_t>(v.data), hi = lo;
-  for (size_t d = 0; d < v.shape.size(); ++d)
-    hi += (v.shape[d] - 1) * v.stride(d) * dtypeSize(v.dtype);
-  return {lo, hi + dtypeSize(v.dtype) - 1};
-}
-
 /// libomp for multi-threaded kernels: $ATTN_LIBOMP, else the one found at
 /// configure time; "" when neither exists (kernels then run on one thread).
 /// An ATTN_LIBOMP naming no file is an error, not a silent single thread.
@@ -93,17 +85,21 @@ public:
   static Expected<std::shared_ptr<Kernel>> create(llvm::StringRef source,
                                                   const CompileOptions &options,
                                                   llvm::StringRef bufferName);
-  Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) override;
-  Error launch(llvm::ArrayRef<TensorView> inputs, const TensorView &output,
-               void *stream) override;
+  Expected<std::vector<HostArray>>
+  runAll(llvm::ArrayRef<HostArray> inputs) override;
+  using ProgramKernel::launch;
+  Error launch(llvm::ArrayRef<TensorView> inputs,
+               llvm::ArrayRef<TensorView> outputs, void *stream) override;
   Error probeReferencePart(Pipeline pipeline);
 
 private:
   /// Calls the entry function on checked host views: inputs read and the
-  /// output written where they lie, except a view with a non-unit innermost
-  /// stride (packed into a contiguous copy first) and an output whose bytes
-  /// overlap an input's (computed into a temporary, then copied).
-  Error invoke(llvm::ArrayRef<TensorView> inputs, const TensorView &output);
+  /// outputs written where they lie, except a view with a non-unit
+  /// innermost stride (packed into a contiguous copy first) and an output
+  /// whose bytes overlap an input's (computed into a temporary, then
+  /// copied).
+  Error invoke(llvm::ArrayRef<TensorView> inputs,
+               llvm::ArrayRef<TensorView> outputs);
   /// Fails when a run on `inputs` needs more memory than can be allocated.
   Error checkMemory(llvm::ArrayRef<TensorView> inputs);
 
@@ -258,20 +254,23 @@ Error CpuKernel::checkMemory(llvm::ArrayRef<TensorView> inputs) {
     work = it->second;
   }
   // Inputs converted to the argument types, the reference part's tensors,
-  // and the largest input again for a fused kernel's output ([B, Hq, T, Dv]
-  // is at most that of q or v).
+  // and the largest input again for each fused kernel's output ([B, Hq, T,
+  // Dv] is at most that of q or v).
   uint64_t inBytes = 0, largest = 0;
   for (auto [i, in] : llvm::enumerate(inputs)) {
     uint64_t b = checkedBytes(in.shape, dtypeSize(args[i].dtype)).value_or(0);
     inBytes = addBytes(inBytes, b);
     largest = std::max(largest, b);
   }
-  return checkAllocatable(addBytes(addBytes(inBytes, work), largest),
+  uint64_t outBytes = 0;
+  for (size_t i = 0; i < ress.size(); ++i)
+    outBytes = addBytes(outBytes, largest);
+  return checkAllocatable(addBytes(addBytes(inBytes, work), outBytes),
                           "running @" + entry + " on the CPU");
 }
 
 Error CpuKernel::invoke(llvm::ArrayRef<TensorView> inputs,
-                        const TensorView &output) {
+                        llvm::ArrayRef<TensorView> outputs) {
   if (Error e = checkMemory(inputs))
     return std::move(e);
   std::vector<std::vector<uint8_t>> copies;
@@ -289,17 +288,18 @@ Error CpuKernel::invoke(llvm::ArrayRef<TensorView> inputs,
     copyStrided(in, dense);
     descs.emplace_back(dense);
   }
-  bool overlaps = false;
-  if (output.numel())
-    for (const TensorView &in : inputs)
-      if (in.numel()) {
-        auto [olo, ohi] = span(output);
-        auto [ilo, ihi] = span(in);
-        overlaps |= olo <= ihi && ilo <= ohi;
-      }
-  bool direct = unitInnermost(output) && !overlaps;
-  TensorView target = direct ? output : contiguousCopy(output);
-  Descriptor out(target);
+  // An output the entry cannot write where it lies gets a temporary,
+  // copied out after the kernels ran.
+  llvm::SmallVector<TensorView, 2> targets;
+  llvm::SmallVector<Descriptor, 2> outs;
+  for (const TensorView &output : outputs) {
+    bool direct = unitInnermost(output) &&
+                  llvm::none_of(inputs, [&](const TensorView &in) {
+                    return viewsOverlap(output, in);
+                  });
+    targets.push_back(direct ? output : contiguousCopy(output));
+    outs.emplace_back(targets.back());
+  }
   // The plan's kernels in order, each called through its C interface with
   // pointers to the descriptors its arguments name.
   for (const LaunchPlan::Kernel &k : plan.kernels()) {
@@ -308,13 +308,15 @@ Error CpuKernel::invoke(llvm::ArrayRef<TensorView> inputs,
       if (a.kind == LaunchPlan::ArgKind::input &&
           a.index < static_cast<int64_t>(descs.size()))
         argPtrs.push_back(descs[a.index].words.data());
-      else if (a.kind == LaunchPlan::ArgKind::output)
-        argPtrs.push_back(out.words.data());
+      else if (a.kind == LaunchPlan::ArgKind::output &&
+               a.index < static_cast<int64_t>(outs.size()))
+        argPtrs.push_back(outs[a.index].words.data());
       else
         return createStringError(
             "internal error: the CPU executor passes views only, kernel " +
-            k.name + " asks for a " +
-            mlir::attn_launch::stringifyArgKind(a.kind).str());
+            k.name + " asks for " +
+            mlir::attn_launch::stringifyArgKind(a.kind).str() + " " +
+            std::to_string(a.index));
     }
     for (void *&p : argPtrs)
       packed.push_back(&p);
@@ -325,48 +327,51 @@ Error CpuKernel::invoke(llvm::ArrayRef<TensorView> inputs,
             *fnPtr, packed.data(), "running @" + entry + " on the CPU"))
       return e;
   }
-  if (!direct)
-    copyStrided(target, output);
+  for (auto [target, output] : llvm::zip(targets, outputs))
+    if (target.data != output.data)
+      copyStrided(target, output);
   return Error::success();
 }
 
-Expected<HostArray> CpuKernel::run(llvm::ArrayRef<HostArray> inputs) {
+Expected<std::vector<HostArray>>
+CpuKernel::runAll(llvm::ArrayRef<HostArray> inputs) {
   auto host = convertInputs(inputs);
   if (!host)
     return host.takeError();
-  std::vector<int64_t> shape;
-  {
-    std::vector<std::vector<int64_t>> shapes;
-    for (const TensorView &v : host->views)
-      shapes.emplace_back(v.shape.begin(), v.shape.end());
-    auto r = resultShapeAt(shapes);
-    if (!r)
-      return r.takeError();
-    shape = std::move(*r);
+  std::vector<std::vector<int64_t>> shapes;
+  for (const TensorView &v : host->views)
+    shapes.emplace_back(v.shape.begin(), v.shape.end());
+  auto resultShapes = resultShapeAt(shapes);
+  if (!resultShapes)
+    return resultShapes.takeError();
+  std::vector<HostArray> outs(ress.size());
+  std::vector<TensorView> views;
+  for (auto [i, out] : llvm::enumerate(outs)) {
+    out.dtype = ress[i].dtype;
+    out.shape = (*resultShapes)[i];
+    auto bytes = checkedBytes(out.shape, dtypeSize(out.dtype));
+    if (!bytes)
+      return createStringError("result " + std::to_string(i) + " of @" + entry +
+                               " would exceed 2^62 bytes");
+    out.bytes.resize(*bytes);
   }
-  HostArray out;
-  out.dtype = res.dtype;
-  out.shape = shape;
-  auto bytes = checkedBytes(shape, dtypeSize(res.dtype));
-  if (!bytes)
-    return createStringError("the result of @" + entry +
-                             " would exceed 2^62 bytes");
-  out.bytes.resize(*bytes);
-  TensorView view = TensorView::of(out);
-  if (Error e = invoke(host->views, view))
+  // Views only once every array has its final storage.
+  for (HostArray &out : outs)
+    views.push_back(TensorView::of(out));
+  if (Error e = invoke(host->views, views))
     return std::move(e);
-  return out;
+  return outs;
 }
 
 Error CpuKernel::launch(llvm::ArrayRef<TensorView> inputs,
-                        const TensorView &output, void *stream) {
+                        llvm::ArrayRef<TensorView> outputs, void *stream) {
   if (stream)
     return createStringError("a stream was given to a kernel that runs on "
                              "the CPU (pass nullptr)");
-  auto shape = checkLaunch(inputs, output, /*alignment=*/0);
-  if (!shape)
-    return shape.takeError();
-  return invoke(inputs, output);
+  auto shapes = checkLaunch(inputs, outputs, /*alignment=*/0);
+  if (!shapes)
+    return shapes.takeError();
+  return invoke(inputs, outputs);
 }
 
 } // namespace

@@ -75,11 +75,13 @@ public:
   create(llvm::StringRef source, const CompileOptions &options,
          llvm::StringRef bufferName, std::shared_ptr<cuda::Device> device);
   ~CudaKernel() override;
-  Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) override;
+  Expected<std::vector<HostArray>>
+  runAll(llvm::ArrayRef<HostArray> inputs) override;
   Expected<std::vector<double>> benchmark(llvm::ArrayRef<HostArray> inputs,
                                           unsigned runs) override;
-  Error launch(llvm::ArrayRef<TensorView> inputs, const TensorView &output,
-               void *stream) override;
+  using ProgramKernel::launch;
+  Error launch(llvm::ArrayRef<TensorView> inputs,
+               llvm::ArrayRef<TensorView> outputs, void *stream) override;
 
 private:
   /// Scratch of one stream: the plan's buffers, then contiguous copies of
@@ -101,8 +103,8 @@ private:
   Error copyView(const TensorView &src, const TensorView &dst, void *stream);
   /// launch(); with `wait`, synchronizes after each kernel (faults then
   /// name it).
-  Error launchOn(llvm::ArrayRef<TensorView> inputs, const TensorView &output,
-                 void *stream, bool wait);
+  Error launchOn(llvm::ArrayRef<TensorView> inputs,
+                 llvm::ArrayRef<TensorView> outputs, void *stream, bool wait);
   /// Enqueues the plan's kernels on dense device views.
   Error enqueue(llvm::ArrayRef<TensorView> views, const TensorView &outView,
                 llvm::ArrayRef<uint64_t> inputs, uint64_t output,
@@ -126,6 +128,13 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   auto kernel = std::make_shared<CudaKernel>();
   if (Error e = kernel->load(source, options.entry, bufferName))
     return std::move(e);
+  // The GPU launch plan writes one output view; an auto engine runs the
+  // rest on the CPU (Engine::compile).
+  if (kernel->ress.size() != 1)
+    return createStringError(
+        "the GPU backend runs entry functions with one result; @" +
+        options.entry + " returns " + std::to_string(kernel->ress.size()) +
+        " (several results run on the CPU)");
   kernel->dev = std::move(device);
   MLIRContext *ctx = kernel->ctx.get();
   DiagnosticCollector diags(ctx);
@@ -305,16 +314,19 @@ Error CudaKernel::copyView(const TensorView &src, const TensorView &dst,
 }
 
 Error CudaKernel::launch(llvm::ArrayRef<TensorView> inputs,
-                         const TensorView &output, void *stream) {
-  return launchOn(inputs, output, stream, /*wait=*/false);
+                         llvm::ArrayRef<TensorView> outputs, void *stream) {
+  return launchOn(inputs, outputs, stream, /*wait=*/false);
 }
 
 Error CudaKernel::launchOn(llvm::ArrayRef<TensorView> inputs,
-                           const TensorView &output, void *stream, bool wait) {
+                           llvm::ArrayRef<TensorView> outputs, void *stream,
+                           bool wait) {
   // cp.async and vector accesses read 16-byte chunks.
-  auto shape = checkLaunch(inputs, output, /*alignment=*/16);
+  auto shape = checkLaunch(inputs, outputs, /*alignment=*/16);
   if (!shape)
     return shape.takeError();
+  // create() refused several results: checkLaunch saw exactly one output.
+  const TensorView &output = outputs.front();
   auto onDevice = [&](const TensorView &v, const std::string &what) -> Error {
     size_t r = v.shape.size();
     if (r && v.shape[r - 1] > 1 && v.stride(r - 1) != 1)
@@ -425,6 +437,10 @@ Error CudaKernel::enqueue(llvm::ArrayRef<TensorView> views,
         ptr = inputs[arg.index];
         break;
       case LaunchPlan::ArgKind::output:
+        if (arg.index != 0)
+          return createStringError(
+              "internal error: kernel " + k.name + " asks for output " +
+              std::to_string(arg.index) + "; the GPU executor has one output");
         ptr = output;
         break;
       case LaunchPlan::ArgKind::scratch:
@@ -486,13 +502,15 @@ static Expected<DeviceArgs> uploadArgs(cuda::Device &dev,
   return std::move(d);
 }
 
-Expected<HostArray> CudaKernel::run(llvm::ArrayRef<HostArray> inputs) {
+Expected<std::vector<HostArray>>
+CudaKernel::runAll(llvm::ArrayRef<HostArray> inputs) {
   auto host = convertInputs(inputs);
   if (!host)
     return host.takeError();
   auto shape = resultShape(host->views);
   if (!shape)
     return shape.takeError();
+  const TensorSig &res = result();
   auto d = uploadArgs(*dev, host->views, res, *shape);
   if (!d)
     return d.takeError();
@@ -505,7 +523,9 @@ Expected<HostArray> CudaKernel::run(llvm::ArrayRef<HostArray> inputs) {
   if (Error e = dev->copyToHost(out.bytes.data(), d->buffers.back()->ptr,
                                 out.bytes.size()))
     return std::move(e);
-  return out;
+  std::vector<HostArray> outs;
+  outs.push_back(std::move(out));
+  return outs;
 }
 
 Expected<std::vector<double>>
@@ -516,7 +536,7 @@ CudaKernel::benchmark(llvm::ArrayRef<HostArray> inputs, unsigned runs) {
   auto shape = resultShape(host->views);
   if (!shape)
     return shape.takeError();
-  auto d = uploadArgs(*dev, host->views, res, *shape);
+  auto d = uploadArgs(*dev, host->views, result(), *shape);
   if (!d)
     return d.takeError();
   // One checked call first: faults surface with the kernel's name.

@@ -70,12 +70,49 @@ bool TensorView::isContiguous() const {
 
 Kernel::~Kernel() = default;
 
+Error Kernel::requireOneResult(llvm::StringRef what,
+                               llvm::StringRef instead) const {
+  if (ress.size() == 1)
+    return Error::success();
+  return createStringError(what.str() + " serves one-result kernels; @" +
+                           entry + " returns " + std::to_string(ress.size()) +
+                           " results: use " + instead.str());
+}
+
+Error Kernel::launch(llvm::ArrayRef<TensorView> inputs,
+                     const TensorView &output, void *stream) {
+  if (Error e = requireOneResult("launch(inputs, output)",
+                                 "launch(inputs, outputs) with one output "
+                                 "per result"))
+    return e;
+  return launch(inputs, llvm::ArrayRef<TensorView>(output), stream);
+}
+
+Expected<std::vector<int64_t>>
+Kernel::resultShape(llvm::ArrayRef<TensorView> inputs) {
+  if (Error e = requireOneResult("resultShape()", "resultShapes()"))
+    return std::move(e);
+  auto shapes = resultShapes(inputs);
+  if (!shapes)
+    return shapes.takeError();
+  return std::move(shapes->front());
+}
+
+Expected<HostArray> Kernel::run(llvm::ArrayRef<HostArray> inputs) {
+  if (Error e = requireOneResult("run()", "runAll()"))
+    return std::move(e);
+  auto all = runAll(inputs);
+  if (!all)
+    return all.takeError();
+  return std::move(all->front());
+}
+
 Expected<std::vector<double>>
 Kernel::benchmark(llvm::ArrayRef<HostArray> inputs, unsigned runs) {
   std::vector<double> ms;
   for (unsigned i = 0; i < runs; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    auto out = run(inputs);
+    auto out = runAll(inputs);
     if (!out)
       return out.takeError();
     ms.push_back(std::chrono::duration<double, std::milli>(

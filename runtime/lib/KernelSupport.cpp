@@ -148,14 +148,18 @@ Error ProgramKernel::load(llvm::StringRef source, llvm::StringRef entryName,
     note(g, gateArgs);
     note(beta, betaArgs);
   });
-  if (func.getNumResults() != 1)
+  if (func.getNumResults() == 0)
     return createStringError("@" + entry +
-                             " must return exactly one tensor, it returns " +
-                             std::to_string(func.getNumResults()));
-  auto r = sigOf(func.getResultTypes()[0], "the result");
-  if (!r)
-    return r.takeError();
-  res = *r;
+                             " must return at least one tensor, it returns "
+                             "none");
+  for (auto [i, t] : llvm::enumerate(func.getResultTypes())) {
+    auto r =
+        sigOf(t, func.getNumResults() == 1 ? std::string("the result")
+                                           : "result " + std::to_string(i));
+    if (!r)
+      return r.takeError();
+    ress.push_back(*r);
+  }
   return Error::success();
 }
 
@@ -309,7 +313,7 @@ InputChecker::check(ModuleOp program, llvm::StringRef entry,
   return shapes;
 }
 
-Expected<std::vector<int64_t>>
+Expected<std::vector<std::vector<int64_t>>>
 InputChecker::verify(ModuleOp program, llvm::StringRef entry,
                      const std::vector<std::vector<int64_t>> &shapes) {
   // Verifying clones the function: once per distinct set of input shapes,
@@ -319,7 +323,7 @@ InputChecker::verify(ModuleOp program, llvm::StringRef entry,
   if (it != verified.end())
     return it->second;
   auto func = program.lookupSymbol<func::FuncOp>(entry);
-  std::vector<int64_t> result;
+  std::vector<std::vector<int64_t>> result;
   if (Error e = verifyAtShapes(func, shapes, &result))
     return std::move(e);
   verified.emplace(shapes, result);
@@ -374,6 +378,16 @@ Error checkView(const TensorView &view, const TensorSig &sig, Device device,
   return Error::success();
 }
 
+bool viewsOverlap(const TensorView &a, const TensorView &b) {
+  if (!a.numel() || !b.numel())
+    return false;
+  // Both spans were bounded by checkView (or are of host arrays).
+  auto lo = [](const TensorView &v) {
+    return reinterpret_cast<uintptr_t>(v.data);
+  };
+  return lo(a) < lo(b) + *spanBytes(b) && lo(b) < lo(a) + *spanBytes(a);
+}
+
 std::optional<uint64_t> spanBytes(const TensorView &view) {
   uint64_t last = 0; // offset of the last element, in elements
   for (size_t d = 0; d < view.shape.size(); ++d) {
@@ -425,8 +439,8 @@ void copyStrided(const TensorView &src, const TensorView &dst) {
   }
 }
 
-Expected<std::vector<int64_t>>
-ProgramKernel::resultShape(llvm::ArrayRef<TensorView> inputs) {
+Expected<std::vector<std::vector<int64_t>>>
+ProgramKernel::resultShapes(llvm::ArrayRef<TensorView> inputs) {
   if (inputs.size() != args.size())
     return createStringError("@" + entry + " takes " +
                              std::to_string(args.size()) + " inputs, got " +
@@ -442,79 +456,78 @@ ProgramKernel::resultShape(llvm::ArrayRef<TensorView> inputs) {
   return resultShapeAt(shapes);
 }
 
-Expected<std::vector<int64_t>>
-ProgramKernel::resultShapeAt(const std::vector<std::vector<int64_t>> &shapes) {
-  auto r = checker.verify(*program, entry, shapes);
-  if (!r || !r->empty() || res.shape.empty())
-    return r;
-  // Not from an attn op: a static result type, or an argument returned.
-  if (llvm::none_of(res.shape, [](int64_t d) { return d < 0; }))
-    return res.shape;
-  auto fn = program->lookupSymbol<func::FuncOp>(entry);
-  Value returned = fn.getBody().front().getTerminator()->getOperand(0);
+namespace {
+/// The shape of `returned` (a result not from an attn op) at input
+/// `shapes`: a returned argument's, or, in a block program written by hand
+/// (its launches fill a buffer), that of a to_tensor of a memref.alloc
+/// whose dynamic sizes are tensor.dim of arguments at constant indices.
+std::optional<std::vector<int64_t>>
+shapeOfReturned(func::FuncOp fn, Value returned,
+                const std::vector<std::vector<int64_t>> &shapes) {
   if (auto arg = dyn_cast<BlockArgument>(returned))
     return shapes[arg.getArgNumber()];
-  // A block program written by hand (its launches fill a buffer): the
-  // result is to_tensor of a memref.alloc whose dynamic sizes are
-  // tensor.dim of arguments at constant indices.
-  if (auto toTensor = returned.getDefiningOp<bufferization::ToTensorOp>())
-    if (auto alloc = toTensor.getBuffer().getDefiningOp<memref::AllocOp>()) {
-      std::vector<int64_t> shape;
-      auto sizes = alloc.getDynamicSizes();
-      size_t next = 0;
-      bool known = true;
-      for (int64_t d : alloc.getType().getShape()) {
-        if (d >= 0) {
-          shape.push_back(d);
-          continue;
-        }
-        auto dim = sizes[next++].getDefiningOp<tensor::DimOp>();
-        auto arg = dim ? dyn_cast<BlockArgument>(dim.getSource()) : nullptr;
-        std::optional<int64_t> index =
-            dim ? dim.getConstantIndex() : std::nullopt;
-        if (!arg || !index || arg.getOwner() != &fn.getBody().front() ||
-            *index >= static_cast<int64_t>(shapes[arg.getArgNumber()].size())) {
-          known = false;
-          break;
-        }
-        shape.push_back(shapes[arg.getArgNumber()][*index]);
-      }
-      if (known)
-        return shape;
+  auto toTensor = returned.getDefiningOp<bufferization::ToTensorOp>();
+  auto alloc = toTensor ? toTensor.getBuffer().getDefiningOp<memref::AllocOp>()
+                        : memref::AllocOp();
+  if (!alloc)
+    return std::nullopt;
+  std::vector<int64_t> shape;
+  auto sizes = alloc.getDynamicSizes();
+  size_t next = 0;
+  for (int64_t d : alloc.getType().getShape()) {
+    if (d >= 0) {
+      shape.push_back(d);
+      continue;
     }
-  return createStringError("cannot infer the result shape of @" + entry +
-                           " (its result does not come from an attn op)");
+    auto dim = sizes[next++].getDefiningOp<tensor::DimOp>();
+    auto arg = dim ? dyn_cast<BlockArgument>(dim.getSource()) : nullptr;
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    if (!arg || !index || arg.getOwner() != &fn.getBody().front() ||
+        *index >= static_cast<int64_t>(shapes[arg.getArgNumber()].size()))
+      return std::nullopt;
+    shape.push_back(shapes[arg.getArgNumber()][*index]);
+  }
+  return shape;
+}
+} // namespace
+
+Expected<std::vector<std::vector<int64_t>>>
+ProgramKernel::resultShapeAt(const std::vector<std::vector<int64_t>> &shapes) {
+  auto r = checker.verify(*program, entry, shapes);
+  if (!r)
+    return r;
+  std::vector<std::vector<int64_t>> out = *r;
+  auto fn = program->lookupSymbol<func::FuncOp>(entry);
+  Operation *ret = fn.getBody().front().getTerminator();
+  for (auto [i, shape] : llvm::enumerate(out)) {
+    const TensorSig &sig = ress[i];
+    // Known from the attn ops, a rank-0 result, or a static result type.
+    if (!shape.empty() || sig.shape.empty() ||
+        llvm::none_of(sig.shape, [](int64_t d) { return d < 0; })) {
+      if (shape.empty())
+        shape = sig.shape;
+      continue;
+    }
+    std::optional<std::vector<int64_t>> known =
+        shapeOfReturned(fn, ret->getOperand(i), shapes);
+    if (!known)
+      return createStringError(
+          "cannot infer the shape of " +
+          (ress.size() == 1 ? std::string("the result")
+                            : "result " + std::to_string(i)) +
+          " of @" + entry + " (it does not come from an attn op)");
+    shape = std::move(*known);
+  }
+  return out;
 }
 
-Expected<std::vector<int64_t>>
-ProgramKernel::checkLaunch(llvm::ArrayRef<TensorView> inputs,
-                           const TensorView &output, size_t alignment) {
-  if (inputs.size() != args.size())
-    return createStringError("@" + entry + " takes " +
-                             std::to_string(args.size()) + " inputs, got " +
-                             std::to_string(inputs.size()));
-  std::vector<std::vector<int64_t>> shapes;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (Error e = checkView(inputs[i], args[i], dev, alignment,
-                            "input " + std::to_string(i)))
-      return std::move(e);
-    shapes.emplace_back(inputs[i].shape.begin(), inputs[i].shape.end());
-  }
-  if (Error e = checkView(output, res, dev, alignment, "the output"))
-    return std::move(e);
-  auto result = resultShapeAt(shapes);
-  if (!result)
-    return result.takeError();
-  if (!llvm::equal(*result, llvm::ArrayRef<int64_t>(output.shape))) {
-    TensorSig want{res.dtype, *result}, got{output.dtype, {}};
-    got.shape.assign(output.shape.begin(), output.shape.end());
-    return createStringError("the output must be " + want.str() +
-                             " for these inputs, got " + got.str());
-  }
-  // Written in place: two elements sharing an address would race, and a
-  // zero stride puts every element of its dim at one address. The strides
-  // sorted, each must step over everything the smaller ones span (checkView
-  // bounded the span, so the products cannot wrap).
+/// Refuses an output whose elements share addresses: written in place, two
+/// elements at one address would race, and a zero stride puts every
+/// element of its dim at one address. The strides sorted, each must step
+/// over everything the smaller ones span (checkView bounded the span, so
+/// the products cannot wrap).
+static Error checkOutputStrides(const TensorView &output,
+                                llvm::StringRef what) {
   llvm::SmallVector<std::pair<uint64_t, uint64_t>, 4> dims; // (stride, extent)
   for (size_t d = 0; d < output.shape.size(); ++d)
     if (output.shape[d] > 1)
@@ -523,10 +536,63 @@ ProgramKernel::checkLaunch(llvm::ArrayRef<TensorView> inputs,
   for (size_t d = 0; d < dims.size(); ++d)
     if (dims[d].first == 0 ||
         (d > 0 && dims[d].first < dims[d - 1].first * dims[d - 1].second))
-      return createStringError("the output's strides make elements overlap");
+      return createStringError(what.str() + "'s strides make elements overlap");
+  return Error::success();
+}
+
+Expected<std::vector<std::vector<int64_t>>>
+ProgramKernel::checkLaunch(llvm::ArrayRef<TensorView> inputs,
+                           llvm::ArrayRef<TensorView> outputs,
+                           size_t alignment) {
+  if (inputs.size() != args.size())
+    return createStringError("@" + entry + " takes " +
+                             std::to_string(args.size()) + " inputs, got " +
+                             std::to_string(inputs.size()));
+  if (outputs.size() != ress.size())
+    return createStringError(
+        "@" + entry + " returns " + std::to_string(ress.size()) + " result" +
+        (ress.size() == 1 ? "" : "s") + ", got " +
+        std::to_string(outputs.size()) + " output" +
+        (outputs.size() == 1 ? "" : "s") + " (one per result)");
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (Error e = checkView(inputs[i], args[i], dev, alignment,
+                            "input " + std::to_string(i)))
+      return std::move(e);
+    shapes.emplace_back(inputs[i].shape.begin(), inputs[i].shape.end());
+  }
+  // One result keeps the messages' old name, "the output".
+  auto name = [&](size_t i) {
+    return ress.size() == 1 ? std::string("the output")
+                            : "output " + std::to_string(i);
+  };
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (Error e = checkView(outputs[i], ress[i], dev, alignment, name(i)))
+      return std::move(e);
+  auto results = resultShapeAt(shapes);
+  if (!results)
+    return results.takeError();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorView &out = outputs[i];
+    if (!llvm::equal((*results)[i], llvm::ArrayRef<int64_t>(out.shape))) {
+      TensorSig want{ress[i].dtype, (*results)[i]}, got{out.dtype, {}};
+      got.shape.assign(out.shape.begin(), out.shape.end());
+      return createStringError(name(i) + " must be " + want.str() +
+                               " for these inputs, got " + got.str());
+    }
+    if (Error e = checkOutputStrides(out, name(i)))
+      return std::move(e);
+    // Each result is written where it lies: two outputs on the same bytes
+    // would overwrite each other.
+    for (size_t j = 0; j < i; ++j)
+      if (viewsOverlap(outputs[j], out))
+        return createStringError(
+            "outputs " + std::to_string(j) + " and " + std::to_string(i) +
+            " overlap in memory; each result needs its own memory");
+  }
   if (Error e = checkInputValues(inputs))
     return std::move(e);
-  return result;
+  return results;
 }
 
 Expected<ProgramKernel::HostInputs>

@@ -68,23 +68,24 @@ llvm::Expected<std::vector<uint8_t>> convertTo(const HostArray &in, DType want,
 
 /// Checks input shapes against the entry signature and, once per distinct
 /// set of shapes, against the op verifiers at those shapes; remembers the
-/// result shape each set gives. Thread-safe.
+/// result shapes each set gives. Thread-safe.
 class InputChecker {
 public:
   /// The inputs' shapes once they match the signature and the verifiers.
   llvm::Expected<std::vector<std::vector<int64_t>>>
   check(ModuleOp program, llvm::StringRef entry,
         const std::vector<TensorSig> &args, llvm::ArrayRef<HostArray> inputs);
-  /// The result shape for input `shapes` (already matching the signature);
-  /// empty when the result does not come from an attn op (then only the
-  /// compiled function knows it).
-  llvm::Expected<std::vector<int64_t>>
+  /// Every result's shape for input `shapes` (already matching the
+  /// signature); one is empty when its result does not come from an attn
+  /// op (then only the compiled function knows it).
+  llvm::Expected<std::vector<std::vector<int64_t>>>
   verify(ModuleOp program, llvm::StringRef entry,
          const std::vector<std::vector<int64_t>> &shapes);
 
 private:
   std::mutex mutex;
-  std::map<std::vector<std::vector<int64_t>>, std::vector<int64_t>> verified;
+  std::map<std::vector<std::vector<int64_t>>, std::vector<std::vector<int64_t>>>
+      verified;
 };
 
 /// Checks one launch() view against its signature: dtype, device, rank and
@@ -94,6 +95,10 @@ private:
 llvm::Error checkView(const TensorView &view, const TensorSig &sig,
                       Device device, size_t alignment, llvm::StringRef what,
                       bool memory = true);
+
+/// Whether the bytes two non-empty views span (first to last element)
+/// intersect; false when either is empty.
+bool viewsOverlap(const TensorView &a, const TensorView &b);
 
 /// The bytes from `view.data` to the end of its last element, or nullopt
 /// above 2^62 (checked arithmetic: strides from a caller may be anything).
@@ -111,16 +116,18 @@ void copyStrided(const TensorView &src, const TensorView &dst);
 
 /// What every compiled kernel keeps: its context, the program as given (it
 /// is re-verified at the input shapes), the entry function and its
-/// signature (Kernel's arguments() and result()).
+/// signature (Kernel's arguments() and results()).
 class ProgramKernel : public Kernel {
 public:
-  llvm::Expected<std::vector<int64_t>>
-  resultShape(llvm::ArrayRef<TensorView> inputs) override;
+  using Kernel::launch;
+  llvm::Expected<std::vector<std::vector<int64_t>>>
+  resultShapes(llvm::ArrayRef<TensorView> inputs) override;
 
 protected:
-  /// The result shape at input `shapes` (matching the signature): from the
-  /// attn ops, else a static result type or a returned argument's shape.
-  llvm::Expected<std::vector<int64_t>>
+  /// Every result's shape at input `shapes` (matching the signature): from
+  /// the attn ops, else a static result type or a returned argument's
+  /// shape.
+  llvm::Expected<std::vector<std::vector<int64_t>>>
   resultShapeAt(const std::vector<std::vector<int64_t>> &shapes);
   /// Creates the context, parses `source` and reads @entry's signature.
   llvm::Error load(llvm::StringRef source, llvm::StringRef entry,
@@ -134,12 +141,12 @@ protected:
         return std::move(e);
     return shapes;
   }
-  /// Checks launch()'s views (count, each view, the shape relations, the
-  /// output's shape and that it does not overlap itself); returns the
-  /// result shape.
-  llvm::Expected<std::vector<int64_t>>
-  checkLaunch(llvm::ArrayRef<TensorView> inputs, const TensorView &output,
-              size_t alignment);
+  /// Checks launch()'s views (counts, each view, the shape relations, each
+  /// output's shape, that no output overlaps itself or another output);
+  /// returns the result shapes.
+  llvm::Expected<std::vector<std::vector<int64_t>>>
+  checkLaunch(llvm::ArrayRef<TensorView> inputs,
+              llvm::ArrayRef<TensorView> outputs, size_t alignment);
   /// run()'s inputs converted to the signature's dtypes, as host views.
   struct HostInputs {
     std::vector<std::vector<uint8_t>> storage;
@@ -158,7 +165,6 @@ protected:
 
   std::unique_ptr<MLIRContext> ctx;
   OwningOpRef<ModuleOp> program;
-  std::string entry;
   /// Entry arguments used as a log forget gate (`g` of scores/attention)
   /// and as PaTH's beta.
   std::vector<size_t> gateArgs, betaArgs;

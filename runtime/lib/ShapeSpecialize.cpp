@@ -98,7 +98,7 @@ uint64_t materializedBytes(func::FuncOp func,
 
 llvm::Error verifyAtShapes(func::FuncOp func,
                            const std::vector<std::vector<int64_t>> &shapes,
-                           std::vector<int64_t> *resultShape) {
+                           std::vector<std::vector<int64_t>> *resultShapes) {
   auto [scratch, clone] = cloneAtShapes(func, shapes);
   std::string messages;
   llvm::raw_string_ostream os(messages);
@@ -115,13 +115,14 @@ llvm::Error verifyAtShapes(func::FuncOp func,
       failedAny = true;
   });
   if (!failedAny) {
-    if (!resultShape)
+    if (!resultShapes)
       return llvm::Error::success();
     auto ret = cast<func::ReturnOp>(clone.getBody().front().getTerminator());
-    auto t = dyn_cast<RankedTensorType>(ret.getOperand(0).getType());
-    resultShape->clear();
-    if (t && t.hasStaticShape())
-      resultShape->assign(t.getShape().begin(), t.getShape().end());
+    resultShapes->assign(ret.getNumOperands(), {});
+    for (auto [shape, v] : llvm::zip(*resultShapes, ret.getOperands()))
+      if (auto t = dyn_cast<RankedTensorType>(v.getType());
+          t && t.hasStaticShape())
+        shape.assign(t.getShape().begin(), t.getShape().end());
     return llvm::Error::success();
   }
   return llvm::createStringError("the inputs' shapes do not fit the program: " +

@@ -15,13 +15,14 @@ namespace attn {
 /// relations between dynamic sizes (GQA divisibility, T <= S, a group size
 /// dividing H, matching sequence lengths) can only be checked once the
 /// inputs are known; this reuses the op verifiers for that instead of a
-/// second copy of their rules. With `resultShape`, also stores the shape
-/// of the (single) result at those input shapes, refined through the attn
-/// ops; left empty when a dynamic result dim stays unknown (the result does
-/// not come from an attn op).
-llvm::Error verifyAtShapes(mlir::func::FuncOp func,
-                           const std::vector<std::vector<int64_t>> &shapes,
-                           std::vector<int64_t> *resultShape = nullptr);
+/// second copy of their rules. With `resultShapes`, also stores the shape
+/// of every result (in result order) at those input shapes, refined
+/// through the attn ops; one left empty when a dynamic dim of it stays
+/// unknown (that result does not come from an attn op).
+llvm::Error
+verifyAtShapes(mlir::func::FuncOp func,
+               const std::vector<std::vector<int64_t>> &shapes,
+               std::vector<std::vector<int64_t>> *resultShapes = nullptr);
 
 } // namespace attn
 

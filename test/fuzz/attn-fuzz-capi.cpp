@@ -1,9 +1,10 @@
 //===- attn-fuzz-capi.cpp - bounded fuzzer of the C API's tensor views ----===//
 //
-// Launches small compiled kernels (plain, FoX, PaTH) through attn_launch on
-// DLTensors with mutated metadata: null and misaligned data pointers, byte
-// offsets (from no memory, wrapping the address space), dtypes, ranks,
-// shapes, strides (zero, huge, overflowing), devices, input counts. Buffers
+// Launches small compiled kernels (plain, FoX, PaTH) through attn_launch and
+// attn_launch_outputs on DLTensors with mutated metadata: null and
+// misaligned data pointers, byte offsets (from no memory, wrapping the
+// address space), dtypes, ranks, shapes, strides (zero, huge, overflowing),
+// devices, input and output counts. Buffers
 // are allocated after the mutation to hold the whole view, so a launch that
 // passes the checks reads and writes only memory of the fuzzer; a view that
 // no check could bound is not generated. A crash or a sanitizer report is a
@@ -252,9 +253,17 @@ int main(int argc, char **argv) {
       n = size_t(pick(rng, 0, int64_t(nargs) - 1));
       mustFail = true;
     }
-    int s =
-        attn_launch(kernels[which], pick(rng, 0, 60) ? inputs.data() : nullptr,
-                    n, &views[nargs]->t, nullptr);
+    const DLTensor *in = pick(rng, 0, 60) ? inputs.data() : nullptr;
+    int s;
+    if (pick(rng, 0, 1)) {
+      s = attn_launch(kernels[which], in, n, &views[nargs]->t, nullptr);
+    } else {
+      // attn_launch_outputs: the one output, now and then a wrong count.
+      DLTensor outs[2] = {views[nargs]->t, views[nargs]->t};
+      size_t nOut = pick(rng, 0, 20) ? 1 : size_t(pick(rng, 0, 1)) * 2;
+      mustFail |= nOut != 1;
+      s = attn_launch_outputs(kernels[which], in, n, outs, nOut, nullptr);
+    }
     if (s == 0 && mustFail) {
       std::fprintf(stderr,
                    "attn-fuzz-capi: error: run %llu (seed %llu): a launch "

@@ -2,8 +2,9 @@
  *
  * Compiled as C and linked against libattn.so only. Checks the signature
  * query, a launch on BSHD buffers (strided DLTensors) against a naive fp64
- * loop, the same kernel at a second shape, and that every misuse returns a
- * non-zero status with a message naming the problem. Inputs are fresh
+ * loop, the same kernel at a second shape, a kernel with three results
+ * (attn_launch_outputs), and that every misuse returns a non-zero status
+ * with a message naming the problem. Inputs are fresh
  * random numbers (the seed is printed); the output is poisoned with NaN.
  *
  *===----------------------------------------------------------------------===*/
@@ -44,6 +45,22 @@ static const char *kProgram =
     "       tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>) -> "
     "tensor<?x?x?x16xf32>\n"
     "  return %o : tensor<?x?x?x16xf32>\n"
+    "}\n";
+
+/* Three results: attention, attention with q and k swapped, and q itself
+ * (an argument returned: copied into its output). */
+static const char *kThreeResults =
+    "func.func @main(%q: tensor<?x?x?x16xf32>, %k: tensor<?x?x?x16xf32>,\n"
+    "                %v: tensor<?x?x?x16xf32>) -> (tensor<?x?x?x16xf32>,\n"
+    "                tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>) {\n"
+    "  %o = attn.attention %q, %k, %v : (tensor<?x?x?x16xf32>,\n"
+    "       tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>) -> "
+    "tensor<?x?x?x16xf32>\n"
+    "  %o2 = attn.attention %k, %q, %v : (tensor<?x?x?x16xf32>,\n"
+    "       tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>) -> "
+    "tensor<?x?x?x16xf32>\n"
+    "  return %o, %o2, %q : tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>,\n"
+    "         tensor<?x?x?x16xf32>\n"
     "}\n";
 
 enum { D = 16 };
@@ -190,6 +207,88 @@ static void run_shape(attn_kernel *kernel, int64_t B, int64_t H, int64_t T) {
   free(q), free(k), free(v), free(o);
 }
 
+/* The three-result kernel on BSHD buffers against the naive loop, and the
+ * misuses particular to several results. */
+static void run_three_results(attn_engine *engine, int64_t B, int64_t H,
+                              int64_t T) {
+  attn_kernel *kernel = NULL;
+  int s =
+      attn_compile(engine, kThreeResults, strlen(kThreeResults), NULL, &kernel);
+  CHECK(s == 0 && kernel, "attn_compile: %s", attn_last_error());
+  if (!kernel)
+    return;
+  size_t nres = 0;
+  CHECK(attn_kernel_num_results(kernel, &nres) == 0 && nres == 3, "%zu results",
+        nres);
+  attn_tensor_info info;
+  CHECK(attn_kernel_result_info_at(kernel, 2, &info) == 0 && info.ndim == 4 &&
+            info.shape[0] == -1 && info.shape[3] == D,
+        "result 2 info: %s", attn_last_error());
+  expect_error(attn_kernel_result_info_at(kernel, 3, &info),
+               ATTN_ERROR_INVALID_ARGUMENT, "result 3 of 3");
+  expect_error(attn_kernel_result_info(kernel, &info),
+               ATTN_ERROR_INVALID_ARGUMENT,
+               "returns 3 results; use attn_kernel_result_info_at");
+
+  size_t n = (size_t)(B * H * T * D);
+  float *buf[6];
+  for (int i = 0; i < 6; ++i)
+    buf[i] = malloc(n * sizeof(float));
+  for (size_t i = 0; i < n; ++i) {
+    buf[0][i] = (float)(2 * uniform() - 1);
+    buf[1][i] = (float)(2 * uniform() - 1);
+    buf[2][i] = (float)(2 * uniform() - 1);
+    buf[3][i] = buf[4][i] = buf[5][i] = NAN;
+  }
+  int64_t shapes[6][4], strides[6][4];
+  DLTensor t[6];
+  for (int i = 0; i < 6; ++i)
+    t[i] = tensor(buf[i], shapes[i], strides[i], B, H, T);
+  int64_t rshape[4] = {0, 0, 0, 0};
+  s = attn_kernel_result_shape_at(kernel, 1, t, 3, rshape);
+  CHECK(s == 0 && rshape[0] == B && rshape[2] == T && rshape[3] == D,
+        "result 1 shape: %s", attn_last_error());
+  expect_error(attn_kernel_result_shape(kernel, t, 3, rshape),
+               ATTN_ERROR_INVALID_ARGUMENT,
+               "returns 3 results; use attn_kernel_result_shape_at");
+  expect_error(attn_kernel_result_shape_at(kernel, 5, t, 3, rshape),
+               ATTN_ERROR_INVALID_ARGUMENT, "result 5 of 3");
+
+  s = attn_launch_outputs(kernel, t, 3, t + 3, 3, NULL);
+  CHECK(s == 0, "attn_launch_outputs: %s", attn_last_error());
+  double err0 = naive_error(buf[0], buf[1], buf[2], buf[3], B, H, T);
+  double err1 = naive_error(buf[1], buf[0], buf[2], buf[4], B, H, T);
+  CHECK(memcmp(buf[5], buf[0], n * sizeof(float)) == 0,
+        "result 2 is not a copy of q");
+  printf("C API, three results, BSHD B=%lld H=%lld T=%lld: max relative "
+         "errors %.3e, %.3e\n",
+         (long long)B, (long long)H, (long long)T, err0, err1);
+  CHECK(err0 <= 1e-5 && err1 <= 1e-5, "relative errors %.3e, %.3e", err0, err1);
+
+  expect_error(attn_launch(kernel, t, 3, t + 3, NULL),
+               ATTN_ERROR_INVALID_ARGUMENT,
+               "returns 3 results; use attn_launch_outputs");
+  expect_error(attn_launch_outputs(kernel, t, 3, t + 3, 2, NULL),
+               ATTN_ERROR_LAUNCH, "@main returns 3 results, got 2 outputs");
+  expect_error(attn_launch_outputs(kernel, t, 3, NULL, 3, NULL),
+               ATTN_ERROR_LAUNCH, "null outputs array for 3 outputs");
+  t[4].dtype.bits = 16;
+  expect_error(attn_launch_outputs(kernel, t, 3, t + 3, 3, NULL),
+               ATTN_ERROR_LAUNCH,
+               "output 1 (tensor<?x?x?x16xf32>): element type f16");
+  t[4].dtype.bits = 32;
+  shapes[5][2] = T + 1;
+  expect_error(attn_launch_outputs(kernel, t, 3, t + 3, 3, NULL),
+               ATTN_ERROR_LAUNCH, "output 2 must be tensor<");
+  shapes[5][2] = T;
+  t[5].data = buf[4];
+  expect_error(attn_launch_outputs(kernel, t, 3, t + 3, 3, NULL),
+               ATTN_ERROR_LAUNCH, "outputs 1 and 2 overlap in memory");
+  for (int i = 0; i < 6; ++i)
+    free(buf[i]);
+  attn_kernel_destroy(kernel);
+}
+
 int main(void) {
   rng = (uint64_t)time(NULL) ^ (uint64_t)clock();
   printf("seed %llu\n", (unsigned long long)rng);
@@ -205,6 +304,8 @@ int main(void) {
   DLDevice dev;
   CHECK(attn_engine_device(engine, &dev) == 0 && dev.device_type == kDLCPU,
         "engine device");
+
+  run_three_results(engine, 2, 3, 29);
 
   attn_kernel *kernel = NULL;
   expect_error(attn_compile(engine, "func.func @main(", 16, NULL, &kernel),
@@ -248,6 +349,9 @@ int main(void) {
   CHECK(attn_kernel_result_info(kernel, &info) == 0 && info.ndim == 4 &&
             info.shape[3] == D,
         "result info");
+  size_t nres = 0;
+  CHECK(attn_kernel_num_results(kernel, &nres) == 0 && nres == 1, "%zu results",
+        nres);
   CHECK(attn_kernel_device(kernel, &dev) == 0 && dev.device_type == kDLCPU,
         "kernel device");
   CHECK(attn_kernel_remark(kernel, 1000) == NULL, "remark past the end");

@@ -3,7 +3,8 @@
 Plain and FoX attention, f32, on fresh random inputs (the seed is printed)
 in BHSD and BSHD layouts (transposed views: DLPack strides), the output
 poisoned with NaN or allocated by the module, one kernel at several shapes,
-compared with an fp64 NumPy loop; bad inputs raise attn.Error naming the
+compared with an fp64 NumPy loop; a kernel with three results (a tuple of
+arrays, allocated or passed as out=); bad inputs raise attn.Error naming the
 argument. Exit status 1 on any failure.
 """
 
@@ -33,6 +34,54 @@ def program(variant, D):
     return (f"func.func @main({args}) -> {t} {{\n"
             f"  %o = attn.attention %q, %k, %v{' gate(%g)' if gate else ''}"
             f" : ({types}) -> {t}\n  return %o : {t}\n}}\n")
+
+
+def three_results(D):
+    """Attention, attention with q and k swapped, and q itself."""
+    t = f"tensor<?x?x?x{D}xf32>"
+    att = f"({t}, {t}, {t}) -> {t}"
+    return (f"func.func @main(%q: {t}, %k: {t}, %v: {t}) -> "
+            f"({t}, {t}, {t}) {{\n"
+            f"  %o = attn.attention %q, %k, %v : {att}\n"
+            f"  %o2 = attn.attention %k, %q, %v : {att}\n"
+            f"  return %o, %o2, %q : {t}, {t}, {t}\n}}\n")
+
+
+def check_three_results(engine, rng, D, raises):
+    kernel = engine.compile(three_results(D))
+    check(len(kernel.results) == 3 and kernel.result == kernel.results[0],
+          f"three results: {kernel.results}")
+    q, k, v = inputs(rng, "plain", 2, 2, 11, D, "bshd")
+    wants = [reference(q, k, v), reference(k, q, v), q]
+    check(kernel.result_shapes(q, k, v) == [(2, 2, 11, D)] * 3,
+          f"result_shapes {kernel.result_shapes(q, k, v)}")
+    got = kernel(q, k, v)
+    check(isinstance(got, tuple) and len(got) == 3, "three results: a tuple")
+    for i, (g, w) in enumerate(zip(got, wants)):
+        err = rel_error(g, w)
+        check(err <= 1e-5, f"allocated result {i}: error {err:.3e} > 1e-5")
+    # Caller-owned outputs, poisoned; the second a BSHD view.
+    outs = [np.full((2, 2, 11, D), np.nan, np.float32),
+            np.full((2, 11, 2, D), np.nan, np.float32).transpose(0, 2, 1, 3),
+            np.full((2, 2, 11, D), np.nan, np.float32)]
+    back = kernel(q, k, v, out=tuple(outs))
+    check(all(a is b for a, b in zip(back, outs)), "out= returned as given")
+    for i, (g, w) in enumerate(zip(outs, wants)):
+        err = rel_error(g, w)
+        print(f"python three results, output {i}: max relative error "
+              f"{err:.3e}")
+        check(err <= 1e-5, f"out= result {i}: error {err:.3e} > 1e-5")
+    raises(lambda: kernel(q, k, v, out=outs[0]),
+           "pass out= as a tuple of arrays")
+    raises(lambda: kernel(q, k, v, out=tuple(outs[:2])),
+           "@main returns 3 results, got 2 outputs")
+    raises(lambda: kernel(q, k, v, out=(outs[0], outs[1].astype(np.float64),
+                                        outs[2])),
+           "output 1 (tensor<?x?x?x32xf32>): element type f64")
+    raises(lambda: kernel(q, k, v, out=(outs[0], outs[1], outs[1])),
+           "outputs 1 and 2 overlap in memory")
+    raises(lambda: kernel.result_shape(q, k, v),
+           "use attn_kernel_result_shape_at")
 
 
 def reference(q, k, v, g=None):
@@ -180,6 +229,7 @@ def main():
     frozen.flags.writeable = False
     raises(lambda: kernel(q, k, v, out=frozen), "the output is read-only")
     raises(lambda: attn.Engine("tpu"), "unknown device 'tpu'")
+    check_three_results(engine, rng, D, raises)
 
     if failures:
         print(f"{len(failures)} checks failed", file=sys.stderr)

@@ -1,8 +1,8 @@
 //===- attn-run.cpp - run a function of an attn program -------------------===//
 //
 // Compiles one function of a .mlir file for the default device (or
-// --device), runs it on .npy inputs or on seeded random ones, writes the
-// result as .npy, and optionally checks it against the fp64 oracle and
+// --device), runs it on .npy inputs or on seeded random ones, writes its
+// results as .npy, and optionally checks each against the fp64 oracle and
 // times it. Every failure is a message and a non-zero exit status.
 //
 //===----------------------------------------------------------------------===//
@@ -44,8 +44,11 @@ static cl::opt<std::string> entry("entry", cl::desc("Function to run"),
 static cl::opt<std::string>
     inputs("inputs", cl::desc("Comma-separated .npy inputs, in argument order"),
            cl::cat(category));
-static cl::opt<std::string> output("output", cl::desc("Write the result .npy"),
-                                   cl::cat(category));
+static cl::opt<std::string>
+    output("output",
+           cl::desc("Write the result .npy (several results: PATH without "
+                    ".npy, then 0.npy, 1.npy, ...)"),
+           cl::cat(category));
 static cl::opt<std::string>
     device("device",
            cl::desc("cpu or cuda (default: ATTN_DEVICE, else the "
@@ -206,17 +209,20 @@ fileArgs(const attn::Kernel &kernel) {
   return args;
 }
 
-/// --check: `result` against the fp64 oracle's evaluation of `func` on
-/// `args`, as the text of the result line and whether it is within the
-/// bounds.
-struct CheckOutcome {
-  std::string text;
-  bool ok = true;
-};
-static Expected<CheckOutcome> checkResult(mlir::func::FuncOp func,
-                                          const attn::Kernel &kernel,
-                                          ArrayRef<attn::HostArray> args,
-                                          const attn::HostArray &result) {
+/// --output's file of result `i` of `n`: the path itself for one result,
+/// else the path without ".npy" followed by i and ".npy".
+static std::string outputPath(size_t i, size_t n) {
+  if (n == 1)
+    return output;
+  StringRef stem = StringRef(output);
+  stem.consume_back(".npy");
+  return (stem + Twine(i) + ".npy").str();
+}
+
+/// The fp64 oracle's evaluation of `func` on `args`: every result.
+static Expected<std::vector<attn::ref::Tensor>>
+oracleResults(mlir::func::FuncOp func, const attn::Kernel &kernel,
+              ArrayRef<attn::HostArray> args) {
   // The oracle sees the inputs as the kernel saw them: rounded to each
   // argument's element type (f16/bf16 storage, f64 files read as f32).
   std::vector<attn::ref::Tensor> ins;
@@ -231,9 +237,17 @@ static Expected<CheckOutcome> checkResult(mlir::func::FuncOp func,
       return t.takeError();
     ins.push_back(std::move(*t));
   }
-  auto ref = attn::ref::evaluate(func, ins);
-  if (!ref)
-    return ref.takeError();
+  return attn::ref::evaluateAll(func, ins);
+}
+
+/// --check: `result` against the oracle's `ref`, as the text of the result
+/// line and whether it is within the bounds.
+struct CheckOutcome {
+  std::string text;
+  bool ok = true;
+};
+static Expected<CheckOutcome> checkResult(const attn::ref::Tensor &ref,
+                                          const attn::HostArray &result) {
   auto got = attn::ref::fromHost(result);
   if (!got)
     return got.takeError();
@@ -241,8 +255,8 @@ static Expected<CheckOutcome> checkResult(mlir::func::FuncOp func,
       result.dtype == attn::DType::F16 || result.dtype == attn::DType::BF16;
   bool integer =
       result.dtype == attn::DType::I64 || result.dtype == attn::DType::I32;
-  double err = half ? attn::ref::relRmsError(*got, *ref)
-                    : attn::ref::relError(*got, *ref);
+  double err =
+      half ? attn::ref::relRmsError(*got, ref) : attn::ref::relError(*got, ref);
   double bound = tol >= 0  ? double(tol)
                  : half    ? attn::ref::kHalfRmsBound
                  : integer ? 0
@@ -256,7 +270,7 @@ static Expected<CheckOutcome> checkResult(mlir::func::FuncOp func,
   // worst row of a 16-bit result too.
   if (half) {
     int64_t row = 0;
-    double rowErr = attn::ref::worstRowRelError(*got, *ref, &row);
+    double rowErr = attn::ref::worstRowRelError(*got, ref, &row);
     double rowBound = rowTol >= 0 ? double(rowTol) : attn::ref::kHalfRowBound;
     c.text +=
         formatv(", worst row {0}: {1:e3} (bound {2:e0})", row, rowErr, rowBound)
@@ -337,12 +351,12 @@ int main(int argc, char **argv) {
       return fail(std::move(e));
   }
 
-  attn::HostArray result;
+  std::vector<attn::HostArray> results;
   {
-    auto out = (*kernel)->run(args);
+    auto out = (*kernel)->runAll(args);
     if (!out)
       return fail(out.takeError());
-    result = std::move(*out);
+    results = std::move(*out);
   }
   // Timed runs: device time of the kernels on a GPU (inputs uploaded once),
   // wall time of whole runs on the CPU.
@@ -354,20 +368,31 @@ int main(int argc, char **argv) {
     runTimes = std::move(*times);
   }
   if (!output.empty())
-    if (Error e = attn::writeNpy(output, result))
-      return fail(std::move(e));
+    for (auto [i, r] : enumerate(results))
+      if (Error e = attn::writeNpy(outputPath(i, results.size()), r))
+        return fail(std::move(e));
 
   // The oracle first, so that its failure cannot cut the result line.
-  CheckOutcome checked;
+  std::vector<CheckOutcome> checked(results.size());
   if (check) {
-    auto c = checkResult(func, **kernel, args, result);
-    if (!c)
-      return fail(c.takeError());
-    checked = std::move(*c);
+    auto refs = oracleResults(func, **kernel, args);
+    if (!refs)
+      return fail(refs.takeError());
+    for (auto [i, r] : enumerate(results)) {
+      auto c = checkResult((*refs)[i], r);
+      if (!c)
+        return fail(c.takeError());
+      checked[i] = std::move(*c);
+    }
   }
   outs() << inputFile << ": @" << entry << " on "
-         << attn::deviceName((*kernel)->device()) << ", result "
-         << attn::TensorSig{result.dtype, result.shape}.str() << checked.text;
+         << attn::deviceName((*kernel)->device());
+  for (auto [i, r] : enumerate(results)) {
+    outs() << (i ? "; " : ", ") << "result ";
+    if (results.size() > 1)
+      outs() << i << " ";
+    outs() << attn::TensorSig{r.dtype, r.shape}.str() << checked[i].text;
+  }
   if (timeIt) {
     std::sort(runTimes.begin(), runTimes.end());
     outs() << format(", compile %.3f s, run %.3f ms (median of %u)",
@@ -375,10 +400,13 @@ int main(int argc, char **argv) {
                      unsigned(runTimes.size()));
   }
   outs() << "\n";
-  if (!checked.ok) {
-    errs() << "attn-run: error: result differs from the fp64 oracle beyond "
-              "the bound\n";
-    return 1;
-  }
-  return 0;
+  int status = 0;
+  for (auto [i, c] : enumerate(checked))
+    if (!c.ok) {
+      errs() << "attn-run: error: result "
+             << (results.size() > 1 ? std::to_string(i) + " " : "")
+             << "differs from the fp64 oracle beyond the bound\n";
+      status = 1;
+    }
+  return status;
 }

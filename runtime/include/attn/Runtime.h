@@ -139,31 +139,46 @@ class Kernel {
 public:
   virtual ~Kernel();
   /// Launches the entry function on caller-owned `inputs` (argument order)
-  /// and writes its result into `output`, which must have the result's
-  /// dtype and shape (resultShape()). On the CPU the views are host memory,
-  /// read and written in place (a view with a non-unit innermost stride,
-  /// or an output overlapping an input, goes through a temporary), and the
-  /// call returns when the result is written. On the GPU they are
-  /// device memory, `stream` is a CUstream (nullptr: the legacy default
-  /// stream), the work is enqueued on it and the call returns without
-  /// waiting; scratch memory is kept by the kernel per stream across
-  /// launches. Thread-safe: any number of threads may launch one kernel.
+  /// and writes its results into `outputs`, one per result in result order,
+  /// each with its result's dtype and shape (resultShapes()); outputs whose
+  /// memory overlaps another output's are refused. On the CPU the views are
+  /// host memory, read and written in place (a view with a non-unit
+  /// innermost stride, or an output overlapping an input, goes through a
+  /// temporary), and the call returns when the results are written. On the
+  /// GPU they are device memory, `stream` is a CUstream (nullptr: the
+  /// legacy default stream), the work is enqueued on it and the call
+  /// returns without waiting; scratch memory is kept by the kernel per
+  /// stream across launches. Thread-safe: any number of threads may launch
+  /// one kernel.
   virtual llvm::Error launch(llvm::ArrayRef<TensorView> inputs,
-                             const TensorView &output,
+                             llvm::ArrayRef<TensorView> outputs,
                              void *stream = nullptr) = 0;
-  /// The result's shape for inputs of these shapes (the inputs are checked
-  /// as launch checks them: count, dtype, static dims, shape relations).
-  virtual llvm::Expected<std::vector<int64_t>>
-  resultShape(llvm::ArrayRef<TensorView> inputs) = 0;
-  /// Runs the entry function on `inputs` (in argument order) and returns its
-  /// single result: a convenience over launch() that converts element types,
-  /// copies to and from the device and waits. Inputs are checked against the
-  /// signature and, with their concrete shapes, against every op's verifier
-  /// before anything runs.
-  virtual llvm::Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs) = 0;
+  /// launch() of a one-result kernel on its one `output`; a kernel with
+  /// several results returns an error naming launch(inputs, outputs).
+  llvm::Error launch(llvm::ArrayRef<TensorView> inputs,
+                     const TensorView &output, void *stream = nullptr);
+  /// Every result's shape for inputs of these shapes, in result order (the
+  /// inputs are checked as launch checks them: count, dtype, static dims,
+  /// shape relations).
+  virtual llvm::Expected<std::vector<std::vector<int64_t>>>
+  resultShapes(llvm::ArrayRef<TensorView> inputs) = 0;
+  /// resultShapes() of a one-result kernel: its result's shape; a kernel
+  /// with several results returns an error naming resultShapes().
+  llvm::Expected<std::vector<int64_t>>
+  resultShape(llvm::ArrayRef<TensorView> inputs);
+  /// Runs the entry function on `inputs` (in argument order) and returns
+  /// every result in result order: a convenience over launch() that
+  /// converts element types, copies to and from the device and waits.
+  /// Inputs are checked against the signature and, with their concrete
+  /// shapes, against every op's verifier before anything runs.
+  virtual llvm::Expected<std::vector<HostArray>>
+  runAll(llvm::ArrayRef<HostArray> inputs) = 0;
+  /// runAll() of a one-result kernel: its single result; a kernel with
+  /// several results returns an error naming runAll().
+  llvm::Expected<HostArray> run(llvm::ArrayRef<HostArray> inputs);
   /// Runs `runs` times on `inputs` and returns each run's time in ms: on a
   /// GPU, the device time of the kernels (inputs uploaded once, CUDA
-  /// events); on the CPU, the wall time of run().
+  /// events); on the CPU, the wall time of runAll().
   virtual llvm::Expected<std::vector<double>>
   benchmark(llvm::ArrayRef<HostArray> inputs, unsigned runs);
   /// The device the kernel runs on (a program the GPU backend cannot
@@ -171,13 +186,22 @@ public:
   /// automatically; remarks() then says why).
   Device device() const { return dev; }
   const std::vector<TensorSig> &arguments() const { return args; }
-  const TensorSig &result() const { return res; }
+  /// Every result's signature, in result order (at least one).
+  const std::vector<TensorSig> &results() const { return ress; }
+  /// The first result's signature: the result of a one-result kernel.
+  const TensorSig &result() const { return ress.front(); }
   /// The compiler's remarks, e.g. a piece that runs unfused and why.
   const std::vector<std::string> &remarks() const { return notes; }
 
 protected:
+  /// The error of a one-result convenience (`what`) called on a kernel
+  /// with several results, naming `instead`; success on one result.
+  llvm::Error requireOneResult(llvm::StringRef what,
+                               llvm::StringRef instead) const;
+
+  std::string entry;
   std::vector<TensorSig> args;
-  TensorSig res;
+  std::vector<TensorSig> ress;
   std::vector<std::string> notes;
   Device dev = Device::CPU;
   friend class Engine;

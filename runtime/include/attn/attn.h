@@ -42,7 +42,7 @@ typedef enum {
 /* The largest tensor rank attn_tensor_info describes. */
 #define ATTN_MAX_RANK 8
 
-/* One argument or the result of a kernel's entry function. */
+/* One argument or one result of a kernel's entry function. */
 typedef struct {
   DLDataType dtype; /* f32, f16, bf16 (kDLBfloat), i64 */
   int32_t ndim;
@@ -69,7 +69,10 @@ void attn_kernel_destroy(attn_kernel *kernel);
 
 /* The kernel's signature: argument count, each argument, the result, the
  * device it runs on (a program the GPU cannot run falls back to the CPU
- * on an "auto" engine). */
+ * on an "auto" engine). attn_kernel_result_info and
+ * attn_kernel_result_shape serve one-result kernels; on a kernel with
+ * several results they return ATTN_ERROR_INVALID_ARGUMENT (use the _at
+ * functions below). */
 int attn_kernel_num_args(const attn_kernel *kernel, size_t *out);
 int attn_kernel_arg_info(const attn_kernel *kernel, size_t index,
                          attn_tensor_info *out);
@@ -79,6 +82,17 @@ int attn_kernel_device(const attn_kernel *kernel, DLDevice *out);
  * values); the inputs are checked as attn_launch checks them. */
 int attn_kernel_result_shape(attn_kernel *kernel, const DLTensor *inputs,
                              size_t n, int64_t *shape);
+/* Kernels with several results (e.g. a training forward's output and
+ * log-sum-exp): how many (at least one), result `index`'s signature, and
+ * its shape for these inputs (`shape` holds its ndim values; the inputs are
+ * checked as attn_launch_outputs checks them). */
+int attn_kernel_num_results(const attn_kernel *kernel, size_t *out);
+int attn_kernel_result_info_at(const attn_kernel *kernel, size_t index,
+                               attn_tensor_info *out);
+int attn_kernel_result_shape_at(attn_kernel *kernel, size_t index,
+                                const DLTensor *inputs, size_t n,
+                                int64_t *shape);
+
 /* The compiler's remarks (what runs unfused, which GPU kernel), in order;
  * NULL past the end. Owned by the kernel. */
 const char *attn_kernel_remark(const attn_kernel *kernel, size_t index);
@@ -92,6 +106,14 @@ const char *attn_kernel_remark(const attn_kernel *kernel, size_t index);
  * call returns without waiting. Thread-safe. */
 int attn_launch(attn_kernel *kernel, const DLTensor *inputs, size_t n,
                 const DLTensor *output, void *stream);
+/* attn_launch for any number of results: `outputs` holds one tensor per
+ * result, in result order (n_outputs = attn_kernel_num_results), each with
+ * its result's dtype and shape; outputs sharing memory are refused.
+ * attn_launch on a kernel with several results returns
+ * ATTN_ERROR_INVALID_ARGUMENT naming this function. */
+int attn_launch_outputs(attn_kernel *kernel, const DLTensor *inputs,
+                        size_t n_inputs, const DLTensor *outputs,
+                        size_t n_outputs, void *stream);
 
 #ifdef __cplusplus
 }

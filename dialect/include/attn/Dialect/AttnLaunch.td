@@ -79,7 +79,8 @@ def AttnLaunch_BufferAttr : AttnLaunch_Attr<"Buffer", "buffer"> {
 def AttnLaunch_ArgAttr : AttnLaunch_Attr<"Arg", "arg"> {
   let summary = "one kernel argument";
   let description = [{
-    `input i` (the i-th input view), `output` (the output view), `scratch j`
+    `input i` (the i-th input view), `output` or `output i` (the view of
+    the entry's first or i-th result), `scratch j`
     (the plan's j-th buffer) or `scalar` (an i64 value). Buffers are passed
     as memref descriptors; on the GPU as 1-D `memref<?xT>` descriptors
     flattened into five kernel parameters (allocated, aligned, offset,
@@ -90,6 +91,7 @@ def AttnLaunch_ArgAttr : AttnLaunch_Attr<"Arg", "arg"> {
     ```mlir
     #attn_launch.arg<input 0>
     #attn_launch.arg<output, elements = affine_map<()[s0] -> (0)>>
+    #attn_launch.arg<output 1>
     #attn_launch.arg<scratch 1, elements = affine_map<()[s0, s1] -> (s0 * s1)>>
     #attn_launch.arg<scalar affine_map<()[s0, s1, s2, s3, s4] -> (s4)>>
     ```

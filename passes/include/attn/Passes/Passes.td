@@ -143,24 +143,27 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
 }
 
 def AttnCallerBuffers : Pass<"attn-caller-buffers", "ModuleOp"> {
-  let summary = "Entry function on caller-owned strided buffers, output in place";
+  let summary = "Entry function on caller-owned strided buffers, outputs in place";
   let description = [{
-    Rewrites `@entry(tensor...) -> tensor` into `@entry(memref..., memref)`
-    for a host program that owns the memory: every argument becomes
+    Rewrites `@entry(tensor...) -> (tensor...)` into
+    `@entry(memref..., memref...)` for a host program that owns the memory:
+    every argument becomes
     `memref<...xT, strided<[?, ..., ?, 1], offset: ?>>` (any outer strides
     and offset, unit innermost stride) read through
-    `bufferization.to_tensor restrict`, and the result is written into a
-    trailing output memref of the same layout
-    (`bufferization.materialize_in_destination ... restrict writable`).
+    `bufferization.to_tensor restrict`, and each of the N >= 1 results is
+    written into its own trailing output memref of the same layout, in
+    result order (`bufferization.materialize_in_destination ... restrict
+    writable`).
     Run after attn-to-block and attn-lower-reference, before
     attn-block-to-cpu: the memref arguments of block kernels that only
     load, store and take dims get the strided layout too, so that kernels
     read the caller's views where they lie, and the fresh buffer a launch
-    writes the entry's result into is replaced by the output memref (the
+    writes a result into is replaced by that result's output memref (the
     kernels write it in place, no copy). Where that does not apply (a
-    result computed by the reference lowering) bufferization copies into
-    the output. The entry gets an `attn_launch.plan`: one host launch of
-    the entry on the inputs and the output.
+    result computed by the reference lowering, a result that is an
+    argument, a value returned twice) bufferization copies into the output.
+    The entry gets an `attn_launch.plan`: one host launch of the entry on
+    the inputs and the outputs (`output i` for result i).
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
