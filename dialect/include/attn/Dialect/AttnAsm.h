@@ -29,6 +29,14 @@ void printRequired(OpAsmPrinter &printer, Operation *op, Value operand);
 ParseResult parseSignedI64(OpAsmParser &parser, IntegerAttr &attr);
 void printSignedI64(OpAsmPrinter &printer, Operation *op, IntegerAttr attr);
 
+/// `custom<ScoresGradResults>(...)`: the result types of attn.scores_grad,
+/// `dq, dk [, dw, dbeta] [, dg]`, told apart by their count (2 to 5); the
+/// verifier then matches them against the path and gate operands.
+ParseResult parseScoresGradResults(OpAsmParser &parser, Type &dq, Type &dk,
+                                   Type &dw, Type &dbeta, Type &dg);
+void printScoresGradResults(OpAsmPrinter &printer, Operation *op, Type dq,
+                            Type dk, Type dw, Type dbeta, Type dg);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTNASM_H
