@@ -13,7 +13,8 @@
 
 using namespace mlir;
 
-/// The result type an attn op has when its operands have static types.
+/// The result type a single-result attn op has when its operands have
+/// static types.
 static Type refinedResultType(Operation *op) {
   auto shapeOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getShape();
@@ -33,6 +34,23 @@ static Type refinedResultType(Operation *op) {
   }
   // Every other attn op keeps its first operand's shape.
   return RankedTensorType::get(shapeOf(op->getOperand(0)), elt);
+}
+
+/// The result types an attn op has when its operands have static types.
+static SmallVector<Type> refinedResultTypes(Operation *op) {
+  // A vector-Jacobian product: result i is the gradient of operand i, in
+  // its own element type.
+  if (isa<mlir::attn::ScoresGradOp, mlir::attn::KqConvGradOp,
+          mlir::attn::HeadMixGradOp>(op)) {
+    SmallVector<Type> types;
+    for (auto [result, operand] :
+         llvm::zip(op->getResults(), op->getOperands()))
+      types.push_back(RankedTensorType::get(
+          cast<RankedTensorType>(operand.getType()).getShape(),
+          cast<RankedTensorType>(result.getType()).getElementType()));
+    return types;
+  }
+  return {refinedResultType(op)};
 }
 
 /// A clone of `func` in a scratch module with its arguments at `shapes`
@@ -77,13 +95,14 @@ uint64_t materializedBytes(func::FuncOp func,
       total = addBytes(total, b ? *b : std::numeric_limits<uint64_t>::max());
   };
   clone.walk([&](Operation *op) {
-    if (!isa<mlir::attn::AttnDialect>(op->getDialect()) ||
-        op->getNumResults() != 1 || !staticOperands(op))
+    if (!isa<mlir::attn::AttnDialect>(op->getDialect()) || !staticOperands(op))
       return;
-    Type t = refinedResultType(op);
-    op->getResult(0).setType(t);
-    auto rt = cast<RankedTensorType>(t);
-    count(rt.getShape(), rt.getElementType(), 1);
+    for (auto [result, t] :
+         llvm::zip_equal(op->getResults(), refinedResultTypes(op))) {
+      result.setType(t);
+      auto rt = cast<RankedTensorType>(t);
+      count(rt.getShape(), rt.getElementType(), 1);
+    }
     if (auto att = dyn_cast<mlir::attn::AttentionOp>(op)) {
       auto q = cast<RankedTensorType>(att.getQ().getType()).getShape();
       auto k = cast<RankedTensorType>(att.getK().getType()).getShape();
@@ -110,7 +129,9 @@ llvm::Error verifyAtShapes(func::FuncOp func,
   clone.walk([&](Operation *op) {
     if (failedAny || !isa<mlir::attn::AttnDialect>(op->getDialect()))
       return;
-    op->getResult(0).setType(refinedResultType(op));
+    for (auto [result, t] :
+         llvm::zip_equal(op->getResults(), refinedResultTypes(op)))
+      result.setType(t);
     if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
       failedAny = true;
   });
