@@ -94,4 +94,36 @@ void mlir::attn::printHeadNormGradTypes(OpAsmPrinter &printer, Operation *,
   printer.printFunctionalType(
       TypeRange(present({input, gamma, gateW, gateB, grad})),
       TypeRange(present({inputGrad, gammaGrad, gateWGrad, gateBGrad})));
+
+ParseResult mlir::attn::parseScoresGradResults(OpAsmParser &parser, Type &dq,
+                                               Type &dk, Type &dw, Type &dbeta,
+                                               Type &dg) {
+  SMLoc loc = parser.getCurrentLocation();
+  SmallVector<Type> types;
+  if (parser.parseTypeList(types))
+    return failure();
+  if (types.size() < 2 || types.size() > 5)
+    return parser.emitError(loc, "expected 2 to 5 result types "
+                                 "(dq, dk [, dw, dbeta] [, dg]), got ")
+           << types.size();
+  dq = types[0];
+  dk = types[1];
+  // 3: the gate's dg; 4: the path's dw, dbeta; 5: both.
+  if (types.size() >= 4) {
+    dw = types[2];
+    dbeta = types[3];
+  }
+  if (types.size() % 2 == 1)
+    dg = types.back();
+  return success();
+}
+
+void mlir::attn::printScoresGradResults(OpAsmPrinter &printer, Operation *,
+                                        Type dq, Type dk, Type dw, Type dbeta,
+                                        Type dg) {
+  SmallVector<Type> types = {dq, dk};
+  for (Type t : {dw, dbeta, dg})
+    if (t)
+      types.push_back(t);
+  llvm::interleaveComma(types, printer);
 }

@@ -136,6 +136,13 @@ static LogicalResult verifyKqKernel(Operation *op, ShapeEnv &env,
   return success();
 }
 
+/// Dim 1 of a head_mix weight as a ShapeEnv extent: its static size, or
+/// the shared name c_h.
+static std::string mixGroupDim(Value weight) {
+  int64_t ch = cast<ShapedType>(weight.getType()).getDimSize(1);
+  return ShapedType::isDynamic(ch) ? "c_h" : std::to_string(ch);
+}
+
 /// head_mix weight [H, c_h]. A dynamic c_h is allowed (full mixing over a
 /// dynamic head count, `[?, ?]`); a static one must divide a static H.
 static LogicalResult verifyMixWeight(Operation *op, ShapeEnv &env,
@@ -144,11 +151,11 @@ static LogicalResult verifyMixWeight(Operation *op, ShapeEnv &env,
   auto type = cast<ShapedType>(weight.getType());
   int64_t ch = type.getDimSize(1);
   if (ShapedType::isDynamic(ch))
-    return env.bind(name, type, {heads, "c_h"});
+    return env.bind(name, type, {heads, mixGroupDim(weight)});
   if (ch < 1)
     return op->emitOpError() << "group size c_h = dim 1 of '" << name
                              << "' [H, c_h] must be >= 1, got " << type;
-  if (failed(env.bind(name, type, {heads, std::to_string(ch)})))
+  if (failed(env.bind(name, type, {heads, mixGroupDim(weight)})))
     return failure();
   int64_t h = env.get(heads);
   if (!ShapedType::isDynamic(h) && h % ch != 0)
@@ -192,38 +199,73 @@ LogicalResult RopeOp::verify() {
                          getTheta().convertToDouble());
 }
 
-double ScoresOp::getScaleOrDefault() {
-  if (auto s = getScale())
+/// The `scale` attribute of `op` or 1/sqrt(D).
+template <typename OpT> static double scaleOrDefault(OpT op) {
+  if (auto s = op.getScale())
     return s->convertToDouble();
   return 1.0 / std::sqrt(static_cast<double>(
-                   cast<ShapedType>(getQ().getType()).getDimSize(3)));
+                   cast<ShapedType>(op.getQ().getType()).getDimSize(3)));
 }
+
+/// The operands and attributes of attn.scores, shared by its gradient.
+template <typename OpT>
+static LogicalResult verifyScoresOperands(OpT op, ShapeEnv &env) {
+  if (failed(verifyQK(op, env, op.getQ(), op.getK())))
+    return failure();
+  std::optional<double> scale;
+  if (auto s = op.getScale())
+    scale = s->convertToDouble();
+  return verifyScorePiece(op, env, op.getW(), op.getBeta(), op.getG(),
+                          op.getGateScaled(), op.getMask(), op.getWindow(),
+                          scale);
+}
+
+/// The operands of attn.kq_conv / attn.head_mix, shared by their gradients.
+static LogicalResult verifyKqConvOperands(Operation *op, ShapeEnv &env,
+                                          Value input, Value kernel) {
+  if (failed(env.bind("input", input.getType(), {"B", "H", "T", "S"})))
+    return failure();
+  return verifyKqKernel(op, env, "kernel", kernel, "H");
+}
+
+static LogicalResult verifyHeadMixOperands(Operation *op, ShapeEnv &env,
+                                           Value input, Value weight) {
+  if (failed(env.bind("input", input.getType(), {"B", "H", "T", "S"})))
+    return failure();
+  return verifyMixWeight(op, env, "weight", weight, "H");
+}
+
+/// A gradient result `name` of the operand `primal`: its element type and
+/// the shape `dims`.
+static LogicalResult verifyGradResult(Operation *op, ShapeEnv &env,
+                                      StringRef name, Value grad,
+                                      StringRef primalName, Value primal,
+                                      ArrayRef<StringRef> dims) {
+  if (elementTypeOf(grad) != elementTypeOf(primal))
+    return op->emitOpError()
+           << "result '" << name << "' must have the element type of '"
+           << primalName << "' " << elementTypeOf(primal) << ", got "
+           << elementTypeOf(grad);
+  return env.bind(name, grad.getType(), dims);
+}
+
+double ScoresOp::getScaleOrDefault() { return scaleOrDefault(*this); }
 
 LogicalResult ScoresOp::verify() {
   ShapeEnv env(*this);
-  if (failed(verifyQK(*this, env, getQ(), getK())))
-    return failure();
-  std::optional<double> scale;
-  if (auto s = getScale())
-    scale = s->convertToDouble();
-  if (failed(verifyScorePiece(*this, env, getW(), getBeta(), getG(),
-                              getGateScaled(), getMask(), getWindow(), scale)))
+  if (failed(verifyScoresOperands(*this, env)))
     return failure();
   return env.bind("result", getResult().getType(), {"B", "Hq", "T", "S"});
 }
 
 LogicalResult KqConvOp::verify() {
   ShapeEnv env(*this);
-  if (failed(env.bind("input", getInput().getType(), {"B", "H", "T", "S"})))
-    return failure();
-  return verifyKqKernel(*this, env, "kernel", getKernel(), "H");
+  return verifyKqConvOperands(*this, env, getInput(), getKernel());
 }
 
 LogicalResult HeadMixOp::verify() {
   ShapeEnv env(*this);
-  if (failed(env.bind("input", getInput().getType(), {"B", "H", "T", "S"})))
-    return failure();
-  return verifyMixWeight(*this, env, "weight", getWeight(), "H");
+  return verifyHeadMixOperands(*this, env, getInput(), getWeight());
 }
 
 LogicalResult WeightedSumOp::verify() {
@@ -275,12 +317,7 @@ LogicalResult L2NormOp::verify() {
   return verifyFiniteAttr(*this, "eps", getEps().convertToDouble(), true);
 }
 
-double AttentionOp::getScaleOrDefault() {
-  if (auto s = getScale())
-    return s->convertToDouble();
-  return 1.0 / std::sqrt(static_cast<double>(
-                   cast<ShapedType>(getQ().getType()).getDimSize(3)));
-}
+double AttentionOp::getScaleOrDefault() { return scaleOrDefault(*this); }
 
 LogicalResult AttentionOp::verify() {
   ShapeEnv env(*this);
@@ -413,4 +450,59 @@ LogicalResult LogSumExpOp::verify() {
   if (failed(env.bind("input", getInput().getType(), {"B", "H", "T", "S"})))
     return failure();
   return env.bind("result", getResult().getType(), {"B", "H", "T"});
+
+// Vector-Jacobian products: the forward's checks, then the cotangent and
+// one gradient per differentiable operand
+//===----------------------------------------------------------------------===//
+
+double ScoresGradOp::getScaleOrDefault() { return scaleOrDefault(*this); }
+
+LogicalResult ScoresGradOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(verifyScoresOperands(*this, env)) ||
+      failed(env.bind("grad", getGrad().getType(), {"B", "Hq", "T", "S"})))
+    return failure();
+  if (static_cast<bool>(getDw()) != static_cast<bool>(getW()) ||
+      static_cast<bool>(getDg()) != static_cast<bool>(getG()))
+    return emitOpError() << "results must be (dq, dk"
+                         << (getW() ? ", dw, dbeta" : "")
+                         << (getG() ? ", dg" : "")
+                         << "), one per differentiable operand, got "
+                         << getNumResults() << " results";
+  if (failed(verifyGradResult(*this, env, "dq", getDq(), "q", getQ(),
+                              {"B", "Hq", "T", "D"})) ||
+      failed(verifyGradResult(*this, env, "dk", getDk(), "k", getK(),
+                              {"B", "Hk", "S", "D"})))
+    return failure();
+  if (getW() && (failed(verifyGradResult(*this, env, "dw", getDw(), "w", getW(),
+                                         {"B", "Hk", "S", "D"})) ||
+                 failed(verifyGradResult(*this, env, "dbeta", getDbeta(),
+                                         "beta", getBeta(), {"B", "Hk", "S"}))))
+    return failure();
+  if (getG())
+    return verifyGradResult(*this, env, "dg", getDg(), "g", getG(),
+                            {"B", "Hq", "S"});
+  return success();
+}
+
+LogicalResult KqConvGradOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(verifyKqConvOperands(*this, env, getInput(), getKernel())) ||
+      failed(env.bind("grad", getGrad().getType(), {"B", "H", "T", "S"})) ||
+      failed(verifyGradResult(*this, env, "dx", getDx(), "input", getInput(),
+                              {"B", "H", "T", "S"})))
+    return failure();
+  return verifyGradResult(*this, env, "dkernel", getDkernel(), "kernel",
+                          getKernel(), {"H", "kernel.c_q", "kernel.c_k"});
+}
+
+LogicalResult HeadMixGradOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(verifyHeadMixOperands(*this, env, getInput(), getWeight())) ||
+      failed(env.bind("grad", getGrad().getType(), {"B", "H", "T", "S"})) ||
+      failed(verifyGradResult(*this, env, "dx", getDx(), "input", getInput(),
+                              {"B", "H", "T", "S"})))
+    return failure();
+  return verifyGradResult(*this, env, "dweight", getDweight(), "weight",
+                          getWeight(), {"H", mixGroupDim(getWeight())});
 }

@@ -59,6 +59,23 @@ void replaceWithBuffer(PatternRewriter &rewriter, Operation *op,
   rewriter.replaceOp(op, tensors);
 }
 
+/// Result `i` of a gradient op, allocated with operand buffer `like`'s
+/// sizes (every gradient has its primal operand's shape).
+Value allocLike(RefBuilder &r, Value result, Value like) {
+  return allocResult(r, cast<RankedTensorType>(result.getType()),
+                     [&](int64_t i) { return r.dim(like, i); });
+}
+
+/// Stores 0 at every element of the nest `ubs` of `mem`, offset by the
+/// leading indices `lead`.
+void zeroFill(RefBuilder &r, Value mem, ValueRange lead, ArrayRef<Value> ubs) {
+  r.nest(ubs, [&](ValueRange iv) {
+    SmallVector<Value> at(lead);
+    at.append(iv.begin(), iv.end());
+    r.store(r.f32(0.0), mem, at);
+  });
+}
+
 /// The four loop bounds [d0, d1, d2, d3] of a rank-4 buffer.
 SmallVector<Value> dims4(RefBuilder &r, Value mem) {
   return {r.dim(mem, 0), r.dim(mem, 1), r.dim(mem, 2), r.dim(mem, 3)};
@@ -126,6 +143,41 @@ struct LowerRope : OpRewritePattern<RopeOp> {
 // attn.scores
 //===----------------------------------------------------------------------===//
 
+/// True (i1) when key j is visible from the query at position pi.
+Value visibleKey(RefBuilder &r, MaskKind mask, int64_t window, Value pi,
+                 Value j) {
+  if (mask == MaskKind::none)
+    return r.cmpi(CmpIPredicate::sge, j, r.idx(0));
+  Value ok = r.cmpi(CmpIPredicate::sle, j, pi);
+  if (mask == MaskKind::sliding_window)
+    ok = r.andi(ok, r.cmpi(CmpIPredicate::sgt, j, r.isub(pi, r.idx(window))));
+  return ok;
+}
+
+/// One step of PaTH's key transport (decode form, spec/path_fox.md §1.4):
+/// at time tau every earlier key kt[j] ([S, D] buffer) is hit by H_tau,
+/// then k_tau joins unchanged. After the steps 0..tau, kt[j] holds
+/// H_tau ... H_{j+1} k_j.
+void transportKeys(RefBuilder &r, Value kt, Value k, Value w, Value beta,
+                   Value b, Value kh, Value tau, int64_t d) {
+  Value dIdx = r.idx(d);
+  Value bt = r.load(beta, {b, kh, tau});
+  r.loop(tau, [&](Value j) {
+    Value proj = r.reduce(dIdx, r.f32(0.0), [&](Value e, Value acc) {
+      return r.add(acc, r.mul(r.load(w, {b, kh, tau, e}), r.load(kt, {j, e})));
+    });
+    Value coef = r.mul(bt, proj);
+    r.loop(dIdx, [&](Value e) {
+      Value upd =
+          r.sub(r.load(kt, {j, e}), r.mul(coef, r.load(w, {b, kh, tau, e})));
+      r.store(upd, kt, {j, e});
+    });
+  });
+  r.loop(dIdx, [&](Value e) {
+    r.store(r.load(k, {b, kh, tau, e}), kt, {tau, e});
+  });
+}
+
 struct LowerScores : OpRewritePattern<ScoresOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ScoresOp op,
@@ -164,15 +216,6 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
           {s});
     }
 
-    auto visible = [&](Value pi, Value j) -> Value {
-      Value ok = r.cmpi(CmpIPredicate::sle, j, pi);
-      if (mask == MaskKind::none)
-        return r.cmpi(CmpIPredicate::sge, j, r.idx(0));
-      if (mask == MaskKind::sliding_window)
-        ok = r.andi(ok,
-                    r.cmpi(CmpIPredicate::sgt, j, r.isub(pi, r.idx(window))));
-      return ok;
-    };
     // logit = s * dot + gamma * (G[pi] - G[j]) or -inf.
     auto finish = [&](Value dot, Value pi, Value j) -> Value {
       Value logit = r.mul(scaleV, dot);
@@ -182,7 +225,7 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
         Value diff = r.toF32(r.mul(r.f64(gamma), r.sub(gi, gj)));
         logit = r.add(logit, diff);
       }
-      return r.select(visible(pi, j), logit, r.negInf());
+      return r.select(visibleKey(r, mask, window, pi, j), logit, r.negInf());
     };
 
     r.nest({bDim, hq}, [&](ValueRange iv) {
@@ -205,27 +248,10 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
         });
         return;
       }
-      // PaTH, decode form (spec/path_fox.md §1.4): at time tau every earlier
-      // key is hit by H_tau, then k_tau joins unchanged; the query at
-      // position tau then sees keys already transported through
-      // H_tau ... H_{j+1}.
+      // PaTH: the query at position tau sees keys already transported
+      // through H_tau ... H_{j+1}.
       r.loop(s, [&](Value tau) {
-        Value bt = r.load(beta, {b, kh, tau});
-        r.loop(tau, [&](Value j) {
-          Value proj = r.reduce(dIdx, r.f32(0.0), [&](Value e, Value acc) {
-            return r.add(acc,
-                         r.mul(r.load(w, {b, kh, tau, e}), r.load(kt, {j, e})));
-          });
-          Value coef = r.mul(bt, proj);
-          r.loop(dIdx, [&](Value e) {
-            Value upd = r.sub(r.load(kt, {j, e}),
-                              r.mul(coef, r.load(w, {b, kh, tau, e})));
-            r.store(upd, kt, {j, e});
-          });
-        });
-        r.loop(dIdx, [&](Value e) {
-          r.store(r.load(k, {b, kh, tau, e}), kt, {tau, e});
-        });
+        transportKeys(r, kt, k, w, beta, b, kh, tau, d);
         // The query row at position tau, if any.
         Value isQuery = r.cmpi(CmpIPredicate::sge, tau, off);
         auto ifOp = scf::IfOp::create(rewriter, r.location(), isQuery);
@@ -251,6 +277,25 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
 // attn.kq_conv
 //===----------------------------------------------------------------------===//
 
+/// The cell (i, j) of the [B, H, T, S] map `x` as the MTA pieces read it
+/// (Mask_0): (inside, value), inside (i1) when it lies in the map, on or
+/// left of the diagonal (j <= i + off) and is not -inf; value is the entry
+/// there, else 0. Indices outside the map (zero padding) are allowed.
+std::pair<Value, Value> maskedCell(RefBuilder &r, Value x, Value b, Value h,
+                                   Value i, Value j, Value off) {
+  Value t = r.dim(x, 2), s = r.dim(x, 3);
+  Value inside = r.andi(r.andi(r.cmpi(CmpIPredicate::sge, i, r.idx(0)),
+                               r.cmpi(CmpIPredicate::slt, i, t)),
+                        r.andi(r.cmpi(CmpIPredicate::sge, j, r.idx(0)),
+                               r.cmpi(CmpIPredicate::slt, j, s)));
+  inside = r.andi(inside, r.cmpi(CmpIPredicate::sle, j, r.iadd(i, off)));
+  Value ci = r.clamp(i, r.idx(0), r.isub(t, r.idx(1)));
+  Value cj = r.clamp(j, r.idx(0), r.isub(s, r.idx(1)));
+  Value v = r.load(x, {b, h, ci, cj});
+  inside = r.andi(inside, r.cmpf(CmpFPredicate::ONE, v, r.negInf()));
+  return {inside, r.select(inside, v, r.f32(0.0))};
+}
+
 struct LowerKqConv : OpRewritePattern<KqConvOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(KqConvOp op,
@@ -271,18 +316,7 @@ struct LowerKqConv : OpRewritePattern<KqConvOp> {
         Value si = r.iadd(r.isub(i, r.idx(p)), a);
         return r.reduce(r.idx(ck), acc, [&](Value bb, Value acc2) {
           Value sj = r.iadd(r.isub(j, r.idx(c)), bb);
-          // Mask_0 on the source entry, plus zero padding outside the map.
-          Value inside = r.andi(r.andi(r.cmpi(CmpIPredicate::sge, si, r.idx(0)),
-                                       r.cmpi(CmpIPredicate::slt, si, t)),
-                                r.andi(r.cmpi(CmpIPredicate::sge, sj, r.idx(0)),
-                                       r.cmpi(CmpIPredicate::slt, sj, s)));
-          inside =
-              r.andi(inside, r.cmpi(CmpIPredicate::sle, sj, r.iadd(si, off)));
-          Value ci = r.clamp(si, r.idx(0), r.isub(t, r.idx(1)));
-          Value cj = r.clamp(sj, r.idx(0), r.isub(s, r.idx(1)));
-          Value v = r.load(x, {b, h, ci, cj});
-          inside = r.andi(inside, r.cmpf(CmpFPredicate::ONE, v, r.negInf()));
-          Value src = r.select(inside, v, r.f32(0.0));
+          Value src = maskedCell(r, x, b, h, si, sj, off).second;
           return r.add(acc2, r.mul(r.load(th, {h, a, bb}), src));
         });
       });
@@ -663,6 +697,211 @@ struct LowerHeadNormGrad : OpRewritePattern<HeadNormGradOp> {
       });
     });
     replaceWithBuffer(rewriter, op, outs);
+
+// attn.scores_grad
+//===----------------------------------------------------------------------===//
+//
+// Reverse mode of LowerScores' own algorithm, not a transcription of the
+// oracle's query walk: the adjoint of the key transport runs time
+// backwards, carrying the cotangent of every transported key; the keys at
+// each time are replayed from the start (O(S^3 D) per head, a reference).
+
+/// What every loop of one scores_grad lowering reads and writes.
+struct ScoresGradState {
+  Value q, k, w, beta, grad;  // operand buffers
+  Value dq, dkAcc, dw, dbeta; // results (dkAcc: f32 [S, D] per KV head)
+  Value kt, kn, abar;         // PaTH workspaces, [S, D] f32
+  Value t, s, off;
+  int64_t d;
+  double scale;
+  MaskKind mask;
+  int64_t window;
+
+  /// grad[b, h, i, j] where (i, j) is visible, else 0 (never read masked
+  /// cells into arithmetic: they may hold NaN).
+  Value visibleGrad(RefBuilder &r, Value b, Value h, Value i, Value j) const {
+    Value pi = r.iadd(i, off);
+    Value jc = r.clamp(j, r.idx(0), r.isub(s, r.idx(1)));
+    return r.select(r.andi(visibleKey(r, mask, window, pi, j),
+                           r.cmpi(CmpIPredicate::slt, j, s)),
+                    r.load(grad, {b, h, i, jc}), r.f32(0.0));
+  }
+};
+
+/// dq and dk without PaTH: s_ij = scale q_i . k_j.
+void plainScoresGrad(RefBuilder &r, const ScoresGradState &st, Value b, Value h,
+                     Value kh) {
+  Value dIdx = r.idx(st.d), scale = r.f32(st.scale);
+  r.nest({st.t, dIdx}, [&](ValueRange iv) {
+    Value i = iv[0], e = iv[1];
+    Value acc = r.reduce(st.s, r.f32(0.0), [&](Value j, Value a) {
+      return r.add(
+          a, r.mul(st.visibleGrad(r, b, h, i, j), r.load(st.k, {b, kh, j, e})));
+    });
+    r.store(r.mul(scale, acc), st.dq, {b, h, i, e});
+  });
+  r.nest({st.s, dIdx}, [&](ValueRange iv) {
+    Value j = iv[0], e = iv[1];
+    Value acc = r.reduce(st.t, r.f32(0.0), [&](Value i, Value a) {
+      return r.add(
+          a, r.mul(st.visibleGrad(r, b, h, i, j), r.load(st.q, {b, h, i, e})));
+    });
+    r.accumulate(r.mul(scale, acc), st.dkAcc, {j, e});
+  });
+}
+
+/// The query row at time tau (if any) against the keys kn at that time:
+/// dq_i = scale sum_j grad_ij kn[j], and abar[j] += scale grad_ij q_i.
+void pathQueryAdjoint(RefBuilder &r, const ScoresGradState &st, Value b,
+                      Value h, Value tau) {
+  Value dIdx = r.idx(st.d), scale = r.f32(st.scale);
+  auto ifOp = scf::IfOp::create(r.builder(), r.location(),
+                                r.cmpi(CmpIPredicate::sge, tau, st.off));
+  OpBuilder::InsertionGuard guard(r.builder());
+  r.builder().setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value i = r.isub(tau, st.off), upto = r.iadd(tau, r.idx(1));
+  r.loop(dIdx, [&](Value e) {
+    Value acc = r.reduce(upto, r.f32(0.0), [&](Value j, Value a) {
+      return r.add(a,
+                   r.mul(st.visibleGrad(r, b, h, i, j), r.load(st.kn, {j, e})));
+    });
+    r.store(r.mul(scale, acc), st.dq, {b, h, i, e});
+  });
+  r.loop(upto, [&](Value j) {
+    Value gs = r.mul(scale, st.visibleGrad(r, b, h, i, j));
+    r.loop(dIdx, [&](Value e) {
+      r.accumulate(r.mul(gs, r.load(st.q, {b, h, i, e})), st.abar, {j, e});
+    });
+  });
+}
+
+/// The adjoint of kt[j] <- H_tau kt[j] for every j < tau, kt holding the
+/// keys before the step: dbeta_tau, dw_tau, and abar carried through H_tau.
+void pathTransformAdjoint(RefBuilder &r, const ScoresGradState &st, Value b,
+                          Value kh, Value tau) {
+  Value dIdx = r.idx(st.d);
+  Value bt = r.load(st.beta, {b, kh, tau});
+  auto wAt = [&](Value e) { return r.load(st.w, {b, kh, tau, e}); };
+  r.loop(tau, [&](Value j) {
+    Value wk = r.reduce(dIdx, r.f32(0.0), [&](Value e, Value a) {
+      return r.add(a, r.mul(wAt(e), r.load(st.kt, {j, e})));
+    });
+    Value wa = r.reduce(dIdx, r.f32(0.0), [&](Value e, Value a) {
+      return r.add(a, r.mul(wAt(e), r.load(st.abar, {j, e})));
+    });
+    r.accumulate(r.mul(r.f32(-1.0), r.mul(wk, wa)), st.dbeta, {b, kh, tau});
+    r.loop(dIdx, [&](Value e) {
+      Value kte = r.load(st.kt, {j, e}), ae = r.load(st.abar, {j, e});
+      Value dwe = r.add(r.mul(wa, kte), r.mul(wk, ae));
+      r.accumulate(r.mul(r.sub(r.f32(0.0), bt), dwe), st.dw, {b, kh, tau, e});
+      r.store(r.sub(ae, r.mul(r.mul(bt, wa), wAt(e))), st.abar, {j, e});
+    });
+  });
+}
+
+/// dq, dk, dw, dbeta with PaTH for query head h: time runs backwards over
+/// LowerScores' steps (transport, k_tau joins, query at tau scores).
+void pathScoresGrad(RefBuilder &r, const ScoresGradState &st, Value b, Value h,
+                    Value kh) {
+  Value dIdx = r.idx(st.d);
+  zeroFill(r, st.abar, ValueRange(), {st.s, dIdx});
+  r.loop(st.s, [&](Value back) {
+    Value tau = r.isub(r.isub(st.s, r.idx(1)), back);
+    // kt: the keys before step tau; kn: after it.
+    r.loop(tau, [&](Value u) {
+      transportKeys(r, st.kt, st.k, st.w, st.beta, b, kh, u, st.d);
+    });
+    r.nest({tau, dIdx},
+           [&](ValueRange iv) { r.store(r.load(st.kt, iv), st.kn, iv); });
+    transportKeys(r, st.kn, st.k, st.w, st.beta, b, kh, tau, st.d);
+    pathQueryAdjoint(r, st, b, h, tau);
+    // k_tau joined unchanged at step tau.
+    r.loop(dIdx, [&](Value e) {
+      r.accumulate(r.load(st.abar, {tau, e}), st.dkAcc, {tau, e});
+    });
+    pathTransformAdjoint(r, st, b, kh, tau);
+  });
+}
+
+/// dg_u = gamma * sum of grad over the visible cells whose gate sum
+/// G[p_i] - G[j] contains g_u (j < u <= p_i).
+void gateScoresGrad(RefBuilder &r, const ScoresGradState &st, Value dg,
+                    double gamma, Value b, Value h) {
+  r.loop(st.s, [&](Value u) {
+    Value acc =
+        r.reduceNest({st.t, st.s}, r.f32(0.0), [&](ValueRange ij, Value a) {
+          Value i = ij[0], j = ij[1], pi = r.iadd(i, st.off);
+          Value crosses = r.andi(r.cmpi(CmpIPredicate::slt, j, u),
+                                 r.cmpi(CmpIPredicate::sle, u, pi));
+          Value gij = st.visibleGrad(r, b, h, i, j);
+          return r.add(a, r.select(crosses, gij, r.f32(0.0)));
+        });
+    r.store(r.mul(r.f32(gamma), acc), dg, {b, h, u});
+  });
+}
+
+struct LowerScoresGrad : OpRewritePattern<ScoresGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScoresGradOp op,
+                                PatternRewriter &rewriter) const override {
+    RefBuilder r(rewriter, op.getLoc());
+    ScoresGradState st;
+    st.q = asBuffer(r, op.getQ());
+    st.k = asBuffer(r, op.getK());
+    st.grad = asBuffer(r, op.getGrad());
+    Value g = op.getG() ? asBuffer(r, op.getG()) : Value();
+    st.t = r.dim(st.q, 2);
+    st.s = r.dim(st.k, 2);
+    st.off = r.isub(st.s, st.t);
+    st.d = cast<ShapedType>(op.getQ().getType()).getDimSize(3);
+    st.scale = op.getScaleOrDefault();
+    st.mask = op.getMask();
+    st.window = op.getWindow().value_or(0);
+    st.dq = allocLike(r, op.getDq(), st.q);
+    Value dk = allocLike(r, op.getDk(), st.k);
+    SmallVector<Value> outs = {st.dq, dk};
+    auto sd =
+        MemRefType::get({ShapedType::kDynamic, st.d}, rewriter.getF32Type());
+    st.dkAcc = r.alloc(sd, {st.s});
+    if (op.getW()) {
+      st.w = asBuffer(r, op.getW());
+      st.beta = asBuffer(r, op.getBeta());
+      st.dw = allocLike(r, op.getDw(), st.w);
+      st.dbeta = allocLike(r, op.getDbeta(), st.beta);
+      outs.append({st.dw, st.dbeta});
+      st.kt = r.alloc(sd, {st.s});
+      st.kn = r.alloc(sd, {st.s});
+      st.abar = r.alloc(sd, {st.s});
+    }
+    Value dg = g ? allocLike(r, op.getDg(), g) : Value();
+    if (dg)
+      outs.push_back(dg);
+    double gamma = op.getGateScaled() ? st.scale : 1.0;
+    Value hq = r.dim(st.q, 1), hk = r.dim(st.k, 1), group = r.idiv(hq, hk);
+    Value dIdx = r.idx(st.d);
+    // Per KV head: the gradients of its keys (and path) sum over its group
+    // of query heads in f32, then dk is stored in k's type.
+    r.nest({r.dim(st.q, 0), hk}, [&](ValueRange iv) {
+      Value b = iv[0], kh = iv[1];
+      zeroFill(r, st.dkAcc, ValueRange(), {st.s, dIdx});
+      if (st.w) {
+        zeroFill(r, st.dw, {b, kh}, {st.s, dIdx});
+        zeroFill(r, st.dbeta, {b, kh}, {st.s});
+      }
+      r.loop(group, [&](Value m) {
+        Value h = r.iadd(r.imul(kh, group), m);
+        if (dg)
+          gateScoresGrad(r, st, dg, gamma, b, h);
+        if (st.w)
+          pathScoresGrad(r, st, b, h, kh);
+        else
+          plainScoresGrad(r, st, b, h, kh);
+      });
+      r.nest({st.s, dIdx}, [&](ValueRange je) {
+        r.store(r.load(st.dkAcc, je), dk, {b, kh, je[0], je[1]});
+      });
+    });
+    replaceWithBuffer(rewriter, op, outs);
     return success();
   }
 };
@@ -713,6 +952,74 @@ struct LowerShortConvGrad : OpRewritePattern<ShortConvGradOp> {
       r.store(acc, outs[1], iv);
     });
     replaceWithBuffer(rewriter, op, outs);
+
+//===----------------------------------------------------------------------===//
+// attn.kq_conv_grad and attn.head_mix_grad
+//===----------------------------------------------------------------------===//
+//
+// Both as gathers: each gradient element sums the terms that reach it
+// (the oracle scatters from every output instead). An output right of the
+// diagonal is a constant: its cotangent is selected away, never multiplied
+// by 0 (it may hold NaN).
+
+/// The cotangent of output (i, j) of the [T, S] map: (ok, value), ok (i1)
+/// when the output exists and lies on or left of the diagonal, value
+/// grad[b, h, i, j] there, else 0; (i, j) may lie outside the map.
+std::pair<Value, Value> outputGrad(RefBuilder &r, Value grad, Value b, Value h,
+                                   Value i, Value j, Value off) {
+  Value t = r.dim(grad, 2), s = r.dim(grad, 3);
+  Value ok = r.andi(r.andi(r.cmpi(CmpIPredicate::sge, i, r.idx(0)),
+                           r.cmpi(CmpIPredicate::slt, i, t)),
+                    r.andi(r.cmpi(CmpIPredicate::sge, j, r.idx(0)),
+                           r.cmpi(CmpIPredicate::slt, j, s)));
+  ok = r.andi(ok, r.cmpi(CmpIPredicate::sle, j, r.iadd(i, off)));
+  Value ci = r.clamp(i, r.idx(0), r.isub(t, r.idx(1)));
+  Value cj = r.clamp(j, r.idx(0), r.isub(s, r.idx(1)));
+  return {ok, r.select(ok, r.load(grad, {b, h, ci, cj}), r.f32(0.0))};
+}
+
+struct LowerKqConvGrad : OpRewritePattern<KqConvGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(KqConvGradOp op,
+                                PatternRewriter &rewriter) const override {
+    RefBuilder r(rewriter, op.getLoc());
+    Value x = asBuffer(r, op.getInput()), th = asBuffer(r, op.getKernel());
+    Value dy = asBuffer(r, op.getGrad());
+    auto kType = cast<ShapedType>(op.getKernel().getType());
+    int64_t cq = kType.getDimSize(1), ck = kType.getDimSize(2);
+    int64_t p = cq - 1, c = (ck - 1) / 2;
+    SmallVector<Value> ubs = dims4(r, x);
+    Value off = r.isub(ubs[3], ubs[2]);
+    Value dx = allocLike(r, op.getDx(), x),
+          dth = allocLike(r, op.getDkernel(), th);
+    // dx[i', j'] = sum_{a, b} kernel[h, a, b] dy[i' + p - a, j' + c - b].
+    r.nest(ubs, [&](ValueRange iv) {
+      Value b = iv[0], h = iv[1], i2 = iv[2], j2 = iv[3];
+      Value acc = r.reduceNest(
+          {r.idx(cq), r.idx(ck)}, r.f32(0.0), [&](ValueRange ab, Value a) {
+            Value i = r.isub(r.iadd(i2, r.idx(p)), ab[0]);
+            Value j = r.isub(r.iadd(j2, r.idx(c)), ab[1]);
+            return r.add(a, r.mul(r.load(th, {h, ab[0], ab[1]}),
+                                  outputGrad(r, dy, b, h, i, j, off).second));
+          });
+      Value src = maskedCell(r, x, b, h, i2, j2, off).first;
+      r.store(r.select(src, acc, r.f32(0.0)), dx, iv);
+    });
+    // dkernel[h, a, b] = sum_{n, i, j} dy[n, h, i, j] X0[i - p + a, j - c + b].
+    r.nest({ubs[1], r.idx(cq), r.idx(ck)}, [&](ValueRange hab) {
+      Value h = hab[0];
+      Value acc = r.reduceNest(
+          {ubs[0], ubs[2], ubs[3]}, r.f32(0.0), [&](ValueRange nij, Value a) {
+            Value si = r.iadd(r.isub(nij[1], r.idx(p)), hab[1]);
+            Value sj = r.iadd(r.isub(nij[2], r.idx(c)), hab[2]);
+            auto [inside, v] = maskedCell(r, x, nij[0], h, si, sj, off);
+            auto [ok, dl] = outputGrad(r, dy, nij[0], h, nij[1], nij[2], off);
+            Value term = r.mul(dl, v);
+            return r.add(a, r.select(r.andi(inside, ok), term, r.f32(0.0)));
+          });
+      r.store(acc, dth, hab);
+    });
+    replaceWithBuffer(rewriter, op, {dx, dth});
     return success();
   }
 };
@@ -775,6 +1082,46 @@ struct LowerLogSumExp : OpRewritePattern<LogSumExpOp> {
       r.store(lse, out, {iv[0], iv[1], iv[2]});
     });
     replaceWithBuffer(rewriter, op, out);
+
+struct LowerHeadMixGrad : OpRewritePattern<HeadMixGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(HeadMixGradOp op,
+                                PatternRewriter &rewriter) const override {
+    RefBuilder r(rewriter, op.getLoc());
+    Value x = asBuffer(r, op.getInput()), wm = asBuffer(r, op.getWeight());
+    Value dy = asBuffer(r, op.getGrad());
+    Value ch = r.dim(wm, 1);
+    SmallVector<Value> ubs = dims4(r, x);
+    Value off = r.isub(ubs[3], ubs[2]);
+    Value dx = allocLike(r, op.getDx(), x);
+    Value dwm = allocLike(r, op.getDweight(), wm);
+    // dx[g0 + m] = sum over the heads h of the group of weight[h, m] dy[h].
+    r.nest(ubs, [&](ValueRange iv) {
+      Value b = iv[0], hIn = iv[1], i = iv[2], j = iv[3];
+      Value g0 = r.imul(r.idiv(hIn, ch), ch), m = r.isub(hIn, g0);
+      Value acc = r.reduce(ch, r.f32(0.0), [&](Value n, Value a) {
+        Value h = r.iadd(g0, n);
+        return r.add(a, r.mul(r.load(wm, {h, m}),
+                              outputGrad(r, dy, b, h, i, j, off).second));
+      });
+      // As in the forward, only -inf reads as 0; NaN propagates.
+      Value live = r.cmpf(CmpFPredicate::UNE, r.load(x, iv), r.negInf());
+      r.store(r.select(live, acc, r.f32(0.0)), dx, iv);
+    });
+    // dweight[h, m] = sum_{n, i, j} dy[n, h, i, j] x0[n, g0 + m, i, j].
+    r.nest({ubs[1], ch}, [&](ValueRange hm) {
+      Value h = hm[0], hIn = r.iadd(r.imul(r.idiv(h, ch), ch), hm[1]);
+      Value acc = r.reduceNest(
+          {ubs[0], ubs[2], ubs[3]}, r.f32(0.0), [&](ValueRange nij, Value a) {
+            Value v = r.load(x, {nij[0], hIn, nij[1], nij[2]});
+            Value live = r.cmpf(CmpFPredicate::UNE, v, r.negInf());
+            auto [ok, dl] = outputGrad(r, dy, nij[0], h, nij[1], nij[2], off);
+            Value term = r.mul(dl, v);
+            return r.add(a, r.select(r.andi(live, ok), term, r.f32(0.0)));
+          });
+      r.store(acc, dwm, hm);
+    });
+    replaceWithBuffer(rewriter, op, {dx, dwm});
     return success();
   }
 };
@@ -790,6 +1137,8 @@ struct AttnLowerToReferencePass
             &getContext());
     patterns.add<LowerSoftmaxGrad, LowerWeightedSumGrad, LowerHeadNormGrad,
                  LowerShortConvGrad, LowerL2NormGrad, LowerLogSumExp>(
+
+    patterns.add<LowerScoresGrad, LowerKqConvGrad, LowerHeadMixGrad>(
         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

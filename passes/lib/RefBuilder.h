@@ -105,6 +105,26 @@ public:
                llvm::function_ref<Value(Value, Value)> body) {
     return reduce(idx(0), ub, init, body);
   }
+  /// A reduction over the perfect nest [0, ubs[0]) x [0, ubs[1]) x ...
+  Value reduceNest(ArrayRef<Value> ubs, Value init,
+                   llvm::function_ref<Value(ValueRange, Value)> body) {
+    SmallVector<Value> ivs;
+    std::function<Value(size_t, Value)> rec = [&](size_t level, Value acc) {
+      if (level == ubs.size())
+        return body(ivs, acc);
+      return reduce(ubs[level], acc, [&](Value iv, Value inner) {
+        ivs.push_back(iv);
+        Value next = rec(level + 1, inner);
+        ivs.pop_back();
+        return next;
+      });
+    };
+    return rec(0, init);
+  }
+  /// mem[ivs] += v (f32 accumulation in an f32 buffer).
+  void accumulate(Value v, Value mem, ValueRange ivs) {
+    store(add(load(mem, ivs), v), mem, ivs);
+  }
 
   // Scalar arithmetic (float unless stated).
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }

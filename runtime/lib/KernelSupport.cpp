@@ -135,6 +135,9 @@ Error ProgramKernel::load(llvm::StringRef source, llvm::StringRef entryName,
     } else if (auto a = dyn_cast<mlir::attn::AttentionOp>(op)) {
       g = a.getG();
       beta = a.getBeta();
+    } else if (auto sg = dyn_cast<mlir::attn::ScoresGradOp>(op)) {
+      g = sg.getG();
+      beta = sg.getBeta();
     }
     // Only entry arguments: a value computed in the program is not known
     // before it runs.

@@ -43,6 +43,14 @@ void printHeadNormGradTypes(OpAsmPrinter &printer, Operation *op, Type input,
                             Type inputGrad, Type gammaGrad, Type gateWGrad,
                             Type gateBGrad);
 
+/// `custom<ScoresGradResults>(...)`: the result types of attn.scores_grad,
+/// `dq, dk [, dw, dbeta] [, dg]`, told apart by their count (2 to 5); the
+/// verifier then matches them against the path and gate operands.
+ParseResult parseScoresGradResults(OpAsmParser &parser, Type &dq, Type &dk,
+                                   Type &dw, Type &dbeta, Type &dg);
+void printScoresGradResults(OpAsmPrinter &printer, Operation *op, Type dq,
+                            Type dk, Type dw, Type dbeta, Type dg);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTNASM_H

@@ -90,6 +90,8 @@ def Attn_ScoresOp : Attn_Op<"scores", [Pure, AttrSizedOperandSegments]> {
       gate need a causal or sliding-window mask.
     * `scale s` defaults to `1/sqrt(D)`.
 
+    Vector-Jacobian product: `attn.scores_grad`.
+
     ```mlir
     %s = attn.scores %q, %k path(%w, %beta) gate(%g) scaled
         : (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>,
@@ -138,7 +140,7 @@ def Attn_KqConvOp : Attn_Op<"kq_conv", [Pure, AllTypesMatch<["input", "result"]>
     Row `a = c_q - 1` is the current query, column `b = c` the same key.
     Outputs right of the diagonal (`j > i + off`) are `-inf` for stage `pre`
     (logits, ready for the softmax) and 0 for stage `post` (probabilities;
-    no renormalisation).
+    no renormalisation). Vector-Jacobian product: `attn.kq_conv_grad`.
 
     ```mlir
     %c = attn.kq_conv pre %s, %theta : tensor<?x?x?x?xf32>, tensor<16x6x11xf32>
@@ -173,6 +175,7 @@ def Attn_HeadMixOp : Attn_Op<"head_mix", [Pure, AllTypesMatch<["input", "result"
     is a full `nn.Linear(M, M)` and loads as is (`W = linear.weight`); the
     official grouped post-softmax kernel `K_g[in, out]` is transposed:
     `weight[g0 + o, i] = K_g[i, o]`.
+    Vector-Jacobian product: `attn.head_mix_grad`.
 
     ```mlir
     %m = attn.head_mix post %p, %w : tensor<?x16x?x?xf32>, tensor<16x4xf32>
@@ -527,6 +530,140 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
              getHeadMixPost();
     }
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Vector-Jacobian products of attn.scores, attn.kq_conv and attn.head_mix
+//
+// Each takes the forward op's operands and attributes, then the cotangent
+// `$grad` of its result last, and returns the gradients of the forward's
+// differentiable operands in their order.
+//===----------------------------------------------------------------------===//
+
+def Attn_ScoresGradOp : Attn_Op<"scores_grad", [Pure, AttrSizedOperandSegments,
+                                                AttrSizedResultSegments]> {
+  let summary = "vector-Jacobian product of attn.scores";
+  let description = [{
+    The gradients of `L = sum_{visible (i, j)} grad_ij * s_ij`, `s` the
+    logits of `attn.scores` with the same operands and attributes: only
+    visible cells count, a masked cell's `grad` is never read into the
+    result (it may hold anything, NaN included). With `p_i = i + S - T`,
+    `P(a, j) = H_a ... H_{j+1}` and `H_t = I - beta_t w_t w_t^T`:
+
+    * `dq_i = s * sum_j grad_ij P(p_i, j) k_j`
+    * `dk_j = s * sum_{h in j's group} sum_i grad_ij P(p_i, j)^T q_i`
+    * PaTH: with `r_ij(t) = H_{t+1} ... H_{p_i} q_i` (the query carried back
+      to just after `t`) and `u_ij(t) = H_{t-1} ... H_{j+1} k_j` (the key
+      carried forward to just before `t`), for every visible cell whose
+      path crosses `t` (`j < t <= p_i`):
+      `dbeta_t -= s grad_ij (w_t . r_ij(t)) (w_t . u_ij(t))` and
+      `dw_t -= s beta_t grad_ij ((w_t . u_ij(t)) r_ij(t) + (w_t . r_ij(t)) u_ij(t))`
+    * FoX: `dg_t = gamma * sum_{visible, j < t <= p_i} grad_ij`, i.e. the
+      cells whose gate sum `G_{p_i} - G_j` contains `g_t`.
+
+    GQA: `dk`, `dw`, `dbeta` sum over the query heads of their KV head;
+    `dg` is per query head. Results: `dq` and `dk` in q's and k's types
+    (accumulated in f32), then `dw`, `dbeta` exactly when `path` is given
+    and `dg` exactly when `gate` is, all f32.
+
+    ```mlir
+    %dq, %dk, %dw, %dbeta, %dg = attn.scores_grad %q, %k path(%w, %beta)
+        gate(%g) scaled, %ds
+        : (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>,
+           tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?x?xf32>)
+        -> (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>,
+            tensor<?x?x?xf32>, tensor<?x?x?xf32>)
+    ```
+  }];
+  let arguments = (ins Attn_Activation:$q, Attn_Activation:$k,
+                       Optional<Attn_F32Tensor4D>:$w,
+                       Optional<Attn_F32Tensor3D>:$beta,
+                       Optional<Attn_F32Tensor3D>:$g,
+                       Attn_ScoreMap:$grad,
+                       UnitAttr:$gate_scaled,
+                       DefaultValuedAttr<Attn_MaskKind,
+                                         "::mlir::attn::MaskKind::causal">:$mask,
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Attn_Activation:$dq, Attn_Activation:$dk,
+                      Optional<Attn_F32Tensor4D>:$dw,
+                      Optional<Attn_F32Tensor3D>:$dbeta,
+                      Optional<Attn_F32Tensor3D>:$dg);
+  // functional-type(operands, results) cannot say which optional results a
+  // type list holds; ScoresGradResults reads them by count.
+  let assemblyFormat = [{
+    $q `,` $k (`path` `(` custom<Required>($w)^ `,` custom<Required>($beta) `)`)? (`gate` `(` custom<Required>($g)^ `)`)?
+    (`scaled` $gate_scaled^)? (`mask` $mask^)? (`window` custom<SignedI64>($window)^)?
+    (`scale` $scale^)? `,` $grad attr-dict `:` `(` type(operands) `)` `->`
+    `(` custom<ScoresGradResults>(type($dq), type($dk), type($dw), type($dbeta), type($dg)) `)`
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The forward's scale: the `scale` attribute or 1/sqrt(D).
+    double getScaleOrDefault();
+  }];
+}
+
+def Attn_KqConvGradOp : Attn_Op<"kq_conv_grad", [Pure]> {
+  let summary = "vector-Jacobian product of attn.kq_conv";
+  let description = [{
+    The gradients of `L = sum_{j <= i + off} grad_ij C_ij` with `C`, `X0`,
+    `p`, `c` and `off` as on `attn.kq_conv` (outputs right of the diagonal
+    are constants and pass no gradient; `grad` there is never read):
+
+    * `dkernel[h, a, b] = sum_{n, i, j <= i + off} grad[n, h, i, j] * X0[i - p + a, j - c + b]`
+    * `dx[i', j'] = sum_{a, b} kernel[h, a, b] * grad[i' + p - a, j' + c - b]`
+      over the terms whose output cell exists and lies on or left of the
+      diagonal, and `dx[i', j'] = 0` where `X0` masks the source
+      (`x[i', j'] = -inf` or `j' > i' + off`).
+
+    Both results are f32: `dx` has the score map's shape, `dkernel` the
+    kernel's `[H, c_q, c_k]`.
+
+    ```mlir
+    %dx, %dk = attn.kq_conv_grad pre %s, %theta, %dc
+        : (tensor<?x?x?x?xf32>, tensor<16x6x11xf32>, tensor<?x?x?x?xf32>)
+        -> (tensor<?x?x?x?xf32>, tensor<16x6x11xf32>)
+    ```
+  }];
+  let arguments = (ins Attn_Stage:$stage, Attn_ScoreMap:$input,
+                       Attn_F32Tensor3D:$kernel, Attn_ScoreMap:$grad);
+  let results = (outs Attn_ScoreMap:$dx, Attn_F32Tensor3D:$dkernel);
+  let assemblyFormat = [{
+    $stage $input `,` $kernel `,` $grad attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_HeadMixGradOp : Attn_Op<"head_mix_grad", [Pure]> {
+  let summary = "vector-Jacobian product of attn.head_mix";
+  let description = [{
+    The gradients of `L = sum_{h, j <= i + off} grad[h]_ij out[h]_ij`,
+    `off = S - T`, with `out` as on `attn.head_mix` (outputs right of the
+    diagonal are constants; `grad` there is never read). With
+    `g0 = (h / c_h) c_h` and `x0` the input with `-inf` read as 0:
+
+    * `dweight[h, m] = sum_{n, i, j <= i + off} grad[n, h, i, j] * x0[n, g0 + m, i, j]`
+    * `dx[n, g0 + m, i, j] = sum_{h in the group of g0} weight[h, m] * grad[n, h, i, j]`
+      for `j <= i + off` and a finite input; 0 where the input is `-inf`
+      or right of the diagonal.
+
+    Both results are f32: `dx` has the score map's shape, `dweight` the
+    weight's `[H, c_h]`.
+
+    ```mlir
+    %dx, %dw = attn.head_mix_grad post %p, %w, %dm
+        : (tensor<?x16x?x?xf32>, tensor<16x4xf32>, tensor<?x16x?x?xf32>)
+        -> (tensor<?x16x?x?xf32>, tensor<16x4xf32>)
+    ```
+  }];
+  let arguments = (ins Attn_Stage:$stage, Attn_ScoreMap:$input,
+                       Attn_F32Tensor2D:$weight, Attn_ScoreMap:$grad);
+  let results = (outs Attn_ScoreMap:$dx, Attn_F32Tensor2D:$dweight);
+  let assemblyFormat = [{
+    $stage $input `,` $weight `,` $grad attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // ATTN_OPS_TD
