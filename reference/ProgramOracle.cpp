@@ -120,9 +120,11 @@ Expected<Tensor> evalOp(Operation *op, const Env &env) {
     std::vector<int64_t> pos;
     if (o.getPositions())
       pos = positionsOf(in(o.getPositions()));
-    return rope(in(o.getInput()), o.getTheta().convertToDouble(),
-                o.getRotaryDimOrHeadDim(), toStyle(o.getStyle()), o.getOffset(),
-                o.getPositions() ? &pos : nullptr);
+    // The inverse rotation is the oracle's ropeGrad.
+    auto rotate = o.getInverse() ? ropeGrad : rope;
+    return rotate(in(o.getInput()), o.getTheta().convertToDouble(),
+                  o.getRotaryDimOrHeadDim(), toStyle(o.getStyle()),
+                  o.getOffset(), o.getPositions() ? &pos : nullptr);
   }
   if (auto o = dyn_cast<mlir::attn::ScoresOp>(op))
     return scores(in(o.getQ()), in(o.getK()), o.getScaleOrDefault(),
@@ -274,10 +276,12 @@ llvm::Error gradOp(Operation *op, const Env &env, const Tensor &dy,
     std::vector<int64_t> pos;
     if (o.getPositions())
       pos = positionsOf(in(o.getPositions()));
+    // The transpose of a rotation is the opposite rotation, both ways.
+    auto transpose = o.getInverse() ? rope : ropeGrad;
     adj.add(o.getInput(),
-            ropeGrad(dy, o.getTheta().convertToDouble(),
-                     o.getRotaryDimOrHeadDim(), toStyle(o.getStyle()),
-                     o.getOffset(), o.getPositions() ? &pos : nullptr));
+            transpose(dy, o.getTheta().convertToDouble(),
+                      o.getRotaryDimOrHeadDim(), toStyle(o.getStyle()),
+                      o.getOffset(), o.getPositions() ? &pos : nullptr));
   } else if (auto o = dyn_cast<mlir::attn::ScoresOp>(op)) {
     ScoresGrad d = scoresGrad(
         dy, in(o.getQ()), in(o.getK()), o.getScaleOrDefault(),

@@ -48,3 +48,50 @@ void mlir::attn::printSignedI64(OpAsmPrinter &printer, Operation *,
                                 IntegerAttr attr) {
   printer << attr.getInt();
 }
+
+ParseResult mlir::attn::parseHeadNormGradTypes(OpAsmParser &parser, Type &input,
+                                               Type &gamma, Type &gateW,
+                                               Type &gateB, Type &grad,
+                                               Type &inputGrad, Type &gammaGrad,
+                                               Type &gateWGrad,
+                                               Type &gateBGrad) {
+  SMLoc loc = parser.getCurrentLocation();
+  FunctionType fn;
+  if (parser.parseType(fn))
+    return failure();
+  ArrayRef<Type> ins = fn.getInputs(), outs = fn.getResults();
+  if ((ins.size() != 3 && ins.size() != 5) ||
+      (outs.size() != 2 && outs.size() != 4))
+    return parser.emitError(loc)
+           << "expected (input, gamma[, gate_w, gate_b], grad) -> "
+              "(input_grad, gamma_grad[, gate_w_grad, gate_b_grad]) types, got "
+           << ins.size() << " -> " << outs.size();
+  input = ins.front();
+  gamma = ins[1];
+  grad = ins.back();
+  if (ins.size() == 5) {
+    gateW = ins[2];
+    gateB = ins[3];
+  }
+  inputGrad = outs[0];
+  gammaGrad = outs[1];
+  if (outs.size() == 4) {
+    gateWGrad = outs[2];
+    gateBGrad = outs[3];
+  }
+  return success();
+}
+
+void mlir::attn::printHeadNormGradTypes(OpAsmPrinter &printer, Operation *,
+                                        Type input, Type gamma, Type gateW,
+                                        Type gateB, Type grad, Type inputGrad,
+                                        Type gammaGrad, Type gateWGrad,
+                                        Type gateBGrad) {
+  auto present = [](ArrayRef<Type> types) {
+    return llvm::to_vector(llvm::make_filter_range(
+        types, [](Type t) { return static_cast<bool>(t); }));
+  };
+  printer.printFunctionalType(
+      TypeRange(present({input, gamma, gateW, gateB, grad})),
+      TypeRange(present({inputGrad, gammaGrad, gateWGrad, gateBGrad})));
+}

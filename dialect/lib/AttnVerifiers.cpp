@@ -252,16 +252,23 @@ LogicalResult HeadNormOp::verify() {
                          getEps().convertToDouble());
 }
 
-LogicalResult ShortConvOp::verify() {
-  ShapeEnv env(*this);
-  if (failed(env.bind("input", getInput().getType(), {"B", "H", "T", "D"})))
+/// short_conv's input [B, H, T, D] and kernel [H, D, K] with a static K.
+static LogicalResult verifyShortConvPiece(Operation *op, ShapeEnv &env,
+                                          Value input, Value kernel) {
+  if (failed(env.bind("input", input.getType(), {"B", "H", "T", "D"})))
     return failure();
-  auto kType = cast<ShapedType>(getKernel().getType());
+  auto kType = cast<ShapedType>(kernel.getType());
   int64_t k = kType.getDimSize(2);
   if (ShapedType::isDynamic(k) || k < 1)
-    return emitOpError() << "kernel size K = dim 2 of 'kernel' [H, D, K] must "
-                         << "be static and >= 1, got " << kType;
+    return op->emitOpError()
+           << "kernel size K = dim 2 of 'kernel' [H, D, K] must "
+           << "be static and >= 1, got " << kType;
   return env.bind("kernel", kType, {"H", "D", "K"});
+}
+
+LogicalResult ShortConvOp::verify() {
+  ShapeEnv env(*this);
+  return verifyShortConvPiece(*this, env, getInput(), getKernel());
 }
 
 LogicalResult L2NormOp::verify() {
@@ -331,4 +338,79 @@ LogicalResult AttentionOp::verify() {
                          << elementTypeOf(getV()) << ", got "
                          << elementTypeOf(getResult());
   return env.bind("result", getResult().getType(), {"B", "Hq", "T", "Dv"});
+}
+
+//===----------------------------------------------------------------------===//
+// VJP ops and attn.logsumexp
+//===----------------------------------------------------------------------===//
+
+/// A cotangent or gradient `name` must have the element type of the value
+/// `refName` it belongs to.
+static LogicalResult requireElementTypeOf(Operation *op, StringRef name,
+                                          Value v, StringRef refName,
+                                          Value ref) {
+  if (elementTypeOf(v) == elementTypeOf(ref))
+    return success();
+  return op->emitOpError() << "'" << name << "' must have the element type of '"
+                           << refName << "', " << elementTypeOf(ref) << ", got "
+                           << elementTypeOf(v);
+}
+
+LogicalResult WeightedSumGradOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(env.bind("probs", getProbs().getType(), {"B", "Hq", "T", "S"})) ||
+      failed(env.bind("v", getV().getType(), {"B", "Hk", "S", "Dv"})) ||
+      failed(env.bind("grad", getGrad().getType(), {"B", "Hq", "T", "Dv"})))
+    return failure();
+  if (failed(requireStatic(*this, env.get("Dv"), "value head dim Dv")) ||
+      failed(verifyGQA(*this, env)) ||
+      failed(requireElementTypeOf(*this, "grad", getGrad(), "v", getV())) ||
+      failed(requireElementTypeOf(*this, "v_grad", getVGrad(), "v", getV())))
+    return failure();
+  if (failed(env.bind("probs_grad", getProbsGrad().getType(),
+                      {"B", "Hq", "T", "S"})))
+    return failure();
+  return env.bind("v_grad", getVGrad().getType(), {"B", "Hk", "S", "Dv"});
+}
+
+LogicalResult HeadNormGradOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(env.bind("input", getInput().getType(), {"B", "H", "T", "Dv"})))
+    return failure();
+  if (failed(requireStatic(*this, env.get("Dv"), "head dim Dv")) ||
+      failed(verifyNormPiece(*this, env, getGamma(), getGateW(), getGateB(),
+                             getEps().convertToDouble())))
+    return failure();
+  if (static_cast<bool>(getGateWGrad()) != static_cast<bool>(getGateW()) ||
+      static_cast<bool>(getGateBGrad()) != static_cast<bool>(getGateB()))
+    return emitOpError("results 'gate_w_grad' and 'gate_b_grad' must be "
+                       "present exactly when the gate operands are");
+  for (auto [name, v] : {std::pair<StringRef, Value>{"grad", getGrad()},
+                         {"input_grad", getInputGrad()}})
+    if (failed(env.bind(name, v.getType(), {"B", "H", "T", "Dv"})) ||
+        failed(requireElementTypeOf(*this, name, v, "input", getInput())))
+      return failure();
+  if (failed(env.bind("gamma_grad", getGammaGrad().getType(), {"Dv"})))
+    return failure();
+  if (getGateWGrad() &&
+      (failed(env.bind("gate_w_grad", getGateWGrad().getType(), {"Dv"})) ||
+       failed(env.bind("gate_b_grad", getGateBGrad().getType(), {"1"}))))
+    return failure();
+  return success();
+}
+
+LogicalResult ShortConvGradOp::verify() {
+  ShapeEnv env(*this);
+  return verifyShortConvPiece(*this, env, getInput(), getKernel());
+}
+
+LogicalResult L2NormGradOp::verify() {
+  return verifyFiniteAttr(*this, "eps", getEps().convertToDouble(), true);
+}
+
+LogicalResult LogSumExpOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(env.bind("input", getInput().getType(), {"B", "H", "T", "S"})))
+    return failure();
+  return env.bind("result", getResult().getType(), {"B", "H", "T"});
 }

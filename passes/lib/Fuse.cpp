@@ -170,11 +170,11 @@ int64_t seqLen(Value v) {
   return cast<RankedTensorType>(v.getType()).getDimSize(2);
 }
 
-/// RoPE joins when q and k come from matching single-use ropes (same theta,
-/// style, rotary dim, no positions operand). On a match sets
-/// `c.ropeQ`/`c.ropeK` (and `c.ropeQOffset` when q's offset is not provably
-/// k's offset + S - T); otherwise `why` says why not (empty when neither q
-/// nor k is rotated).
+/// RoPE joins when q and k come from matching single-use forward ropes (same
+/// theta, style, rotary dim, no positions operand, not `inverse`). On a match
+/// sets `c.ropeQ`/`c.ropeK` (and `c.ropeQOffset` when q's offset is not
+/// provably k's offset + S - T); otherwise `why` says why not (empty when
+/// neither q nor k is rotated).
 LogicalResult matchRope(Chain &c, Why &why) {
   auto ropeQ = c.scores.getQ().getDefiningOp<RopeOp>();
   auto ropeK = c.scores.getK().getDefiningOp<RopeOp>();
@@ -188,6 +188,9 @@ LogicalResult matchRope(Chain &c, Why &why) {
     return reject(why, "the ropes are in another block");
   if (ropeQ.getPositions() || ropeK.getPositions())
     return reject(why, "a rope has a positions operand");
+  // attn.attention's rope(theta) is the forward rotation only.
+  if (ropeQ.getInverse() || ropeK.getInverse())
+    return reject(why, "a rope is an inverse rotation (a gradient)");
   if (ropeQ.getThetaAttr() != ropeK.getThetaAttr() ||
       ropeQ.getStyle() != ropeK.getStyle() ||
       ropeQ.getRotaryDimOrHeadDim() != ropeK.getRotaryDimOrHeadDim())

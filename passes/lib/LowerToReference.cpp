@@ -47,12 +47,16 @@ Value allocResult(RefBuilder &r, RankedTensorType resultType,
       MemRefType::get(resultType.getShape(), resultType.getElementType()), dyn);
 }
 
-/// Replaces `op` by the tensor view of the filled buffer `out`.
-void replaceWithBuffer(PatternRewriter &rewriter, Operation *op, Value out) {
-  auto tensor = bufferization::ToTensorOp::create(
-      rewriter, op->getLoc(), op->getResult(0).getType(), out,
-      /*restrict=*/true, /*writable=*/true);
-  rewriter.replaceOp(op, tensor.getResult());
+/// Replaces `op`'s results by the tensor views of the filled buffers `outs`,
+/// one per result.
+void replaceWithBuffer(PatternRewriter &rewriter, Operation *op,
+                       ValueRange outs) {
+  SmallVector<Value> tensors;
+  for (auto [result, out] : llvm::zip_equal(op->getResults(), outs))
+    tensors.push_back(bufferization::ToTensorOp::create(
+        rewriter, op->getLoc(), result.getType(), out,
+        /*restrict=*/true, /*writable=*/true));
+  rewriter.replaceOp(op, tensors);
 }
 
 /// The four loop bounds [d0, d1, d2, d3] of a rank-4 buffer.
@@ -94,6 +98,9 @@ struct LowerRope : OpRewritePattern<RopeOp> {
       } else {
         p = r.indexToF64(r.iadd(t, r.idx(op.getOffset())));
       }
+      // The inverse rotation turns every pair by the opposite angle.
+      if (op.getInverse())
+        p = r.mul(p, r.f64(-1.0));
       r.loop(r.idx(half), [&](Value i) {
         // inv_freq = theta^(-2i/rot) = exp(-2i/rot * ln theta)
         Value e = r.mul(r.indexToF64(i), r.f64(-2.0 * logTheta / rot));
@@ -433,6 +440,19 @@ struct LowerHeadNorm : OpRewritePattern<HeadNormOp> {
 // attn.short_conv and attn.l2norm
 //===----------------------------------------------------------------------===//
 
+/// short_conv's pre-activation at (b, h, t, d):
+/// sum_{r < K} kernel[h, d, r] * x[b, h, t - K + 1 + r], zero before t = 0.
+Value shortConvSum(RefBuilder &r, Value x, Value ker, int64_t kSize, Value b,
+                   Value h, Value t, Value d) {
+  return r.reduce(r.idx(kSize), r.f32(0.0), [&](Value k, Value acc) {
+    Value src = r.iadd(r.isub(t, r.idx(kSize - 1)), k);
+    Value ok = r.cmpi(CmpIPredicate::sge, src, r.idx(0));
+    Value v = r.load(x, {b, h, r.clamp(src, r.idx(0), t), d});
+    return r.add(acc,
+                 r.mul(r.load(ker, {h, d, k}), r.select(ok, v, r.f32(0.0))));
+  });
+}
+
 struct LowerShortConv : OpRewritePattern<ShortConvOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ShortConvOp op,
@@ -445,13 +465,7 @@ struct LowerShortConv : OpRewritePattern<ShortConvOp> {
                             [&](int64_t i) { return ubs[i]; });
     r.nest(ubs, [&](ValueRange iv) {
       Value b = iv[0], h = iv[1], t = iv[2], d = iv[3];
-      Value y = r.reduce(r.idx(kSize), r.f32(0.0), [&](Value k, Value acc) {
-        Value src = r.iadd(r.isub(t, r.idx(kSize - 1)), k);
-        Value ok = r.cmpi(CmpIPredicate::sge, src, r.idx(0));
-        Value v = r.load(x, {b, h, r.clamp(src, r.idx(0), t), d});
-        return r.add(
-            acc, r.mul(r.load(ker, {h, d, k}), r.select(ok, v, r.f32(0.0))));
-      });
+      Value y = shortConvSum(r, x, ker, kSize, b, h, t, d);
       if (op.getSilu())
         y = r.mul(y, r.sigmoid(y));
       r.store(y, out, {b, h, t, d});
@@ -489,6 +503,282 @@ struct LowerL2Norm : OpRewritePattern<L2NormOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// VJP ops and attn.logsumexp
+//===----------------------------------------------------------------------===//
+
+/// The result buffer of every result of `op`, each dim i of result n sized
+/// like dim i of the buffer `like[n]` (results are shaped like operands).
+SmallVector<Value> allocResultsLike(RefBuilder &r, Operation *op,
+                                    ArrayRef<Value> like) {
+  SmallVector<Value> outs;
+  for (auto [result, mem] : llvm::zip_equal(op->getResults(), like))
+    outs.push_back(allocResult(r, cast<RankedTensorType>(result.getType()),
+                               [&](int64_t i) { return r.dim(mem, i); }));
+  return outs;
+}
+
+/// Stores 0 to every element of the rank-`rank` buffer `mem`: the
+/// parameter gradients are sums over rows, accumulated in place.
+void zeroFill(RefBuilder &r, Value mem, int64_t rank) {
+  SmallVector<Value> ubs;
+  for (int64_t i = 0; i < rank; ++i)
+    ubs.push_back(r.dim(mem, i));
+  r.nest(ubs, [&](ValueRange iv) { r.store(r.f32(0.0), mem, iv); });
+}
+
+/// mem[iv] += v (f32).
+void addTo(RefBuilder &r, Value mem, ValueRange iv, Value v) {
+  r.store(r.add(r.load(mem, iv), v), mem, iv);
+}
+
+struct LowerSoftmaxGrad : OpRewritePattern<SoftmaxGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxGradOp op,
+                                PatternRewriter &rewriter) const override {
+    RefBuilder r(rewriter, op.getLoc());
+    Value p = asBuffer(r, op.getProbs()), dp = asBuffer(r, op.getGrad());
+    SmallVector<Value> ubs = dims4(r, p);
+    Value out = allocResultsLike(r, op, {p})[0];
+    r.nest({ubs[0], ubs[1], ubs[2]}, [&](ValueRange iv) {
+      auto at = [&](Value j) -> SmallVector<Value> {
+        return {iv[0], iv[1], iv[2], j};
+      };
+      // dx_ij = p_ij (dp_ij - sum_k p_ik dp_ik)
+      Value dot = r.reduce(ubs[3], r.f32(0.0), [&](Value k, Value acc) {
+        return r.add(acc, r.mul(r.load(p, at(k)), r.load(dp, at(k))));
+      });
+      r.loop(ubs[3], [&](Value j) {
+        r.store(r.mul(r.load(p, at(j)), r.sub(r.load(dp, at(j)), dot)), out,
+                at(j));
+      });
+    });
+    replaceWithBuffer(rewriter, op, out);
+    return success();
+  }
+};
+
+struct LowerWeightedSumGrad : OpRewritePattern<WeightedSumGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(WeightedSumGradOp op,
+                                PatternRewriter &rewriter) const override {
+    RefBuilder r(rewriter, op.getLoc());
+    Value p = asBuffer(r, op.getProbs()), v = asBuffer(r, op.getV());
+    Value dO = asBuffer(r, op.getGrad());
+    SmallVector<Value> pd = dims4(r, p), vd = dims4(r, v);
+    Value group = r.idiv(pd[1], vd[1]);
+    SmallVector<Value> outs = allocResultsLike(r, op, {p, v});
+    // dp_ij = dO_i . v_j, query head h reading KV head h / group.
+    r.nest(pd, [&](ValueRange iv) {
+      Value b = iv[0], h = iv[1], i = iv[2], j = iv[3];
+      Value kh = r.idiv(h, group);
+      Value dot = r.reduce(vd[3], r.f32(0.0), [&](Value e, Value acc) {
+        return r.add(acc,
+                     r.mul(r.load(dO, {b, h, i, e}), r.load(v, {b, kh, j, e})));
+      });
+      r.store(dot, outs[0], iv);
+    });
+    // dv_j = sum over the group's query heads h and rows i of p_ij dO_i.
+    r.nest(vd, [&](ValueRange iv) {
+      Value b = iv[0], kh = iv[1], j = iv[2], e = iv[3];
+      Value h0 = r.imul(kh, group);
+      Value acc = r.reduce(group, r.f32(0.0), [&](Value g, Value acc) {
+        Value h = r.iadd(h0, g);
+        return r.reduce(pd[2], acc, [&](Value i, Value a) {
+          return r.add(
+              a, r.mul(r.load(p, {b, h, i, j}), r.load(dO, {b, h, i, e})));
+        });
+      });
+      r.store(acc, outs[1], iv);
+    });
+    replaceWithBuffer(rewriter, op, outs);
+    return success();
+  }
+};
+
+struct LowerHeadNormGrad : OpRewritePattern<HeadNormGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(HeadNormGradOp op,
+                                PatternRewriter &rewriter) const override {
+    RefBuilder r(rewriter, op.getLoc());
+    Value x = asBuffer(r, op.getInput()), gamma = asBuffer(r, op.getGamma());
+    Value dy = asBuffer(r, op.getGrad());
+    Value gw = op.getGateW() ? asBuffer(r, op.getGateW()) : Value();
+    Value gb = op.getGateB() ? asBuffer(r, op.getGateB()) : Value();
+    SmallVector<Value> like = {x, gamma};
+    if (gw)
+      like.append({gw, gb});
+    SmallVector<Value> outs = allocResultsLike(r, op, like);
+    for (Value mem : ArrayRef<Value>(outs).drop_front())
+      zeroFill(r, mem, 1);
+    SmallVector<Value> ubs = dims4(r, x);
+    int64_t dv = cast<ShapedType>(op.getInput().getType()).getDimSize(3);
+    double eps = op.getEps().convertToDouble();
+    r.nest({ubs[0], ubs[1], ubs[2]}, [&](ValueRange iv) {
+      auto at = [&](Value e) -> SmallVector<Value> {
+        return {iv[0], iv[1], iv[2], e};
+      };
+      auto sum = [&](Value init, llvm::function_ref<Value(Value)> term) {
+        return r.reduce(ubs[3], init, [&](Value e, Value acc) {
+          return r.add(acc, term(e));
+        });
+      };
+      // Forward: inv = (mean(o^2) + eps)^(-1/2), n = o inv, u = n gamma.
+      Value ss = sum(r.f32(0.0), [&](Value e) {
+        return r.mul(r.load(x, at(e)), r.load(x, at(e)));
+      });
+      Value inv =
+          r.div(r.f32(1.0), r.sqrt(r.add(r.div(ss, r.f32(dv)), r.f32(eps))));
+      auto n = [&](Value e) { return r.mul(r.load(x, at(e)), inv); };
+      auto u = [&](Value e) { return r.mul(n(e), r.load(gamma, e)); };
+      // du = dy without a gate; with one, y = u s, s = sigmoid(w . u + b):
+      // dz = (dy . u) s (1 - s), du = dy s + dz w.
+      std::function<Value(Value)> du = [&](Value e) {
+        return r.load(dy, at(e));
+      };
+      if (gw) {
+        Value s = r.sigmoid(sum(r.load(gb, r.idx(0)), [&](Value e) {
+          return r.mul(r.load(gw, e), u(e));
+        }));
+        Value dyu = sum(r.f32(0.0), [&](Value e) {
+          return r.mul(r.load(dy, at(e)), u(e));
+        });
+        Value dz = r.mul(dyu, r.mul(s, r.sub(r.f32(1.0), s)));
+        addTo(r, outs[3], r.idx(0), dz);
+        r.loop(ubs[3], [&](Value e) { addTo(r, outs[2], e, r.mul(dz, u(e))); });
+        du = [&, s, dz](Value e) {
+          return r.add(r.mul(r.load(dy, at(e)), s), r.mul(dz, r.load(gw, e)));
+        };
+      }
+      // dgamma += du n; dx = inv du gamma - inv^3 o ((du gamma) . o) / Dv.
+      Value dno = sum(r.f32(0.0), [&](Value e) {
+        return r.mul(r.mul(du(e), r.load(gamma, e)), r.load(x, at(e)));
+      });
+      Value c = r.div(r.mul(r.mul(inv, r.mul(inv, inv)), dno), r.f32(dv));
+      r.loop(ubs[3], [&](Value e) {
+        Value dn = r.mul(du(e), r.load(gamma, e));
+        addTo(r, outs[1], e, r.mul(du(e), n(e)));
+        r.store(r.sub(r.mul(inv, dn), r.mul(c, r.load(x, at(e)))), outs[0],
+                at(e));
+      });
+    });
+    replaceWithBuffer(rewriter, op, outs);
+    return success();
+  }
+};
+
+struct LowerShortConvGrad : OpRewritePattern<ShortConvGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ShortConvGradOp op,
+                                PatternRewriter &rewriter) const override {
+    RefBuilder r(rewriter, op.getLoc());
+    Value x = asBuffer(r, op.getInput()), ker = asBuffer(r, op.getKernel());
+    Value dy = asBuffer(r, op.getGrad());
+    int64_t kSize = cast<ShapedType>(op.getKernel().getType()).getDimSize(2);
+    SmallVector<Value> ubs = dims4(r, x);
+    SmallVector<Value> outs = allocResultsLike(r, op, {x, ker});
+    // da_t: the cotangent of the pre-activation a_t (silu' = s (1 + a (1-s))).
+    auto da = [&](Value b, Value h, Value t, Value d) {
+      Value g = r.load(dy, {b, h, t, d});
+      if (!op.getSilu())
+        return g;
+      Value a = shortConvSum(r, x, ker, kSize, b, h, t, d);
+      Value s = r.sigmoid(a);
+      Value one = r.f32(1.0);
+      return r.mul(g, r.mul(s, r.add(one, r.mul(a, r.sub(one, s)))));
+    };
+    // dx_u = sum_r kernel[h, d, r] da_{u + K - 1 - r}, for t < T.
+    Value lastT = r.isub(ubs[2], r.idx(1));
+    r.nest(ubs, [&](ValueRange iv) {
+      Value b = iv[0], h = iv[1], u = iv[2], d = iv[3];
+      Value acc = r.reduce(r.idx(kSize), r.f32(0.0), [&](Value k, Value acc) {
+        Value t = r.isub(r.iadd(u, r.idx(kSize - 1)), k);
+        Value ok = r.cmpi(CmpIPredicate::slt, t, ubs[2]);
+        Value term = r.mul(r.load(ker, {h, d, k}),
+                           da(b, h, r.clamp(t, r.idx(0), lastT), d));
+        return r.add(acc, r.select(ok, term, r.f32(0.0)));
+      });
+      r.store(acc, outs[0], iv);
+    });
+    // dkernel[h, d, r] = sum_b sum_{t >= K-1-r} da_t x_{t-K+1+r}.
+    r.nest({r.dim(ker, 0), r.dim(ker, 1), r.idx(kSize)}, [&](ValueRange iv) {
+      Value h = iv[0], d = iv[1], k = iv[2];
+      Value first = r.isub(r.idx(kSize - 1), k);
+      Value acc = r.reduce(ubs[0], r.f32(0.0), [&](Value b, Value acc) {
+        return r.reduce(first, ubs[2], acc, [&](Value t, Value a) {
+          Value src = r.isub(t, first);
+          return r.add(a, r.mul(da(b, h, t, d), r.load(x, {b, h, src, d})));
+        });
+      });
+      r.store(acc, outs[1], iv);
+    });
+    replaceWithBuffer(rewriter, op, outs);
+    return success();
+  }
+};
+
+struct LowerL2NormGrad : OpRewritePattern<L2NormGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(L2NormGradOp op,
+                                PatternRewriter &rewriter) const override {
+    RefBuilder r(rewriter, op.getLoc());
+    Value x = asBuffer(r, op.getInput()), dy = asBuffer(r, op.getGrad());
+    SmallVector<Value> ubs = dims4(r, x);
+    Value out = allocResultsLike(r, op, {x})[0];
+    double eps = op.getEps().convertToDouble();
+    r.nest({ubs[0], ubs[1], ubs[2]}, [&](ValueRange iv) {
+      auto at = [&](Value e) -> SmallVector<Value> {
+        return {iv[0], iv[1], iv[2], e};
+      };
+      // dx = inv dy - inv^3 x (dy . x), inv = (sum x^2 + eps)^(-1/2).
+      Value ss = r.reduce(ubs[3], r.f32(0.0), [&](Value e, Value acc) {
+        return r.add(acc, r.mul(r.load(x, at(e)), r.load(x, at(e))));
+      });
+      Value dyx = r.reduce(ubs[3], r.f32(0.0), [&](Value e, Value acc) {
+        return r.add(acc, r.mul(r.load(dy, at(e)), r.load(x, at(e))));
+      });
+      Value inv = r.div(r.f32(1.0), r.sqrt(r.add(ss, r.f32(eps))));
+      Value c = r.mul(r.mul(inv, r.mul(inv, inv)), dyx);
+      r.loop(ubs[3], [&](Value e) {
+        r.store(
+            r.sub(r.mul(inv, r.load(dy, at(e))), r.mul(c, r.load(x, at(e)))),
+            out, at(e));
+      });
+    });
+    replaceWithBuffer(rewriter, op, out);
+    return success();
+  }
+};
+
+struct LowerLogSumExp : OpRewritePattern<LogSumExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LogSumExpOp op,
+                                PatternRewriter &rewriter) const override {
+    RefBuilder r(rewriter, op.getLoc());
+    Value s = asBuffer(r, op.getInput());
+    SmallVector<Value> ubs = dims4(r, s);
+    Value out = allocResultsLike(r, op, {s})[0];
+    r.nest({ubs[0], ubs[1], ubs[2]}, [&](ValueRange iv) {
+      auto at = [&](Value j) -> SmallVector<Value> {
+        return {iv[0], iv[1], iv[2], j};
+      };
+      Value m = r.reduce(ubs[3], r.negInf(), [&](Value j, Value acc) {
+        return r.maxf(acc, r.load(s, at(j)));
+      });
+      // A fully masked row (m = -inf) has log-sum-exp -inf, not NaN.
+      Value dead = r.cmpf(CmpFPredicate::OEQ, m, r.negInf());
+      Value mSafe = r.select(dead, r.f32(0.0), m);
+      Value sum = r.reduce(ubs[3], r.f32(0.0), [&](Value j, Value acc) {
+        return r.add(acc, r.exp(r.sub(r.load(s, at(j)), mSafe)));
+      });
+      Value lse = r.select(dead, r.negInf(), r.add(mSafe, r.log(sum)));
+      r.store(lse, out, {iv[0], iv[1], iv[2]});
+    });
+    replaceWithBuffer(rewriter, op, out);
+    return success();
+  }
+};
+
 struct AttnLowerToReferencePass
     : attn::impl::AttnLowerToReferenceBase<AttnLowerToReferencePass> {
   void runOnOperation() override {
@@ -498,6 +788,9 @@ struct AttnLowerToReferencePass
         .add<LowerRope, LowerScores, LowerKqConv, LowerHeadMix, LowerSoftmax,
              LowerWeightedSum, LowerHeadNorm, LowerShortConv, LowerL2Norm>(
             &getContext());
+    patterns.add<LowerSoftmaxGrad, LowerWeightedSumGrad, LowerHeadNormGrad,
+                 LowerShortConvGrad, LowerL2NormGrad, LowerLogSumExp>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     WalkResult left = getOperation().walk([](Operation *op) {

@@ -113,6 +113,7 @@ public:
   Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
   Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
   Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
+  Value log(Value x) { return math::LogOp::create(b, loc, x); }
   Value maxf(Value x, Value y) {
     return arith::MaximumFOp::create(b, loc, x, y);
   }

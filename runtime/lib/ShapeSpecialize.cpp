@@ -13,12 +13,13 @@
 
 using namespace mlir;
 
-/// The result type an attn op has when its operands have static types.
-static Type refinedResultType(Operation *op) {
+/// The type result `n` of an attn op has when its operands have static
+/// types.
+static Type refinedResultType(Operation *op, unsigned n) {
   auto shapeOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getShape();
   };
-  Type resultType = op->getResult(0).getType();
+  Type resultType = op->getResult(n).getType();
   Type elt = cast<RankedTensorType>(resultType).getElementType();
   if (auto scores = dyn_cast<mlir::attn::ScoresOp>(op)) {
     ArrayRef<int64_t> q = shapeOf(scores.getQ()), k = shapeOf(scores.getK());
@@ -31,8 +32,17 @@ static Type refinedResultType(Operation *op) {
                                                    : op->getOperand(2));
     return RankedTensorType::get({p[0], p[1], p[2], v[3]}, elt);
   }
-  // Every other attn op keeps its first operand's shape.
-  return RankedTensorType::get(shapeOf(op->getOperand(0)), elt);
+  if (isa<mlir::attn::LogSumExpOp>(op))
+    return RankedTensorType::get(shapeOf(op->getOperand(0)).take_front(3), elt);
+  // Every other attn op's result n has operand n's shape: one result shaped
+  // like the input, or a VJP op's cotangents of its leading operands.
+  return RankedTensorType::get(shapeOf(op->getOperand(n)), elt);
+}
+
+/// Gives every result of `op` its refined type.
+static void refineResultTypes(Operation *op) {
+  for (OpResult result : op->getResults())
+    result.setType(refinedResultType(op, result.getResultNumber()));
 }
 
 /// A clone of `func` in a scratch module with its arguments at `shapes`
@@ -77,13 +87,13 @@ uint64_t materializedBytes(func::FuncOp func,
       total = addBytes(total, b ? *b : std::numeric_limits<uint64_t>::max());
   };
   clone.walk([&](Operation *op) {
-    if (!isa<mlir::attn::AttnDialect>(op->getDialect()) ||
-        op->getNumResults() != 1 || !staticOperands(op))
+    if (!isa<mlir::attn::AttnDialect>(op->getDialect()) || !staticOperands(op))
       return;
-    Type t = refinedResultType(op);
-    op->getResult(0).setType(t);
-    auto rt = cast<RankedTensorType>(t);
-    count(rt.getShape(), rt.getElementType(), 1);
+    refineResultTypes(op);
+    for (Type t : op->getResultTypes()) {
+      auto rt = cast<RankedTensorType>(t);
+      count(rt.getShape(), rt.getElementType(), 1);
+    }
     if (auto att = dyn_cast<mlir::attn::AttentionOp>(op)) {
       auto q = cast<RankedTensorType>(att.getQ().getType()).getShape();
       auto k = cast<RankedTensorType>(att.getK().getType()).getShape();
@@ -110,7 +120,7 @@ llvm::Error verifyAtShapes(func::FuncOp func,
   clone.walk([&](Operation *op) {
     if (failedAny || !isa<mlir::attn::AttnDialect>(op->getDialect()))
       return;
-    op->getResult(0).setType(refinedResultType(op));
+    refineResultTypes(op);
     if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
       failedAny = true;
   });

@@ -96,6 +96,20 @@ func.func @rope_k_only(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: t
 
 // -----
 
+// An inverse rope (a gradient) is not attn.attention's rope(theta).
+func.func @rope_inverse(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %qr = attn.rope %q inverse : tensor<1x2x8x16xf32>
+  %kr = attn.rope %k inverse : tensor<1x2x8x16xf32>
+  %s = attn.scores %qr, %kr : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32>
+  %p = attn.softmax %s : tensor<1x2x8x8xf32>
+  // expected-remark @below {{fused 3 ops into attn.attention}}
+  // expected-remark @below {{rope not fused: a rope is an inverse rotation (a gradient)}}
+  %o = attn.weighted_sum %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
 func.func @rope_q_used_twice(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {
   %qr = attn.rope %q : tensor<1x2x8x16xf32>
   %kr = attn.rope %k : tensor<1x2x8x16xf32>

@@ -29,6 +29,20 @@ void printRequired(OpAsmPrinter &printer, Operation *op, Value operand);
 ParseResult parseSignedI64(OpAsmParser &parser, IntegerAttr &attr);
 void printSignedI64(OpAsmPrinter &printer, Operation *op, IntegerAttr attr);
 
+/// `custom<HeadNormGradTypes>(...)`: attn.head_norm_grad's types as the
+/// functional type `(input, gamma[, gate_w, gate_b], grad) -> (input_grad,
+/// gamma_grad[, gate_w_grad, gate_b_grad])`. functional-type(operands,
+/// results) cannot split the results into their segments; here five operand
+/// types give the gate's operands and four result types its gradients.
+ParseResult parseHeadNormGradTypes(OpAsmParser &parser, Type &input,
+                                   Type &gamma, Type &gateW, Type &gateB,
+                                   Type &grad, Type &inputGrad, Type &gammaGrad,
+                                   Type &gateWGrad, Type &gateBGrad);
+void printHeadNormGradTypes(OpAsmPrinter &printer, Operation *op, Type input,
+                            Type gamma, Type gateW, Type gateB, Type grad,
+                            Type inputGrad, Type gammaGrad, Type gateWGrad,
+                            Type gateBGrad);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTNASM_H

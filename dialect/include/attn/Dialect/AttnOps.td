@@ -31,6 +31,9 @@ def Attn_RopeOp : Attn_Op<"rope", [DeclareOpInterfaceMethods<Attn_VJPOpInterface
     beyond `rotary_dim` pass through. The position of token `t` is
     `offset + t`, or `positions[t]` when the optional `positions` operand
     (`tensor<Txi64>`) is given. Computed in f32, stored in the input type.
+    With `inverse` every pair turns by the opposite angle
+    `-pos * theta^(-2i / rotary_dim)`: the transpose of the rotation, which
+    is rope's VJP (`dx = attn.rope %dy ... inverse`, same attributes).
 
     ```mlir
     %qr = attn.rope %q theta 1.0e+04 : tensor<?x?x?x64xf32>
@@ -44,12 +47,13 @@ def Attn_RopeOp : Attn_Op<"rope", [DeclareOpInterfaceMethods<Attn_VJPOpInterface
                                          "::mlir::attn::RopeStyle::half">:$style,
                        DefaultValuedAttr<F64Attr, "10000.0">:$theta,
                        OptionalAttr<I64Attr>:$rotary_dim,
-                       DefaultValuedAttr<I64Attr, "0">:$offset);
+                       DefaultValuedAttr<I64Attr, "0">:$offset,
+                       UnitAttr:$inverse);
   let results = (outs Attn_Activation:$result);
   let assemblyFormat = [{
     $input (`positions` `(` custom<Required>($positions)^ `)`)? (`style` $style^)?
     (`theta` $theta^)? (`rotary_dim` custom<SignedI64>($rotary_dim)^)? (`offset` custom<SignedI64>($offset)^)?
-    attr-dict `:` type($input) (`,` type($positions)^)?
+    (`inverse` $inverse^)? attr-dict `:` type($input) (`,` type($positions)^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -194,6 +198,7 @@ def Attn_SoftmaxOp : Attn_Op<"softmax", [DeclareOpInterfaceMethods<Attn_VJPOpInt
     `p_ij = exp(x_ij - m_i) / sum_j exp(x_ij - m_i)` over the last axis in
     f32, `m_i = max_j x_ij`. `-inf` entries give 0; a row that is entirely
     `-inf` gives zeros, never NaN.
+    VJP: `attn.softmax_grad` (of the output p).
   }];
   let arguments = (ins Attn_ScoreMap:$input);
   let results = (outs Attn_ScoreMap:$result);
@@ -210,6 +215,7 @@ def Attn_WeightedSumOp : Attn_Op<"weighted_sum", [DeclareOpInterfaceMethods<Attn
     `o_i = sum_j p_ij v_j`: `p: [B, Hq, T, S]` (f32), `v: [B, Hk, S, Dv]`,
     result `[B, Hq, T, Dv]` in v's element type; query head `h` reads KV head
     `h / (Hq / Hk)`. Accumulates in f32.
+    VJP: `attn.weighted_sum_grad`.
   }];
   let arguments = (ins Attn_ScoreMap:$probs, Attn_Activation:$v);
   let results = (outs Attn_Activation:$result);
@@ -230,6 +236,7 @@ def Attn_HeadNormOp : Attn_Op<"head_norm", [DeclareOpInterfaceMethods<Attn_VJPOp
     `gamma: [Dv]` shared by all heads; with `gate(%w, %b)` (`w: [Dv]`,
     `b: [1]`) then `y <- y * sigmoid(w . y + b)`, a scalar per row computed
     from the normalised row. `eps` defaults to 1e-5.
+    VJP: `attn.head_norm_grad`.
   }];
   let arguments = (ins Attn_Activation:$input, Attn_F32Tensor1D:$gamma,
                        Optional<Attn_F32Tensor1D>:$gate_w,
@@ -255,6 +262,7 @@ def Attn_ShortConvOp : Attn_Op<"short_conv", [DeclareOpInterfaceMethods<Attn_VJP
     sequence start; `r = K - 1` is the current token), then
     `y <- y * sigmoid(y)` with `silu`. PaTH's w preprocessing (kernel 3,
     SiLU; spec/path_fox.md §1.1) on the head-split layout.
+    VJP: `attn.short_conv_grad`.
   }];
   let arguments = (ins Attn_Activation:$input, Attn_F32Tensor3D:$kernel,
                        UnitAttr:$silu);
@@ -274,11 +282,169 @@ def Attn_L2NormOp : Attn_Op<"l2norm", [DeclareOpInterfaceMethods<Attn_VJPOpInter
   let description = [{
     `x / sqrt(sum_d x_d^2 + eps)` over the last axis, in f32; `eps`
     defaults to 1e-6 (spec/path_fox.md §1.1).
+    VJP: `attn.l2norm_grad`.
   }];
   let arguments = (ins Attn_Activation:$input,
                        DefaultValuedAttr<F64Attr, "1.0e-6">:$eps);
   let results = (outs Attn_Activation:$result);
   let assemblyFormat = "$input (`eps` $eps^)? attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Vector-Jacobian products of softmax, weighted_sum, head_norm, short_conv and
+// l2norm, and the log-sum-exp the training forward saves. Each VJP op takes
+// the forward's operands and then the cotangent of its result, last, as
+// `$grad`; its results are the cotangents of the forward's differentiable
+// operands in their order, activations in the activation's type (f32
+// accumulation inside), parameters in f32.
+//===----------------------------------------------------------------------===//
+
+def Attn_SoftmaxGradOp : Attn_Op<"softmax_grad", [Pure,
+    AllTypesMatch<["probs", "grad", "result"]>]> {
+  let summary = "VJP of attn.softmax, from its output";
+  let description = [{
+    With `p = softmax(x)` (the forward's *output*) and `dp` the cotangent
+    of p, per row: `dx_ij = p_ij (dp_ij - sum_k p_ik dp_ik)` in f32. Masked
+    entries (`p_ij = 0`) and fully masked rows get 0.
+
+    ```mlir
+    %dx = attn.softmax_grad %p, %dp : tensor<?x?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Attn_ScoreMap:$probs, Attn_ScoreMap:$grad);
+  let results = (outs Attn_ScoreMap:$result);
+  let assemblyFormat = "$probs `,` $grad attr-dict `:` type($probs)";
+}
+
+def Attn_WeightedSumGradOp : Attn_Op<"weighted_sum_grad", [Pure]> {
+  let summary = "VJP of attn.weighted_sum";
+  let description = [{
+    For `o_i = sum_j p_ij v_j` with cotangent `dO: [B, Hq, T, Dv]` (v's
+    element type): `dp_ij = dO_i . v_j` (f32, p's type, every entry) and
+    `dv_j = sum_{h in group(kh)} sum_i p_ij dO_i` in v's type, where the
+    group of KV head `kh` is the query heads `h` with `h / (Hq / Hk) = kh`
+    (GQA). Accumulates in f32.
+
+    ```mlir
+    %dp, %dv = attn.weighted_sum_grad %p, %v, %do
+        : (tensor<?x?x?x?xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>)
+        -> (tensor<?x?x?x?xf32>, tensor<?x?x?x64xbf16>)
+    ```
+  }];
+  let arguments = (ins Attn_ScoreMap:$probs, Attn_Activation:$v,
+                       Attn_Activation:$grad);
+  let results = (outs Attn_ScoreMap:$probs_grad, Attn_Activation:$v_grad);
+  let assemblyFormat = [{
+    $probs `,` $v `,` $grad attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_HeadNormGradOp : Attn_Op<"head_norm_grad", [Pure,
+    AttrSizedOperandSegments, AttrSizedResultSegments]> {
+  let summary = "VJP of attn.head_norm";
+  let description = [{
+    Per row `o` of `input: [B, H, T, Dv]`, with the forward's
+    `inv = 1 / sqrt(mean(o^2) + eps)`, `n = o inv`, `u = n gamma` and, with
+    `gate(%w, %b)`, `s = sigmoid(w . u + b)`, `y = u s` (else `y = u`); `dy`
+    the cotangent of y:
+
+    * gate: `dz = (dy . u) s (1 - s)`, `dgate_b += dz`, `dgate_w += dz u`,
+      `du = dy s + dz w`; without a gate `du = dy`;
+    * `dgamma += du n`;
+    * `dx = inv du gamma - inv^3 o ((du gamma) . o) / Dv`.
+
+    `dgamma`, `dgate_w` and `dgate_b` sum over every row (f32); dx has the
+    input's type. The results `gate_w_grad` and `gate_b_grad` are present
+    exactly when the gate operands are.
+
+    ```mlir
+    %dx, %dg, %dw, %db = attn.head_norm_grad %o, %gamma gate(%w, %b), %dy
+        : (tensor<?x?x?x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<1xf32>,
+           tensor<?x?x?x64xf32>)
+        -> (tensor<?x?x?x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<1xf32>)
+    ```
+  }];
+  let arguments = (ins Attn_Activation:$input, Attn_F32Tensor1D:$gamma,
+                       Optional<Attn_F32Tensor1D>:$gate_w,
+                       Optional<Attn_F32Tensor1D>:$gate_b,
+                       Attn_Activation:$grad,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$eps);
+  let results = (outs Attn_Activation:$input_grad, Attn_F32Tensor1D:$gamma_grad,
+                      Optional<Attn_F32Tensor1D>:$gate_w_grad,
+                      Optional<Attn_F32Tensor1D>:$gate_b_grad);
+  let assemblyFormat = [{
+    $input `,` $gamma (`gate` `(` custom<Required>($gate_w)^ `,` custom<Required>($gate_b) `)`)? `,` $grad
+    (`eps` $eps^)? attr-dict `:` custom<HeadNormGradTypes>(type($input), type($gamma), type($gate_w),
+      type($gate_b), type($grad), type($input_grad), type($gamma_grad), type($gate_w_grad), type($gate_b_grad))
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_ShortConvGradOp : Attn_Op<"short_conv_grad", [Pure,
+    AllTypesMatch<["input", "grad", "input_grad"]>,
+    AllTypesMatch<["kernel", "kernel_grad"]>]> {
+  let summary = "VJP of attn.short_conv";
+  let description = [{
+    With the forward's pre-activation `a_t = sum_{r < K} kernel[h, d, r]
+    x_{t-K+1+r}` per channel `(h, d)` and `dy` the cotangent of its output:
+    `da_t = dy_t` (plain) or `da_t = dy_t s (1 + a_t (1 - s))`,
+    `s = sigmoid(a_t)` (with `silu`); then
+    `dx_u = sum_{r < K, t = u+K-1-r < T} kernel[h, d, r] da_t` (x's type) and
+    `dkernel[h, d, r] = sum_{b, t >= K-1-r} da_t x_{t-K+1+r}` (f32
+    `[H, D, K]`).
+
+    ```mlir
+    %dx, %dk = attn.short_conv_grad %x, %kernel, %dy silu
+        : tensor<?x?x?x64xf32>, tensor<4x64x3xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Activation:$input, Attn_F32Tensor3D:$kernel,
+                       Attn_Activation:$grad, UnitAttr:$silu);
+  let results = (outs Attn_Activation:$input_grad,
+                      Attn_F32Tensor3D:$kernel_grad);
+  let assemblyFormat = [{
+    $input `,` $kernel `,` $grad (`silu` $silu^)? attr-dict `:` type($input) `,` type($kernel)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_L2NormGradOp : Attn_Op<"l2norm_grad", [Pure,
+    AllTypesMatch<["input", "grad", "result"]>]> {
+  let summary = "VJP of attn.l2norm";
+  let description = [{
+    Per row x with `inv = 1 / sqrt(sum_d x_d^2 + eps)` and `dy` the
+    cotangent of `x inv`: `dx = inv dy - inv^3 x (dy . x)`, in f32, stored in
+    the input's type.
+
+    ```mlir
+    %dx = attn.l2norm_grad %x, %dy eps 1.0e-06 : tensor<?x?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Activation:$input, Attn_Activation:$grad,
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$eps);
+  let results = (outs Attn_Activation:$result);
+  let assemblyFormat = "$input `,` $grad (`eps` $eps^)? attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Attn_LogSumExpOp : Attn_Op<"logsumexp", [Pure]> {
+  let summary = "row log-sum-exp of a score map";
+  let description = [{
+    `lse_bhi = m + log(sum_j exp(s_bhij - m))` over the last axis of
+    `input: [B, H, T, S]` in f32, `m = max_j s_bhij`; a row that is entirely
+    `-inf` gives `-inf`. The result is `[B, H, T]` f32. The training forward
+    saves it so that the backward recomputes the probabilities
+    `p_ij = exp(s_ij - lse_i)` without the T x S map.
+
+    ```mlir
+    %lse = attn.logsumexp %s : tensor<?x?x?x?xf32> -> tensor<?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Attn_ScoreMap:$input);
+  let results = (outs Attn_F32Tensor3D:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
