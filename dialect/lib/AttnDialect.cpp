@@ -12,6 +12,7 @@ using namespace mlir::attn;
 
 #include "attn/Dialect/AttnDialect.cpp.inc"
 #include "attn/Dialect/AttnEnums.cpp.inc"
+#include "attn/Dialect/AttnInterfaces.cpp.inc"
 
 void AttnDialect::initialize() {
   addOperations<

@@ -12,6 +12,7 @@
 
 #include "attn/Dialect/AttnDialect.h.inc"
 #include "attn/Dialect/AttnEnums.h.inc"
+#include "attn/Dialect/AttnInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "attn/Dialect/AttnOps.h.inc"

@@ -12,6 +12,7 @@
 #define ATTN_OPS_TD
 
 include "attn/Dialect/AttnBase.td"
+include "attn/Dialect/AttnInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
@@ -19,7 +20,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 // attn.rope
 //===----------------------------------------------------------------------===//
 
-def Attn_RopeOp : Attn_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Attn_RopeOp : Attn_Op<"rope", [DeclareOpInterfaceMethods<Attn_VJPOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "rotary position embedding of q or k";
   let description = [{
     Rotates pairs of the first `rotary_dim` (default D, even) features of
@@ -65,7 +66,7 @@ def Attn_RopeOp : Attn_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
 // attn.scores
 //===----------------------------------------------------------------------===//
 
-def Attn_ScoresOp : Attn_Op<"scores", [Pure, AttrSizedOperandSegments]> {
+def Attn_ScoresOp : Attn_Op<"scores", [DeclareOpInterfaceMethods<Attn_VJPOpInterface>, Pure, AttrSizedOperandSegments]> {
   let summary = "attention logits with optional PaTH transforms and forget gate";
   let description = [{
     Computes the `[B, Hq, T, S]` f32 logit map
@@ -124,7 +125,7 @@ def Attn_ScoresOp : Attn_Op<"scores", [Pure, AttrSizedOperandSegments]> {
 // attn.kq_conv
 //===----------------------------------------------------------------------===//
 
-def Attn_KqConvOp : Attn_Op<"kq_conv", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Attn_KqConvOp : Attn_Op<"kq_conv", [DeclareOpInterfaceMethods<Attn_VJPOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "MTA key-query convolution over a score map";
   let description = [{
     Per-head 2-D cross-correlation of the `[B, H, T, S]` map with
@@ -159,7 +160,7 @@ def Attn_KqConvOp : Attn_Op<"kq_conv", [Pure, AllTypesMatch<["input", "result"]>
 // attn.head_mix
 //===----------------------------------------------------------------------===//
 
-def Attn_HeadMixOp : Attn_Op<"head_mix", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Attn_HeadMixOp : Attn_Op<"head_mix", [DeclareOpInterfaceMethods<Attn_VJPOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "MTA head mixing at every (query, key)";
   let description = [{
     Heads are split into contiguous groups of `c_h = weight.shape[1]`
@@ -194,7 +195,7 @@ def Attn_HeadMixOp : Attn_Op<"head_mix", [Pure, AllTypesMatch<["input", "result"
 // attn.softmax
 //===----------------------------------------------------------------------===//
 
-def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+def Attn_SoftmaxOp : Attn_Op<"softmax", [DeclareOpInterfaceMethods<Attn_VJPOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "row softmax over keys";
   let description = [{
     `p_ij = exp(x_ij - m_i) / sum_j exp(x_ij - m_i)` over the last axis in
@@ -211,7 +212,7 @@ def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType]> {
 // attn.weighted_sum
 //===----------------------------------------------------------------------===//
 
-def Attn_WeightedSumOp : Attn_Op<"weighted_sum", [Pure]> {
+def Attn_WeightedSumOp : Attn_Op<"weighted_sum", [DeclareOpInterfaceMethods<Attn_VJPOpInterface>, Pure]> {
   let summary = "probability-weighted sum of values";
   let description = [{
     `o_i = sum_j p_ij v_j`: `p: [B, Hq, T, S]` (f32), `v: [B, Hk, S, Dv]`,
@@ -229,7 +230,7 @@ def Attn_WeightedSumOp : Attn_Op<"weighted_sum", [Pure]> {
 // attn.head_norm
 //===----------------------------------------------------------------------===//
 
-def Attn_HeadNormOp : Attn_Op<"head_norm", [Pure, AttrSizedOperandSegments,
+def Attn_HeadNormOp : Attn_Op<"head_norm", [DeclareOpInterfaceMethods<Attn_VJPOpInterface>, Pure, AttrSizedOperandSegments,
                                              AllTypesMatch<["input", "result"]>]> {
   let summary = "MTA output norm: per-head RMSNorm with an optional scalar gate";
   let description = [{
@@ -256,7 +257,7 @@ def Attn_HeadNormOp : Attn_Op<"head_norm", [Pure, AttrSizedOperandSegments,
 // attn.short_conv
 //===----------------------------------------------------------------------===//
 
-def Attn_ShortConvOp : Attn_Op<"short_conv", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Attn_ShortConvOp : Attn_Op<"short_conv", [DeclareOpInterfaceMethods<Attn_VJPOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "depthwise causal 1-D convolution along the sequence";
   let description = [{
     Per channel `(h, d)` of `input: [B, H, T, D]` with `kernel: [H, D, K]`:
@@ -279,7 +280,7 @@ def Attn_ShortConvOp : Attn_Op<"short_conv", [Pure, AllTypesMatch<["input", "res
 // attn.l2norm
 //===----------------------------------------------------------------------===//
 
-def Attn_L2NormOp : Attn_Op<"l2norm", [Pure, SameOperandsAndResultType]> {
+def Attn_L2NormOp : Attn_Op<"l2norm", [DeclareOpInterfaceMethods<Attn_VJPOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "row L2 normalisation (PaTH's w)";
   let description = [{
     `x / sqrt(sum_d x_d^2 + eps)` over the last axis, in f32; `eps`

@@ -39,6 +39,40 @@ def AttnExpandAttention : Pass<"attn-expand-attention", "ModuleOp"> {
   ];
 }
 
+def AttnGrad : Pass<"attn-grad", "ModuleOp"> {
+  let summary = "Derive each function's training pair: a forward that saves "
+                "the softmax LSEs, and its gradient function";
+  let description = [{
+    For `func.func @f(args) -> o` (every function holding attn ops, or those
+    named by `functions`) adds
+
+    * `@f_fwd(args) -> (o, lse_1, ..., lse_n)`: f with the per-row
+      log-sum-exp (`attn.logsumexp`, f32 `[B, H, T]`) of each softmax's
+      input appended, in program order: the state a fused backward needs;
+    * `@f_grad(args, lse_1, ..., lse_n, dO) -> (dx, ...)`: the gradient of
+      `<dO, o>` w.r.t. every float argument x, in argument order. Integer
+      arguments (RoPE positions) are not differentiable and get no result;
+      the attribute `attn.grad_args` lists the argument each result is for.
+
+    `@f` stays as it is. The backward recomputes the forward from the
+    arguments and chains each op's VJP (VJPOpInterface) in reverse,
+    summing the cotangents of values used more than once; an argument the
+    result does not depend on gets zeros. No fused backward exists yet, so
+    an `attn.attention` is expanded into its chain in both functions and
+    the pair runs through the reference lowering (slow, correct); a remark
+    says so. docs/training.md describes the whole scheme.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "the functions to differentiate (default: every function "
+               "holding attn ops)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::func::FuncDialect"
+  ];
+}
+
 def AttnFuse : Pass<"attn-fuse", "ModuleOp"> {
   let summary = "Fuse chains of attn ops into attn.attention";
   let description = [{

@@ -1,0 +1,87 @@
+//===- AttnVJP.cpp - each attn op's vector-Jacobian product ---------------===//
+//
+// VJPOpInterface for the forward ops: each emits its `*_grad` op (or the
+// inverse rotation for rope) and hands back one cotangent per operand. The
+// formulas are on the grad ops (AttnOps.td); docs/training.md says how
+// `attn-grad` strings them together.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnDialect.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// The type of an optional operand, or null when it is absent (an absent
+/// optional result of the grad op).
+static Type typeOrNull(Value v) { return v ? v.getType() : Type(); }
+
+SmallVector<Value> RopeOp::buildVJP(OpBuilder &b, Value grad) {
+  // A rotation is orthogonal: its transpose is the opposite rotation.
+  auto inverse = RopeOp::create(b, getLoc(), grad.getType(), grad,
+                                getPositions(), getStyleAttr(), getThetaAttr(),
+                                getRotaryDimAttr(), getOffsetAttr(),
+                                b.getUnitAttr());
+  return {inverse.getResult(), Value()};
+}
+
+SmallVector<Value> ScoresOp::buildVJP(OpBuilder &b, Value grad) {
+  auto g = ScoresGradOp::create(
+      b, getLoc(), getQ().getType(), getK().getType(), typeOrNull(getW()),
+      typeOrNull(getBeta()), typeOrNull(getG()), getQ(), getK(), getW(),
+      getBeta(), getG(), grad, getGateScaledAttr(), getMaskAttr(),
+      getWindowAttr(), getScaleAttr());
+  return {g.getQGrad(), g.getKGrad(), g.getWGrad(), g.getBetaGrad(),
+          g.getGGrad()};
+}
+
+SmallVector<Value> KqConvOp::buildVJP(OpBuilder &b, Value grad) {
+  auto g = KqConvGradOp::create(b, getLoc(), getInput().getType(),
+                                getKernel().getType(), getStage(), getInput(),
+                                getKernel(), grad);
+  return {g.getInputGrad(), g.getKernelGrad()};
+}
+
+SmallVector<Value> HeadMixOp::buildVJP(OpBuilder &b, Value grad) {
+  auto g = HeadMixGradOp::create(b, getLoc(), getInput().getType(),
+                                 getWeight().getType(), getStage(), getInput(),
+                                 getWeight(), grad);
+  return {g.getInputGrad(), g.getWeightGrad()};
+}
+
+SmallVector<Value> SoftmaxOp::buildVJP(OpBuilder &b, Value grad) {
+  // The softmax's VJP is stated in terms of its output.
+  auto g = SoftmaxGradOp::create(b, getLoc(), getType(), getResult(), grad);
+  return {g.getResult()};
+}
+
+SmallVector<Value> WeightedSumOp::buildVJP(OpBuilder &b, Value grad) {
+  auto g = WeightedSumGradOp::create(b, getLoc(), getProbs().getType(),
+                                     getV().getType(), getProbs(), getV(),
+                                     grad);
+  return {g.getProbsGrad(), g.getVGrad()};
+}
+
+SmallVector<Value> HeadNormOp::buildVJP(OpBuilder &b, Value grad) {
+  auto g = HeadNormGradOp::create(
+      b, getLoc(), getInput().getType(), getGamma().getType(),
+      typeOrNull(getGateW()), typeOrNull(getGateB()), getInput(), getGamma(),
+      getGateW(), getGateB(), grad, getEpsAttr());
+  return {g.getInputGrad(), g.getGammaGrad(), g.getGateWGrad(),
+          g.getGateBGrad()};
+}
+
+SmallVector<Value> ShortConvOp::buildVJP(OpBuilder &b, Value grad) {
+  auto g = ShortConvGradOp::create(b, getLoc(), getInput().getType(),
+                                   getKernel().getType(), getInput(),
+                                   getKernel(), grad, getSiluAttr());
+  return {g.getInputGrad(), g.getKernelGrad()};
+}
+
+SmallVector<Value> L2NormOp::buildVJP(OpBuilder &b, Value grad) {
+  auto g = L2NormGradOp::create(b, getLoc(), getType(), getInput(), grad,
+                                getEpsAttr());
+  return {g.getResult()};
+}
