@@ -20,19 +20,18 @@ static Type typeOrNull(Value v) { return v ? v.getType() : Type(); }
 
 SmallVector<Value> RopeOp::buildVJP(OpBuilder &b, Value grad) {
   // A rotation is orthogonal: its transpose is the opposite rotation.
-  auto inverse = RopeOp::create(b, getLoc(), grad.getType(), grad,
-                                getPositions(), getStyleAttr(), getThetaAttr(),
-                                getRotaryDimAttr(), getOffsetAttr(),
-                                b.getUnitAttr());
+  auto inverse = RopeOp::create(
+      b, getLoc(), grad.getType(), grad, getPositions(), getStyleAttr(),
+      getThetaAttr(), getRotaryDimAttr(), getOffsetAttr(), b.getUnitAttr());
   return {inverse.getResult(), Value()};
 }
 
 SmallVector<Value> ScoresOp::buildVJP(OpBuilder &b, Value grad) {
-  auto g = ScoresGradOp::create(
-      b, getLoc(), getQ().getType(), getK().getType(), typeOrNull(getW()),
-      typeOrNull(getBeta()), typeOrNull(getG()), getQ(), getK(), getW(),
-      getBeta(), getG(), grad, getGateScaledAttr(), getMaskAttr(),
-      getWindowAttr(), getScaleAttr());
+  auto g = ScoresGradOp::create(b, getLoc(), getQ().getType(), getK().getType(),
+                                typeOrNull(getW()), typeOrNull(getBeta()),
+                                typeOrNull(getG()), getQ(), getK(), getW(),
+                                getBeta(), getG(), grad, getGateScaledAttr(),
+                                getMaskAttr(), getWindowAttr(), getScaleAttr());
   return {g.getQGrad(), g.getKGrad(), g.getWGrad(), g.getBetaGrad(),
           g.getGGrad()};
 }
@@ -58,9 +57,9 @@ SmallVector<Value> SoftmaxOp::buildVJP(OpBuilder &b, Value grad) {
 }
 
 SmallVector<Value> WeightedSumOp::buildVJP(OpBuilder &b, Value grad) {
-  auto g = WeightedSumGradOp::create(b, getLoc(), getProbs().getType(),
-                                     getV().getType(), getProbs(), getV(),
-                                     grad);
+  auto g =
+      WeightedSumGradOp::create(b, getLoc(), getProbs().getType(),
+                                getV().getType(), getProbs(), getV(), grad);
   return {g.getProbsGrad(), g.getVGrad()};
 }
 

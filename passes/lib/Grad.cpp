@@ -62,8 +62,8 @@ SmallVector<Type> saveLogSumExps(func::FuncOp f) {
   f.walk([&](SoftmaxOp sm) {
     OpBuilder b(sm);
     auto in = cast<RankedTensorType>(sm.getInput().getType());
-    auto type = RankedTensorType::get(in.getShape().take_front(3),
-                                      in.getElementType());
+    auto type =
+        RankedTensorType::get(in.getShape().take_front(3), in.getElementType());
     lses.push_back(LogSumExpOp::create(b, sm.getLoc(), type, sm.getInput()));
   });
   auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
