@@ -36,7 +36,9 @@ static Type refinedResultType(Operation *op) {
   return RankedTensorType::get(shapeOf(op->getOperand(0)), elt);
 }
 
-/// The result types an attn op has when its operands have static types.
+/// The result types an attn op has when its operands have static types:
+/// every result for the ops listed here, else the first one only (the
+/// others keep their types).
 static SmallVector<Type> refinedResultTypes(Operation *op) {
   // A vector-Jacobian product: result i is the gradient of operand i, in
   // its own element type.
@@ -97,8 +99,8 @@ uint64_t materializedBytes(func::FuncOp func,
   clone.walk([&](Operation *op) {
     if (!isa<mlir::attn::AttnDialect>(op->getDialect()) || !staticOperands(op))
       return;
-    for (auto [result, t] :
-         llvm::zip_equal(op->getResults(), refinedResultTypes(op))) {
+    for (auto [t, result] :
+         llvm::zip_first(refinedResultTypes(op), op->getResults())) {
       result.setType(t);
       auto rt = cast<RankedTensorType>(t);
       count(rt.getShape(), rt.getElementType(), 1);
@@ -129,8 +131,8 @@ llvm::Error verifyAtShapes(func::FuncOp func,
   clone.walk([&](Operation *op) {
     if (failedAny || !isa<mlir::attn::AttnDialect>(op->getDialect()))
       return;
-    for (auto [result, t] :
-         llvm::zip_equal(op->getResults(), refinedResultTypes(op)))
+    for (auto [t, result] :
+         llvm::zip_first(refinedResultTypes(op), op->getResults()))
       result.setType(t);
     if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
       failedAny = true;
