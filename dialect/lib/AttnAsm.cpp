@@ -94,6 +94,7 @@ void mlir::attn::printHeadNormGradTypes(OpAsmPrinter &printer, Operation *,
   printer.printFunctionalType(
       TypeRange(present({input, gamma, gateW, gateB, grad})),
       TypeRange(present({inputGrad, gammaGrad, gateWGrad, gateBGrad})));
+}
 
 ParseResult mlir::attn::parseScoresGradResults(OpAsmParser &parser, Type &dq,
                                                Type &dk, Type &dw, Type &dbeta,

@@ -450,7 +450,9 @@ LogicalResult LogSumExpOp::verify() {
   if (failed(env.bind("input", getInput().getType(), {"B", "H", "T", "S"})))
     return failure();
   return env.bind("result", getResult().getType(), {"B", "H", "T"});
+}
 
+//===----------------------------------------------------------------------===//
 // Vector-Jacobian products: the forward's checks, then the cotangent and
 // one gradient per differentiable operand
 //===----------------------------------------------------------------------===//

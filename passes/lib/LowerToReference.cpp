@@ -697,7 +697,11 @@ struct LowerHeadNormGrad : OpRewritePattern<HeadNormGradOp> {
       });
     });
     replaceWithBuffer(rewriter, op, outs);
+    return success();
+  }
+};
 
+//===----------------------------------------------------------------------===//
 // attn.scores_grad
 //===----------------------------------------------------------------------===//
 //
@@ -952,6 +956,9 @@ struct LowerShortConvGrad : OpRewritePattern<ShortConvGradOp> {
       r.store(acc, outs[1], iv);
     });
     replaceWithBuffer(rewriter, op, outs);
+    return success();
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // attn.kq_conv_grad and attn.head_mix_grad
@@ -1082,6 +1089,9 @@ struct LowerLogSumExp : OpRewritePattern<LogSumExpOp> {
       r.store(lse, out, {iv[0], iv[1], iv[2]});
     });
     replaceWithBuffer(rewriter, op, out);
+    return success();
+  }
+};
 
 struct LowerHeadMixGrad : OpRewritePattern<HeadMixGradOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -1137,7 +1147,7 @@ struct AttnLowerToReferencePass
             &getContext());
     patterns.add<LowerSoftmaxGrad, LowerWeightedSumGrad, LowerHeadNormGrad,
                  LowerShortConvGrad, LowerL2NormGrad, LowerLogSumExp>(
-
+        &getContext());
     patterns.add<LowerScoresGrad, LowerKqConvGrad, LowerHeadMixGrad>(
         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
