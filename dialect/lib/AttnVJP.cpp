@@ -32,22 +32,21 @@ SmallVector<Value> ScoresOp::buildVJP(OpBuilder &b, Value grad) {
                                 typeOrNull(getG()), getQ(), getK(), getW(),
                                 getBeta(), getG(), grad, getGateScaledAttr(),
                                 getMaskAttr(), getWindowAttr(), getScaleAttr());
-  return {g.getQGrad(), g.getKGrad(), g.getWGrad(), g.getBetaGrad(),
-          g.getGGrad()};
+  return {g.getDq(), g.getDk(), g.getDw(), g.getDbeta(), g.getDg()};
 }
 
 SmallVector<Value> KqConvOp::buildVJP(OpBuilder &b, Value grad) {
   auto g = KqConvGradOp::create(b, getLoc(), getInput().getType(),
                                 getKernel().getType(), getStage(), getInput(),
                                 getKernel(), grad);
-  return {g.getInputGrad(), g.getKernelGrad()};
+  return {g.getDx(), g.getDkernel()};
 }
 
 SmallVector<Value> HeadMixOp::buildVJP(OpBuilder &b, Value grad) {
   auto g = HeadMixGradOp::create(b, getLoc(), getInput().getType(),
                                  getWeight().getType(), getStage(), getInput(),
                                  getWeight(), grad);
-  return {g.getInputGrad(), g.getWeightGrad()};
+  return {g.getDx(), g.getDweight()};
 }
 
 SmallVector<Value> SoftmaxOp::buildVJP(OpBuilder &b, Value grad) {
