@@ -23,7 +23,10 @@ SmallVector<Value> RopeOp::buildVJP(OpBuilder &b, Value grad) {
   auto inverse = RopeOp::create(
       b, getLoc(), grad.getType(), grad, getPositions(), getStyleAttr(),
       getThetaAttr(), getRotaryDimAttr(), getOffsetAttr(), b.getUnitAttr());
-  return {inverse.getResult(), Value()};
+  SmallVector<Value> cots = {inverse.getResult()};
+  if (getPositions())
+    cots.push_back(Value()); // integer positions: not differentiable
+  return cots;
 }
 
 SmallVector<Value> ScoresOp::buildVJP(OpBuilder &b, Value grad) {
@@ -32,7 +35,13 @@ SmallVector<Value> ScoresOp::buildVJP(OpBuilder &b, Value grad) {
                                 typeOrNull(getG()), getQ(), getK(), getW(),
                                 getBeta(), getG(), grad, getGateScaledAttr(),
                                 getMaskAttr(), getWindowAttr(), getScaleAttr());
-  return {g.getDq(), g.getDk(), g.getDw(), g.getDbeta(), g.getDg()};
+  // One cotangent per operand present: q, k, [w, beta], [g].
+  SmallVector<Value> cots = {g.getDq(), g.getDk()};
+  if (getW())
+    cots.append({g.getDw(), g.getDbeta()});
+  if (getG())
+    cots.push_back(g.getDg());
+  return cots;
 }
 
 SmallVector<Value> KqConvOp::buildVJP(OpBuilder &b, Value grad) {
@@ -67,8 +76,10 @@ SmallVector<Value> HeadNormOp::buildVJP(OpBuilder &b, Value grad) {
       b, getLoc(), getInput().getType(), getGamma().getType(),
       typeOrNull(getGateW()), typeOrNull(getGateB()), getInput(), getGamma(),
       getGateW(), getGateB(), grad, getEpsAttr());
-  return {g.getInputGrad(), g.getGammaGrad(), g.getGateWGrad(),
-          g.getGateBGrad()};
+  SmallVector<Value> cots = {g.getInputGrad(), g.getGammaGrad()};
+  if (getGateW())
+    cots.append({g.getGateWGrad(), g.getGateBGrad()});
+  return cots;
 }
 
 SmallVector<Value> ShortConvOp::buildVJP(OpBuilder &b, Value grad) {

@@ -109,6 +109,10 @@ LogicalResult buildBackward(func::FuncOp g, ArrayRef<Type> saved) {
       return op->emitError("attn-grad: no gradient for '")
              << op->getName() << "'";
     SmallVector<Value> cots = vjp.buildVJP(b, cot.lookup(op->getResult(0)));
+    if (cots.size() != op->getNumOperands())
+      return op->emitError("attn-grad: the VJP of '")
+             << op->getName() << "' gave " << cots.size() << " cotangents for "
+             << op->getNumOperands() << " operands";
     for (auto [operand, c] : llvm::zip(op->getOperands(), cots))
       if (c)
         accumulate(operand, c);

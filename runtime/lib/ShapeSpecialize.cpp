@@ -6,9 +6,11 @@
 
 #include "attn/Dialect/AttnDialect.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -43,6 +45,41 @@ static Type refinedResultType(Operation *op, unsigned n) {
 static void refineResultTypes(Operation *op) {
   for (OpResult result : op->getResults())
     result.setType(refinedResultType(op, result.getResultNumber()));
+}
+
+/// The other ops a program holds where attn-grad wrote them (the sum of two
+/// cotangents, zeros for an argument the result ignores): an elementwise
+/// op's result has its operands' type, a destination-style op's its
+/// init's, and tensor.empty's sizes come from the dims it reads.
+static void refineOtherResultTypes(Operation *op) {
+  if (op->hasTrait<OpTrait::SameOperandsAndResultType>() &&
+      op->getNumOperands() > 0) {
+    for (OpResult r : op->getResults())
+      r.setType(op->getOperand(0).getType());
+    return;
+  }
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
+    for (auto [r, init] : llvm::zip(op->getResults(), dps.getDpsInits()))
+      r.setType(init.getType());
+    return;
+  }
+  auto empty = dyn_cast<tensor::EmptyOp>(op);
+  if (!empty)
+    return;
+  SmallVector<int64_t> shape(empty.getType().getShape());
+  auto sizes = empty.getDynamicSizes();
+  for (size_t i = 0, next = 0; i < shape.size(); ++i) {
+    if (!ShapedType::isDynamic(shape[i]))
+      continue;
+    auto dim = sizes[next++].getDefiningOp<tensor::DimOp>();
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    auto source =
+        dim ? dyn_cast<RankedTensorType>(dim.getSource().getType()) : nullptr;
+    if (index && source && *index < source.getRank())
+      shape[i] = source.getDimSize(*index);
+  }
+  empty.getResult().setType(
+      RankedTensorType::get(shape, empty.getType().getElementType()));
 }
 
 /// A clone of `func` in a scratch module with its arguments at `shapes`
@@ -118,8 +155,10 @@ llvm::Error verifyAtShapes(func::FuncOp func,
   });
   bool failedAny = false;
   clone.walk([&](Operation *op) {
-    if (failedAny || !isa<mlir::attn::AttnDialect>(op->getDialect()))
+    if (failedAny)
       return;
+    if (!isa<mlir::attn::AttnDialect>(op->getDialect()))
+      return refineOtherResultTypes(op);
     refineResultTypes(op);
     if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
       failedAny = true;

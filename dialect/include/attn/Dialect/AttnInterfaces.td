@@ -18,7 +18,7 @@ def Attn_VJPOpInterface : OpInterface<"VJPOpInterface"> {
     `grad` of the result, `buildVJP` emits that program at the builder's
     insertion point and returns one cotangent per operand, in operand order:
     a null value for an operand that is not differentiable (an integer
-    positions tensor) or an absent optional operand.
+    positions tensor); absent optional operands have no entry.
   }];
   let cppNamespace = "::mlir::attn";
   let methods = [
