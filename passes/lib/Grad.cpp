@@ -154,15 +154,19 @@ LogicalResult deriveTrainingPair(func::FuncOp f) {
       << fwdName << " and @" << gradName
       << " run the op chain through the reference lowering";
 
-  FailureOr<func::FuncOp> grad = expandedClone(f, gradName);
   FailureOr<func::FuncOp> fwd = expandedClone(f, fwdName);
-  if (failed(grad) || failed(fwd))
+  if (failed(fwd))
     return failure();
+  // The backward recomputes the expanded forward: a copy before the LSEs.
+  OpBuilder b(f->getContext());
+  b.setInsertionPointAfter(*fwd);
+  auto grad = cast<func::FuncOp>(b.clone(**fwd));
+  grad.setSymName(gradName);
   SmallVector<Type> saved = saveLogSumExps(*fwd);
   auto of = FlatSymbolRefAttr::get(f.getSymNameAttr());
   (*fwd)->setAttr("attn.forward_of", of);
-  (*grad)->setAttr("attn.grad_of", of);
-  return buildBackward(*grad, saved);
+  grad->setAttr("attn.grad_of", of);
+  return buildBackward(grad, saved);
 }
 
 struct AttnGradPass : attn::impl::AttnGradBase<AttnGradPass> {

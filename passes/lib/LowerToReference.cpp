@@ -59,8 +59,8 @@ void replaceWithBuffer(PatternRewriter &rewriter, Operation *op,
   rewriter.replaceOp(op, tensors);
 }
 
-/// Result `i` of a gradient op, allocated with operand buffer `like`'s
-/// sizes (every gradient has its primal operand's shape).
+/// The buffer of `result`, sized like the buffer `like` (a gradient has its
+/// primal operand's shape).
 Value allocLike(RefBuilder &r, Value result, Value like) {
   return allocResult(r, cast<RankedTensorType>(result.getType()),
                      [&](int64_t i) { return r.dim(like, i); });
@@ -74,6 +74,25 @@ void zeroFill(RefBuilder &r, Value mem, ValueRange lead, ArrayRef<Value> ubs) {
     at.append(iv.begin(), iv.end());
     r.store(r.f32(0.0), mem, at);
   });
+}
+
+/// The result buffer of every result of `op`, result n shaped like the
+/// buffer `like[n]`.
+SmallVector<Value> allocResultsLike(RefBuilder &r, Operation *op,
+                                    ArrayRef<Value> like) {
+  SmallVector<Value> outs;
+  for (auto [result, mem] : llvm::zip_equal(op->getResults(), like))
+    outs.push_back(allocLike(r, result, mem));
+  return outs;
+}
+
+/// Stores 0 to every element of `mem`: gradients summed over rows are
+/// accumulated in place.
+void zeroFill(RefBuilder &r, Value mem) {
+  SmallVector<Value> ubs;
+  for (int64_t i = 0; i < cast<MemRefType>(mem.getType()).getRank(); ++i)
+    ubs.push_back(r.dim(mem, i));
+  zeroFill(r, mem, ValueRange(), ubs);
 }
 
 /// The four loop bounds [d0, d1, d2, d3] of a rank-4 buffer.
@@ -277,21 +296,35 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
 // attn.kq_conv
 //===----------------------------------------------------------------------===//
 
-/// The cell (i, j) of the [B, H, T, S] map `x` as the MTA pieces read it
-/// (Mask_0): (inside, value), inside (i1) when it lies in the map, on or
-/// left of the diagonal (j <= i + off) and is not -inf; value is the entry
-/// there, else 0. Indices outside the map (zero padding) are allowed.
-std::pair<Value, Value> maskedCell(RefBuilder &r, Value x, Value b, Value h,
-                                   Value i, Value j, Value off) {
+/// Cell (i, j) of the [B, H, T, S] map `x`: (ok, entry), ok (i1) when it
+/// lies in the map on or left of the diagonal (j <= i + off), entry read
+/// at indices clamped into the map (zero padding: (i, j) may lie outside).
+std::pair<Value, Value> loadCausalCell(RefBuilder &r, Value x, Value b, Value h,
+                                       Value i, Value j, Value off) {
   Value t = r.dim(x, 2), s = r.dim(x, 3);
-  Value inside = r.andi(r.andi(r.cmpi(CmpIPredicate::sge, i, r.idx(0)),
-                               r.cmpi(CmpIPredicate::slt, i, t)),
-                        r.andi(r.cmpi(CmpIPredicate::sge, j, r.idx(0)),
-                               r.cmpi(CmpIPredicate::slt, j, s)));
-  inside = r.andi(inside, r.cmpi(CmpIPredicate::sle, j, r.iadd(i, off)));
+  Value ok = r.andi(r.andi(r.cmpi(CmpIPredicate::sge, i, r.idx(0)),
+                           r.cmpi(CmpIPredicate::slt, i, t)),
+                    r.andi(r.cmpi(CmpIPredicate::sge, j, r.idx(0)),
+                           r.cmpi(CmpIPredicate::slt, j, s)));
+  ok = r.andi(ok, r.cmpi(CmpIPredicate::sle, j, r.iadd(i, off)));
   Value ci = r.clamp(i, r.idx(0), r.isub(t, r.idx(1)));
   Value cj = r.clamp(j, r.idx(0), r.isub(s, r.idx(1)));
-  Value v = r.load(x, {b, h, ci, cj});
+  return {ok, r.load(x, {b, h, ci, cj})};
+}
+
+/// (ok, value): the entry of a causal cell, else 0 (selected, never
+/// multiplied: it may hold NaN).
+std::pair<Value, Value> causalCell(RefBuilder &r, Value x, Value b, Value h,
+                                   Value i, Value j, Value off) {
+  auto [ok, v] = loadCausalCell(r, x, b, h, i, j, off);
+  return {ok, r.select(ok, v, r.f32(0.0))};
+}
+
+/// The cell as the MTA pieces read their input (Mask_0): a causal cell
+/// that is not -inf, else 0.
+std::pair<Value, Value> maskedCell(RefBuilder &r, Value x, Value b, Value h,
+                                   Value i, Value j, Value off) {
+  auto [inside, v] = loadCausalCell(r, x, b, h, i, j, off);
   inside = r.andi(inside, r.cmpf(CmpFPredicate::ONE, v, r.negInf()));
   return {inside, r.select(inside, v, r.f32(0.0))};
 }
@@ -541,31 +574,6 @@ struct LowerL2Norm : OpRewritePattern<L2NormOp> {
 // VJP ops and attn.logsumexp
 //===----------------------------------------------------------------------===//
 
-/// The result buffer of every result of `op`, each dim i of result n sized
-/// like dim i of the buffer `like[n]` (results are shaped like operands).
-SmallVector<Value> allocResultsLike(RefBuilder &r, Operation *op,
-                                    ArrayRef<Value> like) {
-  SmallVector<Value> outs;
-  for (auto [result, mem] : llvm::zip_equal(op->getResults(), like))
-    outs.push_back(allocResult(r, cast<RankedTensorType>(result.getType()),
-                               [&](int64_t i) { return r.dim(mem, i); }));
-  return outs;
-}
-
-/// Stores 0 to every element of the rank-`rank` buffer `mem`: the
-/// parameter gradients are sums over rows, accumulated in place.
-void zeroFill(RefBuilder &r, Value mem, int64_t rank) {
-  SmallVector<Value> ubs;
-  for (int64_t i = 0; i < rank; ++i)
-    ubs.push_back(r.dim(mem, i));
-  r.nest(ubs, [&](ValueRange iv) { r.store(r.f32(0.0), mem, iv); });
-}
-
-/// mem[iv] += v (f32).
-void addTo(RefBuilder &r, Value mem, ValueRange iv, Value v) {
-  r.store(r.add(r.load(mem, iv), v), mem, iv);
-}
-
 struct LowerSoftmaxGrad : OpRewritePattern<SoftmaxGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SoftmaxGradOp op,
@@ -644,7 +652,7 @@ struct LowerHeadNormGrad : OpRewritePattern<HeadNormGradOp> {
       like.append({gw, gb});
     SmallVector<Value> outs = allocResultsLike(r, op, like);
     for (Value mem : ArrayRef<Value>(outs).drop_front())
-      zeroFill(r, mem, 1);
+      zeroFill(r, mem);
     SmallVector<Value> ubs = dims4(r, x);
     int64_t dv = cast<ShapedType>(op.getInput().getType()).getDimSize(3);
     double eps = op.getEps().convertToDouble();
@@ -678,8 +686,9 @@ struct LowerHeadNormGrad : OpRewritePattern<HeadNormGradOp> {
           return r.mul(r.load(dy, at(e)), u(e));
         });
         Value dz = r.mul(dyu, r.mul(s, r.sub(r.f32(1.0), s)));
-        addTo(r, outs[3], r.idx(0), dz);
-        r.loop(ubs[3], [&](Value e) { addTo(r, outs[2], e, r.mul(dz, u(e))); });
+        r.accumulate(dz, outs[3], r.idx(0));
+        r.loop(ubs[3],
+               [&](Value e) { r.accumulate(r.mul(dz, u(e)), outs[2], e); });
         du = [&, s, dz](Value e) {
           return r.add(r.mul(r.load(dy, at(e)), s), r.mul(dz, r.load(gw, e)));
         };
@@ -691,12 +700,124 @@ struct LowerHeadNormGrad : OpRewritePattern<HeadNormGradOp> {
       Value c = r.div(r.mul(r.mul(inv, r.mul(inv, inv)), dno), r.f32(dv));
       r.loop(ubs[3], [&](Value e) {
         Value dn = r.mul(du(e), r.load(gamma, e));
-        addTo(r, outs[1], e, r.mul(du(e), n(e)));
+        r.accumulate(r.mul(du(e), n(e)), outs[1], e);
         r.store(r.sub(r.mul(inv, dn), r.mul(c, r.load(x, at(e)))), outs[0],
                 at(e));
       });
     });
     replaceWithBuffer(rewriter, op, outs);
+    return success();
+  }
+};
+
+struct LowerShortConvGrad : OpRewritePattern<ShortConvGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ShortConvGradOp op,
+                                PatternRewriter &rewriter) const override {
+    RefBuilder r(rewriter, op.getLoc());
+    Value x = asBuffer(r, op.getInput()), ker = asBuffer(r, op.getKernel());
+    Value dy = asBuffer(r, op.getGrad());
+    int64_t kSize = cast<ShapedType>(op.getKernel().getType()).getDimSize(2);
+    SmallVector<Value> ubs = dims4(r, x);
+    SmallVector<Value> outs = allocResultsLike(r, op, {x, ker});
+    // da_t: the cotangent of the pre-activation a_t (silu' = s (1 + a (1-s))).
+    auto da = [&](Value b, Value h, Value t, Value d) {
+      Value g = r.load(dy, {b, h, t, d});
+      if (!op.getSilu())
+        return g;
+      Value a = shortConvSum(r, x, ker, kSize, b, h, t, d);
+      Value s = r.sigmoid(a);
+      Value one = r.f32(1.0);
+      return r.mul(g, r.mul(s, r.add(one, r.mul(a, r.sub(one, s)))));
+    };
+    // dx_u = sum_r kernel[h, d, r] da_{u + K - 1 - r}, for t < T.
+    Value lastT = r.isub(ubs[2], r.idx(1));
+    r.nest(ubs, [&](ValueRange iv) {
+      Value b = iv[0], h = iv[1], u = iv[2], d = iv[3];
+      Value acc = r.reduce(r.idx(kSize), r.f32(0.0), [&](Value k, Value acc) {
+        Value t = r.isub(r.iadd(u, r.idx(kSize - 1)), k);
+        Value ok = r.cmpi(CmpIPredicate::slt, t, ubs[2]);
+        Value term = r.mul(r.load(ker, {h, d, k}),
+                           da(b, h, r.clamp(t, r.idx(0), lastT), d));
+        return r.add(acc, r.select(ok, term, r.f32(0.0)));
+      });
+      r.store(acc, outs[0], iv);
+    });
+    // dkernel[h, d, r] = sum_b sum_{t >= K-1-r} da_t x_{t-K+1+r}.
+    r.nest({r.dim(ker, 0), r.dim(ker, 1), r.idx(kSize)}, [&](ValueRange iv) {
+      Value h = iv[0], d = iv[1], k = iv[2];
+      Value first = r.isub(r.idx(kSize - 1), k);
+      Value acc = r.reduce(ubs[0], r.f32(0.0), [&](Value b, Value acc) {
+        return r.reduce(first, ubs[2], acc, [&](Value t, Value a) {
+          Value src = r.isub(t, first);
+          return r.add(a, r.mul(da(b, h, t, d), r.load(x, {b, h, src, d})));
+        });
+      });
+      r.store(acc, outs[1], iv);
+    });
+    replaceWithBuffer(rewriter, op, outs);
+    return success();
+  }
+};
+
+struct LowerL2NormGrad : OpRewritePattern<L2NormGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(L2NormGradOp op,
+                                PatternRewriter &rewriter) const override {
+    RefBuilder r(rewriter, op.getLoc());
+    Value x = asBuffer(r, op.getInput()), dy = asBuffer(r, op.getGrad());
+    SmallVector<Value> ubs = dims4(r, x);
+    Value out = allocResultsLike(r, op, {x})[0];
+    double eps = op.getEps().convertToDouble();
+    r.nest({ubs[0], ubs[1], ubs[2]}, [&](ValueRange iv) {
+      auto at = [&](Value e) -> SmallVector<Value> {
+        return {iv[0], iv[1], iv[2], e};
+      };
+      // dx = inv dy - inv^3 x (dy . x), inv = (sum x^2 + eps)^(-1/2).
+      Value ss = r.reduce(ubs[3], r.f32(0.0), [&](Value e, Value acc) {
+        return r.add(acc, r.mul(r.load(x, at(e)), r.load(x, at(e))));
+      });
+      Value dyx = r.reduce(ubs[3], r.f32(0.0), [&](Value e, Value acc) {
+        return r.add(acc, r.mul(r.load(dy, at(e)), r.load(x, at(e))));
+      });
+      Value inv = r.div(r.f32(1.0), r.sqrt(r.add(ss, r.f32(eps))));
+      Value c = r.mul(r.mul(inv, r.mul(inv, inv)), dyx);
+      r.loop(ubs[3], [&](Value e) {
+        r.store(
+            r.sub(r.mul(inv, r.load(dy, at(e))), r.mul(c, r.load(x, at(e)))),
+            out, at(e));
+      });
+    });
+    replaceWithBuffer(rewriter, op, out);
+    return success();
+  }
+};
+
+struct LowerLogSumExp : OpRewritePattern<LogSumExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LogSumExpOp op,
+                                PatternRewriter &rewriter) const override {
+    RefBuilder r(rewriter, op.getLoc());
+    Value s = asBuffer(r, op.getInput());
+    SmallVector<Value> ubs = dims4(r, s);
+    Value out = allocResultsLike(r, op, {s})[0];
+    r.nest({ubs[0], ubs[1], ubs[2]}, [&](ValueRange iv) {
+      auto at = [&](Value j) -> SmallVector<Value> {
+        return {iv[0], iv[1], iv[2], j};
+      };
+      Value m = r.reduce(ubs[3], r.negInf(), [&](Value j, Value acc) {
+        return r.maxf(acc, r.load(s, at(j)));
+      });
+      // A fully masked row (m = -inf) has log-sum-exp -inf, not NaN.
+      Value dead = r.cmpf(CmpFPredicate::OEQ, m, r.negInf());
+      Value mSafe = r.select(dead, r.f32(0.0), m);
+      Value sum = r.reduce(ubs[3], r.f32(0.0), [&](Value j, Value acc) {
+        return r.add(acc, r.exp(r.sub(r.load(s, at(j)), mSafe)));
+      });
+      Value lse = r.select(dead, r.negInf(), r.add(mSafe, r.log(sum)));
+      r.store(lse, out, {iv[0], iv[1], iv[2]});
+    });
+    replaceWithBuffer(rewriter, op, out);
     return success();
   }
 };
@@ -910,56 +1031,6 @@ struct LowerScoresGrad : OpRewritePattern<ScoresGradOp> {
   }
 };
 
-struct LowerShortConvGrad : OpRewritePattern<ShortConvGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ShortConvGradOp op,
-                                PatternRewriter &rewriter) const override {
-    RefBuilder r(rewriter, op.getLoc());
-    Value x = asBuffer(r, op.getInput()), ker = asBuffer(r, op.getKernel());
-    Value dy = asBuffer(r, op.getGrad());
-    int64_t kSize = cast<ShapedType>(op.getKernel().getType()).getDimSize(2);
-    SmallVector<Value> ubs = dims4(r, x);
-    SmallVector<Value> outs = allocResultsLike(r, op, {x, ker});
-    // da_t: the cotangent of the pre-activation a_t (silu' = s (1 + a (1-s))).
-    auto da = [&](Value b, Value h, Value t, Value d) {
-      Value g = r.load(dy, {b, h, t, d});
-      if (!op.getSilu())
-        return g;
-      Value a = shortConvSum(r, x, ker, kSize, b, h, t, d);
-      Value s = r.sigmoid(a);
-      Value one = r.f32(1.0);
-      return r.mul(g, r.mul(s, r.add(one, r.mul(a, r.sub(one, s)))));
-    };
-    // dx_u = sum_r kernel[h, d, r] da_{u + K - 1 - r}, for t < T.
-    Value lastT = r.isub(ubs[2], r.idx(1));
-    r.nest(ubs, [&](ValueRange iv) {
-      Value b = iv[0], h = iv[1], u = iv[2], d = iv[3];
-      Value acc = r.reduce(r.idx(kSize), r.f32(0.0), [&](Value k, Value acc) {
-        Value t = r.isub(r.iadd(u, r.idx(kSize - 1)), k);
-        Value ok = r.cmpi(CmpIPredicate::slt, t, ubs[2]);
-        Value term = r.mul(r.load(ker, {h, d, k}),
-                           da(b, h, r.clamp(t, r.idx(0), lastT), d));
-        return r.add(acc, r.select(ok, term, r.f32(0.0)));
-      });
-      r.store(acc, outs[0], iv);
-    });
-    // dkernel[h, d, r] = sum_b sum_{t >= K-1-r} da_t x_{t-K+1+r}.
-    r.nest({r.dim(ker, 0), r.dim(ker, 1), r.idx(kSize)}, [&](ValueRange iv) {
-      Value h = iv[0], d = iv[1], k = iv[2];
-      Value first = r.isub(r.idx(kSize - 1), k);
-      Value acc = r.reduce(ubs[0], r.f32(0.0), [&](Value b, Value acc) {
-        return r.reduce(first, ubs[2], acc, [&](Value t, Value a) {
-          Value src = r.isub(t, first);
-          return r.add(a, r.mul(da(b, h, t, d), r.load(x, {b, h, src, d})));
-        });
-      });
-      r.store(acc, outs[1], iv);
-    });
-    replaceWithBuffer(rewriter, op, outs);
-    return success();
-  }
-};
-
 //===----------------------------------------------------------------------===//
 // attn.kq_conv_grad and attn.head_mix_grad
 //===----------------------------------------------------------------------===//
@@ -968,22 +1039,6 @@ struct LowerShortConvGrad : OpRewritePattern<ShortConvGradOp> {
 // (the oracle scatters from every output instead). An output right of the
 // diagonal is a constant: its cotangent is selected away, never multiplied
 // by 0 (it may hold NaN).
-
-/// The cotangent of output (i, j) of the [T, S] map: (ok, value), ok (i1)
-/// when the output exists and lies on or left of the diagonal, value
-/// grad[b, h, i, j] there, else 0; (i, j) may lie outside the map.
-std::pair<Value, Value> outputGrad(RefBuilder &r, Value grad, Value b, Value h,
-                                   Value i, Value j, Value off) {
-  Value t = r.dim(grad, 2), s = r.dim(grad, 3);
-  Value ok = r.andi(r.andi(r.cmpi(CmpIPredicate::sge, i, r.idx(0)),
-                           r.cmpi(CmpIPredicate::slt, i, t)),
-                    r.andi(r.cmpi(CmpIPredicate::sge, j, r.idx(0)),
-                           r.cmpi(CmpIPredicate::slt, j, s)));
-  ok = r.andi(ok, r.cmpi(CmpIPredicate::sle, j, r.iadd(i, off)));
-  Value ci = r.clamp(i, r.idx(0), r.isub(t, r.idx(1)));
-  Value cj = r.clamp(j, r.idx(0), r.isub(s, r.idx(1)));
-  return {ok, r.select(ok, r.load(grad, {b, h, ci, cj}), r.f32(0.0))};
-}
 
 struct LowerKqConvGrad : OpRewritePattern<KqConvGradOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -1007,7 +1062,7 @@ struct LowerKqConvGrad : OpRewritePattern<KqConvGradOp> {
             Value i = r.isub(r.iadd(i2, r.idx(p)), ab[0]);
             Value j = r.isub(r.iadd(j2, r.idx(c)), ab[1]);
             return r.add(a, r.mul(r.load(th, {h, ab[0], ab[1]}),
-                                  outputGrad(r, dy, b, h, i, j, off).second));
+                                  causalCell(r, dy, b, h, i, j, off).second));
           });
       Value src = maskedCell(r, x, b, h, i2, j2, off).first;
       r.store(r.select(src, acc, r.f32(0.0)), dx, iv);
@@ -1020,75 +1075,13 @@ struct LowerKqConvGrad : OpRewritePattern<KqConvGradOp> {
             Value si = r.iadd(r.isub(nij[1], r.idx(p)), hab[1]);
             Value sj = r.iadd(r.isub(nij[2], r.idx(c)), hab[2]);
             auto [inside, v] = maskedCell(r, x, nij[0], h, si, sj, off);
-            auto [ok, dl] = outputGrad(r, dy, nij[0], h, nij[1], nij[2], off);
+            auto [ok, dl] = causalCell(r, dy, nij[0], h, nij[1], nij[2], off);
             Value term = r.mul(dl, v);
             return r.add(a, r.select(r.andi(inside, ok), term, r.f32(0.0)));
           });
       r.store(acc, dth, hab);
     });
     replaceWithBuffer(rewriter, op, {dx, dth});
-    return success();
-  }
-};
-
-struct LowerL2NormGrad : OpRewritePattern<L2NormGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(L2NormGradOp op,
-                                PatternRewriter &rewriter) const override {
-    RefBuilder r(rewriter, op.getLoc());
-    Value x = asBuffer(r, op.getInput()), dy = asBuffer(r, op.getGrad());
-    SmallVector<Value> ubs = dims4(r, x);
-    Value out = allocResultsLike(r, op, {x})[0];
-    double eps = op.getEps().convertToDouble();
-    r.nest({ubs[0], ubs[1], ubs[2]}, [&](ValueRange iv) {
-      auto at = [&](Value e) -> SmallVector<Value> {
-        return {iv[0], iv[1], iv[2], e};
-      };
-      // dx = inv dy - inv^3 x (dy . x), inv = (sum x^2 + eps)^(-1/2).
-      Value ss = r.reduce(ubs[3], r.f32(0.0), [&](Value e, Value acc) {
-        return r.add(acc, r.mul(r.load(x, at(e)), r.load(x, at(e))));
-      });
-      Value dyx = r.reduce(ubs[3], r.f32(0.0), [&](Value e, Value acc) {
-        return r.add(acc, r.mul(r.load(dy, at(e)), r.load(x, at(e))));
-      });
-      Value inv = r.div(r.f32(1.0), r.sqrt(r.add(ss, r.f32(eps))));
-      Value c = r.mul(r.mul(inv, r.mul(inv, inv)), dyx);
-      r.loop(ubs[3], [&](Value e) {
-        r.store(
-            r.sub(r.mul(inv, r.load(dy, at(e))), r.mul(c, r.load(x, at(e)))),
-            out, at(e));
-      });
-    });
-    replaceWithBuffer(rewriter, op, out);
-    return success();
-  }
-};
-
-struct LowerLogSumExp : OpRewritePattern<LogSumExpOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LogSumExpOp op,
-                                PatternRewriter &rewriter) const override {
-    RefBuilder r(rewriter, op.getLoc());
-    Value s = asBuffer(r, op.getInput());
-    SmallVector<Value> ubs = dims4(r, s);
-    Value out = allocResultsLike(r, op, {s})[0];
-    r.nest({ubs[0], ubs[1], ubs[2]}, [&](ValueRange iv) {
-      auto at = [&](Value j) -> SmallVector<Value> {
-        return {iv[0], iv[1], iv[2], j};
-      };
-      Value m = r.reduce(ubs[3], r.negInf(), [&](Value j, Value acc) {
-        return r.maxf(acc, r.load(s, at(j)));
-      });
-      // A fully masked row (m = -inf) has log-sum-exp -inf, not NaN.
-      Value dead = r.cmpf(CmpFPredicate::OEQ, m, r.negInf());
-      Value mSafe = r.select(dead, r.f32(0.0), m);
-      Value sum = r.reduce(ubs[3], r.f32(0.0), [&](Value j, Value acc) {
-        return r.add(acc, r.exp(r.sub(r.load(s, at(j)), mSafe)));
-      });
-      Value lse = r.select(dead, r.negInf(), r.add(mSafe, r.log(sum)));
-      r.store(lse, out, {iv[0], iv[1], iv[2]});
-    });
-    replaceWithBuffer(rewriter, op, out);
     return success();
   }
 };
@@ -1112,7 +1105,7 @@ struct LowerHeadMixGrad : OpRewritePattern<HeadMixGradOp> {
       Value acc = r.reduce(ch, r.f32(0.0), [&](Value n, Value a) {
         Value h = r.iadd(g0, n);
         return r.add(a, r.mul(r.load(wm, {h, m}),
-                              outputGrad(r, dy, b, h, i, j, off).second));
+                              causalCell(r, dy, b, h, i, j, off).second));
       });
       // As in the forward, only -inf reads as 0; NaN propagates.
       Value live = r.cmpf(CmpFPredicate::UNE, r.load(x, iv), r.negInf());
@@ -1125,7 +1118,7 @@ struct LowerHeadMixGrad : OpRewritePattern<HeadMixGradOp> {
           {ubs[0], ubs[2], ubs[3]}, r.f32(0.0), [&](ValueRange nij, Value a) {
             Value v = r.load(x, {nij[0], hIn, nij[1], nij[2]});
             Value live = r.cmpf(CmpFPredicate::UNE, v, r.negInf());
-            auto [ok, dl] = outputGrad(r, dy, nij[0], h, nij[1], nij[2], off);
+            auto [ok, dl] = causalCell(r, dy, nij[0], h, nij[1], nij[2], off);
             Value term = r.mul(dl, v);
             return r.add(a, r.select(r.andi(live, ok), term, r.f32(0.0)));
           });
