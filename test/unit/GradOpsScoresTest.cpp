@@ -1,11 +1,11 @@
 //===- GradOpsScoresTest.cpp - scores/MTA VJP ops vs the fp64 oracle ------===//
 //
 // attn.scores_grad, attn.kq_conv_grad and attn.head_mix_grad run through
-// the CPU engine's reference lowering, one program per result (the runtime
-// returns one), against reference/'s scoresGrad, kqConvGrad and
-// headMixGrad on fresh random inputs (seed in every message; ATTN_SEED
-// replays). Cotangents hold NaN, inf and huge values in the cells the ops
-// must not read. docs/reference/testing.md lists the suite.
+// the CPU engine's reference lowering, one program per result, against
+// reference/'s scoresGrad, kqConvGrad and headMixGrad on fresh random
+// inputs (seed in every message; ATTN_SEED replays). Cotangents hold NaN, inf
+// and huge values in the cells the ops must not read. docs/reference/testing.md
+// lists the suite.
 //
 //===----------------------------------------------------------------------===//
 

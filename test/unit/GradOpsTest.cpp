@@ -5,8 +5,8 @@
 // one-op program, compiled by the Engine through the reference lowering, run
 // on fresh random inputs (seed printed; ATTN_SEED replays) into an output
 // poisoned with NaN, and compared with the oracle's gradient (Oracle.h) or,
-// for logsumexp, a direct fp64 sum. The runtime returns one result per
-// function, so an op with several results runs once per result.
+// for logsumexp, a direct fp64 sum. An op with several results runs once
+// per result, each program returning one of them.
 //
 //===----------------------------------------------------------------------===//
 

@@ -9,14 +9,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExecutionHelpers.h"
+#include "GradPrograms.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 using namespace attn::exec_test;
 
@@ -137,63 +135,26 @@ void expectTrainingPairMatches(const std::string &what,
 
 } // namespace
 
-namespace {
-
-std::string readFile(const std::filesystem::path &path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-} // namespace
-
 TEST(GradPass, EveryExample) {
   int checked = 0;
-  for (const auto &entry : std::filesystem::directory_iterator(
-           std::filesystem::path(ATTN_SOURCE_DIR) / "examples")) {
+  for (const auto &[name, source] : attn::grad_test::examplePrograms()) {
     // The f32 examples: bf16 ones round the recomputed forward.
-    if (entry.path().extension() != ".mlir" ||
-        entry.path().stem().string().find("bf16") != std::string::npos)
+    if (name.find("bf16") != std::string::npos)
       continue;
     attn::ref::RandomSpec spec;
     spec.batch = 1;
     spec.heads = 2;
     spec.seqLen = 7;
     spec.fLo = 0.5; // gates that fall fast enough to matter
-    expectTrainingPairMatches(entry.path().filename().string(),
-                              readFile(entry.path()), spec);
+    expectTrainingPairMatches(name, source, spec);
     ++checked;
   }
   EXPECT_GE(checked, 6) << "examples/ not found";
 }
 
-// Every op in one chain, with RoPE positions (not differentiable: no
-// gradient), GQA-free PaTH-FoX scores and %x used twice (its gradient sums
-// two paths).
+// RoPE positions are not differentiable: no gradient.
 TEST(GradPass, ChainOfEveryOp) {
-  const std::string source = R"mlir(
-func.func @main(%x: tensor<?x?x?x8xf32>, %kern: tensor<?x8x3xf32>,
-                %pos: tensor<?xi64>, %k: tensor<?x?x?x8xf32>,
-                %w: tensor<?x?x?x8xf32>, %beta: tensor<?x?x?xf32>,
-                %g: tensor<?x?x?xf32>, %th: tensor<?x2x3xf32>,
-                %wm: tensor<?x1xf32>, %gamma: tensor<8xf32>,
-                %gw: tensor<8xf32>, %gb: tensor<1xf32>) -> tensor<?x?x?x8xf32> {
-  %c = attn.short_conv %x, %kern silu : tensor<?x?x?x8xf32>, tensor<?x8x3xf32>
-  %n = attn.l2norm %c eps 1.0e-06 : tensor<?x?x?x8xf32>
-  %q = attn.rope %n positions(%pos) theta 1.0e+02 rotary_dim 6
-      : tensor<?x?x?x8xf32>, tensor<?xi64>
-  %s = attn.scores %q, %k path(%w, %beta) gate(%g)
-      : (tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?x?xf32>
-  %m = attn.kq_conv pre %s, %th : tensor<?x?x?x?xf32>, tensor<?x2x3xf32>
-  %h = attn.head_mix pre %m, %wm : tensor<?x?x?x?xf32>, tensor<?x1xf32>
-  %p = attn.softmax %h : tensor<?x?x?x?xf32>
-  %o = attn.weighted_sum %p, %x : (tensor<?x?x?x?xf32>, tensor<?x?x?x8xf32>) -> tensor<?x?x?x8xf32>
-  %y = attn.head_norm %o, %gamma gate(%gw, %gb) eps 1.0e-05
-      : (tensor<?x?x?x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<1xf32>) -> tensor<?x?x?x8xf32>
-  return %y : tensor<?x?x?x8xf32>
-}
-)mlir";
+  const std::string source = attn::grad_test::kChainOfEveryOp;
   attn::ref::RandomSpec spec;
   spec.batch = 2;
   spec.heads = 2;
@@ -202,25 +163,9 @@ func.func @main(%x: tensor<?x?x?x8xf32>, %kern: tensor<?x8x3xf32>,
   expectTrainingPairMatches("chain", source, spec);
 }
 
-// The fused op with every piece, GQA 2:1: expanded by attn-grad.
+// Expanded by attn-grad.
 TEST(GradPass, FusedAttentionWithEverything) {
-  const std::string source = R"mlir(
-func.func @main(%q: tensor<?x2x?x8xf32>, %k: tensor<?x1x?x8xf32>,
-                %v: tensor<?x1x?x6xf32>, %w: tensor<?x1x?x8xf32>,
-                %beta: tensor<?x1x?xf32>, %g: tensor<?x2x?xf32>,
-                %kp: tensor<2x2x3xf32>, %hp: tensor<2x2xf32>,
-                %kpo: tensor<2x3x5xf32>, %hpo: tensor<2x1xf32>,
-                %gamma: tensor<6xf32>, %gw: tensor<6xf32>,
-                %gb: tensor<1xf32>) -> tensor<?x2x?x6xf32> {
-  %o = attn.attention %q, %k, %v rope(1.0e+02) rope_style interleaved
-      rope_dim 6 rope_offset 1 path(%w, %beta) gate(%g) scaled
-      kq_conv_pre(%kp) head_mix_pre(%hp) kq_conv_post(%kpo)
-      head_mix_post(%hpo) norm(%gamma) norm_gate(%gw, %gb) norm_eps 1.0e-3
-      mask causal scale 0.3
-      : (tensor<?x2x?x8xf32>, tensor<?x1x?x8xf32>, tensor<?x1x?x6xf32>, tensor<?x1x?x8xf32>, tensor<?x1x?xf32>, tensor<?x2x?xf32>, tensor<2x2x3xf32>, tensor<2x2xf32>, tensor<2x3x5xf32>, tensor<2x1xf32>, tensor<6xf32>, tensor<6xf32>, tensor<1xf32>) -> tensor<?x2x?x6xf32>
-  return %o : tensor<?x2x?x6xf32>
-}
-)mlir";
+  const std::string source = attn::grad_test::kFusedAttentionWithEverything;
   attn::ref::RandomSpec spec;
   spec.batch = 2;
   spec.seqLen = 6;
@@ -230,14 +175,6 @@ func.func @main(%q: tensor<?x2x?x8xf32>, %k: tensor<?x1x?x8xf32>,
 
 // An argument the result does not depend on gets zeros.
 TEST(GradPass, UnusedArgumentGetsZeros) {
-  const std::string source = R"mlir(
-func.func @main(%q: tensor<1x2x5x4xf32>, %unused: tensor<1x2x5x4xf32>)
-    -> tensor<1x2x5x4xf32> {
-  %s = attn.scores %q, %q : (tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) -> tensor<1x2x5x5xf32>
-  %p = attn.softmax %s : tensor<1x2x5x5xf32>
-  %o = attn.weighted_sum %p, %q : (tensor<1x2x5x5xf32>, tensor<1x2x5x4xf32>) -> tensor<1x2x5x4xf32>
-  return %o : tensor<1x2x5x4xf32>
-}
-)mlir";
+  const std::string source = attn::grad_test::kUnusedArgument;
   expectTrainingPairMatches("unused argument", source, {});
 }
