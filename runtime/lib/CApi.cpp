@@ -251,21 +251,29 @@ int attn_kernel_num_args(const attn_kernel *kernel, size_t *out) {
   return ATTN_OK;
 }
 
+/// Entry `index` of `sigs` (the arguments or the results, `what`) into
+/// `out`, for the C function `fn`.
+static int sigInfo(const char *fn, const char *what,
+                   const std::vector<attn::TensorSig> &sigs, size_t index,
+                   attn_tensor_info *out) {
+  if (index >= sigs.size())
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": " + what + " " + std::to_string(index) +
+                    " of " + std::to_string(sigs.size()));
+  if (sigs[index].shape.size() > ATTN_MAX_RANK)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": rank above ATTN_MAX_RANK");
+  fillInfo(sigs[index], out);
+  return ATTN_OK;
+}
+
 int attn_kernel_arg_info(const attn_kernel *kernel, size_t index,
                          attn_tensor_info *out) {
   if (!kernel || !out)
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 "attn_kernel_arg_info: null kernel or output pointer");
-  const auto &args = kernel->kernel->arguments();
-  if (index >= args.size())
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "attn_kernel_arg_info: argument " + std::to_string(index) +
-                    " of " + std::to_string(args.size()));
-  if (args[index].shape.size() > ATTN_MAX_RANK)
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "attn_kernel_arg_info: rank above ATTN_MAX_RANK");
-  fillInfo(args[index], out);
-  return ATTN_OK;
+  return sigInfo("attn_kernel_arg_info", "argument",
+                 kernel->kernel->arguments(), index, out);
 }
 
 int attn_kernel_result_info(const attn_kernel *kernel, attn_tensor_info *out) {
@@ -292,16 +300,8 @@ int attn_kernel_result_info_at(const attn_kernel *kernel, size_t index,
   if (!kernel || !out)
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 "attn_kernel_result_info_at: null kernel or output pointer");
-  const auto &results = kernel->kernel->results();
-  if (index >= results.size())
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "attn_kernel_result_info_at: result " + std::to_string(index) +
-                    " of " + std::to_string(results.size()));
-  if (results[index].shape.size() > ATTN_MAX_RANK)
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "attn_kernel_result_info_at: rank above ATTN_MAX_RANK");
-  fillInfo(results[index], out);
-  return ATTN_OK;
+  return sigInfo("attn_kernel_result_info_at", "result",
+                 kernel->kernel->results(), index, out);
 }
 
 int attn_kernel_device(const attn_kernel *kernel, DLDevice *out) {

@@ -162,7 +162,9 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
     return attentionWgmma.takeError();
   p.pathAttentionWgmma = *attentionWgmma;
   p.format = "none";
-  p.ptxas = attn::probePtxas(mlir::attn::cudaToolkitPath());
+  // Only a form that needs a fixed ptxas asks it.
+  if (p.pathAttentionWgmma)
+    p.ptxas = attn::probePtxas(mlir::attn::cudaToolkitPath());
   if (std::string bad = mlir::attn::checkGPUPipelineOptions(p); !bad.empty())
     return llvm::createStringError(bad + " (from CompileOptions::gpu or " +
                                    envNames() + ")");
