@@ -441,9 +441,12 @@ Tensor softmax(const Tensor &x) {
   for (int64_t r = 0; r < rows; ++r) {
     const double *in = x.data.data() + r * n;
     double *o = y.data.data() + r * n;
+    // A NaN score makes its row NaN (std::fmax would drop it and, for a row
+    // of NaNs, take the row as fully masked).
     double m = -kInf;
     for (int64_t j = 0; j < n; ++j)
-      m = std::fmax(m, in[j]);
+      m = std::isnan(in[j]) || std::isnan(m) ? std::nan("")
+                                             : std::fmax(m, in[j]);
     if (m == -kInf)
       continue; // fully masked row: all zeros
     double sum = 0;

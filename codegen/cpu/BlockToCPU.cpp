@@ -21,12 +21,15 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNBLOCKTOCPU
@@ -137,6 +140,38 @@ struct LowerStore : OpRewritePattern<blk::StoreOp> {
 /// while k runs (unrolled by kUnroll), c[m, piece] += a[m, k] * b[k, piece].
 /// Explicit vectors (rather than a linalg loop nest left to LLVM) make the
 /// lanes and the register-resident row certain.
+/// True when the f32 tile `t` ([k, n]) holds a NaN or an infinity: the
+/// running maximum of |t| (maximumf propagates NaN) compared with +inf,
+/// one vector per row piece.
+Value holdsNonFinite(OpBuilder &b, Location loc, Value t) {
+  auto type = cast<RankedTensorType>(t.getType());
+  Type f32 = type.getElementType();
+  Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(f32, 0.0));
+  Value inf = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(f32, std::numeric_limits<double>::infinity()));
+  Value biggest = arith::ConstantOp::create(b, loc, b.getFloatAttr(f32, 0.0));
+  for (auto [off, w] : attn::laneChunks(type.getDimSize(1))) {
+    auto rowType = VectorType::get({w}, f32);
+    Value col = cIdx(b, loc, off);
+    Value init = vector::BroadcastOp::create(b, loc, rowType, pad);
+    Value m = attn::forUnrolled(
+        b, loc, type.getDimSize(0), kUnroll, init,
+        [&](OpBuilder &ib, Location il, Value k, Value acc) -> Value {
+          Value row = vector::TransferReadOp::create(ib, il, rowType, t,
+                                                     ValueRange{k, col}, pad,
+                                                     ArrayRef<bool>{true});
+          return arith::MaximumFOp::create(ib, il, acc,
+                                           math::AbsFOp::create(ib, il, row));
+        });
+    biggest = arith::MaximumFOp::create(
+        b, loc, biggest,
+        vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF,
+                                    m));
+  }
+  // Not (biggest < inf): NaN compares unordered.
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGE, biggest, inf);
+}
+
 struct LowerDot : OpRewritePattern<blk::DotOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(blk::DotOp op,
@@ -169,10 +204,12 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
     Type f32 = accType.getElementType();
     Value pad = arith::ConstantOp::create(rewriter, loc,
                                           rewriter.getFloatAttr(f32, 0.0));
+    Value zero = pad;
     // c[i, off : off + w] += sum_k a[i, k] * b[k, off : off + w] for the
     // `rows` rows from i0: each b row piece is read once for all of them.
+    // skipZero: a zero a[i, k] keeps c as it is (skip_zero_a).
     auto block = [&](OpBuilder &b, Location l, Value i0, int64_t rows,
-                     Value acc, int64_t off, int64_t w) -> Value {
+                     Value acc, int64_t off, int64_t w, bool skipZero) {
       auto rowType = VectorType::get({w}, f32);
       Value col = cIdx(b, l, off);
       SmallVector<Value> is, init;
@@ -195,7 +232,14 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
               Value a =
                   tensor::ExtractOp::create(ib, il, aMat, ValueRange{i, kk});
               Value av = vector::BroadcastOp::create(ib, il, rowType, a);
-              next.push_back(vector::FMAOp::create(ib, il, av, bv, r));
+              Value sum = vector::FMAOp::create(ib, il, av, bv, r);
+              if (skipZero)
+                sum = arith::SelectOp::create(
+                    ib, il,
+                    arith::CmpFOp::create(ib, il, arith::CmpFPredicate::OEQ, a,
+                                          zero),
+                    r, sum);
+              next.push_back(sum);
             }
             return next;
           });
@@ -205,15 +249,32 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
                   .getResult();
       return acc;
     };
-    Value result = op.getAcc();
-    for (auto [off, w] : attn::laneChunks(n))
-      result = attn::forRowBlocks(
-          rewriter, loc, m, attn::rowsPerBlock(w), result,
-          [&, off = off, w = w](OpBuilder &b, Location l, Value i0,
-                                int64_t rows, Value acc) {
-            return block(b, l, i0, rows, acc, off, w);
-          });
-    rewriter.replaceOp(op, result);
+    auto product = [&](OpBuilder &b, bool skipZero) {
+      Value result = op.getAcc();
+      for (auto [off, w] : attn::laneChunks(n))
+        result = attn::forRowBlocks(
+            b, loc, m, attn::rowsPerBlock(w), result,
+            [&, off = off, w = w](OpBuilder &ob, Location l, Value i0,
+                                  int64_t rows, Value acc) {
+              return block(ob, l, i0, rows, acc, off, w, skipZero);
+            });
+      return result;
+    };
+    if (!op.getSkipZeroA()) {
+      rewriter.replaceOp(op, product(rewriter, false));
+      return success();
+    }
+    // The selects cost a compare per product: only where b holds a
+    // non-finite element can a skipped product differ from 0.
+    auto ifOp = scf::IfOp::create(
+        rewriter, loc, holdsNonFinite(rewriter, loc, bMat),
+        [&](OpBuilder &b, Location l) {
+          scf::YieldOp::create(b, l, product(b, true));
+        },
+        [&](OpBuilder &b, Location l) {
+          scf::YieldOp::create(b, l, product(b, false));
+        });
+    rewriter.replaceOp(op, ifOp.getResults());
     return success();
   }
 };

@@ -468,8 +468,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
             nb, loc, ng.tile({bn, dv}, elt, L.vLoad), stageOf(nb, sV, stage));
         Value scaled =
             n.mul(acc, ng.bcast(ng.convert(alpha, L.rowO), 1, accTile));
-        Value accNew =
-            blk::DotOp::create(nb, loc, accTile, pa, vt, scaled, UnitAttr());
+        Value accNew = skippingZeroA(
+            blk::DotOp::create(nb, loc, accTile, pa, vt, scaled, UnitAttr()));
         // Every warp is done with this stage before it is refilled.
         blk::BarrierOp::create(nb, loc);
         scf::YieldOp::create(nb, loc, ValueRange{mNew, lNew, accNew, next});

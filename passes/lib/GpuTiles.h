@@ -121,7 +121,8 @@ struct GpuTiles : TileBuilder {
                           cast<RankedTensorType>(accv.getType()).getEncoding(),
                           2));
     return blk::DotOp::create(b, loc, accv.getType(), a, bt, accv,
-                              transposeB ? b.getUnitAttr() : UnitAttr(), band);
+                              transposeB ? b.getUnitAttr() : UnitAttr(), band,
+                              /*skip_zero_a=*/UnitAttr());
   }
   /// An f32 accumulator tile rounded to the computed operands' type
   /// (itself where that is f32).

@@ -321,11 +321,12 @@ std::pair<Value, Value> causalCell(RefBuilder &r, Value x, Value b, Value h,
 }
 
 /// The cell as the MTA pieces read their input (Mask_0): a causal cell
-/// that is not -inf, else 0.
+/// that is not -inf, else 0. A NaN cell is inside (UNE): it reaches every
+/// output whose stencil covers it, as in the oracle.
 std::pair<Value, Value> maskedCell(RefBuilder &r, Value x, Value b, Value h,
                                    Value i, Value j, Value off) {
   auto [inside, v] = loadCausalCell(r, x, b, h, i, j, off);
-  inside = r.andi(inside, r.cmpf(CmpFPredicate::ONE, v, r.negInf()));
+  inside = r.andi(inside, r.cmpf(CmpFPredicate::UNE, v, r.negInf()));
   return {inside, r.select(inside, v, r.f32(0.0))};
 }
 
@@ -448,9 +449,12 @@ struct LowerWeightedSum : OpRewritePattern<WeightedSumOp> {
     r.nest(ubs, [&](ValueRange iv) {
       Value b = iv[0], h = iv[1], i = iv[2], e = iv[3];
       Value kh = r.idiv(h, group);
+      // A zero probability (a masked key) is selected away, never
+      // multiplied: v may hold NaN or inf there.
       Value acc = r.reduce(pd[3], r.f32(0.0), [&](Value j, Value a) {
-        return r.add(a,
-                     r.mul(r.load(p, {b, h, i, j}), r.load(v, {b, kh, j, e})));
+        Value pij = r.load(p, {b, h, i, j});
+        Value sum = r.add(a, r.mul(pij, r.load(v, {b, kh, j, e})));
+        return r.select(r.cmpf(CmpFPredicate::OEQ, pij, r.f32(0.0)), a, sum);
       });
       r.store(acc, out, {b, h, i, e});
     });

@@ -394,8 +394,8 @@ void MtaKernel::onlineStep(OpBuilder &ob, Value hl, Value j0, Value srcMask,
       arg(Arg::V), {bIdx, kvHeadOf(ob, h), j0, cst(ob, 0)}, {2, 3}, {bn, dv}));
   Value acc = loadScratch(ob, arg(Arg::AccBuf), hl, {bm, dv});
   Value scaled = n.mul(acc, n.bcast(alpha, 1, bm, dv));
-  Value accNew =
-      blk::DotOp::create(ob, loc, scaled.getType(), p, vt, scaled, UnitAttr());
+  Value accNew = skippingZeroA(
+      blk::DotOp::create(ob, loc, scaled.getType(), p, vt, scaled, UnitAttr()));
   storeScratch(ob, accNew, arg(Arg::AccBuf), hl);
 }
 
@@ -423,7 +423,8 @@ void MtaKernel::outputStep(OpBuilder &ob, Value j0) {
         n.toF32(n.load(arg(Arg::V), {bIdx, kvHeadOf(nb, h), j0, cst(nb, 0)},
                        {2, 3}, {bn, dv}));
     Value acc = loadScratch(nb, arg(Arg::AccBuf), hl, {bm, dv});
-    acc = blk::DotOp::create(nb, loc, acc.getType(), p3, vt, acc, UnitAttr());
+    acc = skippingZeroA(
+        blk::DotOp::create(nb, loc, acc.getType(), p3, vt, acc, UnitAttr()));
     storeScratch(nb, acc, arg(Arg::AccBuf), hl);
   };
   forHeads(ob, [&](OpBuilder &nb, Value hl) {

@@ -479,7 +479,8 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
   Value m = t.rowReduce(blk::ReduceKind::max, sc);
   Value pr = t.exp2(t.sub(sc, t.spread(t.safeMax(m), 1, c, c)));
   Value l = t.rowReduce(blk::ReduceKind::sum, pr);
-  Value acc = t.dot(t.asA(t.round(pr)), t.operand(s.v, 1), t.zeros({c, dv}));
+  Value acc = skippingZeroA(
+      t.dot(t.asA(t.round(pr)), t.operand(s.v, 1), t.zeros({c, dv})));
   return {qhat, m, l, acc};
 }
 
@@ -509,8 +510,8 @@ WalkState attendStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
   Value alpha = x.exp2(x.sub(st.m, mSafe));
   Value pr = x.exp2(x.sub(sc, x.spread(mSafe, 1, c, c)));
   Value lNew = x.add(x.mul(st.l, alpha), x.rowReduce(blk::ReduceKind::sum, pr));
-  Value accNew = x.dot(x.asA(x.round(pr)), x.operand(s.v, 1),
-                       x.mul(st.acc, x.spread(alpha, 1, c, dv)));
+  Value accNew = skippingZeroA(x.dot(x.asA(x.round(pr)), x.operand(s.v, 1),
+                                     x.mul(st.acc, x.spread(alpha, 1, c, dv))));
   return {st.qt, mNew, lNew, accNew};
 }
 

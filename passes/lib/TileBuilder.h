@@ -190,6 +190,14 @@ public:
 };
 
 /// The identity-layout memref type of a ranked tensor value.
+/// `dot`, an attn_block.dot's result, marked skip_zero_a: the product of
+/// probabilities and values, where a masked key's exact-zero probability
+/// must skip its value even where that is NaN or inf.
+inline Value skippingZeroA(Value dot) {
+  dot.getDefiningOp<blk::DotOp>().setSkipZeroA(true);
+  return dot;
+}
+
 inline MemRefType bufferTypeOf(Value tensor) {
   auto t = cast<RankedTensorType>(tensor.getType());
   return MemRefType::get(t.getShape(), t.getElementType());

@@ -88,3 +88,24 @@ func.func @dot_odd_width(%a: tensor<5x16xf32>, %b: tensor<16x74xf32>, %c: tensor
   %d = attn_block.dot %a, %b, %c : tensor<5x16xf32>, tensor<16x74xf32> -> tensor<5x74xf32>
   return %d : tensor<5x74xf32>
 }
+
+// skip_zero_a: where b holds a NaN or inf (the running maximum of |b| is
+// not below +inf) the products of zero a elements are selected away;
+// otherwise the plain loops run.
+// CHECK-LABEL: func.func @dot_skip_zero_a
+// CHECK: math.absf {{.*}} : vector<16xf32>
+// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: %[[BIG:.*]] = vector.reduction <maximumf>
+// CHECK: %[[BAD:.*]] = arith.cmpf uge, %{{.*}}, %cst{{.*}} : f32
+// CHECK: scf.if %[[BAD]] -> (tensor<4x16xf32>)
+// CHECK: %[[F:.*]] = vector.fma
+// CHECK: %[[Z:.*]] = arith.cmpf oeq, %{{.*}}, %cst{{.*}} : f32
+// CHECK: arith.select %[[Z]], %{{.*}}, %[[F]] : vector<16xf32>
+// CHECK: } else {
+// CHECK-NOT: arith.select
+// CHECK: vector.fma
+// CHECK: }
+func.func @dot_skip_zero_a(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %d = attn_block.dot %a, %b, %c {skip_zero_a} : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  return %d : tensor<4x16xf32>
+}

@@ -1,7 +1,7 @@
 // attn-lower-reference of attn.kq_conv: a 4-deep nest over [B, H, T, S]
 // with a c_q x c_k reduction; sources outside the map, right of their own
-// diagonal or equal to -inf count as 0; outputs right of the diagonal are
-// -inf (pre) or 0 (post).
+// diagonal or equal to -inf count as 0 (NaN stays NaN: une); outputs right
+// of the diagonal are -inf (pre) or 0 (post).
 // RUN: attn-opt %s --attn-lower-reference | FileCheck %s
 
 // CHECK-LABEL: func.func @kq_conv_pre
@@ -23,7 +23,7 @@
 // CHECK: scf.for %[[BB:[^ ]*]] = %{{.*}} to %[[C11]] step {{.*}} iter_args
 // CHECK: arith.subi %[[J]], %[[C5]] : index
 // CHECK: %[[V:.*]] = memref.load %[[X]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] : memref<?x?x?x?xf32>
-// CHECK: arith.cmpf one, %[[V]], %[[NEGINF]] : f32
+// CHECK: arith.cmpf une, %[[V]], %[[NEGINF]] : f32
 // CHECK: %[[SRC:.*]] = arith.select %{{.*}}, %[[V]], %[[ZERO]] : f32
 // CHECK: %[[KW:.*]] = memref.load %[[TH]][%[[H]], %[[A]], %[[BB]]] : memref<?x6x11xf32>
 // CHECK: arith.mulf %[[KW]], %[[SRC]] : f32

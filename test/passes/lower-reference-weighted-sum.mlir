@@ -1,6 +1,6 @@
 // attn-lower-reference of attn.weighted_sum: o[b, h, i, e] =
 // sum_j p[b, h, i, j] v[b, h / (Hq / Hk), j, e], accumulated in f32 and
-// stored in v's element type.
+// stored in v's element type; a zero p is selected away (v may be NaN).
 // RUN: attn-opt %s --attn-lower-reference | FileCheck %s
 
 // CHECK-LABEL: func.func @weighted_sum_bf16
@@ -22,9 +22,12 @@
 // CHECK: scf.for %[[E:[^ ]*]] = %{{.*}} to %[[C48]] step
 // CHECK: %[[KH:.*]] = arith.divsi %[[H]], %[[GROUP]] : index
 // CHECK: %[[ACC:.*]] = scf.for %[[J:[^ ]*]] = %{{.*}} to %[[SD]] step {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (f32)
+// CHECK: %[[PIJ:.*]] = memref.load %[[P]][%[[B]], %[[H]], %[[I]], %[[J]]]
 // CHECK: memref.load %[[V]][%[[B]], %[[KH]], %[[J]], %[[E]]] : memref<?x?x?x48xbf16>
 // CHECK: arith.extf %{{.*}} : bf16 to f32
-// CHECK: memref.load %[[P]][%[[B]], %[[H]], %[[I]], %[[J]]]
+// CHECK: %[[SUM:.*]] = arith.addf
+// CHECK: %[[SKIP:.*]] = arith.cmpf oeq, %[[PIJ]], %[[ZERO]] : f32
+// CHECK: arith.select %[[SKIP]], %{{.*}}, %[[SUM]] : f32
 // CHECK: %[[NARROW:.*]] = arith.truncf %[[ACC]] : f32 to bf16
 // CHECK: memref.store %[[NARROW]], %[[OUT]][%[[B]], %[[H]], %[[I]], %[[E]]] : memref<?x?x?x48xbf16>
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<?x?x?x48xbf16> to tensor<?x?x?x48xbf16>

@@ -97,17 +97,25 @@ def AttnBlock_DotOp : AttnBlock_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]
     convolution): a backend may skip the products of pieces wholly outside
     the band (the mma.sync lowering skips those m16n8k16 steps), and one that
     ignores it computes the same result.
+
+    `skip_zero_a`: a zero element of `a` contributes nothing, not even
+    against a NaN or inf in `b` (`0 * inf` would be NaN): the product of
+    probabilities and values, where a masked key's probability is an exact
+    zero and its value must reach no row that does not see it
+    (docs/input-limits.md, "Non-finite values"). The CPU lowering selects
+    (when `b` holds a non-finite element); the GPU lowerings multiply.
   }];
   let arguments = (ins AttnBlock_FloatTile:$a, AttnBlock_FloatTile:$b,
                        TensorRankOf<[F32], [2]>:$acc, UnitAttr:$transpose_b,
-                       OptionalAttr<DenseI64ArrayAttr>:$b_band);
+                       OptionalAttr<DenseI64ArrayAttr>:$b_band,
+                       UnitAttr:$skip_zero_a);
   let results = (outs TensorRankOf<[F32], [2]>:$result);
   // A dot without a band, as most are.
   let builders = [
     OpBuilder<(ins "Type":$result, "Value":$a, "Value":$b, "Value":$acc,
                    "UnitAttr":$transpose_b), [{
       build($_builder, $_state, result, a, b, acc, transpose_b,
-            DenseI64ArrayAttr());
+            DenseI64ArrayAttr(), UnitAttr());
     }]>
   ];
   let assemblyFormat = [{

@@ -217,7 +217,9 @@ def Attn_WeightedSumOp : Attn_Op<"weighted_sum", [DeclareOpInterfaceMethods<Attn
   let description = [{
     `o_i = sum_j p_ij v_j`: `p: [B, Hq, T, S]` (f32), `v: [B, Hk, S, Dv]`,
     result `[B, Hq, T, Dv]` in v's element type; query head `h` reads KV head
-    `h / (Hq / Hk)`. Accumulates in f32.
+    `h / (Hq / Hk)`. Accumulates in f32. A zero `p_ij` (a masked key) is
+    skipped, never multiplied: a NaN or inf in `v_j` reaches only the rows
+    that give key `j` weight (docs/input-limits.md, "Non-finite values").
     VJP: `attn.weighted_sum_grad`.
   }];
   let arguments = (ins Attn_ScoreMap:$probs, Attn_Activation:$v);

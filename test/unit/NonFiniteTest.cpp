@@ -1,0 +1,170 @@
+//===- NonFiniteTest.cpp - non-finite inputs stay where causality puts them
+//-===//
+//
+// docs/input-limits.md, "Non-finite values": a NaN or inf in a token's
+// input reaches only the rows that see that token. Every f32 example and
+// plain attention, with one element of one T-indexed argument poisoned at a
+// random token t, through the oracle and both CPU pipelines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExecutionHelpers.h"
+#include "GradPrograms.h"
+
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <set>
+
+using namespace attn::exec_test;
+
+namespace {
+
+constexpr int64_t kB = 1, kH = 2, kT = 130; // crosses 64- and 128-key tiles
+
+const char *kPlain = R"mlir(
+func.func @main(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>, %v: tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32> {
+  %s = attn.scores %q, %k : (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>) -> tensor<?x?x?x?xf32>
+  %p = attn.softmax %s : tensor<?x?x?x?xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<?x?x?x?xf32>, tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32>
+  return %o : tensor<?x?x?x64xf32>
+}
+)mlir";
+
+bool finiteRow(const Tensor &o, int64_t h, int64_t i) {
+  const int64_t d = o.shape[3];
+  for (int64_t e = 0; e < d; ++e)
+    if (!std::isfinite(o.at(0, h, i, e)))
+      return false;
+  return true;
+}
+
+bool sameRow(const Tensor &a, const Tensor &b, int64_t h, int64_t i) {
+  const int64_t d = a.shape[3];
+  for (int64_t e = 0; e < d; ++e) {
+    double x = a.at(0, h, i, e), y = b.at(0, h, i, e);
+    if (!(x == y || (std::isnan(x) && std::isnan(y))))
+      return false;
+  }
+  return true;
+}
+
+/// `poisoned` against `clean` (same evaluator, argument `arg` poisoned at
+/// token t): rows before t are unchanged in every head; with NaN, head 0's
+/// row t is non-finite, and every later row is either unchanged (a query
+/// reaches only its own row, or those its MTA stencil covers) or
+/// non-finite, never finite and different.
+void expectCausal(const Tensor &clean, const Tensor &poisoned, int64_t t,
+                  bool nan, const std::string &what) {
+  ASSERT_EQ(clean.shape, poisoned.shape) << what;
+  for (int64_t h = 0; h < kH; ++h)
+    for (int64_t i = 0; i < t; ++i)
+      ASSERT_TRUE(sameRow(clean, poisoned, h, i))
+          << what << ": row " << i << " of head " << h
+          << " changed by a value at token " << t;
+  if (!nan)
+    return;
+  EXPECT_FALSE(finiteRow(poisoned, 0, t)) << what << ": row " << t;
+  for (int64_t h = 0; h < kH; ++h)
+    for (int64_t i = t + 1; i < kT; ++i)
+      EXPECT_TRUE(sameRow(clean, poisoned, h, i) || !finiteRow(poisoned, h, i))
+          << what << ": row " << i << " of head " << h
+          << " is finite but changed";
+}
+
+/// The arguments that are PaTH's w or beta (in attn.scores or
+/// attn.attention): the fused PaTH kernels mix a chunk's rows through its UT
+/// transform, so a non-finite w or beta reaches the whole 64-token chunk
+/// there (docs/input-limits.md, "Non-finite values").
+std::set<unsigned> pathTransformArgs(mlir::func::FuncOp fn) {
+  std::set<unsigned> out;
+  auto add = [&](mlir::Value v) {
+    if (auto arg = mlir::dyn_cast_or_null<mlir::BlockArgument>(v))
+      out.insert(arg.getArgNumber());
+  };
+  fn.walk([&](mlir::Operation *op) {
+    if (auto s = mlir::dyn_cast<mlir::attn::ScoresOp>(op)) {
+      add(s.getW());
+      add(s.getBeta());
+    } else if (auto a = mlir::dyn_cast<mlir::attn::AttentionOp>(op)) {
+      add(a.getW());
+      add(a.getBeta());
+    }
+  });
+  return out;
+}
+
+/// Every float argument indexed by token ([B, H, T, D] or [B, H, T]),
+/// poisoned at (0, 0, t, 1) or (0, 0, t) with each value, through the
+/// oracle and the reference pipeline, and the fused one except for PaTH's
+/// w and beta.
+void checkProgram(const std::string &name, const std::string &source,
+                  uint64_t seed) {
+  Program p(source);
+  ASSERT_TRUE(p.module) << name;
+  std::vector<Tensor> ins = randomFor(source, kB, kH, kT, seed);
+  ASSERT_FALSE(ins.empty()) << name;
+  auto oracleClean = attn::ref::evaluate(p.main(), ins);
+  ASSERT_TRUE(bool(oracleClean)) << llvm::toString(oracleClean.takeError());
+  const std::vector<attn::Pipeline> all = {attn::Pipeline::Reference,
+                                           attn::Pipeline::Fused};
+  std::vector<Tensor> clean;
+  for (attn::Pipeline pl : all)
+    clean.push_back(run(source, ins, pl));
+  const std::set<unsigned> chunkMixed = pathTransformArgs(p.main());
+  std::mt19937_64 rng(seed);
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
+  mlir::FunctionType fn = p.main().getFunctionType();
+  for (size_t a = 0; a < ins.size(); ++a) {
+    auto type = mlir::cast<mlir::ShapedType>(fn.getInput(a));
+    const int64_t rank = type.getRank();
+    if (!type.getElementType().isF32() || rank < 3 || ins[a].shape[2] != kT)
+      continue;
+    for (double value : {nan, inf, -inf}) {
+      // The forget gate refuses +-inf (docs/input-limits.md, "Values").
+      if (rank == 3 && std::isinf(value))
+        continue;
+      const int64_t t = static_cast<int64_t>(rng() % kT);
+      std::vector<Tensor> bad = ins;
+      if (rank == 4)
+        bad[a].at(0, 0, t, 1) = value;
+      else
+        bad[a].at(0, 0, t) = value;
+      std::string what = name + " argument " + std::to_string(a) + " = " +
+                         std::to_string(value) + " at token " +
+                         std::to_string(t);
+      auto oracle = attn::ref::evaluate(p.main(), bad);
+      ASSERT_TRUE(bool(oracle)) << llvm::toString(oracle.takeError());
+      expectCausal(*oracleClean, *oracle, t, std::isnan(value),
+                   what + " (oracle)");
+      expectCausal(clean[0], run(source, bad, all[0]), t, std::isnan(value),
+                   what + " (reference pipeline)");
+      if (!chunkMixed.count(a))
+        expectCausal(clean[1], run(source, bad, all[1]), t, std::isnan(value),
+                     what + " (fused pipeline)");
+    }
+  }
+}
+
+uint64_t freshSeed() {
+  uint64_t s = std::chrono::steady_clock::now().time_since_epoch().count();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(s));
+  return s;
+}
+
+} // namespace
+
+TEST(NonFinite, EveryExampleOnTheCpu) {
+  uint64_t seed = freshSeed();
+  checkProgram("plain", kPlain, seed);
+  int checked = 0;
+  for (const auto &[name, source] : attn::grad_test::examplePrograms()) {
+    if (name.find("bf16") != std::string::npos)
+      continue;
+    checkProgram(name, source, seed);
+    ++checked;
+  }
+  EXPECT_GE(checked, 6) << "examples/ not found";
+}
