@@ -190,7 +190,10 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   }
 
   // Serialize (or take from the disk cache).
-  std::string toolkit = mlir::attn::cudaToolkitPath();
+  std::string toolkitNote;
+  std::string toolkit = detail::runtimeToolkit(&toolkitNote);
+  if (!toolkitNote.empty())
+    kernel->notes.push_back(toolkitNote);
   llvm::SmallString<256> ptxas(toolkit);
   llvm::sys::path::append(ptxas, "bin", "ptxas");
   bool binary = llvm::sys::fs::can_execute(ptxas);

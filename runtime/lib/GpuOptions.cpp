@@ -1,14 +1,18 @@
 //===- GpuOptions.cpp - CompileOptions::gpu resolved for one device -------===//
 
 #include "GpuOptions.h"
+#include "DiskCache.h"
 
 #include "attn/Passes/GpuTarget.h"
 #include "attn/Toolkit.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Path.h"
 
 #include <cstdlib>
+#include <mutex>
 
 using llvm::Error;
 using llvm::Expected;
@@ -89,7 +93,7 @@ bool registerWgmmaByDefault(const std::string &chip) {
   }
   return desc->mma == mlir::attn::MmaKind::Wgmma &&
          mlir::attn::checkPtxasForRegisterWgmma(
-             attn::probePtxas(mlir::attn::cudaToolkitPath()), "")
+             attn::probePtxas(attn::detail::runtimeToolkit()), "")
              .empty();
 }
 
@@ -164,7 +168,7 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
   p.format = "none";
   // Only a form that needs a fixed ptxas asks it.
   if (p.pathAttentionWgmma)
-    p.ptxas = attn::probePtxas(mlir::attn::cudaToolkitPath());
+    p.ptxas = attn::probePtxas(runtimeToolkit());
   if (std::string bad = mlir::attn::checkGPUPipelineOptions(p); !bad.empty())
     return llvm::createStringError(bad + " (from CompileOptions::gpu or " +
                                    envNames() + ")");
@@ -181,3 +185,28 @@ std::string gpuOptionsKey(const GpuKernelOptions &o) {
 }
 
 } // namespace attn::detail
+
+const std::string &attn::detail::runtimeToolkit(std::string *note) {
+  // Once per CUDA_HOME and ATTN_PTXAS (a process may change them between
+  // compiles; the tests do).
+  static std::mutex mu;
+  static llvm::StringMap<attn::ChosenToolkit> chosen;
+  std::string base = mlir::attn::cudaToolkitPath();
+  const char *extra = std::getenv("ATTN_PTXAS");
+  std::string key = base + '\0' + (extra ? extra : "");
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = chosen.find(key);
+  if (it == chosen.end()) {
+    std::string work = cacheDirectory();
+    if (work.empty()) {
+      llvm::SmallString<128> tmp;
+      llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, tmp);
+      work = tmp.str().str();
+    }
+    it = chosen.insert({key, attn::chooseToolkit(base, work, "python3")}).first;
+  }
+  // StringMap's values stay where they are when others are inserted.
+  if (note)
+    *note = it->second.note;
+  return it->second.path;
+}

@@ -43,6 +43,15 @@ llvm::Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
 /// The fields of `o` as part of a cache key (one per field of the table).
 std::string gpuOptionsKey(const GpuKernelOptions &o);
 
+/// The CUDA toolkit the runtime compiles with, chosen once per CUDA_HOME
+/// and ATTN_PTXAS:
+/// CUDA_HOME's (mlir::attn::cudaToolkitPath), or where its ptxas is older
+/// than 13.3 one that takes a newer ptxas from ATTN_PTXAS or pip's
+/// nvidia-cuda-nvcc (attn::chooseToolkit), made under the disk cache
+/// directory (else the temporary one). `note`: why, when it is not
+/// CUDA_HOME's ("" otherwise).
+const std::string &runtimeToolkit(std::string *note = nullptr);
+
 } // namespace attn::detail
 
 #endif // ATTN_RUNTIME_GPUOPTIONS_H

@@ -67,6 +67,8 @@ bool attentionWgmma(const attn::GpuKernelOptions &o, int major, int minor,
                     std::optional<std::string> chipEnv = std::nullopt,
                     std::optional<std::string> wgmmaEnv = std::nullopt) {
   ScopedEnv home("CUDA_HOME", toolkit);
+  // Only CUDA_HOME's ptxas: not one pip installed on this machine.
+  ScopedEnv extra("ATTN_PTXAS", "none");
   ScopedEnv chip("ATTN_GPU_CHIP", chipEnv);
   ScopedEnv wgmma("ATTN_GPU_PATH_ATTENTION_WGMMA", wgmmaEnv);
   auto r = attn::detail::resolveGpuOptions(o, major, minor);
@@ -111,6 +113,26 @@ TEST(GpuOptions, AttentionWgmmaByDefaultOnlyWithAFixedPtxasOnAWgmmaChip) {
   EXPECT_FALSE(attentionWgmma(unset, 9, 0, toolkits().fixed, "sm_90"))
       << "ATTN_GPU_CHIP=sm_90 asks for the mma.sync kernels";
   EXPECT_TRUE(attentionWgmma(unset, 8, 0, toolkits().fixed, "sm_90a"));
+}
+
+// CUDA 13.0 with a newer ptxas beside it (ATTN_PTXAS, or pip's
+// nvidia-cuda-nvcc): the runtime compiles with that one, so the wgmma forms
+// are the default again.
+TEST(GpuOptions, AttentionWgmmaByDefaultWithANewerPtxasBesideTheToolkit) {
+  llvm::SmallString<128> cache;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("attn-cache", cache));
+  ScopedEnv dir("ATTN_CACHE_DIR", std::string(cache));
+  ScopedEnv home("CUDA_HOME", toolkits().old);
+  ScopedEnv extra("ATTN_PTXAS", toolkits().fixed + "/bin/ptxas");
+  auto r = attn::detail::resolveGpuOptions(attn::GpuKernelOptions(), 9, 0);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  EXPECT_TRUE(r->pipeline.pathAttentionWgmma);
+  EXPECT_TRUE(r->pipeline.pathChunkWgmma);
+  ASSERT_TRUE(r->pipeline.ptxas.release.has_value());
+  EXPECT_GE(*r->pipeline.ptxas.release, std::pair(13, 3));
+  EXPECT_TRUE(llvm::StringRef(r->pipeline.ptxas.where).starts_with(cache))
+      << r->pipeline.ptxas.where;
+  llvm::sys::fs::remove_directories(cache);
 }
 
 TEST(GpuOptions, AnExplicitAttentionWgmmaChoiceWins) {
