@@ -16,6 +16,12 @@ A kernel whose entry function returns several results (kernel.results)
 returns a tuple of arrays, and `out` is then a tuple of arrays, one per
 result in result order.
 
+A function's training pair (docs/training.md):
+
+    train = engine.compile_training(open("examples/fox.mlir").read())
+    o, saved = train.forward(q, k, v, g)        # saved: the row LSEs
+    dq, dk, dv, dg = train.backward(q, k, v, g, *saved, dO)
+
 Inputs and `out` may be any strided views (e.g. a [B, S, H, D] array
 transposed to [B, H, S, D]). On the GPU the call enqueues on `stream` (an
 integer CUstream handle; None: the legacy default stream) and returns
