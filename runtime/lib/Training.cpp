@@ -31,6 +31,7 @@ namespace {
 struct DerivedPair {
   std::string text;
   std::vector<size_t> gradArgs;
+  /// Each argument's name in the source, its index where there is none.
   std::vector<std::string> argNames;
 };
 
@@ -72,10 +73,10 @@ Expected<DerivedPair> derivePair(llvm::StringRef source, llvm::StringRef entry,
     std::string name = std::to_string(i);
     if (def && i < def->arguments.size()) {
       llvm::SMRange r = def->arguments[i].loc;
-      name = llvm::StringRef(r.Start.getPointer(),
-                             r.End.getPointer() - r.Start.getPointer())
-                 .ltrim('%')
-                 .str();
+      llvm::StringRef text(r.Start.getPointer(),
+                           r.End.getPointer() - r.Start.getPointer());
+      if (!text.ltrim('%').empty())
+        name = text.ltrim('%').str();
     }
     pair.argNames.push_back(name);
   }
