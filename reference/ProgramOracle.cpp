@@ -421,6 +421,49 @@ evaluateGrad(func::FuncOp func, llvm::ArrayRef<Tensor> inputs,
   return grads;
 }
 
+TrainingBounds trainingBounds(func::FuncOp func) {
+  std::vector<bool> mapSum(func.getNumArguments(), false);
+  func.walk([&](Operation *op) {
+    SmallVector<Value> params;
+    if (auto c = dyn_cast<mlir::attn::KqConvOp>(op))
+      params = {c.getKernel()};
+    else if (auto m = dyn_cast<mlir::attn::HeadMixOp>(op))
+      params = {m.getWeight()};
+    else if (auto n = dyn_cast<mlir::attn::HeadNormOp>(op))
+      params = {n.getGamma(), n.getGateW(), n.getGateB()};
+    else if (auto a = dyn_cast<mlir::attn::AttentionOp>(op))
+      params = {a.getKqConvPre(),   a.getHeadMixPre(), a.getKqConvPost(),
+                a.getHeadMixPost(), a.getNorm(),       a.getNormGateW(),
+                a.getNormGateB()};
+    for (Value v : params)
+      if (auto arg = dyn_cast_or_null<BlockArgument>(v))
+        if (arg.getOwner() == &func.getBody().front())
+          mapSum[arg.getArgNumber()] = true;
+  });
+  bool half = llvm::any_of(func.getArgumentTypes(), [](Type t) {
+    Type e = getElementTypeOrSelf(t);
+    return e.isF16() || e.isBF16();
+  });
+  bool mta = llvm::is_contained(mapSum, true);
+  TrainingBounds b;
+  if (!half) {
+    for (bool m : mapSum)
+      b.args.push_back(ErrorBound{false, m ? 1e-3 : 1e-5, 0});
+    return b;
+  }
+  b.output = mta ? ErrorBound{true, 2e-2, 1e-1}
+                 : ErrorBound{true, kHalfRmsBound, kHalfRowBound};
+  for (bool m : mapSum)
+    b.args.push_back(!mta ? ErrorBound{true, 2e-2, 1e-1}
+                     : m  ? ErrorBound{true, 2.5e-1, 5e-1}
+                          : ErrorBound{true, 2e-2, 5e-1});
+  return b;
+}
+
+Tensor randomCotangent(const std::vector<int64_t> &shape, uint64_t seed) {
+  return randn(shape, seed + 99);
+}
+
 Expected<std::vector<std::vector<int64_t>>>
 randomInputShapes(func::FuncOp func, const RandomSpec &spec) {
   std::vector<std::vector<int64_t>> shapes;

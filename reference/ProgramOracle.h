@@ -44,6 +44,45 @@ llvm::Expected<std::vector<std::optional<Tensor>>>
 evaluateGrad(mlir::func::FuncOp func, llvm::ArrayRef<Tensor> inputs,
              const Tensor &dO);
 
+/// How far a result attn computes may be from the oracle's: the max
+/// relative error (relError) within `bound`, or, with `rms`, the relative
+/// RMS error (relRmsError) within `bound` and the worst row's
+/// (worstRowRelError) within `rowBound`.
+struct ErrorBound {
+  bool rms = false;
+  double bound = 1e-5;
+  double rowBound = 0;
+};
+
+/// The bounds of `func`'s training pair against evaluate and evaluateGrad:
+/// `output` for the forward's result, `args[i]` for the gradient of argument
+/// i. attn-grad's tests and attn-run --grad --check use them.
+///
+/// A program in f32: max relative error 1e-5, but 1e-3 for the gradients of
+/// the MTA parameters (kq_conv kernels, head_mix weights, the output norm's
+/// gamma and gate): single sums over every score-map cell or row whose terms
+/// cancel, so the chain's f32 rounding in them grows by sum|terms| / |sum|;
+/// each VJP op alone holds 1e-5, and a wrong formula is off by O(1).
+///
+/// A program with an f16/bf16 argument runs both functions as the op chain
+/// (attn-grad expands attn.attention), rounding every intermediate, score
+/// maps included, to 16 bits: the output keeps a 16-bit forward's bounds
+/// (kHalfRmsBound, kHalfRowBound) and the gradients get relative RMS 2e-2
+/// and worst row 1e-1. With MTA pieces the chain of maps loses most digits
+/// of a few rows and of the parameters' sums (mta_bf16.mlir, T up to 200:
+/// the output's worst row 5e-2, a dq row 0.24, dgate_b 0.11): the output
+/// gets 2e-2 and 1e-1, the other gradients 2e-2 and 5e-1, the parameters'
+/// 2.5e-1 and 5e-1; a wrong formula or a wrong row is still off by O(1).
+struct TrainingBounds {
+  ErrorBound output;
+  std::vector<ErrorBound> args;
+};
+TrainingBounds trainingBounds(mlir::func::FuncOp func);
+
+/// The dO a gradient check draws for a result of `shape`: N(0, 1) from
+/// `seed`, on a stream apart from randomInputs' draws of the same seed.
+Tensor randomCotangent(const std::vector<int64_t> &shape, uint64_t seed);
+
 struct RandomSpec {
   int64_t batch = 1, heads = 2, seqLen = 16;
   uint64_t seed = 0;

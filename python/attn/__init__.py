@@ -16,6 +16,12 @@ A kernel whose entry function returns several results (kernel.results)
 returns a tuple of arrays, and `out` is then a tuple of arrays, one per
 result in result order.
 
+A function's training pair (docs/training.md):
+
+    train = engine.compile_training(open("examples/fox.mlir").read())
+    o, saved = train.forward(q, k, v, g)        # saved: the row LSEs
+    dq, dk, dv, dg = train.backward(q, k, v, g, *saved, dO)
+
 Inputs and `out` may be any strided views (e.g. a [B, S, H, D] array
 transposed to [B, H, S, D]). On the GPU the call enqueues on `stream` (an
 integer CUstream handle; None: the legacy default stream) and returns
@@ -26,7 +32,7 @@ import ctypes
 import ctypes.util
 import os
 
-__all__ = ["Engine", "Kernel", "Error"]
+__all__ = ["Engine", "Kernel", "Training", "Error"]
 
 kDLCPU, kDLCUDA, kDLCUDAManaged = 1, 2, 13
 kDLInt, kDLUInt, kDLFloat, kDLBfloat = 0, 1, 2, 4
@@ -129,6 +135,12 @@ def _load():
         "attn_launch_outputs": (ctypes.c_int, [vp, P(_DLTensor),
                                                ctypes.c_size_t, P(_DLTensor),
                                                ctypes.c_size_t, vp]),
+        "attn_compile_training": (ctypes.c_int, [vp, ctypes.c_char_p,
+                                                 ctypes.c_size_t,
+                                                 ctypes.c_char_p, P(vp),
+                                                 P(vp)]),
+        "attn_kernel_grad_arg": (ctypes.c_int, [vp, ctypes.c_size_t,
+                                                P(ctypes.c_size_t)]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -219,6 +231,16 @@ class Engine:
         _check(_lib.attn_compile(self._handle, text, len(text),
                                  entry.encode(), ctypes.byref(handle)))
         return Kernel(handle)
+
+    def compile_training(self, program, entry="main"):
+        """Compiles `program`'s function `entry` for training (attn-grad,
+        docs/training.md): a Training with forward() and backward()."""
+        text = program.encode() if isinstance(program, str) else program
+        fwd, bwd = ctypes.c_void_p(), ctypes.c_void_p()
+        _check(_lib.attn_compile_training(self._handle, text, len(text),
+                                          entry.encode(), ctypes.byref(fwd),
+                                          ctypes.byref(bwd)))
+        return Training(Kernel(fwd), Kernel(bwd))
 
     def close(self):
         if self._handle:
@@ -332,3 +354,34 @@ class Kernel:
 
     def __del__(self):
         self.close()
+
+
+class Training:
+    """A function's training pair (Engine.compile_training): `forward(*args)`
+    returns (o, saved), `backward(*args, *saved, dO)` the gradients, one per
+    float argument in argument order; `grad_args[i]` is the argument gradient
+    i belongs to (integer arguments, RoPE positions, have none). `saved` is
+    the state the backward needs: one float32 [B, H, T] row log-sum-exp per
+    softmax. `forward_kernel` and `backward_kernel` are the two Kernels."""
+
+    def __init__(self, forward, backward):
+        self.forward_kernel = forward
+        self.backward_kernel = backward
+        self.grad_args = []
+        arg = ctypes.c_size_t()
+        for i in range(len(backward.results)):
+            _check(_lib.attn_kernel_grad_arg(backward._handle, i,
+                                             ctypes.byref(arg)))
+            self.grad_args.append(arg.value)
+
+    def forward(self, *inputs, stream=None):
+        """(o, saved): the function's result and the saved state, a tuple."""
+        outs = self.forward_kernel(*inputs, out=None, stream=stream)
+        if len(self.forward_kernel.results) == 1:
+            return outs, ()
+        return outs[0], tuple(outs[1:])
+
+    def backward(self, *inputs, stream=None):
+        """The gradients (a tuple) for inputs (args, *saved, dO)."""
+        grads = self.backward_kernel(*inputs, out=None, stream=stream)
+        return grads if isinstance(grads, tuple) else (grads,)

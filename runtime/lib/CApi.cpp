@@ -16,6 +16,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 struct attn_engine {
   std::unique_ptr<attn::Engine> engine;
@@ -23,6 +24,9 @@ struct attn_engine {
 
 struct attn_kernel {
   std::shared_ptr<attn::Kernel> kernel;
+  /// A training backward's: the argument of each gradient (result).
+  bool isBackward = false;
+  std::vector<size_t> gradArgs;
 };
 
 namespace {
@@ -234,6 +238,60 @@ int attn_compile(attn_engine *engine, const char *mlir, size_t len,
     *out = new attn_kernel{std::move(*k)};
     return static_cast<int>(ATTN_OK);
   });
+}
+
+int attn_compile_training(attn_engine *engine, const char *mlir, size_t len,
+                          const char *entry, attn_kernel **forward,
+                          attn_kernel **backward) {
+  return guarded("attn_compile_training", [&] {
+    if (!forward || !backward)
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  "attn_compile_training: null output pointer");
+    *forward = *backward = nullptr;
+    if (!engine)
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  "attn_compile_training: null engine");
+    if (!mlir && len)
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  "attn_compile_training: null program");
+    attn::CompileOptions options;
+    if (entry)
+      options.entry = entry;
+    attn::Engine &e = *engine->engine;
+    auto pair = e.compileTraining(llvm::StringRef(mlir, len), options);
+    if (!pair) {
+      std::string why = llvm::toString(pair.takeError());
+      bool device = why.rfind("training runs on the CPU only", 0) == 0;
+      return fail(device ? ATTN_ERROR_DEVICE : ATTN_ERROR_COMPILE, why);
+    }
+    auto fwd = std::make_unique<attn_kernel>();
+    fwd->kernel = std::move(pair->forward);
+    auto bwd = std::make_unique<attn_kernel>();
+    bwd->kernel = std::move(pair->backward);
+    bwd->isBackward = true;
+    bwd->gradArgs = std::move(pair->gradArgs);
+    *forward = fwd.release();
+    *backward = bwd.release();
+    return static_cast<int>(ATTN_OK);
+  });
+}
+
+int attn_kernel_grad_arg(const attn_kernel *backward, size_t index,
+                         size_t *out) {
+  if (!backward || !out)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_kernel_grad_arg: null kernel or output pointer");
+  const std::vector<size_t> &of = backward->gradArgs;
+  if (!backward->isBackward)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_kernel_grad_arg: not a backward from "
+                "attn_compile_training");
+  if (index >= of.size())
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_kernel_grad_arg: gradient " + std::to_string(index) +
+                    " of " + std::to_string(of.size()));
+  *out = of[index];
+  return ATTN_OK;
 }
 
 void attn_kernel_destroy(attn_kernel *kernel) {

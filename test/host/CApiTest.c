@@ -3,7 +3,8 @@
  * Compiled as C and linked against libattn.so only. Checks the signature
  * query, a launch on BSHD buffers (strided DLTensors) against a naive fp64
  * loop, the same kernel at a second shape, a kernel with three results
- * (attn_launch_outputs), and that every misuse returns a non-zero status
+ * (attn_launch_outputs), a training pair (attn_compile_training) against
+ * naive fp64 gradients, and that every misuse returns a non-zero status
  * with a message naming the problem. Inputs are fresh
  * random numbers (the seed is printed); the output is poisoned with NaN.
  *
@@ -289,6 +290,161 @@ static void run_three_results(attn_engine *engine, int64_t B, int64_t H,
   attn_kernel_destroy(kernel);
 }
 
+/* The fp64 gradients of causal attention (scale 1/sqrt(D)) given dO, all
+ * [B, T, H, D] (BSHD), and each row's log-sum-exp of the scaled scores
+ * ([B, H, T]). */
+static void naive_grads(const float *q, const float *k, const float *v,
+                        const float *dO, int64_t B, int64_t H, int64_t T,
+                        double *dq, double *dk, double *dv, double *lse) {
+  size_t n = (size_t)(B * H * T * D);
+  double *p = malloc(sizeof(double) * (size_t)T);
+  double scale = 1 / sqrt((double)D);
+  memset(dq, 0, n * sizeof(double));
+  memset(dk, 0, n * sizeof(double));
+  memset(dv, 0, n * sizeof(double));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < T; ++i) {
+        double m = -INFINITY, sum = 0, dOo = 0;
+        for (int64_t j = 0; j <= i; ++j) {
+          double s = 0;
+          for (int d = 0; d < D; ++d)
+            s += (double)q[bshd(H, T, b, h, i, d)] * k[bshd(H, T, b, h, j, d)];
+          p[j] = s * scale;
+          m = p[j] > m ? p[j] : m;
+        }
+        for (int64_t j = 0; j <= i; ++j)
+          sum += (p[j] = exp(p[j] - m));
+        lse[(b * H + h) * T + i] = m + log(sum);
+        for (int64_t j = 0; j <= i; ++j)
+          p[j] /= sum;
+        /* dO_i . o_i: the softmax's VJP subtracts it from each dp_ij. */
+        for (int d = 0; d < D; ++d) {
+          double o = 0;
+          for (int64_t j = 0; j <= i; ++j)
+            o += p[j] * v[bshd(H, T, b, h, j, d)];
+          dOo += o * dO[bshd(H, T, b, h, i, d)];
+        }
+        for (int64_t j = 0; j <= i; ++j) {
+          double dp = 0;
+          for (int d = 0; d < D; ++d) {
+            dp +=
+                (double)dO[bshd(H, T, b, h, i, d)] * v[bshd(H, T, b, h, j, d)];
+            dv[bshd(H, T, b, h, j, d)] += p[j] * dO[bshd(H, T, b, h, i, d)];
+          }
+          double ds = p[j] * (dp - dOo) * scale;
+          for (int d = 0; d < D; ++d) {
+            dq[bshd(H, T, b, h, i, d)] += ds * k[bshd(H, T, b, h, j, d)];
+            dk[bshd(H, T, b, h, j, d)] += ds * q[bshd(H, T, b, h, i, d)];
+          }
+        }
+      }
+  free(p);
+}
+
+/* max |got - want| / max |want| over n values. */
+static double rel_error(const float *got, const double *want, size_t n) {
+  double maxErr = 0, maxRef = 1e-30;
+  for (size_t i = 0; i < n; ++i) {
+    double err = fabs(got[i] - want[i]);
+    if (!(err <= maxErr))
+      maxErr = isnan(err) ? INFINITY : err;
+    if (fabs(want[i]) > maxRef)
+      maxRef = fabs(want[i]);
+  }
+  return maxErr / maxRef;
+}
+
+/* attn_compile_training on kProgram: the forward's output and saved
+ * log-sum-exp, then the backward's gradients, against the naive loops
+ * (BSHD buffers); and the misuses particular to training. */
+static void run_training(attn_engine *engine, int64_t B, int64_t H, int64_t T) {
+  attn_kernel *fwd = NULL, *bwd = NULL;
+  int s = attn_compile_training(engine, kProgram, strlen(kProgram), NULL, &fwd,
+                                &bwd);
+  CHECK(s == 0 && fwd && bwd, "attn_compile_training: %s", attn_last_error());
+  if (!fwd || !bwd)
+    return;
+  size_t nres = 0, nargs = 0, arg = 99;
+  CHECK(attn_kernel_num_results(fwd, &nres) == 0 && nres == 2,
+        "forward: %zu results", nres);
+  CHECK(attn_kernel_num_args(bwd, &nargs) == 0 && nargs == 5,
+        "backward: %zu arguments", nargs);
+  CHECK(attn_kernel_num_results(bwd, &nres) == 0 && nres == 3,
+        "backward: %zu results", nres);
+  for (size_t i = 0; i < 3; ++i)
+    CHECK(attn_kernel_grad_arg(bwd, i, &arg) == 0 && arg == i,
+          "gradient %zu: argument %zu (%s)", i, arg, attn_last_error());
+  expect_error(attn_kernel_grad_arg(bwd, 3, &arg), ATTN_ERROR_INVALID_ARGUMENT,
+               "gradient 3 of 3");
+  expect_error(attn_kernel_grad_arg(fwd, 0, &arg), ATTN_ERROR_INVALID_ARGUMENT,
+               "not a backward from attn_compile_training");
+
+  /* q, k, v, o, dO, dq, dk, dv; lse apart ([B, H, T]). */
+  size_t n = (size_t)(B * H * T * D), nl = (size_t)(B * H * T);
+  float *buf[8], *lse = malloc(nl * sizeof(float));
+  double *want[4];
+  for (int i = 0; i < 8; ++i)
+    buf[i] = malloc(n * sizeof(float));
+  for (int i = 0; i < 3; ++i)
+    want[i] = malloc(n * sizeof(double));
+  want[3] = malloc(nl * sizeof(double));
+  for (size_t i = 0; i < n; ++i) {
+    for (int j = 0; j < 3; ++j)
+      buf[j][i] = (float)(2 * uniform() - 1);
+    buf[4][i] = (float)(2 * uniform() - 1);
+    buf[3][i] = buf[5][i] = buf[6][i] = buf[7][i] = NAN;
+  }
+  for (size_t i = 0; i < nl; ++i)
+    lse[i] = NAN;
+  int64_t shapes[8][4], strides[8][4], lshape[3] = {B, H, T};
+  DLTensor t[8];
+  for (int i = 0; i < 8; ++i)
+    t[i] = tensor(buf[i], shapes[i], strides[i], B, H, T);
+  DLTensor tl = t[0];
+  tl.data = lse, tl.ndim = 3, tl.shape = lshape, tl.strides = NULL;
+
+  /* Forward: (q, k, v) -> (o, lse); backward: (q, k, v, lse, dO). */
+  DLTensor fouts[2] = {t[3], tl};
+  s = attn_launch_outputs(fwd, t, 3, fouts, 2, NULL);
+  CHECK(s == 0, "forward: %s", attn_last_error());
+  DLTensor bins[5] = {t[0], t[1], t[2], tl, t[4]};
+  s = attn_launch_outputs(bwd, bins, 5, t + 5, 3, NULL);
+  CHECK(s == 0, "backward: %s", attn_last_error());
+  naive_grads(buf[0], buf[1], buf[2], buf[4], B, H, T, want[0], want[1],
+              want[2], want[3]);
+  double errO = naive_error(buf[0], buf[1], buf[2], buf[3], B, H, T);
+  double errL = rel_error(lse, want[3], nl);
+  printf("C API, training, BSHD B=%lld H=%lld T=%lld: max relative errors o "
+         "%.3e, lse %.3e",
+         (long long)B, (long long)H, (long long)T, errO, errL);
+  CHECK(errO <= 1e-5 && errL <= 1e-5, "o %.3e, lse %.3e", errO, errL);
+  for (int i = 0; i < 3; ++i) {
+    double err = rel_error(buf[5 + i], want[i], n);
+    printf(", d%c %.3e", "qkv"[i], err);
+    CHECK(err <= 1e-5, "gradient of %c: relative error %.3e", "qkv"[i], err);
+  }
+  printf("\n");
+  expect_error(attn_launch_outputs(bwd, bins, 4, t + 5, 3, NULL),
+               ATTN_ERROR_LAUNCH, "takes 5 inputs, got 4");
+
+  for (int i = 0; i < 8; ++i)
+    free(buf[i]);
+  for (int i = 0; i < 4; ++i)
+    free(want[i]);
+  free(lse);
+  attn_kernel_destroy(fwd);
+  attn_kernel_destroy(bwd);
+
+  expect_error(attn_compile_training(engine, kThreeResults,
+                                     strlen(kThreeResults), NULL, &fwd, &bwd),
+               ATTN_ERROR_COMPILE, "must return one float tensor");
+  CHECK(fwd == NULL && bwd == NULL, "handles set on failure");
+  expect_error(attn_compile_training(engine, kProgram, strlen(kProgram), NULL,
+                                     &fwd, NULL),
+               ATTN_ERROR_INVALID_ARGUMENT, "null output pointer");
+}
+
 int main(void) {
   rng = (uint64_t)time(NULL) ^ (uint64_t)clock();
   printf("seed %llu\n", (unsigned long long)rng);
@@ -306,6 +462,7 @@ int main(void) {
         "engine device");
 
   run_three_results(engine, 2, 3, 29);
+  run_training(engine, 2, 3, 13);
 
   attn_kernel *kernel = NULL;
   expect_error(attn_compile(engine, "func.func @main(", 16, NULL, &kernel),

@@ -4,7 +4,8 @@ Plain and FoX attention, f32, on fresh random inputs (the seed is printed)
 in BHSD and BSHD layouts (transposed views: DLPack strides), the output
 poisoned with NaN or allocated by the module, one kernel at several shapes,
 compared with an fp64 NumPy loop; a kernel with three results (a tuple of
-arrays, allocated or passed as out=); bad inputs raise attn.Error naming the
+arrays, allocated or passed as out=); a training pair (compile_training)
+against fp64 NumPy gradients; bad inputs raise attn.Error naming the
 argument. Exit status 1 on any failure.
 """
 
@@ -97,6 +98,60 @@ def reference(q, k, v, g=None):
     p = np.exp(s - s.max(axis=-1, keepdims=True))
     p /= p.sum(axis=-1, keepdims=True)
     return np.einsum("bhij,bhjd->bhid", p, v)
+
+
+def reference_grads(q, k, v, g, dO):
+    """FoX attention's (o, row log-sum-exp, dq, dk, dv, dg) in fp64 given
+    dO: the softmax's VJP ds = p * (dp - rowsum(dO * o)); the bias
+    G_i - G_j passes ds's row sums minus its column sums to G, and the
+    inclusive cumsum's VJP is a reverse cumsum."""
+    q, k, v, g, dO = (np.asarray(x, dtype=np.float64)
+                      for x in (q, k, v, g, dO))
+    T, D = q.shape[2], q.shape[3]
+    G = np.cumsum(g, axis=2)
+    s = np.einsum("bhid,bhjd->bhij", q, k) / np.sqrt(D)
+    s = s + G[:, :, :, None] - G[:, :, None, :]
+    s = np.where(np.tril(np.ones((T, T), dtype=bool)), s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    p = np.exp(s - m)
+    lse = (m + np.log(p.sum(axis=-1, keepdims=True)))[..., 0]
+    p /= p.sum(axis=-1, keepdims=True)
+    o = np.einsum("bhij,bhjd->bhid", p, v)
+    dv = np.einsum("bhij,bhid->bhjd", p, dO)
+    dp = np.einsum("bhid,bhjd->bhij", dO, v)
+    ds = p * (dp - (dO * o).sum(axis=-1, keepdims=True))
+    dq = np.einsum("bhij,bhjd->bhid", ds, k) / np.sqrt(D)
+    dk = np.einsum("bhij,bhid->bhjd", ds, q) / np.sqrt(D)
+    dG = ds.sum(axis=-1) - ds.sum(axis=-2)
+    dg = np.flip(np.cumsum(np.flip(dG, axis=2), axis=2), axis=2)
+    return o, lse, dq, dk, dv, dg
+
+
+def check_training(engine, rng, D, raises):
+    """The FoX training pair on BSHD views: the forward's output and saved
+    log-sum-exp, then every gradient, against reference_grads."""
+    train = engine.compile_training(program("fox", D))
+    check(train.grad_args == [0, 1, 2, 3], f"grad_args {train.grad_args}")
+    B, H, T = 2, 3, 21
+    q, k, v, g = inputs(rng, "fox", B, H, T, D, "bshd")
+    dO = rng.standard_normal((B, T, H, D), np.float32).transpose(0, 2, 1, 3)
+    want = reference_grads(q, k, v, g, dO)
+    o, saved = train.forward(q, k, v, g)
+    check(len(saved) == 1 and saved[0].shape == (B, H, T) and
+          saved[0].dtype == np.float32, f"saved {[x.shape for x in saved]}")
+    grads = train.backward(q, k, v, g, *saved, dO)
+    check(len(grads) == 4, f"{len(grads)} gradients")
+    names = ("o", "lse", "dq", "dk", "dv", "dg")
+    for name, got, w in zip(names, (o, *saved, *grads), want):
+        err = rel_error(got, w)
+        print(f"python training fox B={B} H={H} T={T}, {name}: max relative "
+              f"error {err:.3e}")
+        check(err <= 1e-5, f"training {name}: error {err:.3e} > 1e-5")
+    raises(lambda: train.backward(q, k, v, g, dO), "takes 6 inputs, got 5")
+    raises(lambda: engine.compile_training(three_results(D)),
+           "must return one float tensor")
+    raises(lambda: engine.compile_training(program("fox", D), entry="nope"),
+           "no function @nope")
 
 
 def rel_error(got, want):
@@ -230,6 +285,7 @@ def main():
     raises(lambda: kernel(q, k, v, out=frozen), "the output is read-only")
     raises(lambda: attn.Engine("tpu"), "unknown device 'tpu'")
     check_three_results(engine, rng, D, raises)
+    check_training(engine, rng, D, raises)
 
     if failures:
         print(f"{len(failures)} checks failed", file=sys.stderr)

@@ -1,60 +1,20 @@
 //===- GradPassTest.cpp - attn-grad's training pairs vs the fp64 oracle ---===//
 //
-// Runs attn-grad on every example and on a chain of every op, compiles
-// @main_fwd and @main_grad on the CPU engine, feeds the forward's saved
-// state to the backward and compares the forward's result and every
-// gradient with ref::evaluate and ref::evaluateGrad. Fresh random inputs;
+// Compiles the training pair (attn-grad's @main_fwd and @main_grad, through
+// Engine::compileTraining) of every example and of a chain of every op on
+// the CPU engine, feeds the forward's saved state to the backward and
+// compares the forward's result and every gradient with ref::evaluate and
+// ref::evaluateGrad. Fresh random inputs;
 // failures print the seed (ATTN_SEED replays it).
 //
 //===----------------------------------------------------------------------===//
 
 #include "ExecutionHelpers.h"
 #include "GradPrograms.h"
-#include "attn/Passes/Passes.h"
-
-#include "mlir/Pass/PassManager.h"
-
-#include <set>
 
 using namespace attn::exec_test;
 
 namespace {
-
-/// The module of `source` after attn-grad, as text.
-std::string withTrainingPair(const std::string &source) {
-  Program p(source);
-  EXPECT_TRUE(p.module);
-  mlir::PassManager pm(&p.ctx);
-  pm.addPass(mlir::attn::createAttnGrad());
-  p.ctx.printOpOnDiagnostic(false);
-  mlir::ScopedDiagnosticHandler quiet(&p.ctx, [](mlir::Diagnostic &d) {
-    return mlir::success(d.getSeverity() == mlir::DiagnosticSeverity::Remark);
-  });
-  EXPECT_TRUE(mlir::succeeded(pm.run(*p.module)));
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  p.module->print(os);
-  return text;
-}
-
-std::vector<HostArray> runEntry(const std::string &text,
-                                const std::string &entry,
-                                const std::vector<HostArray> &inputs) {
-  attn::CompileOptions options;
-  options.entry = entry;
-  options.pipeline = attn::Pipeline::Reference;
-  auto kernel = engine().compile(text, options);
-  if (!kernel) {
-    ADD_FAILURE() << entry << ": " << llvm::toString(kernel.takeError());
-    return {};
-  }
-  auto outs = (*kernel)->runAll(inputs);
-  if (!outs) {
-    ADD_FAILURE() << entry << ": " << llvm::toString(outs.takeError());
-    return {};
-  }
-  return std::move(*outs);
-}
 
 Tensor toTensor(const HostArray &a) {
   auto t = attn::ref::fromHost(a);
@@ -62,75 +22,63 @@ Tensor toTensor(const HostArray &a) {
   return t ? *t : Tensor();
 }
 
-/// The training pair of `source`'s @main against the oracle, f32, relative
-/// error <= 1e-5 for the output and every gradient but the MTA parameters'
-/// (kernels, mixing weights, the norm's gamma and gate): those are single
-/// sums over every score-map cell or row whose terms cancel, so the chain's
-/// f32 rounding in their cotangent grows by sum|terms| / |sum|; each VJP op
-/// alone holds 1e-5 (GradOpsScoresTest, GradOpsTest), and a wrong formula is
-/// off by O(1): bound 1e-3.
-void expectTrainingPairMatches(const std::string &what,
-                               const std::string &source,
-                               attn::ref::RandomSpec spec) {
-  const double tol = 1e-5;
+/// The training pair of `source`'s @main (Engine::compileTraining, through
+/// `pipeline`) against the oracle, f32: the forward's saved state fed to the
+/// backward, the output and each gradient within ref::trainingBounds, and
+/// one gradient per float argument.
+void expectTrainingPairMatches(
+    const std::string &what, const std::string &source,
+    attn::ref::RandomSpec spec,
+    attn::Pipeline pipeline = attn::Pipeline::Reference) {
   Program p(source);
   ASSERT_TRUE(p.module) << what;
-  std::set<size_t> mapSums;
-  p.main().walk([&](mlir::Operation *op) {
-    llvm::SmallVector<mlir::Value> params;
-    if (auto c = mlir::dyn_cast<mlir::attn::KqConvOp>(op))
-      params = {c.getKernel()};
-    else if (auto m = mlir::dyn_cast<mlir::attn::HeadMixOp>(op))
-      params = {m.getWeight()};
-    else if (auto n = mlir::dyn_cast<mlir::attn::HeadNormOp>(op))
-      params = {n.getGamma(), n.getGateW(), n.getGateB()};
-    else if (auto a = mlir::dyn_cast<mlir::attn::AttentionOp>(op))
-      params = {a.getKqConvPre(),   a.getHeadMixPre(), a.getKqConvPost(),
-                a.getHeadMixPost(), a.getNorm(),       a.getNormGateW(),
-                a.getNormGateB()};
-    for (mlir::Value v : params)
-      if (auto arg = mlir::dyn_cast_or_null<mlir::BlockArgument>(v))
-        mapSums.insert(arg.getArgNumber());
-  });
+  const attn::ref::TrainingBounds bounds = attn::ref::trainingBounds(p.main());
   spec.seed = attn::ref::freshSeed();
   SCOPED_TRACE(what + ", seed " + std::to_string(spec.seed));
   auto inputs = attn::ref::randomInputs(p.main(), spec);
   ASSERT_TRUE(static_cast<bool>(inputs)) << llvm::toString(inputs.takeError());
   auto ref = attn::ref::evaluate(p.main(), *inputs);
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-  const Tensor dO = attn::ref::randn(ref->shape, spec.seed + 99);
+  const Tensor dO = attn::ref::randomCotangent(ref->shape, spec.seed);
   auto refGrads = attn::ref::evaluateGrad(p.main(), *inputs, dO);
   ASSERT_TRUE(static_cast<bool>(refGrads))
       << llvm::toString(refGrads.takeError());
 
-  const std::string text = withTrainingPair(source);
+  attn::CompileOptions options;
+  options.pipeline = pipeline;
+  auto pair = engine().compileTraining(source, options);
+  ASSERT_TRUE(static_cast<bool>(pair)) << llvm::toString(pair.takeError());
   std::vector<HostArray> args;
-  for (size_t n = 0; n < inputs->size(); ++n)
-    args.push_back(attn::ref::toHost(
-        (*inputs)[n], mlir::isa<mlir::FloatType>(mlir::getElementTypeOrSelf(
-                          p.main().getArgument(n).getType()))
-                          ? attn::DType::F32
-                          : attn::DType::I64));
-  std::vector<HostArray> fwd = runEntry(text, "main_fwd", args);
-  ASSERT_GE(fwd.size(), 1u);
-  EXPECT_LE(attn::ref::relError(toTensor(fwd[0]), *ref), tol) << "output";
+  std::vector<size_t> floatArgs;
+  for (size_t n = 0; n < inputs->size(); ++n) {
+    bool isFloat = mlir::isa<mlir::FloatType>(
+        mlir::getElementTypeOrSelf(p.main().getArgument(n).getType()));
+    if (isFloat)
+      floatArgs.push_back(n);
+    args.push_back(attn::ref::toHost((*inputs)[n], isFloat ? attn::DType::F32
+                                                           : attn::DType::I64));
+  }
+  EXPECT_EQ(pair->gradArgs, floatArgs) << "one gradient per float argument";
+  auto fwd = pair->forward->runAll(args);
+  ASSERT_TRUE(static_cast<bool>(fwd)) << llvm::toString(fwd.takeError());
+  ASSERT_EQ(fwd->size(), 1 + pair->numSaved());
+  EXPECT_LE(attn::ref::relError(toTensor((*fwd)[0]), *ref), bounds.output.bound)
+      << "output";
 
   std::vector<HostArray> bwdArgs = args;
-  bwdArgs.insert(bwdArgs.end(), fwd.begin() + 1, fwd.end());
+  bwdArgs.insert(bwdArgs.end(), fwd->begin() + 1, fwd->end());
   bwdArgs.push_back(attn::ref::toHost(dO, attn::DType::F32));
-  std::vector<HostArray> grads = runEntry(text, "main_grad", bwdArgs);
-  size_t next = 0;
-  for (size_t n = 0; n < inputs->size(); ++n) {
-    if (!(*refGrads)[n])
-      continue;
-    ASSERT_LT(next, grads.size()) << "too few gradients";
-    Tensor got = toTensor(grads[next++]);
+  auto grads = pair->backward->runAll(bwdArgs);
+  ASSERT_TRUE(static_cast<bool>(grads)) << llvm::toString(grads.takeError());
+  ASSERT_EQ(grads->size(), pair->gradArgs.size());
+  for (auto [i, n] : llvm::enumerate(pair->gradArgs)) {
+    ASSERT_TRUE((*refGrads)[n].has_value()) << "argument " << n;
+    Tensor got = toTensor((*grads)[i]);
     ASSERT_EQ(got.shape, (*refGrads)[n]->shape) << "argument " << n;
-    EXPECT_LE(attn::ref::relError(got, *(*refGrads)[n]),
-              mapSums.count(n) ? 1e-3 : tol)
+    ASSERT_FALSE(bounds.args[n].rms) << "an f32 program";
+    EXPECT_LE(attn::ref::relError(got, *(*refGrads)[n]), bounds.args[n].bound)
         << "gradient of argument " << n;
   }
-  EXPECT_EQ(next, grads.size()) << "one gradient per float argument";
 }
 
 } // namespace
@@ -177,4 +125,52 @@ TEST(GradPass, FusedAttentionWithEverything) {
 TEST(GradPass, UnusedArgumentGetsZeros) {
   const std::string source = attn::grad_test::kUnusedArgument;
   expectTrainingPairMatches("unused argument", source, {});
+}
+
+// The fused pipeline (the runtime's default) compiles the same pair.
+TEST(GradPass, FusedPipeline) {
+  for (const auto &[name, source] : attn::grad_test::examplePrograms()) {
+    if (name != "fox.mlir" && name != "mta.mlir")
+      continue;
+    attn::ref::RandomSpec spec;
+    spec.heads = 2;
+    spec.seqLen = 9;
+    spec.fLo = 0.5;
+    expectTrainingPairMatches(name, source, spec, attn::Pipeline::Auto);
+  }
+}
+
+// The names the arguments have in the source, and the argument of each
+// gradient: RoPE positions (%pos) have none.
+TEST(GradPass, ArgumentNamesAndGradients) {
+  auto pair = engine().compileTraining(attn::grad_test::kChainOfEveryOp);
+  ASSERT_TRUE(static_cast<bool>(pair)) << llvm::toString(pair.takeError());
+  EXPECT_EQ(pair->argNames,
+            (std::vector<std::string>{"x", "kern", "pos", "k", "w", "beta", "g",
+                                      "th", "wm", "gamma", "gw", "gb"}));
+  EXPECT_EQ(pair->gradArgs,
+            (std::vector<size_t>{0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(pair->numSaved(), 1u);
+  EXPECT_EQ(pair->backward->arguments().size(), 12u + 1 + 1);
+}
+
+TEST(GradPass, CompileTrainingErrors) {
+  auto expectError = [](const std::string &source, const std::string &entry,
+                        const std::string &want) {
+    attn::CompileOptions options;
+    options.entry = entry;
+    auto pair = engine().compileTraining(source, options, "prog.mlir");
+    ASSERT_FALSE(static_cast<bool>(pair)) << entry;
+    std::string got = llvm::toString(pair.takeError());
+    EXPECT_NE(got.find(want), std::string::npos) << got;
+  };
+  const std::string two = R"mlir(
+func.func @two(%q: tensor<1x2x5x4xf32>) -> (tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) {
+  %o = attn.attention %q, %q, %q : (tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) -> tensor<1x2x5x4xf32>
+  return %o, %q : tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
+}
+)mlir";
+  expectError(two, "two", "@two must return one float tensor (it returns 2");
+  expectError(two, "nope", "no function @nope in prog.mlir");
+  expectError("func.func @main(", "main", "cannot parse prog.mlir");
 }

@@ -177,6 +177,18 @@ TEST(HostApiGpu, HostMemoryIsRefused) {
   EXPECT_NE(msg.find("input 0: not device memory"), std::string::npos) << msg;
 }
 
+// No backward compiles for the GPU yet: an engine asked for "cuda" refuses
+// to compile a training pair rather than run it elsewhere.
+TEST(HostApiGpu, TrainingIsRefusedOnCuda) {
+  REQUIRE_GPU(engine, dev);
+  auto pair = engine->compileTraining(attentionProgram("plain", 64, "bf16"));
+  ASSERT_FALSE(static_cast<bool>(pair));
+  std::string msg = llvm::toString(pair.takeError());
+  EXPECT_NE(msg.find("training runs on the CPU only for now"),
+            std::string::npos)
+      << msg;
+}
+
 /// Host time of launch() at small T, where it is all overhead: the median
 /// of 200 enqueues on one stream (printed; bench/history/runs-to-05a9f8e.md,
 /// "GPU: host API, Python path and compute-sanitizer on the H200", records

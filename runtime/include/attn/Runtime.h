@@ -207,6 +207,26 @@ protected:
   friend class Engine;
 };
 
+/// A function's training pair (docs/training.md): attn-grad's
+/// @<entry>_fwd and @<entry>_grad, compiled. The state the forward saves
+/// for the backward is one f32 [B, H, T] row log-sum-exp per softmax
+/// (O(B*H*T), nothing T x T).
+struct TrainingKernels {
+  /// (args) -> (o, saved_1, ..., saved_n): the function's result, then the
+  /// saved state in program order.
+  std::shared_ptr<Kernel> forward;
+  /// (args, saved_1, ..., saved_n, dO) -> one gradient per float argument,
+  /// in argument order.
+  std::shared_ptr<Kernel> backward;
+  /// gradArgs[i] is the argument backward's result i belongs to; integer
+  /// arguments (RoPE positions) are not differentiable and have none.
+  std::vector<size_t> gradArgs;
+  /// Each argument's name in the source ("q" for %q).
+  std::vector<std::string> argNames;
+  /// The number of saved tensors (the forward's results after o).
+  size_t numSaved() const { return forward->results().size() - 1; }
+};
+
 class Engine {
 public:
   /// Picks the device: `device` ("cpu", "cuda" or "auto"), else
@@ -225,6 +245,18 @@ public:
   llvm::Expected<std::shared_ptr<Kernel>>
   compile(llvm::StringRef source, const CompileOptions &options = {},
           llvm::StringRef bufferName = "<program>");
+
+  /// Compiles function `options.entry` of `source` for training: the
+  /// attn-grad pass derives its training pair, and both functions compile
+  /// as compile() compiles them (same cache, same CPU fallback of an
+  /// automatic device, remarks on each kernel). The function must return
+  /// one float tensor. No backward runs on the GPU yet: an engine created
+  /// for "cuda" explicitly returns an error; on an automatic one the pair
+  /// falls back to the CPU as any program the GPU backend refuses does
+  /// (several results), and remarks() says so.
+  llvm::Expected<TrainingKernels>
+  compileTraining(llvm::StringRef source, const CompileOptions &options = {},
+                  llvm::StringRef bufferName = "<program>");
 
 private:
   Engine(Device dev, bool explicitDevice);

@@ -115,6 +115,26 @@ int attn_launch_outputs(attn_kernel *kernel, const DLTensor *inputs,
                         size_t n_inputs, const DLTensor *outputs,
                         size_t n_outputs, void *stream);
 
+/* Compiles function `entry` (NULL: "main") of `mlir` for training
+ * (docs/training.md): the attn-grad pass derives the forward
+ * (args) -> (o, saved_1, ..., saved_n), which also returns the state the
+ * backward needs (one f32 [B, H, T] row log-sum-exp per softmax), and the
+ * backward (args, saved_1, ..., saved_n, dO) -> one gradient per float
+ * argument, in argument order. Both are ordinary kernels (attn_launch_outputs,
+ * attn_kernel_num_results, attn_kernel_destroy each). The function must
+ * return one float tensor. No backward runs on the GPU yet: a "cuda" engine
+ * returns ATTN_ERROR_DEVICE; an "auto" one runs the pair on the CPU (see
+ * attn_kernel_remark). On failure both handles are NULL. */
+int attn_compile_training(attn_engine *engine, const char *mlir, size_t len,
+                          const char *entry, attn_kernel **forward,
+                          attn_kernel **backward);
+/* The argument (index into the entry's arguments) that gradient `index` of a
+ * backward from attn_compile_training belongs to; integer arguments (RoPE
+ * positions) have no gradient. ATTN_ERROR_INVALID_ARGUMENT on any other
+ * kernel or an index past its results. */
+int attn_kernel_grad_arg(const attn_kernel *backward, size_t index,
+                         size_t *out);
+
 #ifdef __cplusplus
 }
 #endif

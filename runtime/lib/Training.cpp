@@ -1,0 +1,136 @@
+//===- Training.cpp - Engine::compileTraining: a function's training pair -===//
+//
+// Runs attn-grad on the program (docs/training.md) and compiles the two
+// functions it derives through Engine::compile, so that the pair shares the
+// kernel cache, the device choice and its CPU fallback with every other
+// program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime.h"
+
+#include "KernelSupport.h"
+#include "attn/Dialect/SourceLimits.h"
+#include "attn/Passes/Passes.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/AsmParser/AsmParserState.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/SourceMgr.h"
+
+using llvm::createStringError;
+using llvm::Expected;
+
+namespace attn {
+namespace {
+
+/// The module after attn-grad, as text, and what the caller needs to know
+/// of the pair.
+struct DerivedPair {
+  std::string text;
+  std::vector<size_t> gradArgs;
+  /// Each argument's name in the source, its index where there is none.
+  std::vector<std::string> argNames;
+};
+
+/// Parses `source`, keeping the names the entry's arguments have in it
+/// (the parser drops SSA names; its AsmParserState records where each
+/// argument is defined), and runs attn-grad on `entry`.
+Expected<DerivedPair> derivePair(llvm::StringRef source, llvm::StringRef entry,
+                                 llvm::StringRef bufferName) {
+  using namespace mlir;
+  if (std::optional<std::string> deep =
+          mlir::attn::checkSourceNesting(source, bufferName))
+    return createStringError("cannot parse " + bufferName.str() + ":\n" +
+                             *deep);
+  MLIRContext ctx(detail::kernelRegistry());
+  ctx.loadAllAvailableDialects();
+  detail::DiagnosticCollector diags(&ctx);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, bufferName), llvm::SMLoc());
+  Block parsed;
+  AsmParserState asmState;
+  if (failed(parseAsmSourceFile(sourceMgr, &parsed, ParserConfig(&ctx),
+                                &asmState)))
+    return diags.error("cannot parse " + bufferName.str());
+  OwningOpRef<ModuleOp> module =
+      mlir::detail::constructContainerOpForParserIfNecessary<ModuleOp>(
+          &parsed, &ctx, FileLineColLoc::get(&ctx, bufferName, 0, 0));
+  if (!module)
+    return diags.error("cannot parse " + bufferName.str());
+  auto func = module->lookupSymbol<func::FuncOp>(entry);
+  if (!func || func.isDeclaration())
+    return createStringError("no function @" + entry.str() + " in " +
+                             bufferName.str());
+
+  DerivedPair pair;
+  const AsmParserState::BlockDefinition *def =
+      asmState.getBlockDef(&func.getBody().front());
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::string name = std::to_string(i);
+    if (def && i < def->arguments.size()) {
+      llvm::SMRange r = def->arguments[i].loc;
+      llvm::StringRef text(r.Start.getPointer(),
+                           r.End.getPointer() - r.Start.getPointer());
+      if (!text.ltrim('%').empty())
+        name = text.ltrim('%').str();
+    }
+    pair.argNames.push_back(name);
+  }
+
+  // The pass's errors name the function; the whole op printed after them
+  // would bury the message.
+  ctx.printOpOnDiagnostic(false);
+  PassManager pm(&ctx);
+  mlir::attn::AttnGradOptions options;
+  options.functions = {entry.str()};
+  pm.addPass(mlir::attn::createAttnGrad(options));
+  if (failed(pm.run(*module)))
+    return diags.error("cannot derive the training pair of @" + entry.str() +
+                       " in " + bufferName.str());
+  auto grad = module->lookupSymbol<func::FuncOp>((entry + "_grad").str());
+  auto of = grad ? grad->getAttrOfType<DenseI64ArrayAttr>("attn.grad_args")
+                 : DenseI64ArrayAttr();
+  if (!of)
+    return createStringError("attn-grad gave no @" + entry.str() +
+                             "_grad with attn.grad_args");
+  for (int64_t i : of.asArrayRef())
+    pair.gradArgs.push_back(static_cast<size_t>(i));
+  // With the source's locations, diagnostics and remarks of the compiled
+  // pair point into the file the user wrote.
+  llvm::raw_string_ostream os(pair.text);
+  module->print(os, OpPrintingFlags().enableDebugInfo());
+  return pair;
+}
+
+} // namespace
+
+Expected<TrainingKernels> Engine::compileTraining(llvm::StringRef source,
+                                                  const CompileOptions &options,
+                                                  llvm::StringRef bufferName) {
+  if (dev == Device::CUDA && explicitDevice)
+    return createStringError(
+        "training runs on the CPU only for now: no backward compiles for the "
+        "GPU yet (docs/training.md); use device cpu or auto");
+  auto pair = derivePair(source, options.entry, bufferName);
+  if (!pair)
+    return pair.takeError();
+  TrainingKernels out;
+  out.gradArgs = std::move(pair->gradArgs);
+  out.argNames = std::move(pair->argNames);
+  CompileOptions each = options;
+  for (auto [suffix, kernel] :
+       {std::pair{"_fwd", &out.forward}, {"_grad", &out.backward}}) {
+    each.entry = options.entry + suffix;
+    auto k = compile(pair->text, each, bufferName);
+    if (!k)
+      return k.takeError();
+    *kernel = std::move(*k);
+  }
+  return out;
+}
+
+} // namespace attn
