@@ -20,6 +20,7 @@
 #include "attn/Toolkit.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 
 #include <gtest/gtest.h>
 
@@ -28,6 +29,15 @@
 #include <cstdio>
 
 namespace {
+
+/// The ptxas the runtime compiles with: CUDA_HOME's, or a newer one beside
+/// it (ATTN_PTXAS, pip's nvidia-cuda-nvcc: attn::chooseToolkit).
+mlir::attn::PtxasFacts runtimePtxas() {
+  llvm::SmallString<128> tmp;
+  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, tmp);
+  return attn::probePtxas(
+      attn::chooseToolkit(mlir::attn::cudaToolkitPath(), tmp, "python3").path);
+}
 
 using attn::DType;
 using attn::HostArray;
@@ -158,7 +168,7 @@ TEST_P(GpuPath, MatchesOracle) {
   }
   if (c.attentionWgmma) {
     std::string old = mlir::attn::checkPtxasForRegisterWgmma(
-        attn::probePtxas(mlir::attn::cudaToolkitPath()),
+        runtimePtxas(),
         "path-attention-wgmma");
     if (!old.empty()) {
       // An old ptxas would assemble wrong rows: the compile must say so.
@@ -373,7 +383,7 @@ TEST(GpuPathProperties, ExamplesRunOnTheDevice) {
     ASSERT_TRUE(kernel);
     bool wgmma = engine->gpuArch() == "sm_90" &&
                  mlir::attn::checkPtxasForRegisterWgmma(
-                     attn::probePtxas(mlir::attn::cudaToolkitPath()), "")
+                     runtimePtxas(), "")
                      .empty();
     std::string form = wgmma ? "wgmma" : "mma.sync";
     std::string want = "PaTH: chunk kernel in the " + form +
