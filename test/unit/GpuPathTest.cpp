@@ -168,8 +168,7 @@ TEST_P(GpuPath, MatchesOracle) {
   }
   if (c.attentionWgmma) {
     std::string old = mlir::attn::checkPtxasForRegisterWgmma(
-        runtimePtxas(),
-        "path-attention-wgmma");
+        runtimePtxas(), "path-attention-wgmma");
     if (!old.empty()) {
       // An old ptxas would assemble wrong rows: the compile must say so.
       attn::CompileOptions opts;
@@ -381,10 +380,9 @@ TEST(GpuPathProperties, ExamplesRunOnTheDevice) {
     std::shared_ptr<attn::Kernel> kernel =
         attn::gpu_test::compileBlockPlan(*engine, src, "", "PaTH");
     ASSERT_TRUE(kernel);
-    bool wgmma = engine->gpuArch() == "sm_90" &&
-                 mlir::attn::checkPtxasForRegisterWgmma(
-                     runtimePtxas(), "")
-                     .empty();
+    bool wgmma =
+        engine->gpuArch() == "sm_90" &&
+        mlir::attn::checkPtxasForRegisterWgmma(runtimePtxas(), "").empty();
     std::string form = wgmma ? "wgmma" : "mma.sync";
     std::string want = "PaTH: chunk kernel in the " + form +
                        " form, attention kernel in the " + form + " form";
