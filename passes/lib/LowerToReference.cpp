@@ -398,6 +398,27 @@ struct LowerHeadMix : OpRewritePattern<HeadMixOp> {
 // attn.softmax
 //===----------------------------------------------------------------------===//
 
+/// Row (b, h, i) of a [B, H, T, S] map: whether every entry is -inf
+/// (`dead`), the row maximum with such a row's taken as 0 (`mSafe`), and
+/// sum_j exp(x_j - mSafe). Shared by softmax and logsumexp.
+struct RowExpSum {
+  Value dead, mSafe, sum;
+};
+RowExpSum rowExpSum(RefBuilder &r, Value x, ValueRange bhi, Value s) {
+  auto at = [&](Value j) -> SmallVector<Value> {
+    return {bhi[0], bhi[1], bhi[2], j};
+  };
+  Value m = r.reduce(s, r.negInf(), [&](Value j, Value acc) {
+    return r.maxf(acc, r.load(x, at(j)));
+  });
+  Value dead = r.cmpf(CmpFPredicate::OEQ, m, r.negInf());
+  Value mSafe = r.select(dead, r.f32(0.0), m);
+  Value sum = r.reduce(s, r.f32(0.0), [&](Value j, Value acc) {
+    return r.add(acc, r.exp(r.sub(r.load(x, at(j)), mSafe)));
+  });
+  return {dead, mSafe, sum};
+}
+
 struct LowerSoftmax : OpRewritePattern<SoftmaxOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SoftmaxOp op,
@@ -411,18 +432,12 @@ struct LowerSoftmax : OpRewritePattern<SoftmaxOp> {
       auto at = [&](Value j) -> SmallVector<Value> {
         return {iv[0], iv[1], iv[2], j};
       };
-      Value m = r.reduce(ubs[3], r.negInf(), [&](Value j, Value acc) {
-        return r.maxf(acc, r.load(x, at(j)));
-      });
       // A fully masked row has m = -inf; its probabilities are 0, not NaN.
-      Value dead = r.cmpf(CmpFPredicate::OEQ, m, r.negInf());
-      Value mSafe = r.select(dead, r.f32(0.0), m);
-      Value sum = r.reduce(ubs[3], r.f32(0.0), [&](Value j, Value acc) {
-        return r.add(acc, r.exp(r.sub(r.load(x, at(j)), mSafe)));
-      });
-      Value inv = r.select(dead, r.f32(0.0), r.div(r.f32(1.0), sum));
+      RowExpSum row = rowExpSum(r, x, iv, ubs[3]);
+      Value inv = r.select(row.dead, r.f32(0.0), r.div(r.f32(1.0), row.sum));
       r.loop(ubs[3], [&](Value j) {
-        r.store(r.mul(r.exp(r.sub(r.load(x, at(j)), mSafe)), inv), out, at(j));
+        r.store(r.mul(r.exp(r.sub(r.load(x, at(j)), row.mSafe)), inv), out,
+                at(j));
       });
     });
     replaceWithBuffer(rewriter, op, out);
@@ -806,19 +821,10 @@ struct LowerLogSumExp : OpRewritePattern<LogSumExpOp> {
     SmallVector<Value> ubs = dims4(r, s);
     Value out = allocResultsLike(r, op, {s})[0];
     r.nest({ubs[0], ubs[1], ubs[2]}, [&](ValueRange iv) {
-      auto at = [&](Value j) -> SmallVector<Value> {
-        return {iv[0], iv[1], iv[2], j};
-      };
-      Value m = r.reduce(ubs[3], r.negInf(), [&](Value j, Value acc) {
-        return r.maxf(acc, r.load(s, at(j)));
-      });
       // A fully masked row (m = -inf) has log-sum-exp -inf, not NaN.
-      Value dead = r.cmpf(CmpFPredicate::OEQ, m, r.negInf());
-      Value mSafe = r.select(dead, r.f32(0.0), m);
-      Value sum = r.reduce(ubs[3], r.f32(0.0), [&](Value j, Value acc) {
-        return r.add(acc, r.exp(r.sub(r.load(s, at(j)), mSafe)));
-      });
-      Value lse = r.select(dead, r.negInf(), r.add(mSafe, r.log(sum)));
+      RowExpSum row = rowExpSum(r, s, iv, ubs[3]);
+      Value lse =
+          r.select(row.dead, r.negInf(), r.add(row.mSafe, r.log(row.sum)));
       r.store(lse, out, {iv[0], iv[1], iv[2]});
     });
     replaceWithBuffer(rewriter, op, out);

@@ -92,6 +92,13 @@ std::string pythonOutput(StringRef python, StringRef script) {
   return (*text)->getBuffer().trim().str();
 }
 
+/// "13.0", or "missing" without a release.
+std::string releaseText(const mlir::attn::PtxasFacts &f) {
+  return f.release ? std::to_string(f.release->first) + "." +
+                         std::to_string(f.release->second)
+                   : "missing";
+}
+
 bool registerWgmmaPtxas(const mlir::attn::PtxasFacts &f) {
   return mlir::attn::checkPtxasForRegisterWgmma(f, "").empty();
 }
@@ -175,13 +182,7 @@ attn::ChosenToolkit attn::chooseToolkit(StringRef base, StringRef workDir,
     return chosen;
   }
   chosen.path = dir.str().str();
-  chosen.note =
-      "ptxas " + std::to_string(found.facts.release->first) + "." +
-      std::to_string(found.facts.release->second) + " from " + extra + " (" +
-      base.str() + "'s is " +
-      (own.facts.release ? std::to_string(own.facts.release->first) + "." +
-                               std::to_string(own.facts.release->second)
-                         : std::string("missing")) +
-      ")";
+  chosen.note = "ptxas " + releaseText(found.facts) + " from " + extra + " (" +
+                base.str() + "'s is " + releaseText(own.facts) + ")";
   return chosen;
 }

@@ -2,7 +2,7 @@
 //
 // The register-A wgmma forms depend on ptxas's release
 // (checkPtxasForRegisterWgmma); tests stand a script in for it that prints
-// the release asked for.
+// the release asked for, and set the variables that choose it for a scope.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace attn::test {
@@ -41,6 +43,29 @@ inline std::string fakeToolkit(const std::string &versionLine) {
                  llvm::sys::fs::perms::owner_write));
   return dir.str().str();
 }
+
+/// Sets (or, with nullopt, unsets) one environment variable for a scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, std::optional<std::string> value) : name(name) {
+    if (const char *old = std::getenv(name))
+      saved = old;
+    if (value)
+      ::setenv(name, value->c_str(), 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (saved)
+      ::setenv(name, saved->c_str(), 1);
+    else
+      ::unsetenv(name);
+  }
+
+private:
+  const char *name;
+  std::optional<std::string> saved;
+};
 
 } // namespace attn::test
 

@@ -21,28 +21,7 @@
 
 namespace {
 
-/// Sets (or, with nullopt, unsets) one environment variable for a scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, std::optional<std::string> value) : name(name) {
-    if (const char *old = std::getenv(name))
-      saved = old;
-    if (value)
-      ::setenv(name, value->c_str(), 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (saved)
-      ::setenv(name, saved->c_str(), 1);
-    else
-      ::unsetenv(name);
-  }
-
-private:
-  const char *name;
-  std::optional<std::string> saved;
-};
+using attn::test::ScopedEnv;
 
 /// The stand-in toolkits, made once (the ptxas check caches per path).
 struct Toolkits {

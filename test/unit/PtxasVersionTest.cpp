@@ -16,9 +16,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
 namespace {
+
+using attn::test::ScopedEnv;
 
 std::string check(const std::string &versionLine) {
   std::string dir = attn::test::fakeToolkit(versionLine);
@@ -89,10 +89,8 @@ struct OldToolkit {
     EXPECT_FALSE(llvm::sys::fs::create_directories(nvvm));
     EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("attn-work", w));
     work = w.str().str();
-    unsetenv("ATTN_PTXAS");
   }
   ~OldToolkit() {
-    unsetenv("ATTN_PTXAS");
     llvm::sys::fs::remove_directories(base);
     llvm::sys::fs::remove_directories(work);
   }
@@ -101,9 +99,11 @@ struct OldToolkit {
 TEST(ChooseToolkit, ANewEnoughToolkitIsKept) {
   std::string dir =
       attn::test::fakeToolkit("Cuda compilation tools, release 13.5, V13.5.37");
-  setenv("ATTN_PTXAS", "/nonexistent/bin/ptxas", 1);
-  attn::ChosenToolkit c = attn::chooseToolkit(dir, "/nonexistent", "");
-  unsetenv("ATTN_PTXAS");
+  attn::ChosenToolkit c;
+  {
+    ScopedEnv extra("ATTN_PTXAS", "/nonexistent/bin/ptxas");
+    c = attn::chooseToolkit(dir, "/nonexistent", "");
+  }
   EXPECT_EQ(c.path, dir);
   EXPECT_EQ(c.note, "");
   llvm::sys::fs::remove_directories(dir);
@@ -114,7 +114,7 @@ TEST(ChooseToolkit, NewerPtxasFromTheEnvironment) {
   OldToolkit old;
   std::string fixed =
       attn::test::fakeToolkit("Cuda compilation tools, release 13.5, V13.5.37");
-  setenv("ATTN_PTXAS", ptxasOf(fixed).c_str(), 1);
+  ScopedEnv extra("ATTN_PTXAS", ptxasOf(fixed));
   attn::ChosenToolkit c = attn::chooseToolkit(old.base, old.work, "");
   EXPECT_NE(c.path, old.base);
   EXPECT_EQ(llvm::StringRef(c.path).starts_with(old.work), true) << c.path;
@@ -146,15 +146,14 @@ TEST(ChooseToolkit, NewerPtxasFromPip) {
   ASSERT_FALSE(
       llvm::sys::fs::create_directories(llvm::sys::path::parent_path(cu13)));
   ASSERT_FALSE(llvm::sys::fs::create_link(fixed, cu13));
-  const char *saved = std::getenv("PYTHONPATH");
-  std::string keep = saved ? saved : "";
-  setenv("PYTHONPATH", site.c_str(), 1);
-  std::string found = attn::findExtraPtxas("python3");
-  attn::ChosenToolkit c = attn::chooseToolkit(old.base, old.work, "python3");
-  if (saved)
-    setenv("PYTHONPATH", keep.c_str(), 1);
-  else
-    unsetenv("PYTHONPATH");
+  ScopedEnv extra("ATTN_PTXAS", std::nullopt);
+  std::string found;
+  attn::ChosenToolkit c;
+  {
+    ScopedEnv path("PYTHONPATH", std::string(site));
+    found = attn::findExtraPtxas("python3");
+    c = attn::chooseToolkit(old.base, old.work, "python3");
+  }
   EXPECT_EQ(llvm::StringRef(found).ends_with("nvidia/cu13/bin/ptxas"), true)
       << found;
   auto facts = attn::probePtxas(c.path);
@@ -169,21 +168,27 @@ TEST(ChooseToolkit, NoNewerPtxasKeepsTheToolkit) {
   OldToolkit old;
   std::string same =
       attn::test::fakeToolkit("Cuda compilation tools, release 13.2, V13.2.9");
-  setenv("ATTN_PTXAS", ptxasOf(same).c_str(), 1);
-  attn::ChosenToolkit c = attn::chooseToolkit(old.base, old.work, "");
+  attn::ChosenToolkit c;
+  {
+    ScopedEnv extra("ATTN_PTXAS", ptxasOf(same));
+    c = attn::chooseToolkit(old.base, old.work, "");
+  }
   EXPECT_EQ(c.path, old.base);
   EXPECT_NE(c.note.find("is no newer"), std::string::npos) << c.note;
-  setenv("ATTN_PTXAS", "/nonexistent-attn/bin/ptxas", 1);
-  c = attn::chooseToolkit(old.base, old.work, "");
+  {
+    ScopedEnv extra("ATTN_PTXAS", "/nonexistent-attn/bin/ptxas");
+    c = attn::chooseToolkit(old.base, old.work, "");
+  }
   EXPECT_EQ(c.path, old.base);
   EXPECT_NE(c.note.find("does not exist"), std::string::npos) << c.note;
-  unsetenv("ATTN_PTXAS");
-  c = attn::chooseToolkit(old.base, old.work, "/nonexistent-python");
+  {
+    ScopedEnv extra("ATTN_PTXAS", std::nullopt);
+    c = attn::chooseToolkit(old.base, old.work, "/nonexistent-python");
+  }
   EXPECT_EQ(c.path, old.base);
   EXPECT_EQ(c.note, "");
-  setenv("ATTN_PTXAS", "none", 1);
+  ScopedEnv none("ATTN_PTXAS", "none");
   EXPECT_EQ(attn::findExtraPtxas("python3"), "") << "none looks nowhere";
-  unsetenv("ATTN_PTXAS");
   llvm::sys::fs::remove_directories(same);
 }
 
