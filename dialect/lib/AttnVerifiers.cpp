@@ -318,63 +318,117 @@ LogicalResult L2NormOp::verify() {
 }
 
 double AttentionOp::getScaleOrDefault() { return scaleOrDefault(*this); }
+double AttentionGradOp::getScaleOrDefault() { return scaleOrDefault(*this); }
+
+/// The operands and attributes attn.attention and attn.attention_grad share,
+/// binding B, Hq, Hk, T, S, D and Dv in `env`.
+template <typename OpT>
+static LogicalResult verifyAttentionPieces(OpT op, ShapeEnv &env) {
+  if (failed(verifyQK(op, env, op.getQ(), op.getK())) ||
+      failed(env.bind("v", op.getV().getType(), {"B", "Hk", "S", "Dv"})))
+    return failure();
+  if (failed(requireStatic(op, env.get("Dv"), "value head dim Dv")))
+    return failure();
+  if (elementTypeOf(op.getV()) != elementTypeOf(op.getQ()))
+    return op.emitOpError()
+           << "'v' must have q's element type " << elementTypeOf(op.getQ())
+           << ", got " << elementTypeOf(op.getV());
+  std::optional<double> scale;
+  if (auto s = op.getScale())
+    scale = s->convertToDouble();
+  if (failed(verifyScorePiece(op, env, op.getW(), op.getBeta(), op.getG(),
+                              op.getGateScaled(), op.getMask(), op.getWindow(),
+                              scale)))
+    return failure();
+  if (auto theta = op.getRopeTheta()) {
+    if (failed(verifyRopePiece(op, env.get("D"), op.getRopeDim(),
+                               theta->convertToDouble())))
+      return failure();
+    if (static_cast<int64_t>(op.getRopeOffset()) < 0 ||
+        static_cast<int64_t>(op.getRopeQOffset().value_or(0)) < 0)
+      return op.emitOpError("rope positions must be non-negative: rope_offset "
+                            "and rope_q_offset must be >= 0");
+  } else if (op.getRopeDim() || op.getRopeOffset() != 0 ||
+             op.getRopeQOffset() || op.getRopeStyle() != RopeStyle::half) {
+    return op.emitOpError(
+        "rope_style, rope_dim, rope_offset and rope_q_offset need rope(theta)");
+  }
+  if (op.hasMTA() && op.getMask() != MaskKind::causal)
+    return op.emitOpError(
+        "MTA convolutions and head mixing need a causal mask");
+  if (op.getKqConvPre() &&
+      failed(verifyKqKernel(op, env, "kq_conv_pre", op.getKqConvPre(), "Hq")))
+    return failure();
+  if (op.getHeadMixPre() && failed(verifyMixWeight(op, env, "head_mix_pre",
+                                                   op.getHeadMixPre(), "Hq")))
+    return failure();
+  if (op.getKqConvPost() &&
+      failed(verifyKqKernel(op, env, "kq_conv_post", op.getKqConvPost(), "Hq")))
+    return failure();
+  if (op.getHeadMixPost() && failed(verifyMixWeight(op, env, "head_mix_post",
+                                                    op.getHeadMixPost(), "Hq")))
+    return failure();
+  if (op.getNorm()) {
+    if (failed(verifyNormPiece(op, env, op.getNorm(), op.getNormGateW(),
+                               op.getNormGateB(),
+                               op.getNormEps().convertToDouble())))
+      return failure();
+  } else if (op.getNormGateW() || op.getNormGateB()) {
+    return op.emitOpError("norm_gate needs norm(gamma)");
+  }
+  return success();
+}
+
+/// `value` has the attention result's shape [B, Hq, T, Dv] and v's element
+/// type.
+template <typename OpT>
+static LogicalResult verifyLikeResult(OpT op, ShapeEnv &env, StringRef name,
+                                      Value value) {
+  if (elementTypeOf(value) != elementTypeOf(op.getV()))
+    return op.emitOpError()
+           << name << " element type must be v's element type "
+           << elementTypeOf(op.getV()) << ", got " << elementTypeOf(value);
+  return env.bind(name, value.getType(), {"B", "Hq", "T", "Dv"});
+}
 
 LogicalResult AttentionOp::verify() {
   ShapeEnv env(*this);
-  if (failed(verifyQK(*this, env, getQ(), getK())) ||
-      failed(env.bind("v", getV().getType(), {"B", "Hk", "S", "Dv"})))
+  if (failed(verifyAttentionPieces(*this, env)) ||
+      failed(verifyLikeResult(*this, env, "result", getResult())))
     return failure();
-  if (failed(requireStatic(*this, env.get("Dv"), "value head dim Dv")))
+  return getLse() ? env.bind("lse", getLse().getType(), {"B", "Hq", "T"})
+                  : success();
+}
+
+SmallVector<Value> AttentionGradOp::differentiated() {
+  SmallVector<Value> of;
+  for (Value v : {getQ(), getK(), getV(), getW(), getBeta(), getG(),
+                  getKqConvPre(), getHeadMixPre(), getKqConvPost(),
+                  getHeadMixPost(), getNorm(), getNormGateW(), getNormGateB()})
+    if (v)
+      of.push_back(v);
+  return of;
+}
+
+LogicalResult AttentionGradOp::verify() {
+  ShapeEnv env(*this);
+  if (failed(verifyAttentionPieces(*this, env)) ||
+      failed(verifyLikeResult(*this, env, "out", getOut())) ||
+      failed(verifyLikeResult(*this, env, "grad", getGrad())) ||
+      failed(env.bind("lse", getLse().getType(), {"B", "Hq", "T"})))
     return failure();
-  if (elementTypeOf(getV()) != elementTypeOf(getQ()))
-    return emitOpError() << "'v' must have q's element type "
-                         << elementTypeOf(getQ()) << ", got "
-                         << elementTypeOf(getV());
-  std::optional<double> scale;
-  if (auto s = getScale())
-    scale = s->convertToDouble();
-  if (failed(verifyScorePiece(*this, env, getW(), getBeta(), getG(),
-                              getGateScaled(), getMask(), getWindow(), scale)))
-    return failure();
-  if (auto theta = getRopeTheta()) {
-    if (failed(verifyRopePiece(*this, env.get("D"), getRopeDim(),
-                               theta->convertToDouble())))
-      return failure();
-    if (static_cast<int64_t>(getRopeOffset()) < 0 ||
-        static_cast<int64_t>(getRopeQOffset().value_or(0)) < 0)
-      return emitOpError("rope positions must be non-negative: rope_offset "
-                         "and rope_q_offset must be >= 0");
-  } else if (getRopeDim() || getRopeOffset() != 0 || getRopeQOffset() ||
-             getRopeStyle() != RopeStyle::half) {
-    return emitOpError(
-        "rope_style, rope_dim, rope_offset and rope_q_offset need rope(theta)");
-  }
-  if (hasMTA() && getMask() != MaskKind::causal)
-    return emitOpError("MTA convolutions and head mixing need a causal mask");
-  if (getKqConvPre() &&
-      failed(verifyKqKernel(*this, env, "kq_conv_pre", getKqConvPre(), "Hq")))
-    return failure();
-  if (getHeadMixPre() && failed(verifyMixWeight(*this, env, "head_mix_pre",
-                                                getHeadMixPre(), "Hq")))
-    return failure();
-  if (getKqConvPost() &&
-      failed(verifyKqKernel(*this, env, "kq_conv_post", getKqConvPost(), "Hq")))
-    return failure();
-  if (getHeadMixPost() && failed(verifyMixWeight(*this, env, "head_mix_post",
-                                                 getHeadMixPost(), "Hq")))
-    return failure();
-  if (getNorm()) {
-    if (failed(verifyNormPiece(*this, env, getNorm(), getNormGateW(),
-                               getNormGateB(), getNormEps().convertToDouble())))
-      return failure();
-  } else if (getNormGateW() || getNormGateB()) {
-    return emitOpError("norm_gate needs norm(gamma)");
-  }
-  if (elementTypeOf(getResult()) != elementTypeOf(getV()))
-    return emitOpError() << "result element type must be v's element type "
-                         << elementTypeOf(getV()) << ", got "
-                         << elementTypeOf(getResult());
-  return env.bind("result", getResult().getType(), {"B", "Hq", "T", "Dv"});
+  SmallVector<Value> of = differentiated();
+  if (of.size() != getGrads().size())
+    return emitOpError() << "expects " << of.size()
+                         << " results (one per float operand), got "
+                         << getGrads().size();
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(of, getGrads())))
+    if (std::get<0>(pair).getType() != std::get<1>(pair).getType())
+      return emitOpError() << "result " << i << " must have the type of the "
+                           << "operand it is the gradient of, "
+                           << std::get<0>(pair).getType() << ", got "
+                           << std::get<1>(pair).getType();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

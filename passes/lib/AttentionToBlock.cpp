@@ -65,6 +65,14 @@ void KernelArgs::launch(OpBuilder &b, Location loc, func::FuncOp kernel,
                                present());
 }
 
+Value KernelArgs::value(StringRef name) const {
+  for (const auto &arg : args)
+    if (arg.first == name)
+      return arg.second;
+  llvm::report_fatal_error(llvm::Twine("KernelArgs: no argument '") + name +
+                           "' was declared");
+}
+
 Value KernelArgs::in(func::FuncOp kernel, StringRef name) const {
   unsigned pos = 0;
   for (const auto &arg : args) {
@@ -84,6 +92,8 @@ constexpr int64_t kMaxFusedHeadDim = 1024;
 /// Why `op` cannot become fused kernels yet, or "" if it can. PaTH with MTA
 /// pieces is PaTH here too: the MTA kernels have no transported keys.
 std::string unfusableReason(AttentionOp op) {
+  if (op.getLse() && (op.getW() || op.hasMTA() || op.getNorm()))
+    return "the row LSE of PaTH or MTA";
   if (op.getW() && op.getRopeTheta())
     return "PaTH with RoPE";
   if (op.getW() && (op.hasMTA() || op.getNorm()))
@@ -187,6 +197,27 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
         lowerMtaAttention(op, symbols, cfg);
       else
         lowerFlashAttention(op, symbols, cfg);
+    }
+    SmallVector<AttentionGradOp> grads;
+    module.walk([&](AttentionGradOp op) {
+      if (!op->getParentOfType<func::FuncOp>()->hasAttr("attn.gpu_module"))
+        grads.push_back(op);
+    });
+    for (AttentionGradOp op : grads) {
+      std::string why = checkFlashGradSupport(op, tgt);
+      if (!why.empty() && tgt.gpu) {
+        op.emitError() << "attn-to-block{target=" << tgt.name
+                       << "}: no fused backward for " << why;
+        signalPassFailure();
+        continue;
+      }
+      if (!why.empty()) {
+        op.emitRemark() << "no fused backward for " << why
+                        << " yet: runs through the reference lowering";
+        continue;
+      }
+      BlockLoweringConfig cfg{blockM, blockN, pathChunk, tgt};
+      lowerFlashAttentionGrad(op, symbols, cfg);
     }
   }
 };

@@ -58,6 +58,8 @@ public:
   /// In `kernel` (made by createKernel): the block argument declared as
   /// `name`, or null where it was declared absent.
   Value in(func::FuncOp kernel, StringRef name) const;
+  /// The value declared as `name` (null where absent), outside the kernel.
+  Value value(StringRef name) const;
 
 private:
   SmallVector<Value> present() const;
@@ -70,27 +72,38 @@ private:
 void lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
                          const BlockLoweringConfig &cfg);
 
+/// Why the fused flash backward cannot take `op` for `target`, or "" if it
+/// can. FlashGradToBlock.cpp.
+std::string checkFlashGradSupport(AttentionGradOp op,
+                                  const BlockTarget &target);
+
+/// The backward of plain / FoX attention: the delta, dq, dkdv (and with FoX
+/// the G' and dg) kernels and their launches, replacing `op`.
+/// FlashGradToBlock.cpp. checkFlashGradSupport must have accepted `op`.
+void lowerFlashAttentionGrad(AttentionGradOp op, SymbolTable &symbols,
+                             const BlockLoweringConfig &cfg);
+
 /// Why the GPU form of the flash kernel cannot express `op` for `target`
 /// with `blockN`-key tiles, or "" if it can. FlashToBlockGpu.cpp.
 std::string checkFlashGpuSupport(AttentionOp op, const BlockTarget &target,
                                  int64_t blockN);
 
-/// The GPU-form flash kernel of `op` (layouts, shared buffers, cp.async
-/// pipeline; see FlashToBlockGpu.cpp) as a private function `name`
-/// (q, k, v, [G' with FoX,] out) built at `mb`'s insertion point; the caller
-/// enters it in its symbol table. checkFlashGpuSupport must have accepted
-/// `op`. With RoPE, q and k must arrive rotated; with FoX, G' is the gate
-/// kernel's -gamma log2(e) cumsum(g) (launchGatePrefix). Where
-/// usesFoxRecords(op), the kernel takes the records of launchFoxRecords
-/// after G' and starts each key tile's scores as the bias, a dot of the
-/// query rows' operand and the tile's records.
+/// Builds the body of `kernel` (made by `args.createKernel`), the GPU-form
+/// flash kernel of `op` (layouts, shared buffers, cp.async pipeline; see
+/// FlashToBlockGpu.cpp), over the arguments `args` declares: q, k, v, FoX's
+/// gPrefix and records, out, and lse where the op returns the row LSE.
+/// checkFlashGpuSupport must have accepted `op`. With RoPE, q and k must
+/// arrive rotated; with FoX, G' is the gate kernel's -gamma log2(e)
+/// cumsum(g) (launchGatePrefix). Where usesFoxRecords(op), the kernel
+/// starts each key tile's scores as the bias, a dot of the query rows'
+/// operand and the tile's records.
 /// For the CPU target (the same kernel, run after attn-block-strip-gpu) the
 /// tiles keep sm_80's layouts, `blockM` is the block-m option, P stays f32
 /// (the CPU computes dots in f32), and FoX's bias is added per score from
 /// an f64 G' (launchGatePrefix's CPU form).
-func::FuncOp buildFlashGpuKernel(AttentionOp op, OpBuilder &mb, StringRef name,
-                                 const BlockTarget &target, int64_t blockM,
-                                 int64_t blockN);
+void buildFlashGpuKernel(AttentionOp op, func::FuncOp kernel,
+                         const KernelArgs &args, const BlockTarget &target,
+                         int64_t blockM, int64_t blockN);
 
 /// FoX's key records (launchFoxRecords): kFoxRecordCols bf16 per key, 16
 /// bytes (one m16n8k8 of mma.sync; on wgmma one k16 step that reads them

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Reverse.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Passes/Passes.h"
 
@@ -32,72 +33,124 @@ RankedTensorType scoreMapType(Value q, Value k) {
       Float32Type::get(q.getContext()));
 }
 
+/// The chain attn.attention stands for, built at `rewriter` from `op`'s
+/// operands and attributes (those of attn.attention or attn.attention_grad):
+/// the output, the logits entering the softmax, and the chain's attn ops in
+/// program order.
+struct Chain {
+  Value o, logits;
+  SmallVector<Operation *> ops;
+};
+
+template <typename OpT>
+Chain expandChain(OpT op, Type resultType, PatternRewriter &rewriter) {
+  Chain chain;
+  // Records each attn op the chain creates.
+  auto add = [&](Value v) {
+    chain.ops.push_back(v.getDefiningOp());
+    return v;
+  };
+  Location loc = op.getLoc();
+  Value q = op.getQ(), k = op.getK();
+  if (op.getRopeTheta()) {
+    // Queries are the last T of S positions: q's rope positions start at
+    // rope_offset + S - T. With dynamic T or S that is a positions tensor.
+    auto qt = cast<RankedTensorType>(q.getType());
+    auto kt = cast<RankedTensorType>(k.getType());
+    int64_t t = qt.getDimSize(2), s = kt.getDimSize(2);
+    Value positions;
+    int64_t qOffset = op.getRopeOffset();
+    if (auto explicitQ = op.getRopeQOffset()) {
+      qOffset = *explicitQ;
+    } else if (ShapedType::isDynamic(t) || ShapedType::isDynamic(s)) {
+      Value tDim = tensor::DimOp::create(rewriter, loc, q, 2);
+      Value sDim = tensor::DimOp::create(rewriter, loc, k, 2);
+      Value base = arith::AddIOp::create(
+          rewriter, loc, arith::SubIOp::create(rewriter, loc, sDim, tDim),
+          arith::ConstantIndexOp::create(rewriter, loc, qOffset));
+      auto posType = RankedTensorType::get({t}, rewriter.getI64Type());
+      SmallVector<Value> dyn;
+      if (ShapedType::isDynamic(t))
+        dyn.push_back(tDim);
+      positions = tensor::GenerateOp::create(
+          rewriter, loc, posType, dyn,
+          [&](OpBuilder &b, Location l, ValueRange ivs) {
+            Value p = arith::AddIOp::create(b, l, ivs[0], base);
+            Value p64 = arith::IndexCastOp::create(b, l, b.getI64Type(), p);
+            tensor::YieldOp::create(b, l, p64);
+          });
+    } else {
+      qOffset += s - t;
+    }
+    auto rope = [&](Value x, Value pos, int64_t offset) {
+      return add(RopeOp::create(rewriter, loc, x.getType(), x, pos,
+                                op.getRopeStyleAttr(), op.getRopeThetaAttr(),
+                                op.getRopeDimAttr(),
+                                rewriter.getI64IntegerAttr(offset)));
+    };
+    q = rope(q, positions, positions ? 0 : qOffset);
+    k = rope(k, Value(), op.getRopeOffset());
+  }
+  Value s = add(ScoresOp::create(rewriter, loc, scoreMapType(q, k), q, k,
+                                 op.getW(), op.getBeta(), op.getG(),
+                                 op.getGateScaledAttr(), op.getMaskAttr(),
+                                 op.getWindowAttr(), op.getScaleAttr()));
+  if (Value th = op.getKqConvPre())
+    s = add(KqConvOp::create(rewriter, loc, Stage::pre, s, th));
+  if (Value w = op.getHeadMixPre())
+    s = add(HeadMixOp::create(rewriter, loc, Stage::pre, s, w));
+  chain.logits = s;
+  s = add(SoftmaxOp::create(rewriter, loc, s));
+  if (Value th = op.getKqConvPost())
+    s = add(KqConvOp::create(rewriter, loc, Stage::post, s, th));
+  if (Value w = op.getHeadMixPost())
+    s = add(HeadMixOp::create(rewriter, loc, Stage::post, s, w));
+  Value o = add(WeightedSumOp::create(rewriter, loc, resultType, s, op.getV()));
+  if (Value gamma = op.getNorm())
+    o = add(HeadNormOp::create(rewriter, loc, resultType, o, gamma,
+                               op.getNormGateW(), op.getNormGateB(),
+                               op.getNormEpsAttr()));
+  chain.o = o;
+  return chain;
+}
+
 struct ExpandAttention : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value q = op.getQ(), k = op.getK();
-    if (op.getRopeTheta()) {
-      // Queries are the last T of S positions: q's rope positions start at
-      // rope_offset + S - T. With dynamic T or S that is a positions tensor.
-      auto qt = cast<RankedTensorType>(q.getType());
-      auto kt = cast<RankedTensorType>(k.getType());
-      int64_t t = qt.getDimSize(2), s = kt.getDimSize(2);
-      Value positions;
-      int64_t qOffset = op.getRopeOffset();
-      if (auto explicitQ = op.getRopeQOffset()) {
-        qOffset = *explicitQ;
-      } else if (ShapedType::isDynamic(t) || ShapedType::isDynamic(s)) {
-        Value tDim = tensor::DimOp::create(rewriter, loc, q, 2);
-        Value sDim = tensor::DimOp::create(rewriter, loc, k, 2);
-        Value base = arith::AddIOp::create(
-            rewriter, loc, arith::SubIOp::create(rewriter, loc, sDim, tDim),
-            arith::ConstantIndexOp::create(rewriter, loc, qOffset));
-        auto posType = RankedTensorType::get({t}, rewriter.getI64Type());
-        SmallVector<Value> dyn;
-        if (ShapedType::isDynamic(t))
-          dyn.push_back(tDim);
-        positions = tensor::GenerateOp::create(
-            rewriter, loc, posType, dyn,
-            [&](OpBuilder &b, Location l, ValueRange ivs) {
-              Value p = arith::AddIOp::create(b, l, ivs[0], base);
-              Value p64 = arith::IndexCastOp::create(b, l, b.getI64Type(), p);
-              tensor::YieldOp::create(b, l, p64);
-            });
-      } else {
-        qOffset += s - t;
-      }
-      auto rope = [&](Value x, Value pos, int64_t offset) {
-        return RopeOp::create(rewriter, loc, x.getType(), x, pos,
-                              op.getRopeStyleAttr(), op.getRopeThetaAttr(),
-                              op.getRopeDimAttr(),
-                              rewriter.getI64IntegerAttr(offset))
-            .getResult();
-      };
-      q = rope(q, positions, positions ? 0 : qOffset);
-      k = rope(k, Value(), op.getRopeOffset());
+    Chain chain = expandChain(op, op.getResult().getType(), rewriter);
+    SmallVector<Value> results = {chain.o};
+    if (op.getLse())
+      results.push_back(LogSumExpOp::create(
+          rewriter, op.getLoc(), op.getLse().getType(), chain.logits));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// attn.attention_grad's meaning: the VJPs of the expanded chain's ops in
+/// reverse (out and lse are not read: the chain recomputes them).
+struct ExpandAttentionGrad : OpRewritePattern<AttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Chain chain = expandChain(op, op.getOut().getType(), rewriter);
+    FailureOr<DenseMap<Value, Value>> cot =
+        reverseSweep(rewriter, op.getLoc(), chain.ops, chain.o, op.getGrad());
+    if (failed(cot))
+      return failure();
+    // A value in several operands (attention(q, q, q)): its whole
+    // cotangent goes to the first, zeros to the others (the op defines
+    // only their sum there).
+    SmallVector<Value> grads;
+    DenseSet<Value> seen;
+    for (Value v : op.differentiated()) {
+      Value c = seen.insert(v).second ? cot->lookup(v) : Value();
+      grads.push_back(c ? c : zerosLike(rewriter, op.getLoc(), v));
     }
-    Value s = ScoresOp::create(rewriter, loc, scoreMapType(q, k), q, k,
-                               op.getW(), op.getBeta(), op.getG(),
-                               op.getGateScaledAttr(), op.getMaskAttr(),
-                               op.getWindowAttr(), op.getScaleAttr());
-    if (Value th = op.getKqConvPre())
-      s = KqConvOp::create(rewriter, loc, Stage::pre, s, th);
-    if (Value w = op.getHeadMixPre())
-      s = HeadMixOp::create(rewriter, loc, Stage::pre, s, w);
-    s = SoftmaxOp::create(rewriter, loc, s);
-    if (Value th = op.getKqConvPost())
-      s = KqConvOp::create(rewriter, loc, Stage::post, s, th);
-    if (Value w = op.getHeadMixPost())
-      s = HeadMixOp::create(rewriter, loc, Stage::post, s, w);
-    Value o = WeightedSumOp::create(rewriter, loc, op.getType(), s, op.getV());
-    if (Value gamma = op.getNorm())
-      o = HeadNormOp::create(rewriter, loc, op.getType(), o, gamma,
-                             op.getNormGateW(), op.getNormGateB(),
-                             op.getNormEpsAttr());
-    rewriter.replaceOp(op, o);
+    rewriter.replaceOp(op, grads);
     return success();
   }
 };
@@ -115,5 +168,5 @@ struct AttnExpandAttentionPass
 } // namespace
 
 void mlir::attn::populateExpandAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<ExpandAttention>(patterns.getContext());
+  patterns.add<ExpandAttention, ExpandAttentionGrad>(patterns.getContext());
 }

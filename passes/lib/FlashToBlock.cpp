@@ -1,10 +1,11 @@
 //===- FlashToBlock.cpp - attn.attention -> flash block kernel ------------===//
 //
 // Lowers a fusable attn.attention (no PaTH, no MTA) for every target through
-// one generator: the GPU form's kernel (FlashToBlockGpu.cpp) and its
-// prologue kernels (RoPE's rotations, RopeToBlockGpu.cpp; FoX's G'), plus
-// their launches. The CPU runs the same kernels after attn-block-strip-gpu.
-// Also the host-built RoPE tables of the MTA CPU form (buildRopeTables).
+// one generator: the GPU form's kernel (FlashToBlockGpu.cpp, writing the row
+// LSE too where the op returns it) and its prologue kernels (RoPE's
+// rotations, RopeToBlockGpu.cpp; FoX's G'), plus their launches. The CPU runs
+// the same kernels after attn-block-strip-gpu. Also the host-built RoPE tables
+// of the MTA CPU form (buildRopeTables).
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,50 +79,61 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
   Location loc = op.getLoc();
   OpBuilder b(op);
   const BlockTarget &tgt = cfg.target;
-  auto parent = op->getParentOfType<func::FuncOp>();
-  OpBuilder mb(parent);
   int64_t blockM = tgt.gpu ? tgt.blockM() : cfg.blockM;
-  func::FuncOp kernel = buildFlashGpuKernel(
-      op, mb, (parent.getName() + "_attention_kernel").str(), tgt, blockM,
-      cfg.blockN);
-  symbols.insert(kernel);
-
-  // The launch: q and k rotated by the rope kernels (RoPE), v, G' from the
-  // gate kernel and its records (FoX), and a fresh output buffer.
-  SmallVector<Value> tensors = {op.getQ(), op.getK(), op.getV()};
-  if (op.getG())
-    tensors.push_back(op.getG());
-  SmallVector<Value> args(tensors.size());
+  auto input = [&](Value v) -> Value {
+    return bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,
+                                             /*read_only=*/true);
+  };
+  // q and k rotated by the rope kernels (RoPE), G' from the gate kernel and
+  // its records (FoX). Their kernels go before the function, after the
+  // attention kernel (the order attn-to-block prints).
+  Operation *before = op->getParentOfType<func::FuncOp>()->getPrevNode();
+  Value q, k;
   if (op.getRopeTheta())
-    std::tie(args[0], args[1]) =
-        launchRopeGpu(op, symbols, b, tgt.dependentLaunch);
-  if (op.getG())
-    args[3] = launchGatePrefix(op, symbols, b, tgt.dependentLaunch,
-                               gatePrefixInF64(tgt));
-  for (auto [arg, v] : llvm::zip(args, tensors))
-    if (!arg)
-      arg = bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,
-                                              /*read_only=*/true);
-  if (usesFoxRecords(op, tgt))
-    args.push_back(
-        launchFoxRecords(op, symbols, b, args[3], tgt.dependentLaunch));
-  auto outType = bufferTypeOf(op.getResult());
-  SmallVector<Value> dyn;
+    std::tie(q, k) = launchRopeGpu(op, symbols, b, tgt.dependentLaunch);
+  else
+    std::tie(q, k) = std::pair(input(op.getQ()), input(op.getK()));
+  Value gPrefix = op.getG()
+                      ? launchGatePrefix(op, symbols, b, tgt.dependentLaunch,
+                                         gatePrefixInF64(tgt))
+                      : Value();
+  Value records =
+      usesFoxRecords(op, tgt)
+          ? launchFoxRecords(op, symbols, b, gPrefix, tgt.dependentLaunch)
+          : Value();
   Value bDim = tensor::DimOp::create(b, loc, op.getQ(), 0);
   Value hDim = tensor::DimOp::create(b, loc, op.getQ(), 1);
   Value tDim = tensor::DimOp::create(b, loc, op.getQ(), 2);
-  Value sizes[3] = {bDim, hDim, tDim};
-  for (int64_t i = 0; i < 3; ++i)
-    if (outType.isDynamicDim(i))
-      dyn.push_back(sizes[i]);
-  Value out = memref::AllocOp::create(b, loc, outType, dyn);
-  args.push_back(out);
+  // Fresh [B, Hq, T, ...] buffers for the output and the row LSE.
+  auto alloc = [&](Value result) {
+    return result ? allocResult(b, loc, result, bDim, hDim, tDim) : Value();
+  };
+  KernelArgs args;
+  args.add("q", q);
+  args.add("k", k);
+  args.add("v", input(op.getV()));
+  args.add("gPrefix", gPrefix);
+  args.add("records", records);
+  args.add("out", alloc(op.getResult()));
+  args.add("lse", alloc(op.getLse()));
+  func::FuncOp kernel = args.createKernel(op, symbols, "attention_kernel");
+  if (before)
+    kernel->moveAfter(before);
+  else
+    kernel->moveBefore(&kernel->getBlock()->front());
+  buildFlashGpuKernel(op, kernel, args, tgt, blockM, cfg.blockN);
   Value bm = arith::ConstantIndexOp::create(b, loc, blockM);
   Value gridX = arith::CeilDivUIOp::create(b, loc, tDim, bm);
   Value gridY = arith::MulIOp::create(b, loc, bDim, hDim);
-  blk::LaunchOp::create(b, loc, kernel.getName(), gridX, gridY, args);
-  Value result = bufferization::ToTensorOp::create(
-      b, loc, op.getType(), out, /*restrict=*/true, /*writable=*/true);
-  op.replaceAllUsesWith(result);
+  args.launch(b, loc, kernel, gridX, gridY);
+  SmallVector<Value> results;
+  for (auto [name, result] :
+       {std::pair<StringRef, Value>{"out", op.getResult()},
+        {"lse", op.getLse()}})
+    if (result)
+      results.push_back(bufferization::ToTensorOp::create(
+          b, loc, result.getType(), args.value(name), /*restrict=*/true,
+          /*writable=*/true));
+  op->replaceAllUsesWith(results);
   op.erase();
 }

@@ -193,20 +193,21 @@ Value foxOperand(OpBuilder &b, Location loc, Value x, Attribute mma,
 }
 
 /// Emits the GPU-form kernel for `op` into `kernel`'s body.
-void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
-                    int64_t bm, int64_t bn, bool foxRecords) {
+void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
+                    const BlockTarget &tg, int64_t bm, int64_t bn) {
   MLIRContext *ctx = op.getContext();
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   Location loc = op.getLoc();
   TileBuilder t(b, loc);
   GpuTiles g{b, loc};
-  Block &body = kernel.getBody().front();
-  Value q = body.getArgument(0), k = body.getArgument(1),
-        v = body.getArgument(2), out = body.getArguments().back();
+  Value q = args.in(kernel, "q"), k = args.in(kernel, "k"),
+        v = args.in(kernel, "v"), out = args.in(kernel, "out");
   // FoX: G' (see the file comment), indexed [b, h, position].
-  Value gPrefix = op.getG() ? body.getArgument(3) : Value();
+  Value gPrefix = args.in(kernel, "gPrefix");
   // FoxRecords: the records kernel's [B, Hq, S, 8] key records.
-  Value recs = foxRecords ? body.getArgument(4) : Value();
+  Value recs = args.in(kernel, "records");
+  // The row LSE [B, Hq, T] f32, where the op returns it.
+  Value lseOut = args.in(kernel, "lse");
   auto qType = cast<MemRefType>(q.getType());
   int64_t d = qType.getDimSize(3);
   int64_t dv = cast<MemRefType>(v.getType()).getDimSize(3);
@@ -485,6 +486,15 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const BlockTarget &tg,
   if (outElt != f32)
     o = arith::TruncFOp::create(b, loc, g.tile({bm, dv}, outElt, L.mmaO), o);
   blk::StoreOp::create(b, loc, o, out, ValueRange{bIdx, h, row0, c0}, dims);
+  if (lseOut) {
+    // ln sum_j exp(scale s_j + bias_j) = (m + log2 l) ln 2, m in the units
+    // of c s; -inf for a row without a visible key.
+    Value lse2 = t.add(loop.getResult(0), math::Log2Op::create(b, loc, l));
+    Value lse = t.select(empty, g.splatF(rowTile, -inf),
+                         t.mul(lse2, g.splatF(rowTile, 1.0 / log2e)));
+    blk::StoreOp::create(b, loc, lse, lseOut, ValueRange{bIdx, h, row0},
+                         b.getDenseI64ArrayAttr({2}));
+  }
   func::ReturnOp::create(b, loc);
 }
 
@@ -688,30 +698,11 @@ Value mlir::attn::launchFoxRecords(AttentionOp op, SymbolTable &symbols,
   return out;
 }
 
-func::FuncOp mlir::attn::buildFlashGpuKernel(AttentionOp op, OpBuilder &mb,
-                                             StringRef name,
-                                             const BlockTarget &target,
-                                             int64_t blockM, int64_t blockN) {
-  const bool foxRecords = usesFoxRecords(op, target);
-  SmallVector<Type> argTypes;
-  for (Value v : {op.getQ(), op.getK(), op.getV()})
-    argTypes.push_back(bufferTypeOf(v));
-  // FoX: the gate kernel's G' [B, Hq, S], f32 whatever g's type (f64 on
-  // the CPU: gatePrefixInF64).
-  if (Value g = op.getG())
-    argTypes.push_back(MemRefType::get(cast<ShapedType>(g.getType()).getShape(),
-                                       gatePrefixInF64(target)
-                                           ? Type(mb.getF64Type())
-                                           : Type(mb.getF32Type())));
-  if (foxRecords)
-    argTypes.push_back(foxRecordsType(op));
-  argTypes.push_back(bufferTypeOf(op.getResult()));
-  auto kernel = func::FuncOp::create(mb, op.getLoc(), name,
-                                     mb.getFunctionType(argTypes, {}));
-  kernel.setPrivate();
-  kernel->setAttr("attn_block.kernel", mb.getUnitAttr());
-  kernel->setAttr("attn_block.num_warps", mb.getI64IntegerAttr(target.warps));
-  kernel.addEntryBlock();
-  buildGpuKernel(op, kernel, target, blockM, blockN, foxRecords);
-  return kernel;
+void mlir::attn::buildFlashGpuKernel(AttentionOp op, func::FuncOp kernel,
+                                     const KernelArgs &args,
+                                     const BlockTarget &target, int64_t blockM,
+                                     int64_t blockN) {
+  kernel->setAttr("attn_block.num_warps",
+                  Builder(op.getContext()).getI64IntegerAttr(target.warps));
+  buildGpuKernel(op, kernel, args, target, blockM, blockN);
 }

@@ -1,10 +1,12 @@
 //===- Grad.cpp - attn-grad: a function's training pair -------------------===//
 //
-// Reverse mode over the op chain: the backward recomputes the forward and
-// asks each op for its VJP (VJPOpInterface). docs/training.md.
+// Reverse mode over the function's ops: the backward recomputes the forward
+// and asks each op for its VJP (VJPOpInterface); an attn.attention's is
+// attn.attention_grad on the LSE the forward saves. docs/training.md.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Reverse.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Passes/Passes.h"
 
@@ -26,50 +28,56 @@ bool isFloatTensor(Type t) {
   return rt && isa<FloatType>(rt.getElementType());
 }
 
-/// Clones `f` as `name` next to it, with every attn.attention expanded into
-/// its chain (the only backward there is today runs op by op).
-FailureOr<func::FuncOp> expandedClone(func::FuncOp f, StringRef name) {
+/// Clones `f` as `name` next to it.
+func::FuncOp cloneAs(func::FuncOp f, StringRef name) {
   OpBuilder b(f->getContext());
   b.setInsertionPointAfter(f);
   auto clone = cast<func::FuncOp>(b.clone(*f));
   clone.setSymName(name);
   clone.setPublic();
-  RewritePatternSet patterns(f->getContext());
-  populateExpandAttentionPatterns(patterns);
-  if (failed(applyPatternsGreedily(clone, std::move(patterns))))
-    return clone.emitError("attn-grad: could not expand attn.attention");
   return clone;
 }
 
-/// Zeros of `like`'s type (the gradient of an argument the result does not
-/// depend on).
-Value zerosLike(OpBuilder &b, Location loc, Value like) {
-  auto type = cast<RankedTensorType>(like.getType());
-  SmallVector<Value> dyn;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    if (type.isDynamicDim(i))
-      dyn.push_back(tensor::DimOp::create(b, loc, like, i));
-  Value empty = tensor::EmptyOp::create(b, loc, type, dyn);
-  Value zero = arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(type.getElementType(), 0.0));
-  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+/// What the forward saves for the backward, in program order: the row
+/// log-sum-exp of each attn.attention (its second result) and of each
+/// softmax of an op chain.
+SmallVector<Operation *> savingOps(func::FuncOp f) {
+  SmallVector<Operation *> ops;
+  f.walk([&](Operation *op) {
+    if (isa<AttentionOp, SoftmaxOp>(op))
+      ops.push_back(op);
+  });
+  return ops;
 }
 
-/// Appends to `f` the row log-sum-exp of every softmax's input and returns
-/// their types in program order.
-SmallVector<Type> saveLogSumExps(func::FuncOp f) {
-  SmallVector<Value> lses;
-  f.walk([&](SoftmaxOp sm) {
-    OpBuilder b(sm);
-    auto in = cast<RankedTensorType>(sm.getInput().getType());
-    auto type =
-        RankedTensorType::get(in.getShape().take_front(3), in.getElementType());
-    lses.push_back(LogSumExpOp::create(b, sm.getLoc(), type, sm.getInput()));
-  });
+/// Makes `f` also return the saved state (savingOps) after its result and
+/// returns its types.
+SmallVector<Type> saveState(func::FuncOp f) {
+  SmallVector<Value> saved;
+  for (Operation *op : savingOps(f)) {
+    OpBuilder b(op);
+    if (auto sm = dyn_cast<SoftmaxOp>(op)) {
+      auto in = cast<RankedTensorType>(sm.getInput().getType());
+      auto type = RankedTensorType::get(in.getShape().take_front(3),
+                                        in.getElementType());
+      saved.push_back(LogSumExpOp::create(b, sm.getLoc(), type, sm.getInput()));
+      continue;
+    }
+    auto att = cast<AttentionOp>(op);
+    auto q = cast<RankedTensorType>(att.getQ().getType());
+    auto lseType =
+        RankedTensorType::get(q.getShape().take_front(3), b.getF32Type());
+    auto withLse = AttentionOp::create(
+        b, att.getLoc(), TypeRange{att.getResult().getType(), lseType},
+        att->getOperands(), att.getProperties());
+    att.getResult().replaceAllUsesWith(withLse.getResult());
+    att.erase();
+    saved.push_back(withLse.getLse());
+  }
   auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
-  ret.getOperandsMutable().append(lses);
+  ret.getOperandsMutable().append(saved);
   SmallVector<Type> types;
-  for (Value v : lses)
+  for (Value v : saved)
     types.push_back(v.getType());
   SmallVector<Type> results(f.getResultTypes());
   results.append(types);
@@ -77,46 +85,62 @@ SmallVector<Type> saveLogSumExps(func::FuncOp f) {
   return types;
 }
 
-/// Turns `g` (a copy of the forward) into the backward: arguments
-/// (args, saved, dO), the VJPs of its ops in reverse, one result per float
-/// argument.
+/// Turns `g` (a copy of the forward before saveState) into the backward:
+/// arguments (args, the forward's result, saved, dO), the VJPs of its ops in
+/// reverse, one result per float argument. An attn.attention's VJP is
+/// attn.attention_grad on its saved LSE, and on the result argument where
+/// the attention's result is the function's.
 LogicalResult buildBackward(func::FuncOp g, ArrayRef<Type> saved) {
   Block &body = g.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Value out = ret.getOperand(0);
   unsigned numArgs = body.getNumArguments();
   Location loc = g.getLoc();
-  for (Type t : saved)
-    body.addArgument(t, loc);
+  Value outArg = body.addArgument(out.getType(), loc);
+  DenseMap<Operation *, Value> lseOf;
+  for (auto [op, t] : llvm::zip(savingOps(g), saved))
+    lseOf[op] = body.addArgument(t, loc);
   Value dO = body.addArgument(out.getType(), loc);
 
-  DenseMap<Value, Value> cot;
-  cot[out] = dO;
   OpBuilder b(ret);
-  auto accumulate = [&](Value v, Value c) {
-    auto [it, fresh] = cot.try_emplace(v, c);
-    if (!fresh)
-      it->second = arith::AddFOp::create(b, loc, it->second, c);
-  };
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator())
     forward.push_back(&op);
-  for (Operation *op : llvm::reverse(forward)) {
-    if (op->getNumResults() != 1 || !cot.count(op->getResult(0)))
-      continue;
-    auto vjp = dyn_cast<VJPOpInterface>(op);
-    if (!vjp)
-      return op->emitError("attn-grad: no gradient for '")
-             << op->getName() << "'";
-    SmallVector<Value> cots = vjp.buildVJP(b, cot.lookup(op->getResult(0)));
-    if (cots.size() != op->getNumOperands())
-      return op->emitError("attn-grad: the VJP of '")
-             << op->getName() << "' gave " << cots.size() << " cotangents for "
-             << op->getNumOperands() << " operands";
-    for (auto [operand, c] : llvm::zip(op->getOperands(), cots))
-      if (c)
-        accumulate(operand, c);
-  }
+  auto attentionVJP = [&](Operation *op,
+                          Value c) -> FailureOr<SmallVector<Value>> {
+    auto att = dyn_cast<AttentionOp>(op);
+    if (!att)
+      return failure();
+    Value o = att.getResult() == out ? outArg : att.getResult();
+    SmallVector<Value> operands(att->getOperands());
+    SmallVector<Type> types;
+    for (Value v : operands)
+      types.push_back(v.getType());
+    operands.append({o, lseOf.lookup(op), c});
+    auto props = att.getProperties();
+    AttentionGradOp::Properties gprops;
+    gprops.rope_theta = props.rope_theta;
+    gprops.rope_style = props.rope_style;
+    gprops.rope_dim = props.rope_dim;
+    gprops.rope_offset = props.rope_offset;
+    gprops.rope_q_offset = props.rope_q_offset;
+    gprops.gate_scaled = props.gate_scaled;
+    gprops.mask = props.mask;
+    gprops.window = props.window;
+    gprops.scale = props.scale;
+    gprops.norm_eps = props.norm_eps;
+    llvm::copy(props.operandSegmentSizes, gprops.operandSegmentSizes.begin());
+    auto n = props.operandSegmentSizes.size();
+    gprops.operandSegmentSizes[n] = gprops.operandSegmentSizes[n + 1] =
+        gprops.operandSegmentSizes[n + 2] = 1;
+    auto grad =
+        AttentionGradOp::create(b, att.getLoc(), types, operands, gprops);
+    return SmallVector<Value>(grad.getResults());
+  };
+  FailureOr<DenseMap<Value, Value>> cot =
+      reverseSweep(b, loc, forward, out, dO, attentionVJP);
+  if (failed(cot))
+    return failure();
 
   SmallVector<Value> grads;
   SmallVector<int64_t> of;
@@ -124,12 +148,17 @@ LogicalResult buildBackward(func::FuncOp g, ArrayRef<Type> saved) {
     Value arg = body.getArgument(i);
     if (!isFloatTensor(arg.getType()))
       continue;
-    Value c = cot.lookup(arg);
+    Value c = cot->lookup(arg);
     grads.push_back(c ? c : zerosLike(b, loc, arg));
     of.push_back(i);
   }
   func::ReturnOp::create(b, ret.getLoc(), grads);
   ret.erase();
+  // The recomputed forward ops the VJPs do not read (an attention whose
+  // result is the output argument) go.
+  for (Operation *op : llvm::reverse(forward))
+    if (isOpTriviallyDead(op))
+      op->erase();
   SmallVector<Type> types;
   for (Value v : grads)
     types.push_back(v.getType());
@@ -150,24 +179,80 @@ LogicalResult deriveTrainingPair(func::FuncOp f) {
     if (module.lookupSymbol(name))
       return f.emitError("attn-grad: @")
              << name << " exists already; rename it or @" << f.getSymName();
-  f.emitRemark("attn-grad: no fused backward yet: @")
-      << fwdName << " and @" << gradName
-      << " run the op chain through the reference lowering";
+  bool chain =
+      f.walk([](Operation *op) {
+         return isa<AttnDialect>(op->getDialect()) && !isa<AttentionOp>(op)
+                    ? WalkResult::interrupt()
+                    : WalkResult::advance();
+       }).wasInterrupted();
+  if (chain)
+    f.emitRemark("attn-grad: @")
+        << f.getSymName()
+        << " has ops outside attn.attention (run attn-fuse first to fuse "
+           "what it can): their VJPs run through the reference lowering";
 
-  FailureOr<func::FuncOp> fwd = expandedClone(f, fwdName);
-  if (failed(fwd))
-    return failure();
-  // The backward recomputes the expanded forward: a copy before the LSEs.
-  OpBuilder b(f->getContext());
-  b.setInsertionPointAfter(*fwd);
-  auto grad = cast<func::FuncOp>(b.clone(**fwd));
-  grad.setSymName(gradName);
-  SmallVector<Type> saved = saveLogSumExps(*fwd);
+  func::FuncOp fwd = cloneAs(f, fwdName);
+  // The backward recomputes the forward: a copy before the saved state.
+  func::FuncOp grad = cloneAs(fwd, gradName);
+  SmallVector<Type> saved = saveState(fwd);
   auto of = FlatSymbolRefAttr::get(f.getSymNameAttr());
-  (*fwd)->setAttr("attn.forward_of", of);
+  fwd->setAttr("attn.forward_of", of);
   grad->setAttr("attn.grad_of", of);
   return buildBackward(grad, saved);
 }
+
+} // namespace
+
+FailureOr<DenseMap<Value, Value>> mlir::attn::reverseSweep(
+    OpBuilder &b, Location loc, ArrayRef<Operation *> ops, Value out,
+    Value dOut,
+    function_ref<FailureOr<SmallVector<Value>>(Operation *, Value)> custom) {
+  DenseMap<Value, Value> cot;
+  cot[out] = dOut;
+  auto accumulate = [&](Value v, Value c) {
+    auto [it, fresh] = cot.try_emplace(v, c);
+    if (!fresh)
+      it->second = arith::AddFOp::create(b, loc, it->second, c);
+  };
+  for (Operation *op : llvm::reverse(ops)) {
+    if (op->getNumResults() != 1 || !cot.count(op->getResult(0)))
+      continue;
+    Value c = cot.lookup(op->getResult(0));
+    SmallVector<Value> cots;
+    if (auto vjp = dyn_cast<VJPOpInterface>(op)) {
+      cots = vjp.buildVJP(b, c);
+    } else if (FailureOr<SmallVector<Value>> own =
+                   custom ? custom(op, c) : FailureOr<SmallVector<Value>>();
+               succeeded(own)) {
+      cots = std::move(*own);
+    } else {
+      return op->emitError("attn-grad: no gradient for '")
+             << op->getName() << "'";
+    }
+    if (cots.size() != op->getNumOperands())
+      return op->emitError("attn-grad: the VJP of '")
+             << op->getName() << "' gave " << cots.size() << " cotangents for "
+             << op->getNumOperands() << " operands";
+    for (auto [operand, c] : llvm::zip(op->getOperands(), cots))
+      if (c)
+        accumulate(operand, c);
+  }
+  return cot;
+}
+
+Value mlir::attn::zerosLike(OpBuilder &b, Location loc, Value like) {
+  auto type = cast<RankedTensorType>(like.getType());
+  SmallVector<Value> dyn;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      dyn.push_back(tensor::DimOp::create(b, loc, like, i));
+  Value empty = tensor::EmptyOp::create(b, loc, type, dyn);
+  Value zero = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(type.getElementType(), 0.0));
+  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+}
+
+namespace {
 
 struct AttnGradPass : attn::impl::AttnGradBase<AttnGradPass> {
   using AttnGradBase::AttnGradBase;

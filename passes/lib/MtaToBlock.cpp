@@ -774,8 +774,9 @@ void MtaHost::lower() {
     launch(MtaKernel::Output, "mta_output_kernel", pass2);
   }
   Value result = bufferization::ToTensorOp::create(
-      b, loc, op.getType(), out, /*restrict=*/true, /*writable=*/true);
-  op.replaceAllUsesWith(result);
+      b, loc, op.getResult().getType(), out, /*restrict=*/true,
+      /*writable=*/true);
+  op.getResult().replaceAllUsesWith(result);
   op.erase();
 }
 

@@ -1413,8 +1413,9 @@ void MtaGpuHost::lower() {
            {{Arg::PartO, partO}, {Arg::Out, out}}, tiles, mergeY);
   }
   Value result = bufferization::ToTensorOp::create(
-      b, loc, op.getType(), out, /*restrict=*/true, /*writable=*/true);
-  op.replaceAllUsesWith(result);
+      b, loc, op.getResult().getType(), out, /*restrict=*/true,
+      /*writable=*/true);
+  op.getResult().replaceAllUsesWith(result);
   op.erase();
 }
 

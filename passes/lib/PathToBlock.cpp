@@ -798,7 +798,8 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   mainArgs.launch(b, loc, mainKernel, queryChunks,
                   arith::MulIOp::create(b, loc, bDim, hq));
   Value result = bufferization::ToTensorOp::create(
-      b, loc, op.getType(), out, /*restrict=*/true, /*writable=*/true);
-  op.replaceAllUsesWith(result);
+      b, loc, op.getResult().getType(), out, /*restrict=*/true,
+      /*writable=*/true);
+  op.getResult().replaceAllUsesWith(result);
   op.erase();
 }

@@ -189,7 +189,6 @@ public:
   Location loc;
 };
 
-/// The identity-layout memref type of a ranked tensor value.
 /// `dot`, an attn_block.dot's result, marked skip_zero_a: the product of
 /// probabilities and values, where a masked key's exact-zero probability
 /// must skip its value even where that is NaN or inf.
@@ -198,22 +197,30 @@ inline Value skippingZeroA(Value dot) {
   return dot;
 }
 
+/// The identity-layout memref type of a ranked tensor value.
 inline MemRefType bufferTypeOf(Value tensor) {
   auto t = cast<RankedTensorType>(tensor.getType());
   return MemRefType::get(t.getShape(), t.getElementType());
 }
 
-/// The buffer of `op`'s result [B, Hq, T, Dv] (dynamic sizes from `bDim`,
-/// `hq`, `tLen`) that a lowering's last kernel writes.
-inline Value allocResult(OpBuilder &b, Location loc, Operation *op, Value bDim,
-                         Value hq, Value tLen) {
-  auto outType = bufferTypeOf(op->getResult(0));
+/// A buffer for `result`, a tensor whose leading dims are [B, H, T] (dynamic
+/// sizes from `bDim`, `h`, `tLen`; the rest static), that a lowering's
+/// kernel writes.
+inline Value allocResult(OpBuilder &b, Location loc, Value result, Value bDim,
+                         Value h, Value tLen) {
+  auto outType = bufferTypeOf(result);
   SmallVector<Value> dyn;
-  Value sizes[3] = {bDim, hq, tLen};
+  Value sizes[3] = {bDim, h, tLen};
   for (int64_t i = 0; i < 3; ++i)
     if (outType.isDynamicDim(i))
       dyn.push_back(sizes[i]);
   return memref::AllocOp::create(b, loc, outType, dyn);
+}
+
+/// The buffer of `op`'s result [B, Hq, T, Dv] (allocResult).
+inline Value allocResult(OpBuilder &b, Location loc, Operation *op, Value bDim,
+                         Value hq, Value tLen) {
+  return allocResult(b, loc, op->getResult(0), bDim, hq, tLen);
 }
 
 } // namespace mlir::attn

@@ -20,7 +20,7 @@ A function's training pair (docs/training.md):
 
     train = engine.compile_training(open("examples/fox.mlir").read())
     o, saved = train.forward(q, k, v, g)        # saved: the row LSEs
-    dq, dk, dv, dg = train.backward(q, k, v, g, *saved, dO)
+    dq, dk, dv, dg = train.backward(q, k, v, g, o, *saved, dO)
 
 Inputs and `out` may be any strided views (e.g. a [B, S, H, D] array
 transposed to [B, H, S, D]). On the GPU the call enqueues on `stream` (an
@@ -358,11 +358,11 @@ class Kernel:
 
 class Training:
     """A function's training pair (Engine.compile_training): `forward(*args)`
-    returns (o, saved), `backward(*args, *saved, dO)` the gradients, one per
-    float argument in argument order; `grad_args[i]` is the argument gradient
-    i belongs to (integer arguments, RoPE positions, have none). `saved` is
-    the state the backward needs: one float32 [B, H, T] row log-sum-exp per
-    softmax. `forward_kernel` and `backward_kernel` are the two Kernels."""
+    returns (o, saved), `backward(*args, o, *saved, dO)` the gradients, one
+    per float argument in argument order; `grad_args[i]` is the argument
+    gradient i belongs to (integer arguments, RoPE positions, have none).
+    `saved` is the state the backward needs: one float32 [B, H, T] row
+    log-sum-exp per attention or softmax. `forward_kernel` and `backward_kernel` are the two Kernels."""
 
     def __init__(self, forward, backward):
         self.forward_kernel = forward
@@ -382,6 +382,6 @@ class Training:
         return outs[0], tuple(outs[1:])
 
     def backward(self, *inputs, stream=None):
-        """The gradients (a tuple) for inputs (args, *saved, dO)."""
+        """The gradients (a tuple) for inputs (args, o, *saved, dO)."""
         grads = self.backward_kernel(*inputs, out=None, stream=stream)
         return grads if isinstance(grads, tuple) else (grads,)

@@ -138,6 +138,9 @@ Error ProgramKernel::load(llvm::StringRef source, llvm::StringRef entryName,
     } else if (auto sg = dyn_cast<mlir::attn::ScoresGradOp>(op)) {
       g = sg.getG();
       beta = sg.getBeta();
+    } else if (auto ag = dyn_cast<mlir::attn::AttentionGradOp>(op)) {
+      g = ag.getG();
+      beta = ag.getBeta();
     }
     // Only entry arguments: a value computed in the program is not known
     // before it runs.

@@ -27,6 +27,8 @@ static Type refinedResultType(Operation *op, unsigned n) {
     ArrayRef<int64_t> q = shapeOf(scores.getQ()), k = shapeOf(scores.getK());
     return RankedTensorType::get({q[0], q[1], q[2], k[2]}, elt);
   }
+  if (isa<mlir::attn::AttentionOp>(op) && n == 1) // the row LSE
+    return RankedTensorType::get(shapeOf(op->getOperand(0)).take_front(3), elt);
   if (isa<mlir::attn::WeightedSumOp, mlir::attn::AttentionOp>(op)) {
     ArrayRef<int64_t> p = shapeOf(op->getOperand(0));
     ArrayRef<int64_t> v =
@@ -37,7 +39,8 @@ static Type refinedResultType(Operation *op, unsigned n) {
   if (isa<mlir::attn::LogSumExpOp>(op))
     return RankedTensorType::get(shapeOf(op->getOperand(0)).take_front(3), elt);
   // Every other attn op's result n has operand n's shape: one result shaped
-  // like the input, or a VJP op's cotangents of its leading operands.
+  // like the input, or a VJP op's cotangents of its leading operands
+  // (attn.attention_grad's: every operand before out is a float one).
   return RankedTensorType::get(shapeOf(op->getOperand(n)), elt);
 }
 

@@ -85,6 +85,8 @@ Expected<DerivedPair> derivePair(llvm::StringRef source, llvm::StringRef entry,
   // would bury the message.
   ctx.printOpOnDiagnostic(false);
   PassManager pm(&ctx);
+  // Chains become attn.attention first: its VJP is a fused backward.
+  pm.addPass(mlir::attn::createAttnFuse());
   mlir::attn::AttnGradOptions options;
   options.functions = {entry.str()};
   pm.addPass(mlir::attn::createAttnGrad(options));

@@ -368,7 +368,7 @@ static void run_training(attn_engine *engine, int64_t B, int64_t H, int64_t T) {
   size_t nres = 0, nargs = 0, arg = 99;
   CHECK(attn_kernel_num_results(fwd, &nres) == 0 && nres == 2,
         "forward: %zu results", nres);
-  CHECK(attn_kernel_num_args(bwd, &nargs) == 0 && nargs == 5,
+  CHECK(attn_kernel_num_args(bwd, &nargs) == 0 && nargs == 6,
         "backward: %zu arguments", nargs);
   CHECK(attn_kernel_num_results(bwd, &nres) == 0 && nres == 3,
         "backward: %zu results", nres);
@@ -404,12 +404,12 @@ static void run_training(attn_engine *engine, int64_t B, int64_t H, int64_t T) {
   DLTensor tl = t[0];
   tl.data = lse, tl.ndim = 3, tl.shape = lshape, tl.strides = NULL;
 
-  /* Forward: (q, k, v) -> (o, lse); backward: (q, k, v, lse, dO). */
+  /* Forward: (q, k, v) -> (o, lse); backward: (q, k, v, o, lse, dO). */
   DLTensor fouts[2] = {t[3], tl};
   s = attn_launch_outputs(fwd, t, 3, fouts, 2, NULL);
   CHECK(s == 0, "forward: %s", attn_last_error());
-  DLTensor bins[5] = {t[0], t[1], t[2], tl, t[4]};
-  s = attn_launch_outputs(bwd, bins, 5, t + 5, 3, NULL);
+  DLTensor bins[6] = {t[0], t[1], t[2], t[3], tl, t[4]};
+  s = attn_launch_outputs(bwd, bins, 6, t + 5, 3, NULL);
   CHECK(s == 0, "backward: %s", attn_last_error());
   naive_grads(buf[0], buf[1], buf[2], buf[4], B, H, T, want[0], want[1],
               want[2], want[3]);
@@ -426,7 +426,7 @@ static void run_training(attn_engine *engine, int64_t B, int64_t H, int64_t T) {
   }
   printf("\n");
   expect_error(attn_launch_outputs(bwd, bins, 4, t + 5, 3, NULL),
-               ATTN_ERROR_LAUNCH, "takes 5 inputs, got 4");
+               ATTN_ERROR_LAUNCH, "takes 6 inputs, got 4");
 
   for (int i = 0; i < 8; ++i)
     free(buf[i]);

@@ -139,7 +139,7 @@ def check_training(engine, rng, D, raises):
     o, saved = train.forward(q, k, v, g)
     check(len(saved) == 1 and saved[0].shape == (B, H, T) and
           saved[0].dtype == np.float32, f"saved {[x.shape for x in saved]}")
-    grads = train.backward(q, k, v, g, *saved, dO)
+    grads = train.backward(q, k, v, g, o, *saved, dO)
     check(len(grads) == 4, f"{len(grads)} gradients")
     names = ("o", "lse", "dq", "dk", "dv", "dg")
     for name, got, w in zip(names, (o, *saved, *grads), want):
@@ -147,7 +147,7 @@ def check_training(engine, rng, D, raises):
         print(f"python training fox B={B} H={H} T={T}, {name}: max relative "
               f"error {err:.3e}")
         check(err <= 1e-5, f"training {name}: error {err:.3e} > 1e-5")
-    raises(lambda: train.backward(q, k, v, g, dO), "takes 6 inputs, got 5")
+    raises(lambda: train.backward(q, k, v, g, *saved, dO), "takes 7 inputs, got 6")
     raises(lambda: engine.compile_training(three_results(D)),
            "must return one float tensor")
     raises(lambda: engine.compile_training(program("fox", D), entry="nope"),

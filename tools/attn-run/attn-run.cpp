@@ -454,7 +454,7 @@ static int runTraining(attn::Engine &engine, StringRef source,
             (saveInputs + Twine(args.size()) + ".npy").str(), dO))
       return fail(std::move(e));
   std::vector<attn::HostArray> bwdArgs = args;
-  bwdArgs.insert(bwdArgs.end(), fwd->begin() + 1, fwd->end());
+  bwdArgs.insert(bwdArgs.end(), fwd->begin(), fwd->end());
   bwdArgs.push_back(dO);
   auto grads = pair->backward->runAll(bwdArgs);
   if (!grads)

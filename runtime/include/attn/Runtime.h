@@ -209,14 +209,14 @@ protected:
 
 /// A function's training pair (docs/training.md): attn-grad's
 /// @<entry>_fwd and @<entry>_grad, compiled. The state the forward saves
-/// for the backward is one f32 [B, H, T] row log-sum-exp per softmax
-/// (O(B*H*T), nothing T x T).
+/// for the backward is one f32 [B, H, T] row log-sum-exp per attention or
+/// softmax (O(B*H*T), nothing T x T).
 struct TrainingKernels {
   /// (args) -> (o, saved_1, ..., saved_n): the function's result, then the
   /// saved state in program order.
   std::shared_ptr<Kernel> forward;
-  /// (args, saved_1, ..., saved_n, dO) -> one gradient per float argument,
-  /// in argument order.
+  /// (args, o, saved_1, ..., saved_n, dO) -> one gradient per float
+  /// argument, in argument order: every result of the forward goes back in.
   std::shared_ptr<Kernel> backward;
   /// gradArgs[i] is the argument backward's result i belongs to; integer
   /// arguments (RoPE positions) are not differentiable and have none.

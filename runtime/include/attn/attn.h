@@ -118,9 +118,9 @@ int attn_launch_outputs(attn_kernel *kernel, const DLTensor *inputs,
 /* Compiles function `entry` (NULL: "main") of `mlir` for training
  * (docs/training.md): the attn-grad pass derives the forward
  * (args) -> (o, saved_1, ..., saved_n), which also returns the state the
- * backward needs (one f32 [B, H, T] row log-sum-exp per softmax), and the
- * backward (args, saved_1, ..., saved_n, dO) -> one gradient per float
- * argument, in argument order. Both are ordinary kernels (attn_launch_outputs,
+ * backward needs (one f32 [B, H, T] row log-sum-exp per attention or
+ * softmax), and the backward (args, o, saved_1, ..., saved_n, dO) -> one
+ * gradient per float argument, in argument order. Both are ordinary kernels (attn_launch_outputs,
  * attn_kernel_num_results, attn_kernel_destroy each). The function must
  * return one float tensor. No backward runs on the GPU yet: a "cuda" engine
  * returns ATTN_ERROR_DEVICE; an "auto" one runs the pair on the CPU (see

@@ -457,6 +457,46 @@ def Attn_LogSumExpOp : Attn_Op<"logsumexp", [Pure]> {
 // attn.attention
 //===----------------------------------------------------------------------===//
 
+// The operands and attributes of attn.attention, and their syntax; attn.attention_grad
+// takes the same ones first.
+defvar Attn_AttentionPieces = (ins Attn_Activation:$q, Attn_Activation:$k,
+                       Attn_Activation:$v,
+                       Optional<Attn_F32Tensor4D>:$w,
+                       Optional<Attn_F32Tensor3D>:$beta,
+                       Optional<Attn_F32Tensor3D>:$g,
+                       Optional<Attn_F32Tensor3D>:$kq_conv_pre,
+                       Optional<Attn_F32Tensor2D>:$head_mix_pre,
+                       Optional<Attn_F32Tensor3D>:$kq_conv_post,
+                       Optional<Attn_F32Tensor2D>:$head_mix_post,
+                       Optional<Attn_F32Tensor1D>:$norm,
+                       Optional<Attn_F32Tensor1D>:$norm_gate_w,
+                       Optional<Attn_F32Tensor1D>:$norm_gate_b,
+                       OptionalAttr<F64Attr>:$rope_theta,
+                       DefaultValuedAttr<Attn_RopeStyle,
+                                         "::mlir::attn::RopeStyle::half">:$rope_style,
+                       OptionalAttr<I64Attr>:$rope_dim,
+                       DefaultValuedAttr<I64Attr, "0">:$rope_offset,
+                       OptionalAttr<I64Attr>:$rope_q_offset,
+                       UnitAttr:$gate_scaled,
+                       DefaultValuedAttr<Attn_MaskKind,
+                                         "::mlir::attn::MaskKind::causal">:$mask,
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$scale,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$norm_eps);
+defvar Attn_AttentionSyntax = [{
+    $q `,` $k `,` $v
+    (`rope` `(` $rope_theta^ `)`)? (`rope_style` $rope_style^)?
+    (`rope_dim` custom<SignedI64>($rope_dim)^)? (`rope_offset` custom<SignedI64>($rope_offset)^)?
+    (`rope_q_offset` custom<SignedI64>($rope_q_offset)^)?
+    (`path` `(` custom<Required>($w)^ `,` custom<Required>($beta) `)`)? (`gate` `(` custom<Required>($g)^ `)`)?
+    (`scaled` $gate_scaled^)?
+    (`kq_conv_pre` `(` custom<Required>($kq_conv_pre)^ `)`)? (`head_mix_pre` `(` custom<Required>($head_mix_pre)^ `)`)?
+    (`kq_conv_post` `(` custom<Required>($kq_conv_post)^ `)`)? (`head_mix_post` `(` custom<Required>($head_mix_post)^ `)`)?
+    (`norm` `(` custom<Required>($norm)^ `)`)? (`norm_gate` `(` custom<Required>($norm_gate_w)^ `,` custom<Required>($norm_gate_b) `)`)?
+    (`norm_eps` $norm_eps^)?
+    (`mask` $mask^)? (`window` custom<SignedI64>($window)^)? (`scale` $scale^)?
+}];
+
 def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "fused position-aware attention";
   let description = [{
@@ -483,46 +523,18 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     The MTA pieces need a causal mask and `Hq == Hk` is not required (the
     mixing acts on query heads). Users may write this op directly;
     `attn-fuse` produces it from the chain.
+
+    With a second result type, the op also returns `lse`, the row
+    log-sum-exp of the logits `s` that enter the softmax (as
+    `attn.logsumexp` gives it, `[B, Hq, T]` f32): what a training forward
+    saves for `attn.attention_grad`.
   }];
-  let arguments = (ins Attn_Activation:$q, Attn_Activation:$k,
-                       Attn_Activation:$v,
-                       Optional<Attn_F32Tensor4D>:$w,
-                       Optional<Attn_F32Tensor3D>:$beta,
-                       Optional<Attn_F32Tensor3D>:$g,
-                       Optional<Attn_F32Tensor3D>:$kq_conv_pre,
-                       Optional<Attn_F32Tensor2D>:$head_mix_pre,
-                       Optional<Attn_F32Tensor3D>:$kq_conv_post,
-                       Optional<Attn_F32Tensor2D>:$head_mix_post,
-                       Optional<Attn_F32Tensor1D>:$norm,
-                       Optional<Attn_F32Tensor1D>:$norm_gate_w,
-                       Optional<Attn_F32Tensor1D>:$norm_gate_b,
-                       OptionalAttr<F64Attr>:$rope_theta,
-                       DefaultValuedAttr<Attn_RopeStyle,
-                                         "::mlir::attn::RopeStyle::half">:$rope_style,
-                       OptionalAttr<I64Attr>:$rope_dim,
-                       DefaultValuedAttr<I64Attr, "0">:$rope_offset,
-                       OptionalAttr<I64Attr>:$rope_q_offset,
-                       UnitAttr:$gate_scaled,
-                       DefaultValuedAttr<Attn_MaskKind,
-                                         "::mlir::attn::MaskKind::causal">:$mask,
-                       OptionalAttr<I64Attr>:$window,
-                       OptionalAttr<F64Attr>:$scale,
-                       DefaultValuedAttr<F64Attr, "1.0e-5">:$norm_eps);
-  let results = (outs Attn_Activation:$result);
-  let assemblyFormat = [{
-    $q `,` $k `,` $v
-    (`rope` `(` $rope_theta^ `)`)? (`rope_style` $rope_style^)?
-    (`rope_dim` custom<SignedI64>($rope_dim)^)? (`rope_offset` custom<SignedI64>($rope_offset)^)?
-    (`rope_q_offset` custom<SignedI64>($rope_q_offset)^)?
-    (`path` `(` custom<Required>($w)^ `,` custom<Required>($beta) `)`)? (`gate` `(` custom<Required>($g)^ `)`)?
-    (`scaled` $gate_scaled^)?
-    (`kq_conv_pre` `(` custom<Required>($kq_conv_pre)^ `)`)? (`head_mix_pre` `(` custom<Required>($head_mix_pre)^ `)`)?
-    (`kq_conv_post` `(` custom<Required>($kq_conv_post)^ `)`)? (`head_mix_post` `(` custom<Required>($head_mix_post)^ `)`)?
-    (`norm` `(` custom<Required>($norm)^ `)`)? (`norm_gate` `(` custom<Required>($norm_gate_w)^ `,` custom<Required>($norm_gate_b) `)`)?
-    (`norm_eps` $norm_eps^)?
-    (`mask` $mask^)? (`window` custom<SignedI64>($window)^)? (`scale` $scale^)?
+  let arguments = Attn_AttentionPieces;
+  let results = (outs Attn_Activation:$result,
+                      Optional<Attn_F32Tensor3D>:$lse);
+  let assemblyFormat = !strconcat(Attn_AttentionSyntax, [{
     attr-dict `:` functional-type(operands, results)
-  }];
+  }]);
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The softmax scale: the `scale` attribute or 1/sqrt(D).
@@ -532,6 +544,55 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
       return getKqConvPre() || getHeadMixPre() || getKqConvPost() ||
              getHeadMixPost();
     }
+  }];
+}
+
+def Attn_AttentionGradOp : Attn_Op<"attention_grad",
+                                   [Pure, AttrSizedOperandSegments]> {
+  let summary = "vector-Jacobian product of attn.attention";
+  let description = [{
+    The gradients of `L = sum(grad * o)`, `o` the result of `attn.attention`
+    with the same operands and attributes (given first, in its syntax), with
+    respect to each of its float operands present, in operand order: `dq`,
+    `dk`, `dv`, then `dw`, `dbeta`, `dg`, the MTA pieces' and the norm's
+    parameters where given. `out` and `lse` are that op's two results for
+    these operands; a lowering may use them instead of recomputing (the
+    fused flash backward recomputes the probabilities as
+    `exp(s - lse)` and takes `rowsum(grad * out)` as the softmax's row
+    term). Its meaning is the VJPs of the expanded chain's ops in reverse
+    (`attn-expand-attention`), each as documented on its `_grad` op; `dq`,
+    `dk`, `dv` have their operands' types, the rest are f32. GQA: the
+    gradients of a KV head's `k`, `v` (and PaTH's `w`, `beta`) sum over its
+    query heads. Where one value fills several operands (`q, q, q`), only
+    the sum of their gradients is defined.
+
+    ```mlir
+    %dq, %dk, %dv, %dg = attn.attention_grad %q, %k, %v gate(%g), %o, %lse, %do
+        : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>,
+           tensor<?x?x?xf32>, tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>,
+           tensor<?x?x?x64xbf16>)
+        -> (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>,
+            tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>)
+    ```
+  }];
+  let arguments = !con(Attn_AttentionPieces,
+                       (ins Attn_Activation:$out, Attn_F32Tensor3D:$lse,
+                            Attn_Activation:$grad));
+  let results = (outs Variadic<AnyRankedTensor>:$grads);
+  let assemblyFormat = !strconcat(Attn_AttentionSyntax, [{
+    `,` $out `,` $lse `,` $grad attr-dict `:` functional-type(operands, results)
+  }]);
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the `scale` attribute or 1/sqrt(D).
+    double getScaleOrDefault();
+    /// True when any MTA piece (convolution or head mix) is present.
+    bool hasMTA() {
+      return getKqConvPre() || getHeadMixPre() || getKqConvPost() ||
+             getHeadMixPost();
+    }
+    /// The float operands the results are the gradients of, in order.
+    ::llvm::SmallVector<::mlir::Value> differentiated();
   }];
 }
 

@@ -41,26 +41,31 @@ def AttnExpandAttention : Pass<"attn-expand-attention", "ModuleOp"> {
 
 def AttnGrad : Pass<"attn-grad", "ModuleOp"> {
   let summary = "Derive each function's training pair: a forward that saves "
-                "the softmax LSEs, and its gradient function";
+                "the row LSEs, and its gradient function";
   let description = [{
     For `func.func @f(args) -> o` (every function holding attn ops, or those
     named by `functions`) adds
 
     * `@f_fwd(args) -> (o, lse_1, ..., lse_n)`: f with the per-row
-      log-sum-exp (`attn.logsumexp`, f32 `[B, H, T]`) of each softmax's
-      input appended, in program order: the state a fused backward needs;
-    * `@f_grad(args, lse_1, ..., lse_n, dO) -> (dx, ...)`: the gradient of
-      `<dO, o>` w.r.t. every float argument x, in argument order. Integer
-      arguments (RoPE positions) are not differentiable and get no result;
-      the attribute `attn.grad_args` lists the argument each result is for.
+      log-sum-exp (f32 `[B, H, T]`) of each `attn.attention`'s softmax (its
+      `lse` result) and of each chain softmax's input (`attn.logsumexp`)
+      appended, in program order: the state a fused backward needs;
+    * `@f_grad(args, o, lse_1, ..., lse_n, dO) -> (dx, ...)`: the gradient
+      of `<dO, o>` w.r.t. every float argument x, in argument order, given
+      everything the forward returned. Integer arguments (RoPE positions)
+      are not differentiable and get no result; the attribute
+      `attn.grad_args` lists the argument each result is for.
 
     `@f` stays as it is. The backward recomputes the forward from the
     arguments and chains each op's VJP (VJPOpInterface) in reverse,
     summing the cotangents of values used more than once; an argument the
-    result does not depend on gets zeros. No fused backward exists yet, so
-    an `attn.attention` is expanded into its chain in both functions and
-    the pair runs through the reference lowering (slow, correct); a remark
-    says so. docs/training.md describes the whole scheme.
+    result does not depend on gets zeros. An `attn.attention`'s VJP is
+    `attn.attention_grad` on its saved LSE (and on `o` where the attention
+    gives the function's result, so it is not recomputed), which
+    `attn-to-block` fuses where it can; run `attn-fuse` first so that
+    chains become `attn.attention`. Ops outside `attn.attention` run
+    through the reference lowering (slow, correct), with a remark.
+    docs/training.md describes the whole scheme.
   }];
   let options = [
     ListOption<"functions", "functions", "std::string",

@@ -1,0 +1,513 @@
+//===- FlashGradToBlock.cpp - attn.attention_grad -> flash backward -------===//
+//
+// The backward of plain and FoX attention as GPU-form block kernels
+// (GpuTiles), run on the CPU after attn-block-strip-gpu: FlashAttention-2's
+// algorithm with the probabilities recomputed from the saved LSE,
+// P = exp(s - lse), and the softmax's row term D = rowsum(dO * O):
+//
+//   delta: D for every query row;
+//   dkdv:  per key tile and KV head, a walk over the query tiles of each
+//          query head of its group: dV += P^T dO, dK += dS^T Q with
+//          dS = P * (dP - D). The walk computes S^T = K Q^T, so that every
+//          dot reads its operands as they lie in memory (no transposed A);
+//   dq:    per query tile, the forward's key walk: dQ += dS K.
+//
+// dQ takes a second walk rather than reducing stores: deterministic, and the
+// backends have no reducing stores yet. FoX: the gate's gradient needs the
+// row sums of dS (the dq walk) and its column sums per query head (the dkdv
+// walk); a scan kernel turns them into dg. docs/training.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionToBlock.h"
+#include "GpuTiles.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using arith::CmpIPredicate;
+
+namespace {
+
+constexpr double kLog2e = 1.4426950408889634;
+/// Query and key rows of every tile.
+constexpr int64_t kRows = kGpuRows;
+
+/// What the kernels share: the forward op (a twin of the attention_grad op,
+/// for the helpers that read an attn.attention) and its facts.
+struct FlashGrad {
+  mutable AttentionOp fwd;
+  const BlockTarget &tgt;
+  int64_t d, dv;
+  /// The softmax scale, and c = scale log2(e): the kernels work in base 2.
+  double scale, c;
+  MaskKind mask;
+  int64_t window;
+
+  Type elt() const {
+    return cast<ShapedType>(fwd.getQ().getType()).getElementType();
+  }
+  /// The tiles of a kernel at `b`: the CPU computes its dots in f32.
+  GpuTiles tiles(OpBuilder &b) const {
+    return GpuTiles(b, fwd.getLoc(), elt(), /*wgmma=*/false,
+                    tgt.gpu ? elt() : b.getF32Type());
+  }
+};
+
+/// Whether key `keys` (a [n] i64 slice) and query position `qPos` (another
+/// slice) make a visible cell of the [rows, cols] tile whose rows are keys
+/// (`keysAlongRows`) or queries: the key exists (< S), the query exists
+/// (its index `qIdx` < T) and the mask lets it see the key.
+Value visible(GpuTiles &g, const FlashGrad &fg, Value keys, Value qPos,
+              Value qIdx, Value sLen, Value tLen, bool keysAlongRows) {
+  int64_t keyAxis = keysAlongRows ? 1 : 0, qAxis = 1 - keyAxis;
+  Value kk = g.spread(keys, keyAxis, kRows, kRows);
+  Value qq = g.spread(qPos, qAxis, kRows, kRows);
+  auto iTile = cast<RankedTensorType>(kk.getType());
+  Value valid =
+      g.andi(g.cmpi(CmpIPredicate::slt, kk, g.splatIdx(iTile, sLen)),
+             g.cmpi(CmpIPredicate::slt, g.spread(qIdx, qAxis, kRows, kRows),
+                    g.splatIdx(iTile, tLen)));
+  if (fg.mask != MaskKind::none)
+    valid = g.andi(valid, g.cmpi(CmpIPredicate::sle, kk, qq));
+  if (fg.mask == MaskKind::sliding_window)
+    valid = g.andi(valid, g.cmpi(CmpIPredicate::sgt, kk,
+                                 arith::SubIOp::create(
+                                     g.b, g.loc, qq,
+                                     g.splatIdx(iTile, g.idx(fg.window)))));
+  return valid;
+}
+
+/// c s: a [kRows, kRows] tile of raw scores `s` in base 2, plus FoX's bias
+/// where `gRows` (G' at the tile's rows) is given: G'_key - G'_query, with
+/// `keysAlongRows` saying which of `gRows`, `gCols` are the keys'.
+Value logits(GpuTiles &g, const FlashGrad &fg, Value s, Value gRows,
+             Value gCols, bool keysAlongRows) {
+  Value x = g.mul(s, g.splatF(g.acc({kRows, kRows}), fg.c));
+  return gRows ? g.addFoxBias(x, gRows, gCols, keysAlongRows ? 1.0 : -1.0) : x;
+}
+
+/// P (or P^T) from logits `x`: exp2(x - lse2) where visible, exactly 0
+/// elsewhere (no -inf - -inf for a row without a visible key). `lse2` is
+/// the LSE in base 2, a slice along the query axis.
+Value probabilities(GpuTiles &g, Value x, Value lse2, int64_t queryAxis,
+                    Value valid) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value p = g.exp2(g.sub(x, g.spread(lse2, queryAxis, kRows, kRows)));
+  return g.select(valid, p, g.splatF(type, 0.0));
+}
+
+/// The gate prefix G' (launchGatePrefix) at `n` positions from `pos` of row
+/// (b, h), in slice `enc`, in G's type (f64 on the CPU).
+Value loadGate(GpuTiles &g, Value gPrime, Value bIdx, Value h, Value pos,
+               Attribute enc) {
+  Type e = cast<MemRefType>(gPrime.getType()).getElementType();
+  return blk::LoadOp::create(
+      g.b, g.loc, g.slice(kRows, enc, e), gPrime, ValueRange{bIdx, h, pos},
+      g.b.getDenseI64ArrayAttr({2}), g.b.getF64FloatAttr(0.0));
+}
+
+/// D = rowsum(dO * O), one program per (query tile, batch x query head).
+void buildDelta(func::FuncOp kernel, const KernelArgs &args,
+                const FlashGrad &fg) {
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  GpuTiles g = fg.tiles(b);
+  auto arg = [&](StringRef name) { return args.in(kernel, name); };
+  FlashProgram p = g.flashProgram(arg("out"), arg("k"), kRows);
+  Value c0 = g.idx(0);
+  SmallVector<Value> at = {p.bIdx, p.h, p.row0, c0};
+  Value o = g.loadAcc(arg("out"), at, {kRows, fg.dv}, {2, 3});
+  Value dO = g.loadAcc(arg("dout"), at, {kRows, fg.dv}, {2, 3});
+  Value delta = g.rowReduce(blk::ReduceKind::sum, g.mul(o, dO));
+  g.store(delta, arg("delta"), {p.bIdx, p.h, p.row0}, {2});
+  func::ReturnOp::create(b, kernel.getLoc());
+}
+
+/// dQ (and FoX's row sums of dS): one program per (query tile, batch x
+/// query head), walking the keys the forward walks.
+void buildDq(func::FuncOp kernel, const KernelArgs &args, const FlashGrad &fg) {
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  Location loc = kernel.getLoc();
+  GpuTiles g = fg.tiles(b);
+  auto arg = [&](StringRef name) { return args.in(kernel, name); };
+  Value q = arg("q"), k = arg("k"), v = arg("v"), gPrime = arg("gPrefix");
+  FlashProgram p = g.flashProgram(q, k, kRows, /*reversed=*/true);
+  Value c0 = g.idx(0);
+  auto [kvStart, kvEnd] = g.flashKeyRange(p, fg.mask, fg.window, kRows, c0);
+
+  Value sQ = g.alloc({kRows, fg.d}), sdO = g.alloc({kRows, fg.dv});
+  Value sK = g.alloc({kRows, fg.d}), sV = g.alloc({kRows, fg.dv});
+  g.landCopies({g.copy(q, {p.bIdx, p.h, p.row0, c0}, sQ),
+                g.copy(arg("dout"), {p.bIdx, p.h, p.row0, c0}, sdO)});
+  Value qa = g.operand(sQ, 0), dOa = g.operand(sdO, 0);
+  SmallVector<Value> rowAt = {p.bIdx, p.h, p.row0};
+  Value lse2 = g.mul(g.loadSlice(arg("lse"), rowAt, 2, kRows, g.row),
+                     g.splatF(g.slice(kRows, g.row), kLog2e));
+  Value delta = g.loadSlice(arg("delta"), rowAt, 2, kRows, g.row);
+  Value qPos = g.iotaIn(g.row, p.qPos0, kRows);
+  Value qIdx = g.iotaIn(g.row, p.row0, kRows);
+  Value gRows =
+      gPrime ? loadGate(g, gPrime, p.bIdx, p.h, p.qPos0, g.row) : Value();
+
+  SmallVector<Value> init = {g.zeros({kRows, fg.d})};
+  if (gPrime)
+    init.push_back(g.splatF(g.slice(kRows, g.row), 0.0));
+  auto loop = scf::ForOp::create(
+      b, loc, kvStart, kvEnd, g.idx(kRows), init,
+      [&](OpBuilder &nb, Location, Value j0, ValueRange acc) {
+        GpuTiles n(nb, g);
+        n.landCopies({n.copy(k, {p.bIdx, p.kh, j0, c0}, sK),
+                      n.copy(v, {p.bIdx, p.kh, j0, c0}, sV)});
+        Value s = n.dot(qa, n.operand(sK, 1), n.zeros({kRows, kRows}),
+                        /*transposeB=*/true);
+        Value x = logits(n, fg, s, gRows,
+                         gPrime ? loadGate(n, gPrime, p.bIdx, p.h, j0, n.col)
+                                : Value(),
+                         /*keysAlongRows=*/false);
+        Value valid = visible(n, fg, n.iotaIn(n.col, j0, kRows), qPos, qIdx,
+                              p.sLen, p.tLen, /*keysAlongRows=*/false);
+        Value pt = probabilities(n, x, lse2, 1, valid);
+        Value dp = n.dot(dOa, n.operand(sV, 1), n.zeros({kRows, kRows}),
+                         /*transposeB=*/true);
+        Value ds = n.mul(pt, n.sub(dp, n.spread(delta, 1, kRows, kRows)));
+        SmallVector<Value> next = {
+            n.dot(n.asA(n.round(ds)), n.operand(sK, 1), acc[0])};
+        if (gPrime)
+          next.push_back(n.add(acc[1], n.rowReduce(blk::ReduceKind::sum, ds)));
+        // Every warp is done with K and V before the next copies.
+        n.barrier();
+        scf::YieldOp::create(nb, loc, next);
+      });
+  Value dq = g.mul(loop.getResult(0), g.splatF(g.acc({kRows, fg.d}), fg.scale));
+  Value dqOut = arg("dq");
+  g.store(g.convert(dq, cast<MemRefType>(dqOut.getType()).getElementType()),
+          dqOut, {p.bIdx, p.h, p.row0, c0}, {2, 3});
+  if (gPrime)
+    g.store(loop.getResult(1), arg("dsRows"), rowAt, {2});
+  func::ReturnOp::create(b, loc);
+}
+
+/// The query walk of one query head `h` in the dkdv kernel: returns dK and
+/// dV advanced by its tiles (and FoX's column sums of dS, stored here).
+struct DkDvWalk {
+  const FlashGrad &fg;
+  func::FuncOp kernel;
+  const KernelArgs &args;
+  Value bIdx, j0, sLen, tLen, off, ka, va, sQ, sdO;
+
+  Value arg(StringRef name) const { return args.in(kernel, name); }
+
+  SmallVector<Value, 2> walk(OpBuilder &ob, Value h, Value iStart, Value iEnd,
+                             Value dk, Value dv) {
+    Location loc = kernel.getLoc();
+    GpuTiles g = fg.tiles(ob);
+    Value c0 = g.idx(0), gPrime = arg("gPrefix");
+    Value keys = g.iotaIn(g.row, j0, kRows);
+    Value gKeys = gPrime ? loadGate(g, gPrime, bIdx, h, j0, g.row) : Value();
+    SmallVector<Value> init = {dk, dv};
+    if (gPrime)
+      init.push_back(g.splatF(g.slice(kRows, g.row), 0.0));
+    auto loop = scf::ForOp::create(
+        ob, loc, iStart, iEnd, g.idx(kRows), init,
+        [&](OpBuilder &nb, Location, Value i0, ValueRange acc) {
+          GpuTiles n(nb, g);
+          n.landCopies({n.copy(arg("q"), {bIdx, h, i0, c0}, sQ),
+                        n.copy(arg("dout"), {bIdx, h, i0, c0}, sdO)});
+          SmallVector<Value> colAt = {bIdx, h, i0};
+          Value lse2 = n.mul(n.loadSlice(arg("lse"), colAt, 2, kRows, n.col),
+                             n.splatF(n.slice(kRows, n.col), kLog2e));
+          Value delta = n.loadSlice(arg("delta"), colAt, 2, kRows, n.col);
+          Value qPos0 = arith::AddIOp::create(nb, loc, off, i0);
+          Value qPos = n.iotaIn(n.col, qPos0, kRows);
+          // S^T = K Q^T: rows are keys, columns queries.
+          Value st = n.dot(ka, n.operand(sQ, 1), n.zeros({kRows, kRows}),
+                           /*transposeB=*/true);
+          Value x = logits(n, fg, st, gKeys,
+                           gPrime ? loadGate(n, gPrime, bIdx, h, qPos0, n.col)
+                                  : Value(),
+                           /*keysAlongRows=*/true);
+          Value valid = visible(n, fg, keys, qPos, n.iotaIn(n.col, i0, kRows),
+                                sLen, tLen, /*keysAlongRows=*/true);
+          Value pt = probabilities(n, x, lse2, 0, valid);
+          Value dvNew = n.dot(n.asA(n.round(pt)), n.operand(sdO, 1), acc[1]);
+          Value dpt = n.dot(va, n.operand(sdO, 1), n.zeros({kRows, kRows}),
+                            /*transposeB=*/true);
+          Value dst = n.mul(pt, n.sub(dpt, n.spread(delta, 0, kRows, kRows)));
+          SmallVector<Value> next = {
+              n.dot(n.asA(n.round(dst)), n.operand(sQ, 1), acc[0]), dvNew};
+          if (gPrime)
+            next.push_back(
+                n.add(acc[2], n.rowReduce(blk::ReduceKind::sum, dst)));
+          n.barrier();
+          scf::YieldOp::create(nb, loc, next);
+        });
+    if (gPrime)
+      g.store(loop.getResult(2), arg("dsCols"), {bIdx, h, j0}, {2});
+    return {loop.getResult(0), loop.getResult(1)};
+  }
+};
+
+/// dK and dV (and FoX's column sums of dS): one program per (key tile,
+/// batch x KV head), over the query heads of its group.
+void buildDkDv(func::FuncOp kernel, const KernelArgs &args,
+               const FlashGrad &fg) {
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  Location loc = kernel.getLoc();
+  GpuTiles g = fg.tiles(b);
+  auto arg = [&](StringRef name) { return args.in(kernel, name); };
+  Value q = arg("q"), k = arg("k");
+  Value hq = memref::DimOp::create(b, loc, q, 1);
+  Value hk = memref::DimOp::create(b, loc, k, 1);
+  Value tLen = memref::DimOp::create(b, loc, q, 2);
+  Value sLen = memref::DimOp::create(b, loc, k, 2);
+  Value pidBH = blk::ProgramIdOp::create(b, loc, 1);
+  Value bIdx = arith::DivUIOp::create(b, loc, pidBH, hk);
+  Value kh = arith::RemUIOp::create(b, loc, pidBH, hk);
+  Value j0 = arith::MulIOp::create(b, loc, blk::ProgramIdOp::create(b, loc, 0),
+                                   g.idx(kRows));
+  Value off = arith::SubIOp::create(b, loc, sLen, tLen);
+  Value c0 = g.idx(0), c1 = g.idx(1), rows = g.idx(kRows);
+
+  // The query tiles that see a key of this tile: from the one holding the
+  // first query at or after j0 (a mask), up to the last query whose window
+  // reaches the tile's last key.
+  Value iStart = c0, iEnd = tLen;
+  if (fg.mask != MaskKind::none) {
+    Value first = arith::MaxSIOp::create(
+        b, loc, c0, arith::SubIOp::create(b, loc, j0, off));
+    iStart = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, first, rows), rows);
+  }
+  if (fg.mask == MaskKind::sliding_window) {
+    Value last = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, j0, g.idx(kRows - 1 + fg.window)),
+        off);
+    iEnd = arith::MaxSIOp::create(b, loc, iStart,
+                                  arith::MinSIOp::create(b, loc, tLen, last));
+  }
+
+  Value sK = g.alloc({kRows, fg.d}), sV = g.alloc({kRows, fg.dv});
+  g.landCopies({g.copy(k, {bIdx, kh, j0, c0}, sK),
+                g.copy(arg("v"), {bIdx, kh, j0, c0}, sV)});
+  DkDvWalk w{fg,
+             kernel,
+             args,
+             bIdx,
+             j0,
+             sLen,
+             tLen,
+             off,
+             g.operand(sK, 0),
+             g.operand(sV, 0),
+             g.alloc({kRows, fg.d}),
+             g.alloc({kRows, fg.dv})};
+  // GQA: the query heads kh * group + [0, group) add into one dK, dV.
+  Value group = arith::DivUIOp::create(b, loc, hq, hk);
+  Value h0 = arith::MulIOp::create(b, loc, kh, group);
+  auto heads = scf::ForOp::create(
+      b, loc, c0, group, c1,
+      ValueRange{g.zeros({kRows, fg.d}), g.zeros({kRows, fg.dv})},
+      [&](OpBuilder &nb, Location, Value hl, ValueRange acc) {
+        Value h = arith::AddIOp::create(nb, loc, h0, hl);
+        scf::YieldOp::create(nb, loc,
+                             w.walk(nb, h, iStart, iEnd, acc[0], acc[1]));
+      });
+  Value dk =
+      g.mul(heads.getResult(0), g.splatF(g.acc({kRows, fg.d}), fg.scale));
+  for (auto [name, tile] :
+       {std::pair<StringRef, Value>{"dk", dk}, {"dv", heads.getResult(1)}}) {
+    Value mem = arg(name);
+    g.store(g.convert(tile, cast<MemRefType>(mem.getType()).getElementType()),
+            mem, {bIdx, kh, j0, c0}, {2, 3});
+  }
+  func::ReturnOp::create(b, loc);
+}
+
+/// FoX: dg_t = gamma sum_{u >= t} (R_u - C_u), R_u the row sum of dS of the
+/// query at position u (0 before the first query), C_u the column sum of
+/// key u: the cells whose gate sum G_{p_i} - G_j holds g_t (attn.scores_grad).
+/// One program per (batch, query head) row, scalar code: a first pass sums
+/// the row, a second writes gamma (total - the sum before t).
+void buildGateGrad(func::FuncOp kernel, const KernelArgs &args,
+                   const FlashGrad &fg) {
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  Location loc = kernel.getLoc();
+  TileBuilder t(b, loc);
+  auto arg = [&](StringRef name) { return args.in(kernel, name); };
+  Value rowsMem = arg("dsRows"), colsMem = arg("dsCols"), dg = arg("dg");
+  Value row = blk::ProgramIdOp::create(b, loc, 0);
+  Value hq = memref::DimOp::create(b, loc, dg, 1);
+  Value sLen = memref::DimOp::create(b, loc, dg, 2);
+  Value tLen = memref::DimOp::create(b, loc, rowsMem, 2);
+  Value bIdx = arith::DivUIOp::create(b, loc, row, hq);
+  Value h = arith::RemUIOp::create(b, loc, row, hq);
+  Value off = arith::SubIOp::create(b, loc, sLen, tLen);
+  Type f64 = b.getF64Type();
+  double gamma = fg.fwd.getGateScaled() ? fg.scale : 1.0;
+  auto term = [&](OpBuilder &nb, Value u) -> Value {
+    Value c = memref::LoadOp::create(nb, loc, colsMem, ValueRange{bIdx, h, u});
+    Value i = arith::SubIOp::create(nb, loc, u, off);
+    Value isQuery =
+        arith::CmpIOp::create(nb, loc, CmpIPredicate::sge, i,
+                              arith::ConstantIndexOp::create(nb, loc, 0));
+    auto r = scf::IfOp::create(nb, loc, TypeRange{nb.getF32Type()}, isQuery,
+                               /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(nb);
+      nb.setInsertionPointToStart(&r.getThenRegion().front());
+      scf::YieldOp::create(nb, loc,
+                           ValueRange{memref::LoadOp::create(
+                               nb, loc, rowsMem, ValueRange{bIdx, h, i})});
+      nb.setInsertionPointToStart(&r.getElseRegion().front());
+      scf::YieldOp::create(nb, loc,
+                           ValueRange{arith::ConstantOp::create(
+                               nb, loc, nb.getF32FloatAttr(0))});
+    }
+    Value x = arith::SubFOp::create(nb, loc, r.getResult(0), c);
+    return arith::ExtFOp::create(nb, loc, f64, x);
+  };
+  Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0));
+  Value c0 = t.idx(0), c1 = t.idx(1);
+  auto total = scf::ForOp::create(
+      b, loc, c0, sLen, c1, ValueRange{zero},
+      [&](OpBuilder &nb, Location, Value u, ValueRange acc) {
+        scf::YieldOp::create(
+            nb, loc,
+            ValueRange{arith::AddFOp::create(nb, loc, acc[0], term(nb, u))});
+      });
+  Type gElt = cast<MemRefType>(dg.getType()).getElementType();
+  Value gammaV = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(gamma));
+  scf::ForOp::create(
+      b, loc, c0, sLen, c1, ValueRange{total.getResult(0)},
+      [&](OpBuilder &nb, Location, Value u, ValueRange rest) {
+        Value out = arith::MulFOp::create(nb, loc, rest[0], gammaV);
+        if (gElt != f64)
+          out = arith::TruncFOp::create(nb, loc, gElt, out);
+        memref::StoreOp::create(nb, loc, out, dg, ValueRange{bIdx, h, u});
+        scf::YieldOp::create(
+            nb, loc,
+            ValueRange{arith::SubFOp::create(nb, loc, rest[0], term(nb, u))});
+      });
+  func::ReturnOp::create(b, loc);
+}
+
+} // namespace
+
+std::string mlir::attn::checkFlashGradSupport(AttentionGradOp op,
+                                              const BlockTarget &target) {
+  if (op.getW() || op.hasMTA() || op.getNorm())
+    return "PaTH and MTA";
+  if (op.getRopeTheta())
+    return "RoPE";
+  if (op.getG() && op.getMask() == MaskKind::none)
+    return "FoX without a mask";
+  if (target.gpu)
+    return "the GPU target (the fused backward runs on the CPU only yet)";
+  return "";
+}
+
+void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
+                                         SymbolTable &symbols,
+                                         const BlockLoweringConfig &cfg) {
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  // The forward op these gradients are of, for the helpers that read one
+  // (kernel names, G'); erased at the end.
+  SmallVector<Value> fwdOperands(
+      op->getOperands().take_front(op->getNumOperands() - 3));
+  AttentionOp::Properties props;
+  props.rope_theta = op.getProperties().rope_theta;
+  props.rope_style = op.getProperties().rope_style;
+  props.rope_dim = op.getProperties().rope_dim;
+  props.rope_offset = op.getProperties().rope_offset;
+  props.rope_q_offset = op.getProperties().rope_q_offset;
+  props.gate_scaled = op.getProperties().gate_scaled;
+  props.mask = op.getProperties().mask;
+  props.window = op.getProperties().window;
+  props.scale = op.getProperties().scale;
+  props.norm_eps = op.getProperties().norm_eps;
+  llvm::copy(ArrayRef(op.getProperties().operandSegmentSizes).drop_back(3),
+             props.operandSegmentSizes.begin());
+  auto fwd = AttentionOp::create(b, loc, TypeRange{op.getOut().getType()},
+                                 fwdOperands, props);
+  auto qType = cast<ShapedType>(op.getQ().getType());
+  FlashGrad fg{fwd,
+               cfg.target,
+               qType.getDimSize(3),
+               cast<ShapedType>(op.getV().getType()).getDimSize(3),
+               fwd.getScaleOrDefault(),
+               fwd.getScaleOrDefault() * kLog2e,
+               op.getMask(),
+               op.getWindow().value_or(0)};
+
+  auto input = [&](Value v) -> Value {
+    return bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,
+                                             /*read_only=*/true);
+  };
+  Value bDim = tensor::DimOp::create(b, loc, op.getQ(), 0);
+  Value hq = tensor::DimOp::create(b, loc, op.getQ(), 1);
+  Value tLen = tensor::DimOp::create(b, loc, op.getQ(), 2);
+  Value hk = tensor::DimOp::create(b, loc, op.getK(), 1);
+  Value sLen = tensor::DimOp::create(b, loc, op.getK(), 2);
+  auto grads = op.getGrads();
+  auto rowScratch = [&](Value len) -> Value {
+    auto type = MemRefType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+        b.getF32Type());
+    return memref::AllocOp::create(b, loc, type, ValueRange{bDim, hq, len});
+  };
+  bool fox = static_cast<bool>(op.getG());
+  KernelArgs args;
+  args.add("q", input(op.getQ()));
+  args.add("k", input(op.getK()));
+  args.add("v", input(op.getV()));
+  args.add("gPrefix",
+           fox ? launchGatePrefix(fwd, symbols, b, /*dependentLaunch=*/false,
+                                  gatePrefixInF64(cfg.target))
+               : Value());
+  args.add("out", input(op.getOut()));
+  args.add("lse", input(op.getLse()));
+  args.add("dout", input(op.getGrad()));
+  args.add("delta", rowScratch(tLen));
+  args.add("dq", allocResult(b, loc, grads[0], bDim, hq, tLen));
+  args.add("dk", allocResult(b, loc, grads[1], bDim, hk, sLen));
+  args.add("dv", allocResult(b, loc, grads[2], bDim, hk, sLen));
+  args.add("dsRows", fox ? rowScratch(tLen) : Value());
+  args.add("dsCols", fox ? rowScratch(sLen) : Value());
+  args.add("dg", fox ? allocResult(b, loc, grads[3], bDim, hq, sLen) : Value());
+
+  Value rows = arith::ConstantIndexOp::create(b, loc, kRows);
+  Value bh = arith::MulIOp::create(b, loc, bDim, hq);
+  Value bhk = arith::MulIOp::create(b, loc, bDim, hk);
+  Value queryTiles = arith::CeilDivUIOp::create(b, loc, tLen, rows);
+  Value keyTiles = arith::CeilDivUIOp::create(b, loc, sLen, rows);
+  using Builder = void (*)(func::FuncOp, const KernelArgs &, const FlashGrad &);
+  auto kernelOf = [&](StringRef suffix, Builder build, Value grid0,
+                      Value grid1) {
+    func::FuncOp kernel = args.createKernel(fwd, symbols, suffix);
+    kernel->setAttr("attn_block.num_warps", b.getI64IntegerAttr(kGpuWarps));
+    build(kernel, args, fg);
+    args.launch(b, loc, kernel, grid0, grid1);
+  };
+  kernelOf("grad_delta", buildDelta, queryTiles, bh);
+  kernelOf("grad_dq", buildDq, queryTiles, bh);
+  kernelOf("grad_dkdv", buildDkDv, keyTiles, bhk);
+  if (fox)
+    kernelOf("grad_dg", buildGateGrad, bh,
+             arith::ConstantIndexOp::create(b, loc, 1));
+
+  SmallVector<Value> results;
+  static constexpr StringLiteral kGradNames[] = {"dq", "dk", "dv", "dg"};
+  for (auto [name, grad] : llvm::zip(kGradNames, grads))
+    results.push_back(bufferization::ToTensorOp::create(
+        b, loc, grad.getType(), args.value(name), /*restrict=*/true,
+        /*writable=*/true));
+  op->replaceAllUsesWith(results);
+  op.erase();
+  fwd.erase();
+}

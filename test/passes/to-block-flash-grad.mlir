@@ -1,0 +1,73 @@
+// attn-to-block on attn.attention_grad: plain and FoX become the flash
+// backward's kernels (FlashGradToBlock.cpp): the row term D, dQ by the
+// forward's key walk, dK and dV by a query walk per key tile over the query
+// heads of its KV head, and FoX's dg from the row and column sums of dS.
+// RoPE has no fused backward yet (a remark; the reference lowering runs
+// it); the GPU targets refuse it with an error.
+// RUN: attn-opt %s --split-input-file --attn-to-block --verify-diagnostics | FileCheck %s
+// RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_80" 2>&1 | FileCheck %s --check-prefix=GPU
+
+// CHECK-LABEL: func.func private @fox_grad_grad_delta
+// CHECK: attn_block.reduce sum
+// CHECK-LABEL: func.func private @fox_grad_grad_dq
+// CHECK: scf.for
+// Two dots per key tile for S and dP (K and V transposed), one for dQ.
+// CHECK: attn_block.dot {{.*}} transpose_b
+// CHECK: math.exp2
+// CHECK: attn_block.dot {{.*}} transpose_b
+// CHECK: attn_block.dot
+// CHECK-NOT: transpose_b
+// CHECK: attn_block.reduce sum
+// CHECK-LABEL: func.func private @fox_grad_grad_dkdv
+// The query heads of the KV head, then their query tiles.
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: attn_block.dot {{.*}} transpose_b
+// CHECK-LABEL: func.func private @fox_grad_grad_dg
+// CHECK-LABEL: func.func @fox_grad(
+// CHECK: attn_block.launch @fox_grad_gate_prefix
+// CHECK: attn_block.launch @fox_grad_grad_delta
+// CHECK: attn_block.launch @fox_grad_grad_dq
+// CHECK: attn_block.launch @fox_grad_grad_dkdv
+// CHECK: attn_block.launch @fox_grad_grad_dg
+// CHECK-NOT: attn.attention
+// GPU: error: attn-to-block{target=sm_80}: no fused backward for the GPU target
+func.func @fox_grad(%q: tensor<?x4x?x32xf32>, %k: tensor<?x2x?x32xf32>, %v: tensor<?x2x?x32xf32>, %g: tensor<?x4x?xf32>,
+                    %o: tensor<?x4x?x32xf32>, %l: tensor<?x4x?xf32>, %do: tensor<?x4x?x32xf32>)
+    -> (tensor<?x4x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x4x?xf32>) {
+  %0:4 = attn.attention_grad %q, %k, %v gate(%g), %o, %l, %do
+      : (tensor<?x4x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x4x?xf32>,
+         tensor<?x4x?x32xf32>, tensor<?x4x?xf32>, tensor<?x4x?x32xf32>)
+      -> (tensor<?x4x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x4x?xf32>)
+  return %0#0, %0#1, %0#2, %0#3 : tensor<?x4x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x4x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @rope_grad(
+// CHECK: attn.attention_grad
+func.func @rope_grad(%q: tensor<?x?x?x32xf32>, %l: tensor<?x?x?xf32>)
+    -> (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>) {
+  // expected-remark @+1 {{no fused backward for RoPE yet: runs through the reference lowering}}
+  %0:3 = attn.attention_grad %q, %q, %q rope(1.0e+04), %q, %l, %q
+      : (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?xf32>, tensor<?x?x?x32xf32>)
+      -> (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>)
+  return %0#0, %0#1, %0#2 : tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>
+}
+
+// -----
+
+// The forward with its row LSE: the flash kernel also stores
+// (m + log2 l) ln 2 per row, -inf where no key is visible.
+// CHECK-LABEL: func.func private @with_lse_attention_kernel
+// CHECK-SAME: %{{[^:]*}}: memref<?x?x?x32xf32>, %[[LSE:[^:]*]]: memref<?x?x?xf32>)
+// CHECK: math.log2
+// CHECK: attn_block.store %{{.*}}, %[[LSE]]{{.*}} dims [2]
+// CHECK-LABEL: func.func @with_lse(
+// CHECK: %[[O:.*]] = memref.alloc
+// CHECK: %[[L:.*]] = memref.alloc
+// CHECK: attn_block.launch @with_lse_attention_kernel grid({{.*}}) args(%{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %[[L]])
+func.func @with_lse(%q: tensor<?x?x?x32xf32>) -> (tensor<?x?x?x32xf32>, tensor<?x?x?xf32>) {
+  %o, %l = attn.attention %q, %q, %q : (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>) -> (tensor<?x?x?x32xf32>, tensor<?x?x?xf32>)
+  return %o, %l : tensor<?x?x?x32xf32>, tensor<?x?x?xf32>
+}
