@@ -4,9 +4,9 @@ torch.library custom ops under both (fake implementations for
 torch.compile, autograd through attn's training pair).
 
     import attn.torch as at
-    o = at.path_attention(q, k, v, w, beta, g)      # fla's parallel_path_attn
-    o = at.forgetting_attention(q, k, v, g)         # fla's parallel_forgetting_attn
-    o = at.attention(q, k, v, rope_theta=1e4)       # plain / RoPE
+    o = at.path_attention(q, k, v, w, beta, g)  # fla's parallel_path_attn
+    o = at.forgetting_attention(q, k, v, g)     # parallel_forgetting_attn
+    o = at.attention(q, k, v, rope_theta=1e4)   # plain / RoPE
     o = at.mta_attention(q, k, v, kq_conv_pre=theta, head_mix_pre=w, ...)
     f = at.compile(open("examples/fox.mlir").read())  # attn's [B, H, T, D]
     o = f(q, k, v, g)
@@ -20,7 +20,7 @@ runs on the CPU only today (the reference lowering: correct, O(T^2)
 memory); docs/torch.md says what is supported.
 """
 
-import math
+import os
 import threading
 
 import torch
@@ -29,17 +29,24 @@ from . import Engine, Error
 
 __all__ = ["attention", "forgetting_attention", "path_attention",
            "mta_attention", "compile", "Program", "ArgumentError",
-           "DeviceError"]
+           "DTypeError", "DeviceError"]
 
 
 class ArgumentError(Error, ValueError):
-    """A tensor of the wrong shape, dtype or kind for an attn.torch op."""
+    """A tensor of the wrong shape, or an option out of range."""
 
     def __init__(self, message):
         super().__init__(1, message)
 
 
-class DeviceError(Error, TypeError):
+class DTypeError(Error, TypeError):
+    """A tensor of a dtype the op does not take, or not a tensor."""
+
+    def __init__(self, message):
+        super().__init__(1, message)
+
+
+class DeviceError(Error, ValueError):
     """Tensors on a device attn cannot use, or on several devices."""
 
     def __init__(self, message):
@@ -88,10 +95,12 @@ class _Signature:
     """What the fake implementations need of a program, device-free: the
     result's dtype and head dim, the saved state of the training forward,
     which argument each gradient belongs to. Read from the CPU engine's
-    compilation (the signature does not depend on the device)."""
+    compilation, or the device's where one is at hand (the signature does
+    not depend on the device)."""
 
-    def __init__(self, program, entry):
-        kernel = _kernel("cpu", program, entry, False)
+    def __init__(self, program, entry, kernel=None):
+        if kernel is None:
+            kernel = _kernel("cpu", program, entry, False)
         if len(kernel.results) != 1:
             raise ArgumentError(
                 f"attn.torch: @{entry} returns {len(kernel.results)} "
@@ -119,11 +128,11 @@ class _Signature:
         return self._training
 
 
-def _signature(program, entry):
+def _signature(program, entry, kernel=None):
     key = (program, entry)
     sig = _signatures.get(key)
     if sig is None:
-        sig = _signatures[key] = _Signature(program, entry)
+        sig = _signatures[key] = _Signature(program, entry, kernel)
     return sig
 
 
@@ -132,8 +141,8 @@ def _device_of(args):
     dev = None
     for i, a in enumerate(args):
         if not isinstance(a, torch.Tensor):
-            raise ArgumentError(f"attn.torch: argument {i} is a "
-                                f"{type(a).__name__}, not a torch.Tensor")
+            raise DTypeError(f"attn.torch: argument {i} is a "
+                             f"{type(a).__name__}, not a torch.Tensor")
         if dev is None:
             dev = a.device
         elif a.device != dev:
@@ -181,6 +190,17 @@ def _out_shape(sig, args):
     return q.shape[0], q.shape[1], q.shape[2], dv
 
 
+# ATTN_TORCH_POISON=1 (the tests): outputs filled with NaN before each
+# launch, so that an element the kernel fails to write shows.
+_POISON = os.environ.get("ATTN_TORCH_POISON") == "1"
+
+
+def _poison(*xs):
+    if _POISON:
+        for x in xs:
+            x.fill_(float("nan"))
+
+
 def _empty_out(sig, args, bthd):
     """The output, [B, H, T, Dv]; with `bthd` a view of a [B, T, H, Dv]
     buffer, so that the caller's transpose(1, 2) is contiguous."""
@@ -203,7 +223,8 @@ def _forward_op(program: str, entry: str, args: list[torch.Tensor],
                 bthd: bool) -> torch.Tensor:
     device = _device_of(args)
     kernel = _kernel(device, program, entry, False)
-    out = _empty_out(_signature(program, entry), args, bthd)
+    out = _empty_out(_signature(program, entry, kernel), args, bthd)
+    _poison(out)
     kernel(*[_view(a) for a in args], out=out, stream=_stream(device))
     return out
 
@@ -224,6 +245,7 @@ def _forward_train_op(program: str, entry: str, args: list[torch.Tensor],
     B, H, T, _ = out.shape
     saved = [torch.empty((B, H, T), dtype=torch.float32, device=out.device)
              for _ in range(n_saved)]
+    _poison(out, *saved)
     train.forward_kernel(*[_view(a) for a in args], out=(out, *saved),
                          stream=_stream(device))
     return [out, *saved]
@@ -252,6 +274,7 @@ def _backward_op(program: str, entry: str, args: list[torch.Tensor],
     device = _device_of([*args, *saved, grad])
     train = _kernel(device, program, entry, True)
     grads = _grad_buffers(program, entry, args)
+    _poison(*grads)
     train.backward_kernel(*[_view(a) for a in (*args, *saved, grad)],
                           out=tuple(grads), stream=_stream(device))
     return grads
@@ -288,11 +311,12 @@ _forward_train_op.register_autograd(_backward_train,
 
 
 def _setup_forward(ctx, inputs, output):
-    ctx.device = _device_of(inputs[2]) if inputs[2] else "cpu"
+    pass
 
 
 def _backward_forward(ctx, grad):
-    # Reached only where the training forward was not used: CUDA tensors.
+    # _apply takes the training forward wherever it can run (CPU tensors),
+    # so this backward is reached on CUDA tensors only.
     raise Error(2, "attn.torch: no backward on CUDA tensors yet: attn "
                 "compiles no backward for the GPU (its backward is the CPU "
                 "reference path); train on CPU tensors")
@@ -300,6 +324,7 @@ def _backward_forward(ctx, grad):
 
 _forward_op.register_autograd(_backward_forward,
                               setup_context=_setup_forward)
+
 
 def _apply(program, entry, args, bthd):
     """Runs `program` on `args` (attn's layout) through the custom ops:
@@ -418,16 +443,16 @@ def _shape(x):
 
 def _check_tensor(name, x, dims, dtypes=None):
     if not isinstance(x, torch.Tensor):
-        raise ArgumentError(f"attn.torch: {name} is a {type(x).__name__}, "
-                            "not a torch.Tensor")
+        raise DTypeError(f"attn.torch: {name} is a {type(x).__name__}, "
+                         "not a torch.Tensor")
     if x.dim() != len(dims):
         raise ArgumentError(f"attn.torch: {name} has shape {_shape(x)}: "
                             f"[{', '.join(dims)}] expected")
     if dtypes is not None and x.dtype not in dtypes:
         names = ", ".join(str(d).replace("torch.", "") for d in dtypes)
-        raise ArgumentError(f"attn.torch: {name} is "
-                            f"{str(x.dtype).replace('torch.', '')}: "
-                            f"{names} expected")
+        raise DTypeError(f"attn.torch: {name} is "
+                         f"{str(x.dtype).replace('torch.', '')}: "
+                         f"{names} expected")
 
 
 def _check_qkv(q, k, v):
@@ -436,8 +461,8 @@ def _check_qkv(q, k, v):
         _check_tensor(name, x, ("B", "T", "H", "D"),
                       tuple(_MLIR_DTYPES))
     if not (q.dtype == k.dtype == v.dtype):
-        raise ArgumentError(f"attn.torch: q, k, v are {q.dtype}, {k.dtype}, "
-                            f"{v.dtype}: one dtype expected")
+        raise DTypeError(f"attn.torch: q, k, v are {q.dtype}, {k.dtype}, "
+                         f"{v.dtype}: one dtype expected")
     B, T, Hq, D = q.shape
     if k.shape[:2] != (B, T) or v.shape[:2] != (B, T) or \
             k.shape[2] != v.shape[2] or k.shape[3] != D:
@@ -605,8 +630,8 @@ def mta_attention(q, k, v, kq_conv_pre=None, head_mix_pre=None,
     if norm_gate_w is not None and norm is None:
         raise ArgumentError("attn.torch: norm_gate_w needs norm")
     if norm is not None:
-        for name, x, n in (("norm", norm, Dv), ("norm_gate_w", norm_gate_w,
-                                                 Dv),
+        for name, x, n in (("norm", norm, Dv),
+                           ("norm_gate_w", norm_gate_w, Dv),
                            ("norm_gate_b", norm_gate_b, 1)):
             if x is None:
                 continue
