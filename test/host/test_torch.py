@@ -26,10 +26,18 @@ try:
     import torch
     import torch.nn.functional as F
 except ImportError as e:
-    msg = (f"torch is not importable by {sys.executable} ({e}): "
+    # ctest starts Debian's python3; torch lives in install-torch.sh's venv.
+    # (A venv's python3 is a link to the base interpreter: the marker, not
+    # the path, keeps this from running twice.)
+    other = os.environ.get("ATTN_TORCH_PYTHON")
+    if other and os.path.exists(other) and \
+            not os.environ.get("ATTN_TORCH_REEXEC"):
+        os.environ["ATTN_TORCH_REEXEC"] = "1"
+        os.execv(other, [other, *sys.argv])
+    msg = (f"torch is not importable by {sys.executable} ({e}), and "
+           f"ATTN_TORCH_PYTHON ({other or 'unset'}) has none either: "
            "scripts/install-torch.sh installs it into "
-           "~/.cache/attn/torch-venv, which CMake's ATTN_TORCH_PYTHON "
-           "then finds (re-run cmake)")
+           "~/.cache/attn/torch-venv, CMake's default ATTN_TORCH_PYTHON")
     if os.environ.get("ATTN_REQUIRE_TORCH") == "1":
         print("FAIL:", msg, file=sys.stderr)
         sys.exit(1)
