@@ -17,7 +17,10 @@ that is a failure.
 """
 
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 
 os.environ.setdefault("ATTN_TORCH_POISON", "1")
@@ -549,6 +552,49 @@ def check_errors():
            "cannot parse")
 
 
+# --------------------------------------------------------------------------
+# pip install python/: the package with libattn.so bundled, imported with
+# neither ATTN_LIBRARY nor the source tree on the path.
+
+
+def check_pip_install():
+    lib = os.environ.get("ATTN_LIBRARY")
+    if not lib:
+        print("pip install python/: skipped (no ATTN_LIBRARY to bundle)")
+        return
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                       "..", "python")
+    with tempfile.TemporaryDirectory() as tmp:
+        # A copy: pip builds a local directory in place.
+        shutil.copytree(src, os.path.join(tmp, "python"),
+                        ignore=shutil.ignore_patterns("build", "*.egg-info",
+                                                      "__pycache__"))
+        pip = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+             "--no-build-isolation", "--disable-pip-version-check",
+             "--target", os.path.join(tmp, "site"),
+             os.path.join(tmp, "python")],
+            capture_output=True, text=True)
+        check(pip.returncode == 0, f"pip install python/: {pip.stderr}")
+        if pip.returncode:
+            return
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("ATTN_LIBRARY", "PYTHONPATH")}
+        env["PYTHONPATH"] = os.path.join(tmp, "site")
+        code = ("import attn, attn.torch as at, torch\n"
+                "print(attn._find_library())\n"
+                "q = torch.randn(1, 4, 2, 16)\n"
+                "print(at.attention(q, q, q).shape)\n")
+        run = subprocess.run([sys.executable, "-c", code], env=env,
+                             capture_output=True, text=True, cwd=tmp)
+        want = os.path.join(tmp, "site", "attn", "libattn.so")
+        ok = run.returncode == 0 and run.stdout.split("\n")[:2] == [
+            want, "torch.Size([1, 4, 2, 16])"]
+        print("pip install python/: " + ("libattn.so bundled, attn.torch "
+                                         "runs" if ok else "FAILED"))
+        check(ok, f"pip install python/: {run.stdout} {run.stderr}")
+
+
 def main():
     seed = int(os.environ.get("ATTN_SEED", time.time_ns() % 2**32))
     print("seed", seed)
@@ -560,6 +606,7 @@ def main():
     check_errors()
     check_opcheck()
     check_torch_compile()
+    check_pip_install()
     if failures:
         print(f"{len(failures)} checks failed (seed {seed})",
               file=sys.stderr)
