@@ -479,11 +479,21 @@ def _check_qkv(q, k, v):
     return B, T, Hq, Hk, D, v.shape[3], _MLIR_DTYPES[q.dtype]
 
 
-def _check_per_token(name, x, shape, heads_of):
-    _check_tensor(name, x, ("B", "T", "H"), (torch.float32,))
+_FLOATS = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+
+def _check_per_token(name, x, shape, heads_of, dtypes=(torch.float32,)):
+    _check_tensor(name, x, ("B", "T", "H"), dtypes)
     if _shape(x) != shape:
         raise ArgumentError(f"attn.torch: {name} has shape {_shape(x)}: "
                             f"{shape} expected ([B, T, {heads_of}])")
+
+
+def _log_gate(g, shape, heads_of):
+    """FoX's g as attn takes it, f32: fla's parallel_forgetting_attn takes
+    any float dtype and sums it in f32 (a cast autograd differentiates)."""
+    _check_per_token("g", g, shape, heads_of, _FLOATS)
+    return g.float()
 
 
 def _no_cu_seqlens(cu_seqlens):
@@ -536,15 +546,15 @@ def forgetting_attention(q, k, v, g, scale=None, window_size=None,
     """Forgetting attention, fla's parallel_forgetting_attn.
 
     q [B, T, HQ, D], k [B, T, H, D], v [B, T, H, DV] (f32, f16 or bf16),
-    g [B, T, HQ] f32: the log forget gate (log sigmoid of the gate's
-    logits, <= 0) per token and query head. Logits
+    g [B, T, HQ]: the log forget gate (log sigmoid of the gate's logits,
+    <= 0) per token and query head, any float dtype, used in f32. Logits
     scale * q_i . k_j + G_i - G_j with G the inclusive cumsum of g over the
     sequence (the gate term is not scaled), causal; `scale` defaults to
     1/sqrt(D); `window_size` W keeps keys i - W < j <= i.
     -> o [B, T, HQ, DV] in q's dtype."""
     _no_cu_seqlens(cu_seqlens)
     B, T, Hq, Hk, D, Dv, dt = _check_qkv(q, k, v)
-    _check_per_token("g", g, (B, T, Hq), "HQ")
+    g = _log_gate(g, (B, T, Hq), "HQ")
     program = _attention_program(dt, D, Dv, gate=True, window=window_size,
                                  scale=scale)
     return _run_bthd(program, [q, k, v, g])
@@ -596,13 +606,13 @@ def mta_attention(q, k, v, kq_conv_pre=None, head_mix_pre=None,
     [B, T, HQ] f32: a FoX log forget gate. The released configuration:
     rope_theta=1e4, both convolutions [HQ, 6, 11], both head mixes
     [HQ, HQ], norm, norm_gate_w, norm_gate_b (examples/mta.mlir).
+    `window_size` only without the convolutions and head mixes.
     -> o [B, T, HQ, DV] in q's dtype."""
     _no_cu_seqlens(cu_seqlens)
     B, T, Hq, Hk, D, Dv, dt = _check_qkv(q, k, v)
     pieces, args = [], [q, k, v]
     if g is not None:
-        _check_per_token("g", g, (B, T, Hq), "HQ")
-        args.append(g)
+        args.append(_log_gate(g, (B, T, Hq), "HQ"))
     for name, x in (("kq_conv_pre", kq_conv_pre),
                     ("head_mix_pre", head_mix_pre),
                     ("kq_conv_post", kq_conv_post),

@@ -482,6 +482,21 @@ def check_torch_compile():
     check(err <= 1e-5, f"torch.compile T=7 error {err:.3e}")
 
 
+def check_gate_dtype():
+    """FoX's g in bf16, as fla takes it: summed in f32, the same output as
+    the f32 copy of g, and a bf16 gradient."""
+    q, k, v = acts(1, 9, 2, 2, 16)
+    g = log_gate(1, 9, 2).bfloat16().requires_grad_()
+    o = at.forgetting_attention(q, k, v, g)
+    # (o came from the training forward, want from the inference kernel.)
+    want = at.forgetting_attention(q, k, v, g.detach().float())
+    err = rel_rms(o, want)
+    check(err <= 1e-6, f"bf16 g: output differs from f32 g's by {err:.3e}")
+    o.sum().backward()
+    check(g.grad is not None and g.grad.dtype == torch.bfloat16,
+          f"bf16 g: gradient {None if g.grad is None else g.grad.dtype}")
+
+
 # --------------------------------------------------------------------------
 # Errors.
 
@@ -520,8 +535,8 @@ def check_errors():
            "HQ a multiple of H")
     raises(lambda: at.attention(q, k, v, rope_style="x"), ValueError,
            "rope_style")
-    raises(lambda: at.forgetting_attention(q, k, v, g.double()), TypeError,
-           "g is float64")
+    raises(lambda: at.forgetting_attention(q, k, v, g.int()), TypeError,
+           "g is int32")
     raises(lambda: at.forgetting_attention(q, k, v, g[:, :4]), ValueError,
            "g has shape (1, 4, 2)")
     raises(lambda: at.forgetting_attention(
@@ -603,6 +618,7 @@ def main():
     for case in cases():
         run_case(*case)
     check_compile()
+    check_gate_dtype()
     check_errors()
     check_opcheck()
     check_torch_compile()
