@@ -21,11 +21,50 @@ memory); docs/torch.md says what is supported.
 """
 
 import os
+import sys
 import threading
 
 import torch
 
-from . import Engine, Error
+
+def _load_triton_first():
+    """libattn's CPU JIT (MLIR's ExecutionEngine) loads MLIR's runtime
+    libraries (libmlir_c_runner_utils and its kind) with RTLD_GLOBAL, which
+    puts Debian's libLLVM.so into the process's global symbol scope.
+    Triton's libtriton, with an LLVM of its own inside, then binds to those
+    symbols as it loads and crashes (a segfault in its initialisers).
+    torch loads Triton on the first custom-op call and in torch.compile, so
+    it is loaded here, before attn.torch compiles anything; where an attn
+    kernel ran before this import, loading Triton would crash, and the
+    import fails with a message instead."""
+    if "triton" in sys.modules:
+        return
+    try:
+        with open("/proc/self/maps") as f:
+            jit_loaded = "libmlir_c_runner_utils" in f.read()
+    except OSError:
+        jit_loaded = False
+    try:
+        import importlib.util
+        if importlib.util.find_spec("triton") is None:
+            return
+    except (ImportError, ValueError):
+        return
+    if jit_loaded:
+        raise ImportError(
+            "attn.torch must be imported before any attn kernel is compiled "
+            "in this process: attn's CPU JIT has loaded LLVM's shared "
+            "libraries globally, and Triton (which torch loads for custom "
+            "ops and torch.compile) crashes when it loads after them")
+    try:
+        import triton  # noqa: F401
+    except Exception:  # a broken Triton install: torch copes without it
+        pass
+
+
+_load_triton_first()
+
+from . import Engine, Error  # noqa: E402
 
 __all__ = ["attention", "forgetting_attention", "path_attention",
            "mta_attention", "compile", "Program", "ArgumentError",

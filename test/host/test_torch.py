@@ -610,6 +610,27 @@ def check_pip_install():
         check(ok, f"pip install python/: {run.stdout} {run.stderr}")
 
 
+def check_import_order():
+    """An attn kernel compiled before attn.torch is imported: a clear
+    ImportError, not the segfault Triton's load would be (attn/torch.py,
+    _load_triton_first)."""
+    code = ("import attn\n"
+            "attn.Engine('cpu').compile(open('examples/fox.mlir').read())\n"
+            "try:\n"
+            "    import attn.torch\n"
+            "except ImportError as e:\n"
+            "    print('ImportError:', e)\n")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "..")
+    run = subprocess.run([sys.executable, "-c", code], cwd=root,
+                         capture_output=True, text=True)
+    ok = run.returncode == 0 and "must be imported before" in run.stdout
+    print("attn.torch imported after an attn compile: " +
+          ("ImportError with a message" if ok else "FAILED"))
+    check(ok, f"import order: status {run.returncode}, {run.stdout} "
+          f"{run.stderr[-2000:]}")
+
+
 def main():
     seed = int(os.environ.get("ATTN_SEED", time.time_ns() % 2**32))
     print("seed", seed)
@@ -623,6 +644,7 @@ def main():
     check_opcheck()
     check_torch_compile()
     check_pip_install()
+    check_import_order()
     if failures:
         print(f"{len(failures)} checks failed (seed {seed})",
               file=sys.stderr)
