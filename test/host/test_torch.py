@@ -631,6 +631,22 @@ def check_import_order():
           f"{run.stderr[-2000:]}")
 
 
+def check_char_lm():
+    """examples/torch/char_lm.py, 3 training steps of the PaTH-FoX LM: the
+    losses finite and falling."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "..")
+    run = subprocess.run([sys.executable,
+                          os.path.join(root, "examples", "torch",
+                                       "char_lm.py"),
+                          "--steps", "3", "--check"],
+                         capture_output=True, text=True)
+    print("examples/torch/char_lm.py --steps 3: " +
+          run.stdout.strip().replace("\n", "; "))
+    check(run.returncode == 0, f"char_lm.py: status {run.returncode}, "
+          f"{run.stderr[-2000:]}")
+
+
 def main():
     seed = int(os.environ.get("ATTN_SEED", time.time_ns() % 2**32))
     print("seed", seed)
@@ -645,6 +661,7 @@ def main():
     check_torch_compile()
     check_pip_install()
     check_import_order()
+    check_char_lm()
     if failures:
         print(f"{len(failures)} checks failed (seed {seed})",
               file=sys.stderr)
