@@ -20,6 +20,7 @@ runs on the CPU only today (the reference lowering: correct, O(T^2)
 memory); docs/torch.md says what is supported.
 """
 
+import functools
 import os
 import sys
 import threading
@@ -423,6 +424,7 @@ def _act(D, dt):
     return f"tensor<?x?x?x{D}x{dt}>"
 
 
+@functools.lru_cache(maxsize=1024)  # the text per call costs ~10 us
 def _attention_program(dt, D, Dv, *, path=False, gate=False,
                        gate_scaled=False, causal=True, window=None,
                        scale=None, rope=None, mta=(), norm_eps=None):
@@ -698,7 +700,7 @@ def mta_attention(q, k, v, kq_conv_pre=None, head_mix_pre=None,
     rope = None if rope_theta is None else (rope_theta, "half", None)
     program = _attention_program(
         dt, D, Dv, gate=g is not None, window=window_size, scale=scale,
-        rope=rope, mta=pieces,
+        rope=rope, mta=tuple(pieces),
         norm_eps=norm_eps if norm is not None else None)
     # Activations in attn's layout; the MTA pieces as they are.
     n_act = 4 if g is not None else 3
