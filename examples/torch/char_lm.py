@@ -3,6 +3,7 @@
 
     PYTHONPATH=python python3 examples/torch/char_lm.py --steps 200
     PYTHONPATH=python python3 examples/torch/char_lm.py --attention mta
+    PYTHONPATH=python torchrun --nproc_per_node=2 examples/torch/char_lm.py
 
 The corpus is generated here from a seeded toy grammar (no download), so a
 run is reproducible. Each block: RMSNorm, attention, RMSNorm, a SwiGLU MLP.
@@ -10,12 +11,15 @@ PaTH-FoX computes its inputs as fla's PaTH layer does: w L2-normalised per
 head, beta = 2 sigmoid(.), the log forget gate g = logsigmoid(.). The MTA
 variant uses the released configuration's pieces (RoPE, 6x11 key-query
 convolutions and full head mixes before and after the softmax, the gated
-per-head norm), initialised to the identity. --check (the test) exits 1
-unless every loss is finite and the last is below the first.
+per-head norm), initialised to the identity. Under torchrun each process
+trains a DistributedDataParallel replica (gloo, CPU) on batches of its own
+and rank 0 prints the mean loss. --check (the test) exits 1 unless every
+loss is finite and the last is below the first.
 """
 
 import argparse
 import math
+import os
 import random
 import sys
 import time
@@ -154,19 +158,31 @@ def main(argv=None):
                    help="exit 1 unless the losses are finite and fall")
     args = p.parse_args(argv)
 
-    torch.manual_seed(args.seed)
+    # torchrun sets WORLD_SIZE: one DDP replica per process, gloo.
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = 0
+    if world > 1:
+        import torch.distributed as dist
+        dist.init_process_group("gloo")
+        rank = dist.get_rank()
+    torch.manual_seed(args.seed)  # the same initial weights everywhere
     text = corpus(200_000, args.seed)
     chars = sorted(set(text))
     data = torch.tensor([chars.index(c) for c in text], dtype=torch.long)
     model = CharLM(len(chars), layers=args.layers, attention=args.attention)
-    step_fn = torch.compile(model, fullgraph=True) if args.compile else model
+    step_fn = model
+    if world > 1:
+        step_fn = torch.nn.parallel.DistributedDataParallel(model)
+    if args.compile:
+        step_fn = torch.compile(step_fn, fullgraph=world == 1)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr,
                             weight_decay=0.01)
-    gen = torch.Generator().manual_seed(args.seed)
-    print(f"char LM: {len(chars)} symbols, {args.layers} layers, "
-          f"{args.attention} attention, "
-          f"{sum(p.numel() for p in model.parameters())} parameters; "
-          f"uniform loss {math.log(len(chars)):.3f}")
+    gen = torch.Generator().manual_seed(args.seed * 1000 + rank)
+    log = print if rank == 0 else (lambda *a, **k: None)
+    log(f"char LM: {len(chars)} symbols, {args.layers} layers, "
+        f"{args.attention} attention, "
+        f"{sum(p.numel() for p in model.parameters())} parameters, "
+        f"{world} process(es); uniform loss {math.log(len(chars)):.3f}")
     losses = []
     t0 = time.perf_counter()
     for step in range(1, args.steps + 1):
@@ -179,16 +195,21 @@ def main(argv=None):
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        losses.append(loss.item())
+        mean = loss.detach()
+        if world > 1:
+            dist.all_reduce(mean)
+            mean /= world
+        losses.append(mean.item())
         if step == 1 or step % 10 == 0 or step == args.steps:
-            print(f"step {step:4d}  loss {loss.item():.4f}  "
-                  f"{time.perf_counter() - t0:.1f} s")
+            log(f"step {step:4d}  loss {losses[-1]:.4f}  "
+                f"{time.perf_counter() - t0:.1f} s")
+    ok = all(math.isfinite(x) for x in losses) and losses[-1] < losses[0]
     if args.check:
-        ok = all(math.isfinite(x) for x in losses) and losses[-1] < losses[0]
-        print("check: " + ("losses finite and falling" if ok else
-                           f"FAILED: losses {losses}"))
-        return 0 if ok else 1
-    return 0
+        log("check: " + ("losses finite and falling" if ok else
+                         f"FAILED: losses {losses}"))
+    if world > 1:
+        dist.destroy_process_group()
+    return 1 if args.check and not ok else 0
 
 
 if __name__ == "__main__":
