@@ -135,17 +135,23 @@ class _Signature:
     """What the fake implementations need of a program, device-free: the
     result's dtype and head dim, the saved state of the training forward,
     which argument each gradient belongs to. Read from the CPU engine's
-    compilation, or the device's where one is at hand (the signature does
-    not depend on the device)."""
+    compilation, or from a kernel at hand: the device's, or the training
+    forward, whose first result is the function's (the signature does not
+    depend on the device; a training call compiles no inference kernel)."""
 
-    def __init__(self, program, entry, kernel=None):
-        if kernel is None:
-            kernel = _kernel("cpu", program, entry, False)
-        if len(kernel.results) != 1:
+    def __init__(self, program, entry, kernel=None, train=None):
+        if train is not None:
+            kernel = train.forward_kernel
+            results = kernel.results[:1]
+        else:
+            if kernel is None:
+                kernel = _kernel("cpu", program, entry, False)
+            results = kernel.results
+        if len(results) != 1:
             raise ArgumentError(
-                f"attn.torch: @{entry} returns {len(kernel.results)} "
+                f"attn.torch: @{entry} returns {len(results)} "
                 "results: one [B, H, T, Dv] tensor expected")
-        name, shape = kernel.result
+        name, shape = results[0]
         if len(shape) != 4:
             raise ArgumentError(
                 f"attn.torch: @{entry} returns a {len(shape)}-D tensor: "
@@ -168,11 +174,11 @@ class _Signature:
         return self._training
 
 
-def _signature(program, entry, kernel=None):
+def _signature(program, entry, kernel=None, train=None):
     key = (program, entry)
     sig = _signatures.get(key)
     if sig is None:
-        sig = _signatures[key] = _Signature(program, entry, kernel)
+        sig = _signatures[key] = _Signature(program, entry, kernel, train)
     return sig
 
 
@@ -279,7 +285,7 @@ def _forward_train_op(program: str, entry: str, args: list[torch.Tensor],
                       bthd: bool) -> list[torch.Tensor]:
     device = _device_of(args)
     train = _kernel(device, program, entry, True)
-    sig = _signature(program, entry)
+    sig = _signature(program, entry, train=train)
     n_saved, _ = sig.training()
     out = _empty_out(sig, args, bthd)
     B, H, T, _ = out.shape
