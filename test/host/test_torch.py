@@ -414,16 +414,31 @@ def check_opcheck():
     q, k, v = acts(B, T, H, H, D)
     w, beta = path_wb(B, T, H, D)
     g = log_gate(B, T, H)
+    bhtd = [x.transpose(1, 2) for x in (q, k, v, w, beta, g)]
+    q, k, v, w, beta, g = bhtd
+    mta = mta_pieces(H, D)
+    mta_types = [("kq_conv_pre", "tensor<?x3x5xf32>"),
+                 ("head_mix_pre", "tensor<?x?xf32>"),
+                 ("kq_conv_post", "tensor<?x3x5xf32>"),
+                 ("head_mix_post", "tensor<?x?xf32>"),
+                 ("norm", f"tensor<{D}xf32>"),
+                 ("norm_gate_w", f"tensor<{D}xf32>"),
+                 ("norm_gate_b", "tensor<1xf32>")]
     programs = {
         "plain": (at._attention_program("f32", D, D), [q, k, v]),
+        "rope": (at._attention_program("f32", D, D,
+                                       rope=(1e4, "half", None)),
+                 [q, k, v]),
         "fox": (at._attention_program("f32", D, D, gate=True),
                 [q, k, v, g]),
         "path-fox": (at._attention_program("f32", D, D, path=True,
                                            gate=True, gate_scaled=True),
                      [q, k, v, w, beta, g]),
+        "mta": (at._attention_program("f32", D, D, mta=tuple(mta_types),
+                                      norm_eps=1e-5),
+                [q, k, v] + [mta[n] for n, _ in mta_types]),
     }
     for name, (program, args) in programs.items():
-        args = [a.transpose(1, 2) if a.dim() >= 3 else a for a in args]
         fwd = torch.ops.attn.forward.default
         train = torch.ops.attn.forward_train.default
         bwd = torch.ops.attn.backward.default
