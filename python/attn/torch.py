@@ -68,8 +68,9 @@ _load_triton_first()
 from . import Engine, Error  # noqa: E402
 
 __all__ = ["attention", "forgetting_attention", "path_attention",
-           "mta_attention", "compile", "Program", "ArgumentError",
-           "DTypeError", "DeviceError"]
+           "mta_attention", "compile", "Program", "parallel_path_attn",
+           "parallel_forgetting_attn", "ArgumentError", "DTypeError",
+           "DeviceError"]
 
 
 class ArgumentError(Error, ValueError):
@@ -618,7 +619,7 @@ def path_attention(q, k, v, w, beta, g=None, scale=None, cu_seqlens=None):
     H_t = I - beta_t w_t w_t^T and G the inclusive cumsum of g (the gate
     term is scaled too, fla's convention), causal; `scale` defaults to
     1/sqrt(D). -> o [B, T, HQ, DV] in q's dtype (fla returns (o, k_cache);
-    this op returns o)."""
+    this op returns o; `parallel_path_attn` returns (o, None) as fla's)."""
     _no_cu_seqlens(cu_seqlens)
     B, T, Hq, Hk, D, Dv, dt = _check_qkv(q, k, v)
     _check_tensor("w", w, ("B", "T", "H", "D"), (torch.float32,))
@@ -713,3 +714,25 @@ def mta_attention(q, k, v, kq_conv_pre=None, head_mix_pre=None,
     acts = [_bhtd(a) for a in args[:n_act]]
     o = _apply(program, "main", acts + args[n_act:], True)
     return o.transpose(1, 2)
+
+
+# --------------------------------------------------------------------------
+# fla's names and return values, for code written against fla: swap the
+# import and nothing else changes.
+
+
+def parallel_path_attn(q, k, v, w, beta, g=None, scale=None,
+                       cu_seqlens=None, use_cache=False):
+    """fla's parallel_path_attn: path_attention's result as fla returns it,
+    (o, k_cache), with k_cache None (use_cache=True, fla's decoding cache,
+    is refused)."""
+    if use_cache:
+        raise ArgumentError("attn.torch: use_cache (fla's PaTH decoding "
+                            "cache) is not supported")
+    return path_attention(q, k, v, w, beta, g, scale, cu_seqlens), None
+
+
+def parallel_forgetting_attn(q, k, v, g, scale=None, window_size=None,
+                             cu_seqlens=None):
+    """fla's parallel_forgetting_attn: forgetting_attention."""
+    return forgetting_attention(q, k, v, g, scale, window_size, cu_seqlens)

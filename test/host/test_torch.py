@@ -508,6 +508,23 @@ def check_torch_compile():
     check(err <= 1e-5, f"torch.compile T=7 error {err:.3e}")
 
 
+def check_fla_names():
+    """parallel_path_attn and parallel_forgetting_attn: fla's names and
+    return values ((o, None) for PaTH) over the same ops."""
+    B, T, H, D = 2, 7, 2, 16
+    q, k, v = acts(B, T, H, H, D)
+    w, beta = path_wb(B, T, H, D)
+    g = log_gate(B, T, H)
+    got = at.parallel_path_attn(q=q, k=k, v=v, w=w, beta=beta, g=g)
+    check(isinstance(got, tuple) and len(got) == 2 and got[1] is None,
+          "parallel_path_attn: (o, None) expected")
+    check(torch.equal(got[0], at.path_attention(q, k, v, w, beta, g)),
+          "parallel_path_attn: o differs from path_attention's")
+    check(torch.equal(at.parallel_forgetting_attn(q, k, v, g, None, 3),
+                      at.forgetting_attention(q, k, v, g, window_size=3)),
+          "parallel_forgetting_attn differs from forgetting_attention")
+
+
 def check_gate_dtype():
     """FoX's g in bf16, as fla takes it: summed in f32, the same output as
     the f32 copy of g, and a bf16 gradient."""
@@ -568,6 +585,8 @@ def check_errors():
     raises(lambda: at.forgetting_attention(
         q, k, v, g, cu_seqlens=torch.tensor([0, 2, 5], dtype=torch.int32)),
         ValueError, "cu_seqlens")
+    raises(lambda: at.parallel_path_attn(q, k, v, w, beta, use_cache=True),
+           ValueError, "use_cache")
     raises(lambda: at.path_attention(q, k, v, w.half(), beta), TypeError,
            "w is float16")
     raises(lambda: at.path_attention(q, k, v, w[..., :8], beta), ValueError,
@@ -681,6 +700,7 @@ def main():
     for case in cases():
         run_case(*case)
     check_compile()
+    check_fla_names()
     check_gate_dtype()
     check_errors()
     check_opcheck()
