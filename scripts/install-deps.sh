@@ -3,14 +3,15 @@
 # Debian's packages, ninja, ccache, GoogleTest, Python 3 (for lit), DLPack's
 # header (attn/attn.h), NumPy (the Python module's test), then PyTorch from
 # PyPI into a venv (scripts/install-torch.sh: attn.torch's test; skipped
-# with ATTN_NO_TORCH=1). Does nothing when everything is present; uses sudo
+# with ATTN_NO_TORCH=1; python3-venv makes the venv, and python3-dev has the
+# Python.h that torch.compile's CPU kernels include). Does nothing when everything is present; uses sudo
 # when not run as root.
 set -euo pipefail
 
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
           libomp-22-dev cmake ninja-build ccache g++ libgtest-dev python3 zlib1g-dev
           libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
-          libdlpack-dev python3-numpy python3-venv)
+          libdlpack-dev python3-numpy python3-venv python3-dev)
 
 missing=()
 for p in "${packages[@]}"; do
