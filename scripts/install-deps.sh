@@ -3,9 +3,9 @@
 # Debian's packages, ninja, ccache, GoogleTest, Python 3 (for lit), DLPack's
 # header (attn/attn.h), NumPy (the Python module's test), then PyTorch from
 # PyPI into a venv (scripts/install-torch.sh: attn.torch's test; skipped
-# with ATTN_NO_TORCH=1; python3-venv makes the venv, and python3-dev has the
-# Python.h that torch.compile's CPU kernels include). Does nothing when everything is present; uses sudo
-# when not run as root.
+# with ATTN_NO_TORCH=1; python3-venv makes the venv, and python3-dev has
+# the Python.h that torch.compile's CPU kernels include). Does nothing when
+# everything is present; uses sudo when not run as root.
 set -euo pipefail
 
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
