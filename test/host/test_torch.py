@@ -246,7 +246,8 @@ def mta_pieces(H, Dv, cq=3, ck=5):
 
 def cases():
     """(name, attn.torch op, reference, tensor kwargs, other kwargs,
-    gradient tolerance of the named tensors)."""
+    tolerances: "o" the output's, a tensor's name its gradient's, "*" every
+    other gradient's; 1e-5 where none is given)."""
     B, T = 2, 13
     out = []
     q, k, v = acts(B, T, 4, 2, 16, 8)
