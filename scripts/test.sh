@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: builds attn, then ctest runs the lit suite (check-attn:
 # dialect, verifier, pass and pipeline tests) and the GoogleTest suites
-# (fp64 oracle, .npy I/O, programs executed on the CPU vs the oracle).
+# (fp64 oracle, .npy I/O, programs executed on the CPU vs the oracle), and
+# the Python module's tests (NumPy; attn.torch on PyTorch).
 # GPU tests (ctest label gpu) skip with a message where no GPU exists.
 #
 # --sanitize: then also configures a second build directory
@@ -18,6 +19,11 @@ for arg in "$@"; do
 done
 "$root/scripts/build.sh"
 build=${ATTN_BUILD_DIR:-$root/build}
+# build.sh installed torch (scripts/install-torch.sh): its test must run,
+# not skip, unless torch was declined with ATTN_NO_TORCH=1.
+if [ "${ATTN_NO_TORCH:-0}" != 1 ]; then
+  export ATTN_REQUIRE_TORCH=${ATTN_REQUIRE_TORCH:-1}
+fi
 (cd "$build" && ctest --output-on-failure -j "${ATTN_JOBS:-$(nproc)}")
 if [ "$sanitize" = 1 ]; then
   sbuild=${ATTN_SANITIZE_BUILD_DIR:-$root/build-sanitize}

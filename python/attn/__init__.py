@@ -2,9 +2,10 @@
 that exports DLPack (NumPy on the CPU; PyTorch, CuPy, JAX on the GPU).
 
 Pure ctypes over the C API (attn/attn.h in libattn.so); no compiled
-extension. The library is found through $ATTN_LIBRARY, else next to this
-package (an installed prefix: <prefix>/lib/python/attn -> <prefix>/lib), else
-a build tree (build/lib), else the loader's search path.
+extension. The library is found through $ATTN_LIBRARY, else inside this
+package (`pip install python/` bundles it), else next to it (an installed
+prefix: <prefix>/lib/python/attn -> <prefix>/lib), else a build tree
+(build/lib), else the loader's search path.
 
     import numpy as np, attn
     engine = attn.Engine("cpu")                 # "cpu", "cuda", "auto"/None
@@ -92,7 +93,7 @@ def _find_library():
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    for rel in ("../..", "../../build/lib", "../../lib"):
+    for rel in (".", "../..", "../../build/lib", "../../lib"):
         p = os.path.normpath(os.path.join(here, rel, "libattn.so"))
         if os.path.exists(p):
             return p
