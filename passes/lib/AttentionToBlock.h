@@ -158,14 +158,33 @@ Value launchGatePrefix(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
 /// must have RoPE and a static head dim D (the GPU forms' checks).
 /// `dependentLaunch`: each lets the next kernel start early, and the
 /// rotations wait for the table kernel (launch_dependents, griddep_wait).
+/// The cos/sin tables of launchRopeGpu's table kernel: [T, R/2] for the
+/// query positions, [S, R/2] for the keys, f32.
+struct RopeTables {
+  Value cosQ, sinQ, cosK, sinK;
+};
+
+/// `tables`, when given, receives the table kernel's buffers
+/// (launchRopeInverse rotates with them).
 std::pair<Value, Value> launchRopeGpu(AttentionOp op, SymbolTable &symbols,
                                       OpBuilder &b,
-                                      bool dependentLaunch = false);
+                                      bool dependentLaunch = false,
+                                      RopeTables *tables = nullptr);
+
+/// The backward of RoPE: for each (in, out) of `qk` (q's side, then k's),
+/// a kernel `<func>_rope_{q,k}_inverse` launched at `b` writes into `out`
+/// the opposite rotation of `in` ([B, H, T or S, D] buffers; in of any
+/// float type, out of its own), by `op`'s RoPE attributes and `tables`
+/// (launchRopeGpu's). RopeToBlockGpu.cpp.
+void launchRopeInverse(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
+                       const RopeTables &tables,
+                       ArrayRef<std::pair<Value, Value>> qk);
 
 /// Rotated q and k as 16-bit pairs hi + lo of the f32 rotation (hi as
-/// launchRopeGpu's, lo = the rest rounded again).
+/// launchRopeGpu's, lo = the rest rounded again), and the tables.
 struct RopeSplit {
   Value qHi, qLo, kHi, kLo;
+  RopeTables tables;
 };
 
 /// launchRopeGpu whose kernels also write the rest of each rotation: the

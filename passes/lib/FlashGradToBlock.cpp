@@ -1,6 +1,6 @@
 //===- FlashGradToBlock.cpp - attn.attention_grad -> flash backward -------===//
 //
-// The backward of plain and FoX attention as GPU-form block kernels
+// The backward of plain, RoPE and FoX attention as GPU-form block kernels
 // (GpuTiles), run on the CPU after attn-block-strip-gpu: FlashAttention-2's
 // algorithm with the probabilities recomputed from the saved LSE,
 // P = exp(s - lse), and the softmax's row term D = rowsum(dO * O):
@@ -15,7 +15,9 @@
 // dQ takes a second walk rather than reducing stores: deterministic, and the
 // backends have no reducing stores yet. FoX: the gate's gradient needs the
 // row sums of dS (the dq walk) and its column sums per query head (the dkdv
-// walk); a scan kernel turns them into dg. docs/training.md.
+// walk); a scan kernel turns them into dg. RoPE: the kernels take q and k
+// rotated (launchRopeGpu) and the opposite rotation of their dq and dk is
+// the gradients (launchRopeInverse). docs/training.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -402,8 +404,6 @@ std::string mlir::attn::checkFlashGradSupport(AttentionGradOp op,
                                               const BlockTarget &target) {
   if (op.getW() || op.hasMTA() || op.getNorm())
     return "PaTH and MTA";
-  if (op.getRopeTheta())
-    return "RoPE";
   if (op.getG() && op.getMask() == MaskKind::none)
     return "FoX without a mask";
   if (target.gpu)
@@ -462,9 +462,31 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
     return memref::AllocOp::create(b, loc, type, ValueRange{bDim, hq, len});
   };
   bool fox = static_cast<bool>(op.getG());
+  // RoPE: the kernels see q and k rotated, so their dq and dk are the
+  // rotated inputs' gradients (f32 scratch); the opposite rotation of those
+  // is the inputs' gradients.
+  bool rope = op.getRopeTheta().has_value();
+  RopeTables tables;
+  Value q, k;
+  if (rope)
+    std::tie(q, k) =
+        launchRopeGpu(fwd, symbols, b, /*dependentLaunch=*/false, &tables);
+  else
+    std::tie(q, k) = std::pair(input(op.getQ()), input(op.getK()));
+  Value dq = allocResult(b, loc, grads[0], bDim, hq, tLen);
+  Value dk = allocResult(b, loc, grads[1], bDim, hk, sLen);
+  auto f32Like = [&](Value buf) -> Value {
+    auto type = cast<MemRefType>(buf.getType());
+    SmallVector<Value> dyn;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (type.isDynamicDim(i))
+        dyn.push_back(memref::DimOp::create(b, loc, buf, i));
+    return memref::AllocOp::create(
+        b, loc, MemRefType::get(type.getShape(), b.getF32Type()), dyn);
+  };
   KernelArgs args;
-  args.add("q", input(op.getQ()));
-  args.add("k", input(op.getK()));
+  args.add("q", q);
+  args.add("k", k);
   args.add("v", input(op.getV()));
   args.add("gPrefix",
            fox ? launchGatePrefix(fwd, symbols, b, /*dependentLaunch=*/false,
@@ -474,8 +496,8 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
   args.add("lse", input(op.getLse()));
   args.add("dout", input(op.getGrad()));
   args.add("delta", rowScratch(tLen));
-  args.add("dq", allocResult(b, loc, grads[0], bDim, hq, tLen));
-  args.add("dk", allocResult(b, loc, grads[1], bDim, hk, sLen));
+  args.add("dq", rope ? f32Like(dq) : dq);
+  args.add("dk", rope ? f32Like(dk) : dk);
   args.add("dv", allocResult(b, loc, grads[2], bDim, hk, sLen));
   args.add("dsRows", fox ? rowScratch(tLen) : Value());
   args.add("dsCols", fox ? rowScratch(sLen) : Value());
@@ -500,13 +522,15 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
   if (fox)
     kernelOf("grad_dg", buildGateGrad, bh,
              arith::ConstantIndexOp::create(b, loc, 1));
+  if (rope)
+    launchRopeInverse(fwd, symbols, b, tables,
+                      {{args.value("dq"), dq}, {args.value("dk"), dk}});
 
   SmallVector<Value> results;
-  static constexpr StringLiteral kGradNames[] = {"dq", "dk", "dv", "dg"};
-  for (auto [name, grad] : llvm::zip(kGradNames, grads))
+  Value buffers[] = {dq, dk, args.value("dv"), args.value("dg")};
+  for (auto [buf, grad] : llvm::zip(buffers, grads))
     results.push_back(bufferization::ToTensorOp::create(
-        b, loc, grad.getType(), args.value(name), /*restrict=*/true,
-        /*writable=*/true));
+        b, loc, grad.getType(), buf, /*restrict=*/true, /*writable=*/true));
   op->replaceAllUsesWith(results);
   op.erase();
   fwd.erase();

@@ -207,11 +207,12 @@ void buildTableTiles(AttentionOp op, OpBuilder &b, Location loc, Value cosT,
 /// The tile form of a rotation kernel: program (r, b * H + h) rotates rows
 /// [32 r, 32 r + 32) of head h of batch b, column chunk by column chunk:
 /// x1 = x[:, p], x2 = x[:, p + R/2] with the tables' cos, sin at the same
-/// place, y1 = x1 cos - x2 sin, y2 = x1 sin + x2 cos in f32; the columns
-/// past R are copied. `low`: also the rest y - round(y), rounded.
+/// place, y1 = x1 cos - x2 sin, y2 = x1 sin + x2 cos in f32 (`inverse`:
+/// the opposite rotation, y1 = x1 cos + x2 sin, y2 = x2 cos - x1 sin); the
+/// columns past R are copied. `low`: also the rest y - round(y), rounded.
 void buildRotateTiles(AttentionOp op, OpBuilder &b, Location loc, Value in,
                       Value cosT, Value sinT, Value out, Value low, Value bIdx,
-                      Value h, Value row0) {
+                      Value h, Value row0, bool inverse) {
   RopeTiles t(b, loc);
   Idx x{b, loc};
   const int64_t d = cast<MemRefType>(in.getType()).getDimSize(3),
@@ -237,8 +238,13 @@ void buildRotateTiles(AttentionOp op, OpBuilder &b, Location loc, Value in,
     auto mul = [&](Value u, Value v) -> Value {
       return arith::MulFOp::create(b, loc, u, v);
     };
-    put(arith::SubFOp::create(b, loc, mul(x1, cs), mul(x2, sn)), c0);
-    put(arith::AddFOp::create(b, loc, mul(x1, sn), mul(x2, cs)), c0 + half);
+    if (inverse) {
+      put(arith::AddFOp::create(b, loc, mul(x1, cs), mul(x2, sn)), c0);
+      put(arith::SubFOp::create(b, loc, mul(x2, cs), mul(x1, sn)), c0 + half);
+    } else {
+      put(arith::SubFOp::create(b, loc, mul(x1, cs), mul(x2, sn)), c0);
+      put(arith::AddFOp::create(b, loc, mul(x1, sn), mul(x2, cs)), c0 + half);
+    }
   }
   for (int64_t c0 = rot, chunk = tileChunk(d - rot); c0 < d; c0 += chunk) {
     Value v = t.load(in, at(c0), chunk, {2, 3});
@@ -309,14 +315,16 @@ func::FuncOp buildTableKernel(AttentionOp op, SymbolTable &symbols,
   return kernel;
 }
 
-/// `<func>_<suffix>(x, cos, sin, y[, ylo])`: y = RoPE(x), row i of every
-/// head at table row i (see the file comment); with `withLow` also
+/// `<func>_<suffix>(x, cos, sin, y[, ylo])`: y = RoPE(x) (`inverse`: the
+/// opposite rotation), row i of every head at table row i (see the file
+/// comment); with `withLow` also
 /// ylo = RoPE(x) - y rounded to y's type, so that y + ylo keeps about 16
 /// bits more of the f32 rotation.
 func::FuncOp buildRotateKernel(AttentionOp op, SymbolTable &symbols,
                                StringRef suffix, MemRefType xType,
                                MemRefType tableType, MemRefType yType,
-                               bool withLow, bool dependentLaunch) {
+                               bool withLow, bool dependentLaunch,
+                               bool inverse = false) {
   Location loc = op.getLoc();
   SmallVector<Type> argTypes = {xType, tableType, tableType, yType};
   if (withLow)
@@ -346,7 +354,7 @@ func::FuncOp buildRotateKernel(AttentionOp op, SymbolTable &symbols,
   if (tiles) {
     buildRotateTiles(op, b, loc, in, cosT, sinT, out,
                      withLow ? body.getArgument(4) : Value(), bIdx, h,
-                     x.mul(i, x.c(kRotateRows)));
+                     x.mul(i, x.c(kRotateRows)), inverse);
     func::ReturnOp::create(b, loc);
     return kernel;
   }
@@ -390,9 +398,11 @@ func::FuncOp buildRotateKernel(AttentionOp op, SymbolTable &symbols,
     for (auto [v, c] : llvm::zip(in4, cols)) {
       auto [xa, xb, cs, sn] = v;
       Value ac = mul(xa, cs), bs = mul(xb, sn);
-      Value ya = arith::SubFOp::create(b, loc, ac, bs);
+      Value ya = inverse ? arith::AddFOp::create(b, loc, ac, bs).getResult()
+                         : arith::SubFOp::create(b, loc, ac, bs).getResult();
       Value as = mul(xa, sn), bc = mul(xb, cs);
-      Value yb = arith::AddFOp::create(b, loc, as, bc);
+      Value yb = inverse ? arith::SubFOp::create(b, loc, bc, as).getResult()
+                         : arith::AddFOp::create(b, loc, as, bc).getResult();
       store(ya, row(c.first));
       store(yb, row(c.second));
     }
@@ -494,14 +504,43 @@ static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
   RopeSplit r;
   std::tie(r.qHi, r.qLo) = rotate(rotQ, q, qIn, qOut, cosQ, sinQ);
   std::tie(r.kHi, r.kLo) = rotate(rotK, k, kIn, kOut, cosK, sinK);
+  r.tables = {cosQ, sinQ, cosK, sinK};
   return r;
 }
 
-std::pair<Value, Value> mlir::attn::launchRopeGpu(AttentionOp op,
-                                                  SymbolTable &symbols,
-                                                  OpBuilder &b,
-                                                  bool dependentLaunch) {
+void mlir::attn::launchRopeInverse(AttentionOp op, SymbolTable &symbols,
+                                   OpBuilder &b, const RopeTables &tables,
+                                   ArrayRef<std::pair<Value, Value>> qk) {
+  Location loc = op.getLoc();
+  const bool tiles = ropeTileForm(op);
+  for (auto [side, inOut] : llvm::enumerate(qk)) {
+    auto [in, out] = inOut;
+    Value cosT = side ? tables.cosK : tables.cosQ;
+    Value sinT = side ? tables.sinK : tables.sinQ;
+    func::FuncOp kernel = buildRotateKernel(
+        op, symbols, side ? "rope_k_inverse" : "rope_q_inverse",
+        cast<MemRefType>(in.getType()), cast<MemRefType>(cosT.getType()),
+        cast<MemRefType>(out.getType()), /*withLow=*/false,
+        /*dependentLaunch=*/false, /*inverse=*/true);
+    auto dim = [&](int64_t i) -> Value {
+      return memref::DimOp::create(b, loc, in, i);
+    };
+    Value rows = dim(2);
+    if (tiles)
+      rows = arith::CeilDivUIOp::create(
+          b, loc, rows, arith::ConstantIndexOp::create(b, loc, kRotateRows));
+    blk::LaunchOp::create(b, loc, kernel.getName(), rows,
+                          arith::MulIOp::create(b, loc, dim(0), dim(1)),
+                          ValueRange{in, cosT, sinT, out});
+  }
+}
+
+std::pair<Value, Value>
+mlir::attn::launchRopeGpu(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
+                          bool dependentLaunch, RopeTables *tables) {
   RopeSplit r = launchRope(op, symbols, b, /*withLow=*/false, dependentLaunch);
+  if (tables)
+    *tables = r.tables;
   return {r.qHi, r.kHi};
 }
 

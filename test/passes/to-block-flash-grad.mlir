@@ -2,8 +2,9 @@
 // backward's kernels (FlashGradToBlock.cpp): the row term D, dQ by the
 // forward's key walk, dK and dV by a query walk per key tile over the query
 // heads of its KV head, and FoX's dg from the row and column sums of dS.
-// RoPE has no fused backward yet (a remark; the reference lowering runs
-// it); the GPU targets refuse it with an error.
+// RoPE's is the opposite rotation of the rotated inputs' dq and dk. PaTH
+// has no fused backward yet (a remark; the reference lowering runs it);
+// the GPU targets refuse attn.attention_grad with an error.
 // RUN: attn-opt %s --split-input-file --attn-to-block --verify-diagnostics | FileCheck %s
 // RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_80" 2>&1 | FileCheck %s --check-prefix=GPU
 
@@ -44,15 +45,42 @@ func.func @fox_grad(%q: tensor<?x4x?x32xf32>, %k: tensor<?x2x?x32xf32>, %v: tens
 
 // -----
 
+// RoPE: the kernels take q and k rotated; the opposite rotation of their
+// dq and dk (f32 scratch) gives the gradients.
+// CHECK-LABEL: func.func private @rope_grad_rope_q_inverse
+// CHECK: arith.addf
+// CHECK: arith.subf
 // CHECK-LABEL: func.func @rope_grad(
-// CHECK: attn.attention_grad
-func.func @rope_grad(%q: tensor<?x?x?x32xf32>, %l: tensor<?x?x?xf32>)
-    -> (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>) {
-  // expected-remark @+1 {{no fused backward for RoPE yet: runs through the reference lowering}}
+// CHECK: attn_block.launch @rope_grad_rope_q grid
+// CHECK: attn_block.launch @rope_grad_rope_k grid
+// CHECK: %[[DQ:.*]] = memref.alloc({{.*}}) : memref<?x?x?x32xbf16>
+// CHECK: %[[DQT:.*]] = memref.alloc({{.*}}) : memref<?x?x?x32xf32>
+// CHECK: attn_block.launch @rope_grad_grad_dq
+// CHECK: attn_block.launch @rope_grad_grad_dkdv
+// CHECK: attn_block.launch @rope_grad_rope_q_inverse grid({{.*}}) args(%[[DQT]], %{{.*}}, %{{.*}}, %[[DQ]])
+// CHECK: attn_block.launch @rope_grad_rope_k_inverse
+func.func @rope_grad(%q: tensor<?x?x?x32xbf16>, %l: tensor<?x?x?xf32>)
+    -> (tensor<?x?x?x32xbf16>, tensor<?x?x?x32xbf16>, tensor<?x?x?x32xbf16>) {
   %0:3 = attn.attention_grad %q, %q, %q rope(1.0e+04), %q, %l, %q
-      : (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?xf32>, tensor<?x?x?x32xf32>)
-      -> (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>)
-  return %0#0, %0#1, %0#2 : tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>
+      : (tensor<?x?x?x32xbf16>, tensor<?x?x?x32xbf16>, tensor<?x?x?x32xbf16>, tensor<?x?x?x32xbf16>, tensor<?x?x?xf32>, tensor<?x?x?x32xbf16>)
+      -> (tensor<?x?x?x32xbf16>, tensor<?x?x?x32xbf16>, tensor<?x?x?x32xbf16>)
+  return %0#0, %0#1, %0#2 : tensor<?x?x?x32xbf16>, tensor<?x?x?x32xbf16>, tensor<?x?x?x32xbf16>
+}
+
+// -----
+
+// PaTH has no fused backward yet: a remark, and the reference lowering
+// runs it.
+// CHECK-LABEL: func.func @path_grad(
+// CHECK: attn.attention_grad
+func.func @path_grad(%q: tensor<?x?x?x32xf32>, %w: tensor<?x?x?x32xf32>, %beta: tensor<?x?x?xf32>, %l: tensor<?x?x?xf32>)
+    -> (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?xf32>) {
+  // expected-remark @+1 {{no fused backward for PaTH and MTA yet: runs through the reference lowering}}
+  %0:5 = attn.attention_grad %q, %q, %q path(%w, %beta), %q, %l, %q
+      : (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?xf32>,
+         tensor<?x?x?x32xf32>, tensor<?x?x?xf32>, tensor<?x?x?x32xf32>)
+      -> (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?xf32>)
+  return %0#0, %0#1, %0#2, %0#3, %0#4 : tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?xf32>
 }
 
 // -----

@@ -143,11 +143,12 @@ TEST(GradPass, FusedPipeline) {
 namespace {
 
 /// One attn.attention over q [B, Hq, T, D], k [B, Hk, S, D], v [B, Hk, S,
-/// Dv] (and FoX's g [B, Hq, S]), f32, `pieces` its syntax after v.
+/// Dv] (and FoX's g [B, Hq, S]), f32: `rope` its RoPE syntax, `pieces` the
+/// rest after the gate.
 struct FlashCase {
   int64_t hq, hk, t, s, d, dv;
   bool fox;
-  std::string pieces;
+  std::string pieces, rope = "";
 
   std::string source() const {
     auto type = [](int64_t h, int64_t n, int64_t d) {
@@ -163,9 +164,9 @@ struct FlashCase {
       types += ", " + g;
     }
     return "func.func @main(" + args + ") -> " + o + " {\n" +
-           "  %o = attn.attention %q, %k, %v " + (fox ? "gate(%g) " : "") +
-           pieces + " : (" + types + ") -> " + o + "\n  return %o : " + o +
-           "\n}\n";
+           "  %o = attn.attention %q, %k, %v " + rope + " " +
+           (fox ? "gate(%g) " : "") + pieces + " : (" + types + ") -> " + o +
+           "\n  return %o : " + o + "\n}\n";
   }
 };
 
@@ -174,8 +175,9 @@ struct FlashCase {
 // The fused flash backward (attn.attention_grad through attn-to-block, on
 // the CPU): every gradient within 1e-5 of the oracle's, across tile edges
 // (T = 63, 64, 65), GQA, the masks, T != S (T = 1: one decoding query),
-// Dv != D and FoX. (T = S = 1 has dq = dk = 0 exactly, a softmax over one
-// key being constant: no relative error is defined there.)
+// Dv != D, FoX and RoPE (both styles, a partial rotation, an offset). (T = S =
+// 1 has dq = dk = 0 exactly, a softmax over one key being constant: no relative
+// error is defined there.)
 TEST(GradPass, FusedFlashBackward) {
   const std::vector<FlashCase> cases = {
       {2, 2, 1, 70, 32, 32, false, ""},
@@ -189,6 +191,9 @@ TEST(GradPass, FusedFlashBackward) {
       {4, 2, 130, 130, 32, 32, true, ""},
       {2, 2, 70, 100, 32, 32, true, "scaled mask sliding_window window 20"},
       {2, 2, 90, 90, 16, 48, true, "scaled scale 0.3"},
+      {2, 1, 100, 100, 32, 32, false, "", "rope(1.0e+04)"},
+      {2, 2, 70, 90, 32, 32, true, "",
+       "rope(5.0e+05) rope_style interleaved rope_dim 16 rope_offset 3"},
   };
   for (const FlashCase &c : cases) {
     std::string source = c.source();
