@@ -316,19 +316,20 @@ def _grad_buffers(program, entry, args):
 
 @torch.library.custom_op("attn::backward", mutates_args=())
 def _backward_op(program: str, entry: str, args: list[torch.Tensor],
-                 saved: list[torch.Tensor], grad: torch.Tensor
+                 outputs: list[torch.Tensor], grad: torch.Tensor
                  ) -> list[torch.Tensor]:
-    device = _device_of([*args, *saved, grad])
+    # `outputs`: everything forward_train returned, o then the saved LSEs.
+    device = _device_of([*args, *outputs, grad])
     train = _kernel(device, program, entry, True)
     grads = _grad_buffers(program, entry, args)
     _poison(*grads)
-    train.backward_kernel(*[_view(a) for a in (*args, *saved, grad)],
+    train.backward_kernel(*[_view(a) for a in (*args, *outputs, grad)],
                           out=tuple(grads), stream=_stream(device))
     return grads
 
 
 @_backward_op.register_fake
-def _(program, entry, args, saved, grad):
+def _(program, entry, args, outputs, grad):
     return _grad_buffers(program, entry, args)
 
 
@@ -336,17 +337,18 @@ def _setup_train(ctx, inputs, output):
     program, entry, args, _ = inputs
     ctx.program, ctx.entry = program, entry
     ctx.n_args = len(args)
-    ctx.save_for_backward(*args, *output[1:])
+    # The backward takes everything the forward returned: o, then the LSEs.
+    ctx.save_for_backward(*args, *output)
 
 
 def _backward_train(ctx, grads):
     saved = ctx.saved_tensors
-    args, lse = list(saved[:ctx.n_args]), list(saved[ctx.n_args:])
+    args, fwd = list(saved[:ctx.n_args]), list(saved[ctx.n_args:])
     dO = grads[0]
     if dO is None:
         return None, None, [None] * len(args), None
     _, grad_args = _signature(ctx.program, ctx.entry).training()
-    dargs = torch.ops.attn.backward(ctx.program, ctx.entry, args, lse, dO)
+    dargs = torch.ops.attn.backward(ctx.program, ctx.entry, args, fwd, dO)
     out = [None] * len(args)
     for i, d in zip(grad_args, dargs):
         out[i] = d

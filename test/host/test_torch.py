@@ -447,9 +447,10 @@ def check_opcheck():
                  (f"{name} forward_train", train,
                   (program, "main",
                    [a.clone().requires_grad_() for a in args], True))]
-        o, *saved = train(program, "main", args, False)
+        outputs = train(program, "main", args, False)  # o, then the LSEs
         tests.append((f"{name} backward", bwd,
-                      (program, "main", args, saved, torch.randn_like(o))))
+                      (program, "main", args, outputs,
+                       torch.randn_like(outputs[0]))))
         for what, op, call in tests:
             try:
                 torch.library.opcheck(op, call)
