@@ -23,6 +23,7 @@
 
 #include "AttentionToBlock.h"
 #include "GpuTiles.h"
+#include "Reverse.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -420,21 +421,9 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
   // (kernel names, G'); erased at the end.
   SmallVector<Value> fwdOperands(
       op->getOperands().take_front(op->getNumOperands() - 3));
-  AttentionOp::Properties props;
-  props.rope_theta = op.getProperties().rope_theta;
-  props.rope_style = op.getProperties().rope_style;
-  props.rope_dim = op.getProperties().rope_dim;
-  props.rope_offset = op.getProperties().rope_offset;
-  props.rope_q_offset = op.getProperties().rope_q_offset;
-  props.gate_scaled = op.getProperties().gate_scaled;
-  props.mask = op.getProperties().mask;
-  props.window = op.getProperties().window;
-  props.scale = op.getProperties().scale;
-  props.norm_eps = op.getProperties().norm_eps;
-  llvm::copy(ArrayRef(op.getProperties().operandSegmentSizes).drop_back(3),
-             props.operandSegmentSizes.begin());
-  auto fwd = AttentionOp::create(b, loc, TypeRange{op.getOut().getType()},
-                                 fwdOperands, props);
+  auto fwd =
+      AttentionOp::create(b, loc, TypeRange{op.getOut().getType()}, fwdOperands,
+                          forwardProperties(op.getProperties()));
   auto qType = cast<ShapedType>(op.getQ().getType());
   FlashGrad fg{fwd,
                cfg.target,

@@ -10,9 +10,6 @@
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Passes/Passes.h"
 
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNGRAD
 #include "attn/Passes/Passes.h.inc"
@@ -117,24 +114,8 @@ LogicalResult buildBackward(func::FuncOp g, ArrayRef<Type> saved) {
     for (Value v : operands)
       types.push_back(v.getType());
     operands.append({o, lseOf.lookup(op), c});
-    auto props = att.getProperties();
-    AttentionGradOp::Properties gprops;
-    gprops.rope_theta = props.rope_theta;
-    gprops.rope_style = props.rope_style;
-    gprops.rope_dim = props.rope_dim;
-    gprops.rope_offset = props.rope_offset;
-    gprops.rope_q_offset = props.rope_q_offset;
-    gprops.gate_scaled = props.gate_scaled;
-    gprops.mask = props.mask;
-    gprops.window = props.window;
-    gprops.scale = props.scale;
-    gprops.norm_eps = props.norm_eps;
-    llvm::copy(props.operandSegmentSizes, gprops.operandSegmentSizes.begin());
-    auto n = props.operandSegmentSizes.size();
-    gprops.operandSegmentSizes[n] = gprops.operandSegmentSizes[n + 1] =
-        gprops.operandSegmentSizes[n + 2] = 1;
-    auto grad =
-        AttentionGradOp::create(b, att.getLoc(), types, operands, gprops);
+    auto grad = AttentionGradOp::create(b, att.getLoc(), types, operands,
+                                        gradProperties(att.getProperties()));
     return SmallVector<Value>(grad.getResults());
   };
   FailureOr<DenseMap<Value, Value>> cot =
@@ -238,6 +219,41 @@ FailureOr<DenseMap<Value, Value>> mlir::attn::reverseSweep(
         accumulate(operand, c);
   }
   return cot;
+}
+
+/// The attributes attn.attention and attn.attention_grad share.
+template <typename To, typename From>
+static void copyAttentionAttrs(To &to, const From &from) {
+  to.rope_theta = from.rope_theta;
+  to.rope_style = from.rope_style;
+  to.rope_dim = from.rope_dim;
+  to.rope_offset = from.rope_offset;
+  to.rope_q_offset = from.rope_q_offset;
+  to.gate_scaled = from.gate_scaled;
+  to.mask = from.mask;
+  to.window = from.window;
+  to.scale = from.scale;
+  to.norm_eps = from.norm_eps;
+}
+
+AttentionGradOp::Properties
+mlir::attn::gradProperties(const AttentionOp::Properties &fwd) {
+  AttentionGradOp::Properties grad;
+  copyAttentionAttrs(grad, fwd);
+  auto &sizes = grad.operandSegmentSizes;
+  llvm::copy(fwd.operandSegmentSizes, sizes.begin());
+  std::fill(sizes.begin() + fwd.operandSegmentSizes.size(), sizes.end(), 1);
+  return grad;
+}
+
+AttentionOp::Properties
+mlir::attn::forwardProperties(const AttentionGradOp::Properties &grad) {
+  AttentionOp::Properties fwd;
+  copyAttentionAttrs(fwd, grad);
+  llvm::copy(ArrayRef(grad.operandSegmentSizes)
+                 .take_front(fwd.operandSegmentSizes.size()),
+             fwd.operandSegmentSizes.begin());
+  return fwd;
 }
 
 Value mlir::attn::zerosLike(OpBuilder &b, Location loc, Value like) {

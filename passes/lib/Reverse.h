@@ -30,6 +30,16 @@ FailureOr<DenseMap<Value, Value>> reverseSweep(
 /// depend on.
 Value zerosLike(OpBuilder &b, Location loc, Value like);
 
+/// The properties of attn.attention_grad for the operands of the
+/// attn.attention with properties `fwd` (its attributes, and one operand
+/// each for out, lse and the cotangent after its operands).
+AttentionGradOp::Properties gradProperties(const AttentionOp::Properties &fwd);
+
+/// The properties of the attn.attention whose VJP an attn.attention_grad
+/// with properties `grad` is (its attributes and leading operands).
+AttentionOp::Properties
+forwardProperties(const AttentionGradOp::Properties &grad);
+
 } // namespace mlir::attn
 
 #endif // ATTN_PASSES_REVERSE_H
