@@ -12,6 +12,8 @@
 #include "ExecutionHelpers.h"
 #include "GradPrograms.h"
 
+#include <random>
+
 using namespace attn::exec_test;
 
 namespace {
@@ -206,6 +208,118 @@ TEST(GradPass, FusedFlashBackward) {
     spec.fLo = 0.5;
     expectTrainingPairMatches(source, source, spec, attn::Pipeline::Auto);
   }
+}
+
+namespace {
+
+/// f32 [shape] drawn uniformly from [-1, 1).
+HostArray randomArray(std::vector<int64_t> shape, std::mt19937_64 &rng) {
+  HostArray a;
+  a.shape = std::move(shape);
+  a.bytes.resize(a.numel() * sizeof(float));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (size_t i = 0; i < a.numel(); ++i)
+    a.set(i, u(rng));
+  return a;
+}
+
+/// The training pair of `c` run on `args` and cotangent `dO`: its
+/// gradients.
+std::vector<HostArray> gradsOf(const FlashCase &c, std::vector<HostArray> args,
+                               const HostArray &dO) {
+  auto pair = engine().compileTraining(c.source());
+  EXPECT_TRUE(static_cast<bool>(pair)) << llvm::toString(pair.takeError());
+  if (!pair)
+    return {};
+  auto fwd = pair->forward->runAll(args);
+  EXPECT_TRUE(static_cast<bool>(fwd)) << llvm::toString(fwd.takeError());
+  if (!fwd)
+    return {};
+  args.insert(args.end(), fwd->begin(), fwd->end());
+  args.push_back(dO);
+  auto grads = pair->backward->runAll(args);
+  EXPECT_TRUE(static_cast<bool>(grads)) << llvm::toString(grads.takeError());
+  return grads ? std::move(*grads) : std::vector<HostArray>();
+}
+
+/// max |got - want| / max |want| over [B, H, n, d] arrays, `want`'s head h
+/// being the sum of `got`'s heads h * group ... h * group + group - 1
+/// (group 1: the same heads).
+double headSumError(const HostArray &got, const HostArray &want,
+                    int64_t group) {
+  int64_t hw = want.shape[1], rest = want.shape[2] * want.shape[3];
+  double diff = 0, mag = 0;
+  for (int64_t h = 0; h < hw; ++h)
+    for (int64_t e = 0; e < rest; ++e) {
+      double sum = 0;
+      for (int64_t r = 0; r < group; ++r)
+        sum += got.get((h * group + r) * rest + e);
+      double w = want.get(h * rest + e);
+      diff = std::max(diff, std::abs(sum - w));
+      mag = std::max(mag, std::abs(w));
+    }
+  return diff / std::max(mag, 1e-30);
+}
+
+} // namespace
+
+// GQA is its KV heads repeated over their query heads: the same dq, and dk,
+// dv of a KV head the sums of its repeats' (the fused backward sums a group
+// in f32 inside one program).
+TEST(GradPass, FusedBackwardGqaIsRepeatedKvHeads) {
+  uint64_t seed = attn::ref::freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t t = 70, d = 32;
+  HostArray q = randomArray({1, 4, t, d}, rng),
+            k = randomArray({1, 2, t, d}, rng),
+            v = randomArray({1, 2, t, d}, rng),
+            dO = randomArray({1, 4, t, d}, rng);
+  auto repeat = [&](const HostArray &x) {
+    HostArray r = x;
+    r.shape[1] = 4;
+    r.bytes.resize(r.numel() * sizeof(float));
+    for (int64_t h = 0; h < 4; ++h)
+      for (int64_t e = 0; e < t * d; ++e)
+        r.set(h * t * d + e, x.get((h / 2) * t * d + e));
+    return r;
+  };
+  auto gqa = gradsOf({4, 2, t, t, d, d, false, ""}, {q, k, v}, dO);
+  auto rep =
+      gradsOf({4, 4, t, t, d, d, false, ""}, {q, repeat(k), repeat(v)}, dO);
+  ASSERT_EQ(gqa.size(), 3u);
+  ASSERT_EQ(rep.size(), 3u);
+  EXPECT_LE(headSumError(rep[0], gqa[0], 1), 1e-6) << "dq";
+  EXPECT_LE(headSumError(rep[1], gqa[1], 2), 1e-6) << "dk";
+  EXPECT_LE(headSumError(rep[2], gqa[2], 2), 1e-6) << "dv";
+}
+
+// Causality backwards: dk and dv of key j read no dO of a query before j, so
+// changing dO of the queries before t0 leaves them unchanged, exactly (a
+// masked cell's probability is an exact zero).
+TEST(GradPass, FusedBackwardIsCausalBackwards) {
+  uint64_t seed = attn::ref::freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t t = 130, d = 32, t0 = 65;
+  FlashCase c{2, 2, t, t, d, d, true, ""};
+  std::vector<HostArray> args = {
+      randomArray({1, 2, t, d}, rng), randomArray({1, 2, t, d}, rng),
+      randomArray({1, 2, t, d}, rng), randomArray({1, 2, t}, rng)};
+  for (size_t i = 0; i < args[3].numel(); ++i) // log forget gates <= 0
+    args[3].set(i, -std::abs(args[3].get(i)));
+  HostArray dO = randomArray({1, 2, t, d}, rng), dO2 = dO;
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t e = 0; e < t0 * d; ++e)
+      dO2.set(h * t * d + e, 10.0 * dO.get(h * t * d + e) + 1.0);
+  auto a = gradsOf(c, args, dO), b = gradsOf(c, args, dO2);
+  ASSERT_EQ(a.size(), 4u);
+  ASSERT_EQ(b.size(), 4u);
+  for (size_t g : {1, 2}) // dk, dv
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t e = t0 * d; e < t * d; ++e)
+        ASSERT_EQ(a[g].get(h * t * d + e), b[g].get(h * t * d + e))
+            << (g == 1 ? "dk" : "dv") << ", head " << h << ", key " << e / d;
 }
 
 // The names the arguments have in the source, and the argument of each
