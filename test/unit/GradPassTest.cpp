@@ -294,6 +294,28 @@ TEST(GradPass, FusedBackwardGqaIsRepeatedKvHeads) {
   EXPECT_LE(headSumError(rep[2], gqa[2], 2), 1e-6) << "dv";
 }
 
+// FoX with g = 0 is plain attention: the same dq, dk, dv.
+TEST(GradPass, FusedBackwardFoxWithZeroGateIsPlain) {
+  uint64_t seed = attn::ref::freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t t = 90, d = 32;
+  std::vector<HostArray> args = {randomArray({1, 2, t, d}, rng),
+                                 randomArray({1, 2, t, d}, rng),
+                                 randomArray({1, 2, t, d}, rng)};
+  HostArray g = randomArray({1, 2, t}, rng),
+            dO = randomArray({1, 2, t, d}, rng);
+  for (size_t i = 0; i < g.numel(); ++i)
+    g.set(i, 0.0);
+  auto plain = gradsOf({2, 2, t, t, d, d, false, ""}, args, dO);
+  args.push_back(g);
+  auto fox = gradsOf({2, 2, t, t, d, d, true, ""}, args, dO);
+  ASSERT_EQ(plain.size(), 3u);
+  ASSERT_EQ(fox.size(), 4u);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_LE(headSumError(fox[i], plain[i], 1), 1e-6) << "gradient " << i;
+}
+
 // Causality backwards: dk and dv of key j read no dO of a query before j, so
 // changing dO of the queries before t0 leaves them unchanged, exactly (a
 // masked cell's probability is an exact zero).
