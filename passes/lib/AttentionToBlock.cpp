@@ -154,13 +154,26 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
         return signalPassFailure();
       }
     SymbolTable symbols(module);
-    SmallVector<AttentionOp> ops;
+    const BlockLoweringConfig cfg{blockM,
+                                  blockN,
+                                  pathChunk,
+                                  tgt,
+                                  pathTransport == "split",
+                                  pathChunkWgmma,
+                                  pathAttentionWgmma};
     // A function already compiled for the GPU (attn-block-launch-plan
     // named its gpu.module) keeps its attn.attention as the statement of
     // its kernels.
-    module.walk([&](AttentionOp op) {
-      if (!op->getParentOfType<func::FuncOp>()->hasAttr("attn.gpu_module"))
-        ops.push_back(op);
+    SmallVector<AttentionOp> ops;
+    SmallVector<AttentionGradOp> grads;
+    module.walk([&](Operation *op) {
+      if (!isa<AttentionOp, AttentionGradOp>(op) ||
+          op->getParentOfType<func::FuncOp>()->hasAttr("attn.gpu_module"))
+        return;
+      if (auto att = dyn_cast<AttentionOp>(op))
+        ops.push_back(att);
+      else
+        grads.push_back(cast<AttentionGradOp>(op));
     });
     for (AttentionOp op : ops) {
       std::string why = unfusableReason(op);
@@ -169,13 +182,6 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                         << "): runs through the reference lowering";
         continue;
       }
-      BlockLoweringConfig cfg{blockM,
-                              blockN,
-                              pathChunk,
-                              tgt,
-                              pathTransport == "split",
-                              pathChunkWgmma,
-                              pathAttentionWgmma};
       // PaTH's and flash's kernels serve every target; MTA has a CPU form
       // and a GPU form. Nothing is lowered silently in the CPU form for a
       // GPU target.
@@ -198,11 +204,6 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
       else
         lowerFlashAttention(op, symbols, cfg);
     }
-    SmallVector<AttentionGradOp> grads;
-    module.walk([&](AttentionGradOp op) {
-      if (!op->getParentOfType<func::FuncOp>()->hasAttr("attn.gpu_module"))
-        grads.push_back(op);
-    });
     for (AttentionGradOp op : grads) {
       std::string why = checkFlashGradSupport(op, tgt);
       if (!why.empty() && tgt.gpu) {
@@ -216,7 +217,6 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                         << " yet: runs through the reference lowering";
         continue;
       }
-      BlockLoweringConfig cfg{blockM, blockN, pathChunk, tgt};
       lowerFlashAttentionGrad(op, symbols, cfg);
     }
   }

@@ -105,6 +105,21 @@ Value probabilities(GpuTiles &g, Value x, Value lse2, int64_t queryAxis,
   return g.select(valid, p, g.splatF(type, 0.0));
 }
 
+/// The saved LSE, in base 2, and the row term D of the kRows queries at `at`
+/// ([b, h, first query]), as slices in `enc`.
+std::pair<Value, Value> rowTerms(GpuTiles &g, Value lse, Value delta,
+                                 ValueRange at, Attribute enc) {
+  Value lse2 = g.mul(g.loadSlice(lse, at, 2, kRows, enc),
+                     g.splatF(g.slice(kRows, enc), kLog2e));
+  return {lse2, g.loadSlice(delta, at, 2, kRows, enc)};
+}
+
+/// dS = P * (dP - D), D spread along the query axis `queryAxis`.
+Value scoreGrad(GpuTiles &g, Value p, Value dp, Value delta,
+                int64_t queryAxis) {
+  return g.mul(p, g.sub(dp, g.spread(delta, queryAxis, kRows, kRows)));
+}
+
 /// The gate prefix G' (launchGatePrefix) at `n` positions from `pos` of row
 /// (b, h), in slice `enc`, in G's type (f64 on the CPU).
 Value loadGate(GpuTiles &g, Value gPrime, Value bIdx, Value h, Value pos,
@@ -149,9 +164,8 @@ void buildDq(func::FuncOp kernel, const KernelArgs &args, const FlashGrad &fg) {
                 g.copy(arg("dout"), {p.bIdx, p.h, p.row0, c0}, sdO)});
   Value qa = g.operand(sQ, 0), dOa = g.operand(sdO, 0);
   SmallVector<Value> rowAt = {p.bIdx, p.h, p.row0};
-  Value lse2 = g.mul(g.loadSlice(arg("lse"), rowAt, 2, kRows, g.row),
-                     g.splatF(g.slice(kRows, g.row), kLog2e));
-  Value delta = g.loadSlice(arg("delta"), rowAt, 2, kRows, g.row);
+  Value lse2, delta;
+  std::tie(lse2, delta) = rowTerms(g, arg("lse"), arg("delta"), rowAt, g.row);
   Value qPos = g.iotaIn(g.row, p.qPos0, kRows);
   Value qIdx = g.iotaIn(g.row, p.row0, kRows);
   Value gRows =
@@ -177,7 +191,7 @@ void buildDq(func::FuncOp kernel, const KernelArgs &args, const FlashGrad &fg) {
         Value pt = probabilities(n, x, lse2, 1, valid);
         Value dp = n.dot(dOa, n.operand(sV, 1), n.zeros({kRows, kRows}),
                          /*transposeB=*/true);
-        Value ds = n.mul(pt, n.sub(dp, n.spread(delta, 1, kRows, kRows)));
+        Value ds = scoreGrad(n, pt, dp, delta, 1);
         SmallVector<Value> next = {
             n.dot(n.asA(n.round(ds)), n.operand(sK, 1), acc[0])};
         if (gPrime)
@@ -222,9 +236,8 @@ struct DkDvWalk {
           n.landCopies({n.copy(arg("q"), {bIdx, h, i0, c0}, sQ),
                         n.copy(arg("dout"), {bIdx, h, i0, c0}, sdO)});
           SmallVector<Value> colAt = {bIdx, h, i0};
-          Value lse2 = n.mul(n.loadSlice(arg("lse"), colAt, 2, kRows, n.col),
-                             n.splatF(n.slice(kRows, n.col), kLog2e));
-          Value delta = n.loadSlice(arg("delta"), colAt, 2, kRows, n.col);
+          auto [lse2, delta] =
+              rowTerms(n, arg("lse"), arg("delta"), colAt, n.col);
           Value qPos0 = arith::AddIOp::create(nb, loc, off, i0);
           Value qPos = n.iotaIn(n.col, qPos0, kRows);
           // S^T = K Q^T: rows are keys, columns queries.
@@ -240,7 +253,7 @@ struct DkDvWalk {
           Value dvNew = n.dot(n.asA(n.round(pt)), n.operand(sdO, 1), acc[1]);
           Value dpt = n.dot(va, n.operand(sdO, 1), n.zeros({kRows, kRows}),
                             /*transposeB=*/true);
-          Value dst = n.mul(pt, n.sub(dpt, n.spread(delta, 0, kRows, kRows)));
+          Value dst = scoreGrad(n, pt, dpt, delta, 0);
           SmallVector<Value> next = {
               n.dot(n.asA(n.round(dst)), n.operand(sQ, 1), acc[0]), dvNew};
           if (gPrime)
@@ -334,8 +347,7 @@ void buildDkDv(func::FuncOp kernel, const KernelArgs &args,
 /// FoX: dg_t = gamma sum_{u >= t} (R_u - C_u), R_u the row sum of dS of the
 /// query at position u (0 before the first query), C_u the column sum of
 /// key u: the cells whose gate sum G_{p_i} - G_j holds g_t (attn.scores_grad).
-/// One program per (batch, query head) row, scalar code: a first pass sums
-/// the row, a second writes gamma (total - the sum before t).
+/// One program per (batch, query head) row, scalar code.
 void buildGateGrad(func::FuncOp kernel, const KernelArgs &args,
                    const FlashGrad &fg) {
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
@@ -374,27 +386,21 @@ void buildGateGrad(func::FuncOp kernel, const KernelArgs &args,
     Value x = arith::SubFOp::create(nb, loc, r.getResult(0), c);
     return arith::ExtFOp::create(nb, loc, f64, x);
   };
+  // One walk from the last position down, carrying the suffix sum.
   Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0));
-  Value c0 = t.idx(0), c1 = t.idx(1);
-  auto total = scf::ForOp::create(
-      b, loc, c0, sLen, c1, ValueRange{zero},
-      [&](OpBuilder &nb, Location, Value u, ValueRange acc) {
-        scf::YieldOp::create(
-            nb, loc,
-            ValueRange{arith::AddFOp::create(nb, loc, acc[0], term(nb, u))});
-      });
+  Value last = arith::SubIOp::create(b, loc, sLen, t.idx(1));
   Type gElt = cast<MemRefType>(dg.getType()).getElementType();
   Value gammaV = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(gamma));
   scf::ForOp::create(
-      b, loc, c0, sLen, c1, ValueRange{total.getResult(0)},
-      [&](OpBuilder &nb, Location, Value u, ValueRange rest) {
-        Value out = arith::MulFOp::create(nb, loc, rest[0], gammaV);
+      b, loc, t.idx(0), sLen, t.idx(1), ValueRange{zero},
+      [&](OpBuilder &nb, Location, Value r, ValueRange acc) {
+        Value u = arith::SubIOp::create(nb, loc, last, r);
+        Value sum = arith::AddFOp::create(nb, loc, acc[0], term(nb, u));
+        Value out = arith::MulFOp::create(nb, loc, sum, gammaV);
         if (gElt != f64)
           out = arith::TruncFOp::create(nb, loc, gElt, out);
         memref::StoreOp::create(nb, loc, out, dg, ValueRange{bIdx, h, u});
-        scf::YieldOp::create(
-            nb, loc,
-            ValueRange{arith::SubFOp::create(nb, loc, rest[0], term(nb, u))});
+        scf::YieldOp::create(nb, loc, ValueRange{sum});
       });
   func::ReturnOp::create(b, loc);
 }
@@ -464,15 +470,6 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
     std::tie(q, k) = std::pair(input(op.getQ()), input(op.getK()));
   Value dq = allocResult(b, loc, grads[0], bDim, hq, tLen);
   Value dk = allocResult(b, loc, grads[1], bDim, hk, sLen);
-  auto f32Like = [&](Value buf) -> Value {
-    auto type = cast<MemRefType>(buf.getType());
-    SmallVector<Value> dyn;
-    for (int64_t i = 0; i < type.getRank(); ++i)
-      if (type.isDynamicDim(i))
-        dyn.push_back(memref::DimOp::create(b, loc, buf, i));
-    return memref::AllocOp::create(
-        b, loc, MemRefType::get(type.getShape(), b.getF32Type()), dyn);
-  };
   KernelArgs args;
   args.add("q", q);
   args.add("k", k);
@@ -485,8 +482,11 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
   args.add("lse", input(op.getLse()));
   args.add("dout", input(op.getGrad()));
   args.add("delta", rowScratch(tLen));
-  args.add("dq", rope ? f32Like(dq) : dq);
-  args.add("dk", rope ? f32Like(dk) : dk);
+  Type f32 = b.getF32Type();
+  args.add("dq",
+           rope ? allocResult(b, loc, grads[0], bDim, hq, tLen, f32) : dq);
+  args.add("dk",
+           rope ? allocResult(b, loc, grads[1], bDim, hk, sLen, f32) : dk);
   args.add("dv", allocResult(b, loc, grads[2], bDim, hk, sLen));
   args.add("dsRows", fox ? rowScratch(tLen) : Value());
   args.add("dsCols", fox ? rowScratch(sLen) : Value());

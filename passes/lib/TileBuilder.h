@@ -205,10 +205,12 @@ inline MemRefType bufferTypeOf(Value tensor) {
 
 /// A buffer for `result`, a tensor whose leading dims are [B, H, T] (dynamic
 /// sizes from `bDim`, `h`, `tLen`; the rest static), that a lowering's
-/// kernel writes.
+/// kernel writes; of element type `elt` where given (a scratch of its shape).
 inline Value allocResult(OpBuilder &b, Location loc, Value result, Value bDim,
-                         Value h, Value tLen) {
-  auto outType = bufferTypeOf(result);
+                         Value h, Value tLen, Type elt = {}) {
+  MemRefType outType = bufferTypeOf(result);
+  if (elt)
+    outType = MemRefType::get(outType.getShape(), elt);
   SmallVector<Value> dyn;
   Value sizes[3] = {bDim, h, tLen};
   for (int64_t i = 0; i < 3; ++i)
