@@ -68,13 +68,19 @@ class PathFoxAttention(torch.nn.Module):
         self.gate = torch.nn.Linear(d_model, heads)
         self.out = torch.nn.Linear(d_model, d_model, bias=False)
 
-    def forward(self, x):
+    def inputs(self, x):
+        """q, k, v [B, T, H, D] and w, beta, g as fla's PaTH layer makes
+        them (f32)."""
         B, T, _ = x.shape
         q, k, v, w = self.qkvw(x).view(B, T, 4, self.h, self.d).unbind(2)
         w = F.normalize(w.float(), dim=-1)
         beta = 2 * torch.sigmoid(self.beta(x).float())
         g = F.logsigmoid(self.gate(x).float())
-        o = at.path_attention(q, k, v, w, beta, g)
+        return q, k, v, w, beta, g
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        o = at.path_attention(*self.inputs(x))
         return self.out(o.reshape(B, T, -1))
 
 

@@ -459,24 +459,27 @@ def check_opcheck():
                 check(False, f"opcheck {what}: {type(e).__name__}: {e}")
 
 
-class TinyPathFox(torch.nn.Module):
-    """One PaTH-FoX attention layer with its projections, as fla's layer
-    computes w (L2-normalised), beta (sigmoid * 2) and g (logsigmoid)."""
+def load_char_lm():
+    """examples/torch/char_lm.py as a module (its layers)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "..", "examples", "torch", "char_lm.py")
+    spec = importlib.util.spec_from_file_location("char_lm", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class TinyPathFox(load_char_lm().PathFoxAttention):
+    """The example's PaTH-FoX layer (fla's w, beta and g from its
+    projections), adding FoX attention on the same inputs."""
 
     def __init__(self, d_model=32, heads=2):
-        super().__init__()
-        self.h, self.d = heads, d_model // heads
-        self.qkvw = torch.nn.Linear(d_model, 4 * d_model, bias=False)
-        self.beta = torch.nn.Linear(d_model, heads)
-        self.gate = torch.nn.Linear(d_model, heads)
-        self.out = torch.nn.Linear(d_model, d_model, bias=False)
+        super().__init__(d_model, heads)
 
     def forward(self, x):
         B, T, _ = x.shape
-        q, k, v, w = self.qkvw(x).view(B, T, 4, self.h, self.d).unbind(2)
-        w = F.normalize(w, dim=-1)
-        beta = torch.sigmoid(self.beta(x)) * 2
-        g = F.logsigmoid(self.gate(x))
+        q, k, v, w, beta, g = self.inputs(x)
         o = at.path_attention(q, k, v, w, beta, g)
         o = o + at.forgetting_attention(q, k, v, g)
         return self.out(o.reshape(B, T, -1))
