@@ -207,14 +207,12 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
     for (AttentionGradOp op : grads) {
       std::string why = checkFlashGradSupport(op, tgt);
       if (!why.empty() && tgt.gpu) {
-        op.emitError() << "attn-to-block{target=" << tgt.name
-                       << "}: no fused backward for " << why;
+        op.emitError() << "attn-to-block{target=" << tgt.name << "}: " << why;
         signalPassFailure();
         continue;
       }
       if (!why.empty()) {
-        op.emitRemark() << "no fused backward for " << why
-                        << " yet: runs through the reference lowering";
+        op.emitRemark() << why << ": runs through the reference lowering";
         continue;
       }
       lowerFlashAttentionGrad(op, symbols, cfg);

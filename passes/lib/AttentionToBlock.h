@@ -72,8 +72,8 @@ private:
 void lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
                          const BlockLoweringConfig &cfg);
 
-/// Why the fused flash backward cannot take `op` for `target`, or "" if it
-/// can. FlashGradToBlock.cpp.
+/// Why the fused flash backward cannot take `op` for `target` (a sentence),
+/// or "" if it can. FlashGradToBlock.cpp.
 std::string checkFlashGradSupport(AttentionGradOp op,
                                   const BlockTarget &target);
 
@@ -82,6 +82,13 @@ std::string checkFlashGradSupport(AttentionGradOp op,
 /// FlashGradToBlock.cpp. checkFlashGradSupport must have accepted `op`.
 void lowerFlashAttentionGrad(AttentionGradOp op, SymbolTable &symbols,
                              const BlockLoweringConfig &cfg);
+
+/// Why the GPU forms of flash attention and its backward cannot take
+/// q, k, v of these types (16-bit, one element type, static head dims that
+/// are multiples of 64 up to `maxHeadDim`), or "" if they can.
+/// FlashToBlockGpu.cpp.
+std::string checkFlashGpuOperands(Value q, Value k, Value v,
+                                  int64_t maxHeadDim);
 
 /// Why the GPU form of the flash kernel cannot express `op` for `target`
 /// with `blockN`-key tiles, or "" if it can. FlashToBlockGpu.cpp.

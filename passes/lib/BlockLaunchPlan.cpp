@@ -62,8 +62,8 @@ bool usesWgmma(func::FuncOp fn) {
 /// The plan of one host function: its dims are the dynamic dims of its
 /// arguments (in argument order), its values the maxima and minima its
 /// index arithmetic takes, its buffers the memref.allocs the launches
-/// pass (in order of first use; the alloc returned as the result is the
-/// output), its kernels the launches in order.
+/// pass (in order of first use; the allocs returned as results are the
+/// outputs, in result order), its kernels the launches in order.
 class PlanBuilder {
 public:
   PlanBuilder(func::FuncOp fn, const TargetDesc &target)
@@ -76,7 +76,7 @@ public:
 
 private:
   LogicalResult checkHostOps();
-  LogicalResult findOutput();
+  LogicalResult findOutputs();
   FailureOr<AffineExpr> expr(Value v);
   FailureOr<AffineExpr> binary(Operation *op);
   FailureOr<AffineExpr> sizeOf(Value buffer, int64_t dim, Operation *user);
@@ -122,7 +122,8 @@ private:
   SmallVector<Buffer> buffers;
   DenseMap<Value, int64_t> scratch;
   DenseMap<Value, AffineExpr> memo;
-  Value output;
+  /// The result each returned buffer is.
+  DenseMap<Value, int64_t> outputs;
 };
 
 LogicalResult PlanBuilder::checkHostOps() {
@@ -144,25 +145,26 @@ LogicalResult PlanBuilder::checkHostOps() {
   return success();
 }
 
-LogicalResult PlanBuilder::findOutput() {
+LogicalResult PlanBuilder::findOutputs() {
   auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-  auto bad = [&]() {
-    return ret.emitError(kPass)
-           << "@" << fn.getSymName()
-           << " must return one result, a buffer a launch writes "
-              "(bufferization.to_tensor of a memref.alloc)";
-  };
-  if (ret.getNumOperands() > 1)
-    return ret.emitError(kPass)
-           << "@" << fn.getSymName() << " returns " << ret.getNumOperands()
-           << " results; a GPU launch plan writes one output, so entry "
-              "functions with several results run on the CPU only";
-  if (ret.getNumOperands() != 1)
-    return bad();
-  auto toTensor = ret.getOperand(0).getDefiningOp<bufferization::ToTensorOp>();
-  if (!toTensor || !toTensor.getBuffer().getDefiningOp<memref::AllocOp>())
-    return bad();
-  output = toTensor.getBuffer();
+  if (ret.getNumOperands() == 0)
+    return ret.emitError(kPass) << "@" << fn.getSymName()
+                                << " returns nothing; a launch plan writes "
+                                   "at least one output";
+  for (auto [i, result] : llvm::enumerate(ret.getOperands())) {
+    auto toTensor = result.getDefiningOp<bufferization::ToTensorOp>();
+    if (!toTensor || !toTensor.getBuffer().getDefiningOp<memref::AllocOp>())
+      return ret.emitError(kPass)
+             << "result " << i << " of @" << fn.getSymName()
+             << " must be a buffer a launch writes "
+                "(bufferization.to_tensor of a memref.alloc)";
+    // Each output is a view of its own: one buffer cannot be two of them.
+    auto [it, fresh] = outputs.try_emplace(toTensor.getBuffer(), i);
+    if (!fresh)
+      return ret.emitError(kPass)
+             << "@" << fn.getSymName() << " returns one buffer as results "
+             << it->second << " and " << i;
+  }
   return success();
 }
 
@@ -281,8 +283,8 @@ FailureOr<PlanBuilder::Arg> PlanBuilder::bufferArg(Value v,
     return launch.emitError(kPass)
            << "a launch argument must be an argument of @" << fn.getSymName()
            << " or a memref.alloc, got " << v;
-  if (v == output)
-    return Arg{al::ArgKind::output, 0, std::nullopt};
+  if (auto it = outputs.find(v); it != outputs.end())
+    return Arg{al::ArgKind::output, it->second, std::nullopt};
   auto elems = elementsOf(v, launch);
   if (failed(elems))
     return failure();
@@ -366,7 +368,7 @@ PlanBuilder::kernelOf(blk::LaunchOp launch, StringRef gmName,
 
 FailureOr<al::PlanAttr> PlanBuilder::build(StringRef gmName,
                                            SetVector<func::FuncOp> &kernels) {
-  if (failed(checkHostOps()) || failed(findOutput()))
+  if (failed(checkHostOps()) || failed(findOutputs()))
     return failure();
   for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
     auto shaped = dyn_cast<ShapedType>(t);

@@ -347,11 +347,21 @@ void buildDkDv(func::FuncOp kernel, const KernelArgs &args,
 /// FoX: dg_t = gamma sum_{u >= t} (R_u - C_u), R_u the row sum of dS of the
 /// query at position u (0 before the first query), C_u the column sum of
 /// key u: the cells whose gate sum G_{p_i} - G_j holds g_t (attn.scores_grad).
-/// One program per (batch, query head) row, scalar code.
+/// One program per (batch, query head) row, the gate prefix's blocked scan
+/// (launchGatePrefix) run backwards: rounds of kRound positions from the
+/// last, each scanned in f64 (attn_block.scan), its suffix sums the round's
+/// total minus the inclusive prefix plus the element, plus the carried sum
+/// of the rounds after it.
 void buildGateGrad(func::FuncOp kernel, const KernelArgs &args,
                    const FlashGrad &fg) {
+  constexpr int64_t kWarps = 8, kPerThread = 8,
+                    kRound = kWarps * 32 * kPerThread;
+  kernel->setAttr(
+      "attn_block.num_warps",
+      IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), kWarps));
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   Location loc = kernel.getLoc();
+  MLIRContext *ctx = b.getContext();
   TileBuilder t(b, loc);
   auto arg = [&](StringRef name) { return args.in(kernel, name); };
   Value rowsMem = arg("dsRows"), colsMem = arg("dsCols"), dg = arg("dg");
@@ -363,44 +373,48 @@ void buildGateGrad(func::FuncOp kernel, const KernelArgs &args,
   Value h = arith::RemUIOp::create(b, loc, row, hq);
   Value off = arith::SubIOp::create(b, loc, sLen, tLen);
   Type f64 = b.getF64Type();
-  double gamma = fg.fwd.getGateScaled() ? fg.scale : 1.0;
-  auto term = [&](OpBuilder &nb, Value u) -> Value {
-    Value c = memref::LoadOp::create(nb, loc, colsMem, ValueRange{bIdx, h, u});
-    Value i = arith::SubIOp::create(nb, loc, u, off);
-    Value isQuery =
-        arith::CmpIOp::create(nb, loc, CmpIPredicate::sge, i,
-                              arith::ConstantIndexOp::create(nb, loc, 0));
-    auto r = scf::IfOp::create(nb, loc, TypeRange{nb.getF32Type()}, isQuery,
-                               /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(nb);
-      nb.setInsertionPointToStart(&r.getThenRegion().front());
-      scf::YieldOp::create(nb, loc,
-                           ValueRange{memref::LoadOp::create(
-                               nb, loc, rowsMem, ValueRange{bIdx, h, i})});
-      nb.setInsertionPointToStart(&r.getElseRegion().front());
-      scf::YieldOp::create(nb, loc,
-                           ValueRange{arith::ConstantOp::create(
-                               nb, loc, nb.getF32FloatAttr(0))});
-    }
-    Value x = arith::SubFOp::create(nb, loc, r.getResult(0), c);
-    return arith::ExtFOp::create(nb, loc, f64, x);
+  auto blocked =
+      blk::BlockedLayoutAttr::get(ctx, {kPerThread}, {32}, {kWarps}, {0});
+  auto tile = [&](Type e) {
+    return RankedTensorType::get({kRound}, e, blocked);
   };
-  // One walk from the last position down, carrying the suffix sum.
-  Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0));
-  Value last = arith::SubIOp::create(b, loc, sLen, t.idx(1));
+  Value totals = blk::LocalAllocOp::create(
+      b, loc,
+      blk::SharedBufferType::get(
+          ctx, {kWarps}, f64, blk::SharedLayoutAttr::get(ctx, 1, 1, 1, {0})));
+  double gamma = fg.fwd.getGateScaled() ? fg.scale : 1.0;
+  Value gammaT = t.splatLike(tile(f64), gamma);
+  Value last = t.idx(kRound - 1);
   Type gElt = cast<MemRefType>(dg.getType()).getElementType();
-  Value gammaV = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(gamma));
+  auto keys = b.getDenseI64ArrayAttr({2});
+  Value rounds = arith::CeilDivUIOp::create(b, loc, sLen, t.idx(kRound));
+  Value lastRound = arith::SubIOp::create(b, loc, rounds, t.idx(1));
   scf::ForOp::create(
-      b, loc, t.idx(0), sLen, t.idx(1), ValueRange{zero},
-      [&](OpBuilder &nb, Location, Value r, ValueRange acc) {
-        Value u = arith::SubIOp::create(nb, loc, last, r);
-        Value sum = arith::AddFOp::create(nb, loc, acc[0], term(nb, u));
-        Value out = arith::MulFOp::create(nb, loc, sum, gammaV);
-        if (gElt != f64)
-          out = arith::TruncFOp::create(nb, loc, gElt, out);
-        memref::StoreOp::create(nb, loc, out, dg, ValueRange{bIdx, h, u});
-        scf::YieldOp::create(nb, loc, ValueRange{sum});
+      b, loc, t.idx(0), rounds, t.idx(1),
+      ValueRange{arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0))},
+      [&](OpBuilder &nb, Location, Value r, ValueRange carry) {
+        TileBuilder n(nb, loc);
+        Value u0 = arith::MulIOp::create(
+            nb, loc, arith::SubIOp::create(nb, loc, lastRound, r),
+            n.idx(kRound));
+        // Outside [0, T) (a position before the first query, past S) the
+        // masked loads read 0.
+        auto load = [&](Value mem, Value at) {
+          return n.convert(blk::LoadOp::create(nb, loc, tile(nb.getF32Type()),
+                                               mem, ValueRange{bIdx, h, at},
+                                               keys, nb.getF64FloatAttr(0.0)),
+                           f64);
+        };
+        Value x = n.sub(load(rowsMem, arith::SubIOp::create(nb, loc, u0, off)),
+                        load(colsMem, u0));
+        Value cum = blk::ScanOp::create(nb, loc, x, totals);
+        Value total = tensor::ExtractOp::create(nb, loc, cum, ValueRange{last});
+        Value upTo = arith::AddFOp::create(nb, loc, carry[0], total);
+        Value after = tensor::SplatOp::create(nb, loc, tile(f64), upTo);
+        Value suffix = n.add(n.sub(after, cum), x);
+        blk::StoreOp::create(nb, loc, n.convert(n.mul(suffix, gammaT), gElt),
+                             dg, ValueRange{bIdx, h, u0}, keys);
+        scf::YieldOp::create(nb, loc, ValueRange{upTo});
       });
   func::ReturnOp::create(b, loc);
 }
@@ -410,11 +424,14 @@ void buildGateGrad(func::FuncOp kernel, const KernelArgs &args,
 std::string mlir::attn::checkFlashGradSupport(AttentionGradOp op,
                                               const BlockTarget &target) {
   if (op.getW() || op.hasMTA() || op.getNorm())
-    return "PaTH and MTA";
+    return "no fused backward for PaTH and MTA yet";
   if (op.getG() && op.getMask() == MaskKind::none)
-    return "FoX without a mask";
+    return "no fused backward for FoX without a mask yet";
+  // dK and dV of a 64-key tile stay in registers across the query walk:
+  // beyond D = 128 they would spill.
   if (target.gpu)
-    return "the GPU target (the fused backward runs on the CPU only yet)";
+    return checkFlashGpuOperands(op.getQ(), op.getK(), op.getV(),
+                                 /*maxHeadDim=*/128);
   return "";
 }
 

@@ -500,6 +500,29 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
 
 } // namespace
 
+std::string mlir::attn::checkFlashGpuOperands(Value q, Value k, Value v,
+                                              int64_t maxHeadDim) {
+  Type e = cast<ShapedType>(q.getType()).getElementType();
+  if (!e.isBF16() && !e.isF16())
+    return "the GPU form takes bf16 or f16 q, k, v (m16n8k16 mma.sync, "
+           "m64nNk16 wgmma), not " +
+           std::string(e.isF32() ? "f32 operands" : "this element type") +
+           " (the CPU backend runs them: --device=cpu)";
+  for (Value x : {k, v})
+    if (cast<ShapedType>(x.getType()).getElementType() != e)
+      return "the GPU form needs q, k and v of one element type";
+  for (Value x : {q, v}) {
+    int64_t d = cast<ShapedType>(x.getType()).getDimSize(3);
+    if (ShapedType::isDynamic(d) || d % 64 != 0 || d > maxHeadDim)
+      return "the GPU form needs static head dims that are multiples of 64 "
+             "up to " +
+             std::to_string(maxHeadDim) +
+             " (the 8 x 16-byte chunks of a swizzled row), got " +
+             (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+  }
+  return "";
+}
+
 std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
                                              const BlockTarget &target,
                                              int64_t blockN) {
@@ -509,23 +532,10 @@ std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
            "query rows: warps 4 or 8 and m-tiles 1, got warps " +
            std::to_string(target.warps) + ", m-tiles " +
            std::to_string(target.mTiles);
-  auto q = cast<ShapedType>(op.getQ().getType());
-  Type e = q.getElementType();
-  if (!e.isBF16() && !e.isF16())
-    return "the GPU form takes bf16 or f16 q, k, v (m16n8k16 mma.sync, "
-           "m64nNk16 wgmma), not " +
-           std::string(e.isF32() ? "f32 operands" : "this element type") +
-           " (the CPU backend runs them: --device=cpu)";
-  for (Value x : {op.getK(), op.getV()})
-    if (cast<ShapedType>(x.getType()).getElementType() != e)
-      return "the GPU form needs q, k and v of one element type";
-  for (Value x : {op.getQ(), op.getV()}) {
-    int64_t d = cast<ShapedType>(x.getType()).getDimSize(3);
-    if (ShapedType::isDynamic(d) || d % 64 != 0 || d > 256)
-      return "the GPU form needs static head dims that are multiples of 64 "
-             "up to 256 (the 8 x 16-byte chunks of a swizzled row), got " +
-             (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
-  }
+  if (std::string bad = checkFlashGpuOperands(op.getQ(), op.getK(), op.getV(),
+                                              /*maxHeadDim=*/256);
+      !bad.empty())
+    return bad;
   if (blockN % 16 != 0 || blockN < 16)
     return "the GPU form needs block-n to be a multiple of 16, got " +
            std::to_string(blockN);

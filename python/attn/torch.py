@@ -15,9 +15,11 @@ Every program is compiled once per (program text, entry, device) and kept
 in a dict; the text already names the dtypes and head dims. Tensors go to
 the C API as strided views (no copies): q.transpose(1, 2) is attn's
 [B, H, T, D] view of fla's [B, T, H, D]. GPU calls enqueue on the current
-CUDA stream. Gradients come from Engine.compile_training's backward, which
-runs on the CPU only today (the reference lowering: correct, O(T^2)
-memory); docs/torch.md says what is supported.
+CUDA stream. Gradients come from Engine.compile_training's backward on the
+tensors' device: fused for plain, RoPE and FoX attention (on the GPU in
+bf16/f16 with head dims 64 and 128), the CPU's reference lowering for the
+rest (correct, O(T^2) memory; no backward for those on the GPU yet);
+docs/torch.md says what is supported.
 """
 
 import functools
@@ -119,11 +121,6 @@ def _kernel(device, program, entry, training):
     if kernel is None:
         engine = _engine(device)
         if training:
-            if device != "cpu":
-                raise Error(2, "attn.torch: training on CUDA tensors is not "
-                            "available yet: attn compiles no backward for "
-                            "the GPU (its backward is the CPU reference "
-                            "path); train on CPU tensors")
             kernel = engine.compile_training(program, entry)
         else:
             kernel = engine.compile(program, entry)
@@ -364,11 +361,11 @@ def _setup_forward(ctx, inputs, output):
 
 
 def _backward_forward(ctx, grad):
-    # _apply takes the training forward wherever it can run (CPU tensors),
-    # so this backward is reached on CUDA tensors only.
-    raise Error(2, "attn.torch: no backward on CUDA tensors yet: attn "
-                "compiles no backward for the GPU (its backward is the CPU "
-                "reference path); train on CPU tensors")
+    # _apply takes the training forward wherever autograd needs one, so
+    # only a direct call of the inference op records this backward.
+    raise Error(2, "attn.torch: attn::forward has no backward: "
+                "attn::forward_train (what attn.torch's functions call when "
+                "an input requires grad) saves what the backward needs")
 
 
 _forward_op.register_autograd(_backward_forward,
@@ -377,12 +374,11 @@ _forward_op.register_autograd(_backward_forward,
 
 def _apply(program, entry, args, bthd):
     """Runs `program` on `args` (attn's layout) through the custom ops:
-    the training forward where autograd needs it on the CPU, else the
-    inference forward."""
-    device = _device_of(args)
+    the training forward where autograd needs it, else the inference
+    forward."""
     needs_grad = torch.is_grad_enabled() and any(
         a.requires_grad for a in args)
-    if needs_grad and device == "cpu":
+    if needs_grad:
         return torch.ops.attn.forward_train(program, entry, args, bthd)[0]
     return torch.ops.attn.forward(program, entry, args, bthd)
 

@@ -260,9 +260,7 @@ int attn_compile_training(attn_engine *engine, const char *mlir, size_t len,
     attn::Engine &e = *engine->engine;
     auto pair = e.compileTraining(llvm::StringRef(mlir, len), options);
     if (!pair) {
-      std::string why = llvm::toString(pair.takeError());
-      bool device = why.rfind("training runs on the CPU only", 0) == 0;
-      return fail(device ? ATTN_ERROR_DEVICE : ATTN_ERROR_COMPILE, why);
+      return fail(ATTN_ERROR_COMPILE, llvm::toString(pair.takeError()));
     }
     auto fwd = std::make_unique<attn_kernel>();
     fwd->kernel = std::move(pair->forward);

@@ -85,7 +85,7 @@ public:
 
 private:
   /// Scratch of one stream: the plan's buffers, then contiguous copies of
-  /// strided views (one per input, one for the output). Grown
+  /// strided views (one per input, one per output). Grown
   /// stream-ordered, kept across launches, freed with the kernel. The mutex
   /// is held while a launch enqueues, so two threads on one stream never
   /// hand the same scratch to interleaved kernels.
@@ -106,8 +106,9 @@ private:
   Error launchOn(llvm::ArrayRef<TensorView> inputs,
                  llvm::ArrayRef<TensorView> outputs, void *stream, bool wait);
   /// Enqueues the plan's kernels on dense device views.
-  Error enqueue(llvm::ArrayRef<TensorView> views, const TensorView &outView,
-                llvm::ArrayRef<uint64_t> inputs, uint64_t output,
+  Error enqueue(llvm::ArrayRef<TensorView> views,
+                llvm::ArrayRef<TensorView> outViews,
+                llvm::ArrayRef<uint64_t> inputs, llvm::ArrayRef<uint64_t> outs,
                 llvm::ArrayRef<int64_t> symbols, Scratch &s, void *stream,
                 bool wait);
 
@@ -128,13 +129,6 @@ CudaKernel::create(llvm::StringRef source, const CompileOptions &options,
   auto kernel = std::make_shared<CudaKernel>();
   if (Error e = kernel->load(source, options.entry, bufferName))
     return std::move(e);
-  // The GPU launch plan writes one output view; an auto engine runs the
-  // rest on the CPU (Engine::compile).
-  if (kernel->ress.size() != 1)
-    return createStringError(
-        "the GPU backend runs entry functions with one result; @" +
-        options.entry + " returns " + std::to_string(kernel->ress.size()) +
-        " (several results run on the CPU)");
   kernel->dev = std::move(device);
   MLIRContext *ctx = kernel->ctx.get();
   DiagnosticCollector diags(ctx);
@@ -328,8 +322,6 @@ Error CudaKernel::launchOn(llvm::ArrayRef<TensorView> inputs,
   auto shape = checkLaunch(inputs, outputs, /*alignment=*/16);
   if (!shape)
     return shape.takeError();
-  // create() refused several results: checkLaunch saw exactly one output.
-  const TensorView &output = outputs.front();
   auto onDevice = [&](const TensorView &v, const std::string &what) -> Error {
     size_t r = v.shape.size();
     if (r && v.shape[r - 1] > 1 && v.stride(r - 1) != 1)
@@ -345,24 +337,25 @@ Error CudaKernel::launchOn(llvm::ArrayRef<TensorView> inputs,
   for (size_t i = 0; i < inputs.size(); ++i)
     if (Error e = onDevice(inputs[i], "input " + std::to_string(i)))
       return e;
-  if (Error e = onDevice(output, "the output"))
-    return e;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (Error e = onDevice(outputs[i], "output " + std::to_string(i)))
+      return e;
 
   auto symbols = plan.symbols(inputs);
   if (!symbols)
     return symbols.takeError();
-  // The plan writes the output: nothing to do when it is empty.
-  if (output.numel() == 0)
+  // The plan writes the outputs: nothing to do when they are all empty.
+  if (llvm::all_of(outputs, [](const TensorView &v) { return !v.numel(); }))
     return Error::success();
 
   Scratch &s = scratchFor(stream);
   std::lock_guard<std::mutex> lock(s.mutex);
   const size_t nPlan = plan.buffers().size();
-  s.bufs.resize(nPlan + inputs.size() + 1);
+  s.bufs.resize(nPlan + inputs.size() + outputs.size());
   // The kernels take flattened row-major buffers (BlockGpuAbi.h): contiguous
   // views are used in place, strided ones packed first (cuMemcpy2DAsync).
-  auto dense = [&](const TensorView &v, Scratch::Buf &buf,
-                   uint64_t &ptr) -> Error {
+  auto dense = [&](const TensorView &v, Scratch::Buf &buf, uint64_t &ptr,
+                   bool copy) -> Error {
     if (v.isContiguous()) {
       ptr = reinterpret_cast<uint64_t>(v.data);
       return Error::success();
@@ -371,36 +364,39 @@ Error CudaKernel::launchOn(llvm::ArrayRef<TensorView> inputs,
     if (!at)
       return at.takeError();
     ptr = *at;
+    if (!copy)
+      return Error::success();
     TensorView packedView(reinterpret_cast<void *>(*at), v.dtype, v.shape, {},
                           Device::CUDA);
     return copyView(v, packedView, stream);
   };
-  llvm::SmallVector<uint64_t, 8> in(inputs.size(), 0);
+  llvm::SmallVector<uint64_t, 8> in(inputs.size(), 0), out(outputs.size(), 0);
   for (size_t i = 0; i < inputs.size(); ++i)
     if (plan.readsInput(i))
-      if (Error e = dense(inputs[i], s.bufs[nPlan + i], in[i]))
+      if (Error e = dense(inputs[i], s.bufs[nPlan + i], in[i], /*copy=*/true))
         return e;
-  uint64_t out = reinterpret_cast<uint64_t>(output.data);
-  bool outDense = output.isContiguous();
-  if (!outDense) {
-    auto at = reserve(s.bufs.back(), output.numel() * dtypeSize(output.dtype),
-                      stream);
-    if (!at)
-      return at.takeError();
-    out = *at;
-  }
-  if (Error e = enqueue(inputs, output, in, out, *symbols, s, stream, wait))
+  Scratch::Buf *outBufs = s.bufs.data() + nPlan + inputs.size();
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (Error e = dense(outputs[i], outBufs[i], out[i], /*copy=*/false))
+      return e;
+  if (Error e = enqueue(inputs, outputs, in, out, *symbols, s, stream, wait))
     return e;
-  if (outDense)
-    return Error::success();
-  TensorView packedOut(reinterpret_cast<void *>(out), output.dtype,
-                       output.shape, {}, Device::CUDA);
-  return copyView(packedOut, output, stream);
+  // Strided outputs were written packed: copy them into place.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].isContiguous())
+      continue;
+    TensorView packed(reinterpret_cast<void *>(out[i]), outputs[i].dtype,
+                      outputs[i].shape, {}, Device::CUDA);
+    if (Error e = copyView(packed, outputs[i], stream))
+      return e;
+  }
+  return Error::success();
 }
 
 Error CudaKernel::enqueue(llvm::ArrayRef<TensorView> views,
-                          const TensorView &outView,
-                          llvm::ArrayRef<uint64_t> inputs, uint64_t output,
+                          llvm::ArrayRef<TensorView> outViews,
+                          llvm::ArrayRef<uint64_t> inputs,
+                          llvm::ArrayRef<uint64_t> outs,
                           llvm::ArrayRef<int64_t> symbols, Scratch &s,
                           void *stream, bool wait) {
   llvm::SmallVector<uint64_t, 8> bufs;
@@ -430,7 +426,7 @@ Error CudaKernel::enqueue(llvm::ArrayRef<TensorView> views,
       int64_t n = arg.value ? LaunchPlan::eval(arg.value, symbols)
                   : arg.kind == LaunchPlan::ArgKind::input
                       ? views[arg.index].numel()
-                      : outView.numel();
+                      : outViews[arg.index].numel();
       uint64_t ptr = 0;
       switch (arg.kind) {
       case LaunchPlan::ArgKind::scalar:
@@ -440,11 +436,7 @@ Error CudaKernel::enqueue(llvm::ArrayRef<TensorView> views,
         ptr = inputs[arg.index];
         break;
       case LaunchPlan::ArgKind::output:
-        if (arg.index != 0)
-          return createStringError(
-              "internal error: kernel " + k.name + " asks for output " +
-              std::to_string(arg.index) + "; the GPU executor has one output");
-        ptr = output;
+        ptr = outs[arg.index];
         break;
       case LaunchPlan::ArgKind::scratch:
         ptr = bufs[arg.index];
@@ -459,21 +451,23 @@ Error CudaKernel::enqueue(llvm::ArrayRef<TensorView> views,
   return Error::success();
 }
 
-/// Host arrays on the device for run() and benchmark(): inputs uploaded,
-/// the output allocated and poisoned (all-ones bytes: NaN in f16/bf16, so
-/// a row the kernel fails to write cannot pass a comparison).
+/// Host arrays on the device for runAll() and benchmark(): inputs
+/// uploaded, the outputs allocated and poisoned (all-ones bytes: NaN in
+/// every float type, so a row the kernels fail to write cannot pass a
+/// comparison).
 struct DeviceArgs {
-  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
-  std::vector<TensorView> inputs;
-  TensorView output;
+  std::vector<std::unique_ptr<DeviceBuffer>> inBuffers, outBuffers;
+  std::vector<TensorView> inputs, outputs;
 };
 
-static Expected<DeviceArgs> uploadArgs(cuda::Device &dev,
-                                       llvm::ArrayRef<TensorView> host,
-                                       const TensorSig &res,
-                                       const std::vector<int64_t> &outShape) {
+static Expected<DeviceArgs>
+uploadArgs(cuda::Device &dev, llvm::ArrayRef<TensorView> host,
+           llvm::ArrayRef<TensorSig> results,
+           llvm::ArrayRef<std::vector<int64_t>> shapes) {
   DeviceArgs d;
-  auto make = [&](const TensorView &like) -> Expected<TensorView> {
+  auto make = [&](const TensorView &like,
+                  std::vector<std::unique_ptr<DeviceBuffer>> &owner)
+      -> Expected<TensorView> {
     auto buf = std::make_unique<DeviceBuffer>();
     buf->dev = &dev;
     buf->bytes = like.numel() * dtypeSize(like.dtype);
@@ -483,25 +477,27 @@ static Expected<DeviceArgs> uploadArgs(cuda::Device &dev,
     buf->ptr = *p;
     TensorView v(reinterpret_cast<void *>(*p), like.dtype, like.shape, {},
                  Device::CUDA);
-    d.buffers.push_back(std::move(buf));
+    owner.push_back(std::move(buf));
     return v;
   };
   for (const TensorView &h : host) {
-    auto v = make(h);
+    auto v = make(h, d.inBuffers);
     if (!v)
       return v.takeError();
     if (Error e = dev.copyToDevice(reinterpret_cast<uint64_t>(v->data), h.data,
-                                   d.buffers.back()->bytes))
+                                   d.inBuffers.back()->bytes))
       return std::move(e);
     d.inputs.push_back(*v);
   }
-  auto out = make(TensorView(nullptr, res.dtype, outShape));
-  if (!out)
-    return out.takeError();
-  if (Error e = dev.fill(reinterpret_cast<uint64_t>(out->data), 0xFF,
-                         d.buffers.back()->bytes))
-    return std::move(e);
-  d.output = *out;
+  for (auto [res, shape] : llvm::zip(results, shapes)) {
+    auto out = make(TensorView(nullptr, res.dtype, shape), d.outBuffers);
+    if (!out)
+      return out.takeError();
+    if (Error e = dev.fill(reinterpret_cast<uint64_t>(out->data), 0xFF,
+                           d.outBuffers.back()->bytes))
+      return std::move(e);
+    d.outputs.push_back(*out);
+  }
   return std::move(d);
 }
 
@@ -510,24 +506,24 @@ CudaKernel::runAll(llvm::ArrayRef<HostArray> inputs) {
   auto host = convertInputs(inputs);
   if (!host)
     return host.takeError();
-  auto shape = resultShape(host->views);
-  if (!shape)
-    return shape.takeError();
-  const TensorSig &res = result();
-  auto d = uploadArgs(*dev, host->views, res, *shape);
+  auto shapes = resultShapes(host->views);
+  if (!shapes)
+    return shapes.takeError();
+  auto d = uploadArgs(*dev, host->views, results(), *shapes);
   if (!d)
     return d.takeError();
-  if (Error e = launchOn(d->inputs, d->output, nullptr, /*wait=*/true))
-    return std::move(e);
-  HostArray out;
-  out.dtype = res.dtype;
-  out.shape = *shape;
-  out.bytes.resize(d->buffers.back()->bytes);
-  if (Error e = dev->copyToHost(out.bytes.data(), d->buffers.back()->ptr,
-                                out.bytes.size()))
+  if (Error e = launchOn(d->inputs, d->outputs, nullptr, /*wait=*/true))
     return std::move(e);
   std::vector<HostArray> outs;
-  outs.push_back(std::move(out));
+  for (auto [res, shape, buf] : llvm::zip(results(), *shapes, d->outBuffers)) {
+    HostArray out;
+    out.dtype = res.dtype;
+    out.shape = shape;
+    out.bytes.resize(buf->bytes);
+    if (Error e = dev->copyToHost(out.bytes.data(), buf->ptr, buf->bytes))
+      return std::move(e);
+    outs.push_back(std::move(out));
+  }
   return outs;
 }
 
@@ -536,19 +532,19 @@ CudaKernel::benchmark(llvm::ArrayRef<HostArray> inputs, unsigned runs) {
   auto host = convertInputs(inputs);
   if (!host)
     return host.takeError();
-  auto shape = resultShape(host->views);
-  if (!shape)
-    return shape.takeError();
-  auto d = uploadArgs(*dev, host->views, result(), *shape);
+  auto shapes = resultShapes(host->views);
+  if (!shapes)
+    return shapes.takeError();
+  auto d = uploadArgs(*dev, host->views, results(), *shapes);
   if (!d)
     return d.takeError();
   // One checked call first: faults surface with the kernel's name.
-  if (Error e = launchOn(d->inputs, d->output, nullptr, /*wait=*/true))
+  if (Error e = launchOn(d->inputs, d->outputs, nullptr, /*wait=*/true))
     return std::move(e);
   std::vector<double> ms;
   for (unsigned i = 0; i < runs; ++i) {
     auto t = dev->timeMs(
-        [&] { return launchOn(d->inputs, d->output, nullptr, false); });
+        [&] { return launchOn(d->inputs, d->outputs, nullptr, false); });
     if (!t)
       return t.takeError();
     ms.push_back(*t);

@@ -113,10 +113,6 @@ Expected<DerivedPair> derivePair(llvm::StringRef source, llvm::StringRef entry,
 Expected<TrainingKernels> Engine::compileTraining(llvm::StringRef source,
                                                   const CompileOptions &options,
                                                   llvm::StringRef bufferName) {
-  if (dev == Device::CUDA && explicitDevice)
-    return createStringError(
-        "training runs on the CPU only for now: no backward compiles for the "
-        "GPU yet (docs/training.md); use device cpu or auto");
   auto pair = derivePair(source, options.entry, bufferName);
   if (!pair)
     return pair.takeError();
@@ -131,6 +127,23 @@ Expected<TrainingKernels> Engine::compileTraining(llvm::StringRef source,
     if (!k)
       return k.takeError();
     *kernel = std::move(*k);
+  }
+  // The backward takes the forward's results: the pair runs on one device.
+  // An automatic engine that ran one half on the CPU (e.g. PaTH's backward,
+  // which has no GPU form yet) runs the other there too, and says why.
+  if (out.forward->device() != out.backward->device()) {
+    std::shared_ptr<Kernel> &onGpu =
+        out.forward->device() == Device::CUDA ? out.forward : out.backward;
+    const std::shared_ptr<Kernel> &onCpu =
+        onGpu == out.forward ? out.backward : out.forward;
+    each.entry = onGpu->entry;
+    auto k = detail::createCpuKernel(pair->text, each, bufferName);
+    if (!k)
+      return k.takeError();
+    std::string why = onCpu->notes.empty() ? "" : ": " + onCpu->notes.front();
+    (*k)->notes.insert((*k)->notes.begin(), "runs on the CPU because @" +
+                                                onCpu->entry + " does" + why);
+    onGpu = std::move(*k);
   }
   return out;
 }

@@ -105,13 +105,14 @@ func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
   %c1 = arith.constant 1 : index
   %b = bufferization.to_buffer %x read_only : tensor<?xf32> to memref<?xf32>
   attn_block.launch @k grid(%c1, %c1) args(%b) : memref<?xf32>
-  // expected-error @+1 {{@main must return one result, a buffer a launch writes}}
+  // expected-error @+1 {{result 0 of @main must be a buffer a launch writes}}
   return %x : tensor<?xf32>
 }
 
 // -----
 
-// Several results: the GPU plan writes one output; they run on the CPU.
+// Every result is an output the launches write: an argument returned as a
+// result has no output view of its own.
 func.func private @k(%a: memref<?xf32>) attributes {attn_block.kernel, attn_block.num_warps = 1 : i64} {
   return
 }
@@ -122,6 +123,23 @@ func.func @main(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
   %m = memref.alloc(%n) : memref<?xf32>
   attn_block.launch @k grid(%c1, %c1) args(%m) : memref<?xf32>
   %r = bufferization.to_tensor %m : memref<?xf32> to tensor<?xf32>
-  // expected-error @+1 {{@main returns 2 results; a GPU launch plan writes one output, so entry functions with several results run on the CPU only}}
+  // expected-error @+1 {{result 1 of @main must be a buffer a launch writes}}
   return %r, %x : tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
+// One buffer cannot be two outputs.
+func.func private @k(%a: memref<?xf32>) attributes {attn_block.kernel, attn_block.num_warps = 1 : i64} {
+  return
+}
+func.func @main(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %m = memref.alloc(%n) : memref<?xf32>
+  attn_block.launch @k grid(%c1, %c1) args(%m) : memref<?xf32>
+  %r = bufferization.to_tensor %m : memref<?xf32> to tensor<?xf32>
+  // expected-error @+1 {{@main returns one buffer as results 0 and 1}}
+  return %r, %r : tensor<?xf32>, tensor<?xf32>
 }

@@ -3,8 +3,10 @@
 // forward's key walk, dK and dV by a query walk per key tile over the query
 // heads of its KV head, and FoX's dg from the row and column sums of dS.
 // RoPE's is the opposite rotation of the rotated inputs' dq and dk. PaTH
-// has no fused backward yet (a remark; the reference lowering runs it);
-// the GPU targets refuse attn.attention_grad with an error.
+// has no fused backward yet (a remark; the reference lowering runs it).
+// The GPU targets take the same kernels (block-launch-plan-training.mlir)
+// for 16-bit operands with head dims 64 and 128, and refuse the rest with
+// an error.
 // RUN: attn-opt %s --split-input-file --attn-to-block --verify-diagnostics | FileCheck %s
 // RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_80" 2>&1 | FileCheck %s --check-prefix=GPU
 
@@ -32,7 +34,7 @@
 // CHECK: attn_block.launch @fox_grad_grad_dkdv
 // CHECK: attn_block.launch @fox_grad_grad_dg
 // CHECK-NOT: attn.attention
-// GPU: error: attn-to-block{target=sm_80}: no fused backward for the GPU target
+// GPU: error: attn-to-block{target=sm_80}: the GPU form takes bf16 or f16 q, k, v {{.*}} not f32 operands
 func.func @fox_grad(%q: tensor<?x4x?x32xf32>, %k: tensor<?x2x?x32xf32>, %v: tensor<?x2x?x32xf32>, %g: tensor<?x4x?xf32>,
                     %o: tensor<?x4x?x32xf32>, %l: tensor<?x4x?xf32>, %do: tensor<?x4x?x32xf32>)
     -> (tensor<?x4x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x4x?xf32>) {
@@ -47,6 +49,7 @@ func.func @fox_grad(%q: tensor<?x4x?x32xf32>, %k: tensor<?x2x?x32xf32>, %v: tens
 
 // RoPE: the kernels take q and k rotated; the opposite rotation of their
 // dq and dk (f32 scratch) gives the gradients.
+// GPU: error: attn-to-block{target=sm_80}: the GPU form needs static head dims that are multiples of 64 up to 128 {{.*}} got 32
 // CHECK-LABEL: func.func private @rope_grad_rope_q_inverse
 // CHECK: arith.addf
 // CHECK: arith.subf
@@ -71,6 +74,7 @@ func.func @rope_grad(%q: tensor<?x?x?x32xbf16>, %l: tensor<?x?x?xf32>)
 
 // PaTH has no fused backward yet: a remark, and the reference lowering
 // runs it.
+// GPU: error: attn-to-block{target=sm_80}: no fused backward for PaTH and MTA yet
 // CHECK-LABEL: func.func @path_grad(
 // CHECK: attn.attention_grad
 func.func @path_grad(%q: tensor<?x?x?x32xf32>, %w: tensor<?x?x?x32xf32>, %beta: tensor<?x?x?xf32>, %l: tensor<?x?x?xf32>)

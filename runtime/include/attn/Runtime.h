@@ -250,10 +250,11 @@ public:
   /// attn-grad pass derives its training pair, and both functions compile
   /// as compile() compiles them (same cache, same CPU fallback of an
   /// automatic device, remarks on each kernel). The function must return
-  /// one float tensor. No backward runs on the GPU yet: an engine created
-  /// for "cuda" explicitly returns an error; on an automatic one the pair
-  /// falls back to the CPU as any program the GPU backend refuses does
-  /// (several results), and remarks() says so.
+  /// one float tensor. Both kernels run on one device: on an automatic
+  /// engine, a half the GPU backend refuses (PaTH's and MTA's backward have
+  /// no GPU form yet) runs on the CPU and takes the other half with it,
+  /// and remarks() says why; an engine created for "cuda" returns the GPU
+  /// backend's error instead.
   llvm::Expected<TrainingKernels>
   compileTraining(llvm::StringRef source, const CompileOptions &options = {},
                   llvm::StringRef bufferName = "<program>");
