@@ -700,7 +700,8 @@ double relRmsError(const Tensor &got, const Tensor &ref) {
   return relRmsError(got.data, ref);
 }
 
-double worstRowRelError(const Tensor &got, const Tensor &ref, int64_t *row) {
+double worstRowRelError(const Tensor &got, const Tensor &ref, int64_t *row,
+                        double floorFraction) {
   if (got.shape != ref.shape || ref.shape.empty() ||
       got.data.size() != ref.data.size())
     return kInf;
@@ -724,7 +725,7 @@ double worstRowRelError(const Tensor &got, const Tensor &ref, int64_t *row) {
   double mean = 0;
   for (double d : den)
     mean += std::sqrt(d);
-  const double floor = std::fmax(1e-3 * mean / rows, 1e-30);
+  const double floor = std::fmax(floorFraction * mean / rows, 1e-30);
   double worst = -1;
   for (size_t r = 0; r < rows; ++r) {
     const double e = std::sqrt(num[r]) / std::fmax(std::sqrt(den[r]), floor);

@@ -448,15 +448,15 @@ TrainingBounds trainingBounds(func::FuncOp func) {
   TrainingBounds b;
   if (!half) {
     for (bool m : mapSum)
-      b.args.push_back(ErrorBound{false, m ? 1e-3 : 1e-5, 0});
+      b.args.push_back(ErrorBound{false, m ? 1e-3 : 1e-5});
     return b;
   }
   b.output = mta ? ErrorBound{true, 2e-2, 1e-1}
                  : ErrorBound{true, kHalfRmsBound, kHalfRowBound};
   for (bool m : mapSum)
-    b.args.push_back(!mta ? ErrorBound{true, 2e-2, 1e-1}
-                     : m  ? ErrorBound{true, 2.5e-1, 5e-1}
-                          : ErrorBound{true, 2e-2, 5e-1});
+    b.args.push_back(!mta ? ErrorBound{true, 2e-2, 1e-1, kGradRowFloor}
+                     : m  ? ErrorBound{true, 2.5e-1, 5e-1, kGradRowFloor}
+                          : ErrorBound{true, 2e-2, 5e-1, kGradRowFloor});
   return b;
 }
 

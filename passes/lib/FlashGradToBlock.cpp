@@ -425,8 +425,6 @@ std::string mlir::attn::checkFlashGradSupport(AttentionGradOp op,
                                               const BlockTarget &target) {
   if (op.getW() || op.hasMTA() || op.getNorm())
     return "no fused backward for PaTH and MTA yet";
-  if (op.getG() && op.getMask() == MaskKind::none)
-    return "no fused backward for FoX without a mask yet";
   // dK and dV of a 64-key tile stay in registers across the query walk:
   // beyond D = 128 they would spill.
   if (target.gpu)

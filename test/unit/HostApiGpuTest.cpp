@@ -177,17 +177,23 @@ TEST(HostApiGpu, HostMemoryIsRefused) {
   EXPECT_NE(msg.find("input 0: not device memory"), std::string::npos) << msg;
 }
 
-// A backward the GPU backend has no form of (FoX without a mask): an engine
-// asked for "cuda" returns the backend's error; an automatic one runs the
-// whole pair on the CPU (the backward takes the forward's results) and says
-// why. GpuTrainingTest.cpp runs the pairs the GPU has.
+// A backward the GPU backend has no form of (PaTH's): an engine asked for
+// "cuda" returns the backend's error; an automatic one runs the whole pair
+// on the CPU (the backward takes the forward's results) and says why.
+// GpuTrainingTest.cpp runs the pairs the GPU has.
 TEST(HostApiGpu, TrainingWithoutGpuBackward) {
   REQUIRE_GPU(engine, dev);
-  std::string src = attentionProgram("fox", 64, "bf16", "mask none");
+  std::string t = "tensor<?x?x?x64xbf16>", w = "tensor<?x?x?x64xf32>",
+              beta = "tensor<?x?x?xf32>";
+  std::string src = "func.func @main(%q: " + t + ", %k: " + t + ", %v: " + t +
+                    ", %w: " + w + ", %beta: " + beta + ") -> " + t +
+                    " {\n  %o = attn.attention %q, %k, %v path(%w, %beta) : (" +
+                    t + ", " + t + ", " + t + ", " + w + ", " + beta + ") -> " +
+                    t + "\n  return %o : " + t + "\n}\n";
   auto pair = engine->compileTraining(src);
   ASSERT_FALSE(static_cast<bool>(pair));
   std::string msg = llvm::toString(pair.takeError());
-  EXPECT_NE(msg.find("no fused backward for FoX without a mask yet"),
+  EXPECT_NE(msg.find("no fused backward for PaTH and MTA yet"),
             std::string::npos)
       << msg;
   auto autoEngine = Engine::create("auto");

@@ -321,7 +321,7 @@ static Expected<CheckOutcome> checkResult(const attn::ref::Tensor &ref,
   // worst row too.
   if (b.rms) {
     int64_t row = 0;
-    double rowErr = attn::ref::worstRowRelError(*got, ref, &row);
+    double rowErr = attn::ref::worstRowRelError(*got, ref, &row, b.rowFloor);
     double rowBound = rowTol >= 0 ? double(rowTol) : b.rowBound;
     c.text +=
         formatv(", worst row {0}: {1:e3} (bound {2:e0})", row, rowErr, rowBound)
