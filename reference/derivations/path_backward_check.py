@@ -15,7 +15,7 @@ chunks. The backward is the derived algorithm, chunk for chunk:
   - the local adjoint per chunk, with d(I + A)^-1 = -T^T (.) T^T by
     16 x 16 (here C/4) blocks.
 
-Checks, for T = 1..130 (chunks of 64 and of 8, so the tree is 1 to 5
+Checks, for T = 1..130 (chunks of 64 and of 8, so the tree is 0 to 5
 levels deep), two beta ranges, GQA (2 query heads per KV head), FoX with the
 gate scaled and unscaled:
   1. the tree's logits equal the walk's (the forward identity);
