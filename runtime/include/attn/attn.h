@@ -122,9 +122,10 @@ int attn_launch_outputs(attn_kernel *kernel, const DLTensor *inputs,
  * softmax), and the backward (args, o, saved_1, ..., saved_n, dO) -> one
  * gradient per float argument, in argument order. Both are ordinary kernels
  * (attn_launch_outputs, attn_kernel_num_results, attn_kernel_destroy each). The
- * function must return one float tensor. No backward runs on the GPU yet: a
- * "cuda" engine returns ATTN_ERROR_DEVICE; an "auto" one runs the pair on the
- * CPU (see attn_kernel_remark). On failure both handles are NULL. */
+ * function must return one float tensor. Both run on one device: where the
+ * GPU backend has no backward for the program (PaTH, MTA), a "cuda" engine
+ * returns ATTN_ERROR_COMPILE naming why and an "auto" one runs the pair on
+ * the CPU (see attn_kernel_remark). On failure both handles are NULL. */
 int attn_compile_training(attn_engine *engine, const char *mlir, size_t len,
                           const char *entry, attn_kernel **forward,
                           attn_kernel **backward);
