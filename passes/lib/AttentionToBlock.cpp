@@ -92,8 +92,8 @@ constexpr int64_t kMaxFusedHeadDim = 1024;
 /// Why `op` cannot become fused kernels yet, or "" if it can. PaTH with MTA
 /// pieces is PaTH here too: the MTA kernels have no transported keys.
 std::string unfusableReason(AttentionOp op) {
-  if (op.getLse() && (op.getW() || op.hasMTA() || op.getNorm()))
-    return "the row LSE of PaTH or MTA";
+  if (op.getLse() && (op.hasMTA() || op.getNorm()))
+    return "the row LSE of MTA";
   if (op.getW() && op.getRopeTheta())
     return "PaTH with RoPE";
   if (op.getW() && (op.hasMTA() || op.getNorm()))

@@ -102,19 +102,6 @@ inline Value walkLowChunk(TileBuilder &t, const PathShape &ps, Value pos0) {
       b, t.loc, arith::MaxSIOp::create(b, t.loc, first, c0), t.idx(ps.c));
 }
 
-/// The result buffer of `op`, [B, Hq, T, Dv] (dynamic dims from the
-/// given sizes).
-inline Value allocPathOutput(OpBuilder &b, Location loc, AttentionOp op,
-                             Value bDim, Value hq, Value tLen) {
-  auto outType = bufferTypeOf(op.getResult());
-  SmallVector<Value> dyn;
-  Value sizes[3] = {bDim, hq, tLen};
-  for (int64_t i = 0; i < 3; ++i)
-    if (outType.isDynamicDim(i))
-      dyn.push_back(sizes[i]);
-  return memref::AllocOp::create(b, loc, outType, dyn);
-}
-
 } // namespace mlir::attn
 
 #endif // ATTN_PASSES_PATHTILES_H

@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -639,6 +640,16 @@ void buildAttentionKernel(func::FuncOp kernel, const KernelArgs &args,
   Value o = t.mul(acc, t.spread(inv, 1, c, dv));
   o = t.convert(o, cast<MemRefType>(out.getType()).getElementType());
   t.store(o, out, {p.b, p.head, p.row0, c0});
+  if (Value lseOut = arg("lse")) {
+    // ln sum_j exp(z_j) = (m + log2 l) ln 2: the logits are in base 2 (q
+    // carries scale log2(e), G' the gate's); -inf for a row without a
+    // visible key.
+    Value lse2 = t.add(loop.getResult(1), math::Log2Op::create(b, loc, l));
+    Value lse = t.select(empty, t.splatF(rowType, -kInf),
+                         t.mul(lse2, t.splatF(rowType, 1.0 / kPathLog2e)));
+    blk::StoreOp::create(b, loc, lse, lseOut, ValueRange{p.b, p.head, p.row0},
+                         b.getDenseI64ArrayAttr({2}));
+  }
   func::ReturnOp::create(b, loc);
 }
 
@@ -736,7 +747,9 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   Value wOut = f16 ? scratch(ty.transport, ps.d) : Value();
   Value u = scratch(ty.transport, ps.d), uLo = f16 ? Value() : lo(opElt, ps.d);
   Value kc = scratch(ty.transport, c), kcLo = f16 ? Value() : lo(opElt, c);
-  Value out = allocPathOutput(b, loc, op, bDim, hq, tLen);
+  Value out = allocResult(b, loc, op.getResult(), bDim, hq, tLen);
+  Value lse =
+      op.getLse() ? allocResult(b, loc, op.getLse(), bDim, hq, tLen) : Value();
   Value cIdx = arith::ConstantIndexOp::create(b, loc, c);
   Value chunks = arith::CeilDivUIOp::create(b, loc, sLen, cIdx);
   // The dense transports: a [D, D] matrix per chunk.
@@ -778,6 +791,7 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   mainArgs.add("n", nMem);
   mainArgs.add("khat", khat);
   mainArgs.add("out", out);
+  mainArgs.add("lse", lse);
 
   func::FuncOp chunkKernel =
       chunkArgs.createKernel(op, symbols, kPathChunkKernelSuffix);
@@ -797,9 +811,12 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
                    arith::MulIOp::create(b, loc, bDim, hk));
   mainArgs.launch(b, loc, mainKernel, queryChunks,
                   arith::MulIOp::create(b, loc, bDim, hq));
-  Value result = bufferization::ToTensorOp::create(
-      b, loc, op.getResult().getType(), out, /*restrict=*/true,
-      /*writable=*/true);
-  op.getResult().replaceAllUsesWith(result);
+  SmallVector<Value> results;
+  for (auto [buf, result] :
+       {std::pair{out, op.getResult()}, {lse, op.getLse()}})
+    if (result)
+      results.push_back(bufferization::ToTensorOp::create(
+          b, loc, result.getType(), buf, /*restrict=*/true, /*writable=*/true));
+  op->replaceAllUsesWith(results);
   op.erase();
 }

@@ -21,6 +21,17 @@
 // RUN: not attn-opt %s --attn-to-block="path-chunk=8" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD8
 // BAD8: error: attn-to-block{target=cpu}: the PaTH kernels run chunks of a multiple of 16 positions (the column inverse's blocks), got path-chunk 8
+// With the row LSE as a second result (a training forward), the attention
+// kernel also stores (m + log2 l) ln 2 per row.
+// RUN: attn-opt %s --attn-to-block | FileCheck %s --check-prefix=LSE
+// LSE-LABEL: func.func private @with_lse_path_attention_kernel
+// LSE: math.log2
+// LSE: attn_block.store %{{.*}} dims [2]
+// LSE-LABEL: func.func @with_lse(
+// LSE: attn_block.launch @with_lse_path_attention_kernel
+// LSE-SAME: args({{.*}}, %[[O:[^,]*]], %[[L:[^)]*]])
+// LSE: bufferization.to_tensor %[[O]]
+// LSE: bufferization.to_tensor %[[L]]
 
 // CHECK-LABEL: func.func private @main_gate_prefix
 // CHECK-SAME: memref<?x?x?xf64>
@@ -102,4 +113,9 @@ func.func @low_rank(%q: tensor<?x?x?x32xf32>, %k: tensor<?x?x?x32xf32>, %v: tens
   %o = attn.attention %q, %k, %v path(%w, %beta)
       : (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?x32xf32>
   return %o : tensor<?x?x?x32xf32>
+}
+
+func.func @with_lse(%q: tensor<?x?x?x32xf32>, %w: tensor<?x?x?x32xf32>, %beta: tensor<?x?x?xf32>) -> (tensor<?x?x?x32xf32>, tensor<?x?x?xf32>) {
+  %o, %l = attn.attention %q, %q, %q path(%w, %beta) : (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?xf32>) -> (tensor<?x?x?x32xf32>, tensor<?x?x?xf32>)
+  return %o, %l : tensor<?x?x?x32xf32>, tensor<?x?x?xf32>
 }

@@ -404,6 +404,71 @@ TEST(GradPass, FusedBackwardMatchesFiniteDifferencesOfTheForward) {
   }
 }
 
+// PaTH's fused forward also writes the row LSE (the training forward's
+// saved state): the same o and LSE as the reference lowering's chain
+// (attn.logsumexp of the logits), f32, across chunk edges, GQA, FoX.
+TEST(GradPass, FusedPathForwardWritesTheLse) {
+  uint64_t seed = attn::ref::freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t t = 150, d = 16;
+  for (bool fox : {false, true}) {
+    auto type = [&](int64_t h, int64_t dim) {
+      return "tensor<1x" + std::to_string(h) + "x" + std::to_string(t) +
+             (dim ? "x" + std::to_string(dim) : "") + "xf32>";
+    };
+    std::string q = type(2, d), kv = type(1, d), w = type(1, d),
+                beta = type(1, 0), g = type(2, 0), lse = type(2, 0);
+    std::string types = q + ", " + kv + ", " + kv + ", " + w + ", " + beta +
+                        (fox ? ", " + g : "");
+    std::string source = "func.func @main(%q: " + q + ", %k: " + kv +
+                         ", %v: " + kv + ", %w: " + w + ", %beta: " + beta +
+                         (fox ? ", %g: " + g : "") + ") -> (" + q + ", " + lse +
+                         ") {\n  %o, %l = attn.attention %q, %k, "
+                         "%v path(%w, %beta)" +
+                         (fox ? " gate(%g)" : "") + " : (" + types + ") -> (" +
+                         q + ", " + lse + ")\n  return %o, %l : " + q + ", " +
+                         lse + "\n}\n";
+    SCOPED_TRACE(source);
+    std::vector<HostArray> args = {
+        randomArray({1, 2, t, d}, rng), randomArray({1, 1, t, d}, rng),
+        randomArray({1, 1, t, d}, rng), randomArray({1, 1, t, d}, rng),
+        randomArray({1, 1, t}, rng)};
+    for (int64_t r = 0; r < t; ++r) { // unit w rows, beta in [0, 2]
+      double n = 0;
+      for (int64_t e = 0; e < d; ++e)
+        n += args[3].get(r * d + e) * args[3].get(r * d + e);
+      for (int64_t e = 0; e < d; ++e)
+        args[3].set(r * d + e, args[3].get(r * d + e) / std::sqrt(n));
+      args[4].set(r, 1.0 + args[4].get(r));
+    }
+    if (fox) {
+      args.push_back(randomArray({1, 2, t}, rng));
+      for (size_t i = 0; i < args.back().numel(); ++i)
+        args.back().set(i, -0.2 * std::abs(args.back().get(i)));
+    }
+    std::vector<std::vector<HostArray>> outs;
+    for (attn::Pipeline pipeline :
+         {attn::Pipeline::Auto, attn::Pipeline::Reference}) {
+      attn::CompileOptions options;
+      options.pipeline = pipeline;
+      auto kernel = engine().compile(source, options);
+      ASSERT_TRUE(static_cast<bool>(kernel))
+          << llvm::toString(kernel.takeError());
+      if (pipeline == attn::Pipeline::Auto)
+        for (const std::string &r : (*kernel)->remarks())
+          EXPECT_EQ(r.find("not fused"), std::string::npos) << r;
+      auto o = (*kernel)->runAll(args);
+      ASSERT_TRUE(static_cast<bool>(o)) << llvm::toString(o.takeError());
+      outs.push_back(std::move(*o));
+    }
+    for (size_t r = 0; r < 2; ++r)
+      EXPECT_LE(attn::ref::relError(toTensor(outs[0][r]), toTensor(outs[1][r])),
+                1e-5)
+          << (r ? "lse" : "o");
+  }
+}
+
 // The names the arguments have in the source, and the argument of each
 // gradient: RoPE positions (%pos) have none.
 TEST(GradPass, ArgumentNamesAndGradients) {
