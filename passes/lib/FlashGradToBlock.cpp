@@ -1,7 +1,8 @@
 //===- FlashGradToBlock.cpp - attn.attention_grad -> flash backward -------===//
 //
 // The backward of plain, RoPE and FoX attention as GPU-form block kernels
-// (GpuTiles), run on the CPU after attn-block-strip-gpu: FlashAttention-2's
+// (GpuTiles: mma.sync on every chip), lowered by the GPU backend and run on
+// the CPU after attn-block-strip-gpu: FlashAttention-2's
 // algorithm with the probabilities recomputed from the saved LSE,
 // P = exp(s - lse), and the softmax's row term D = rowsum(dO * O):
 //
@@ -15,9 +16,9 @@
 // dQ takes a second walk rather than reducing stores: deterministic, and the
 // backends have no reducing stores yet. FoX: the gate's gradient needs the
 // row sums of dS (the dq walk) and its column sums per query head (the dkdv
-// walk); a scan kernel turns them into dg. RoPE: the kernels take q and k
-// rotated (launchRopeGpu) and the opposite rotation of their dq and dk is
-// the gradients (launchRopeInverse). docs/training.md.
+// walk); a blocked scan kernel turns them into dg. RoPE: the kernels take q and
+// k rotated (launchRopeGpu) and the opposite rotation of their dq and dk is the
+// gradients (launchRopeInverse). docs/training.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -453,7 +454,7 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
                fwd.getScaleOrDefault(),
                fwd.getScaleOrDefault() * kLog2e,
                op.getMask(),
-               op.getWindow().value_or(0)};
+               static_cast<int64_t>(op.getWindow().value_or(0))};
 
   auto input = [&](Value v) -> Value {
     return bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,
