@@ -11,94 +11,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuAttentionCases.h"
 #include "GpuEngine.h"
-#include "ProgramOracle.h"
-#include "attn/Dialect/AttnDialect.h"
-
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/Parser/Parser.h"
-#include "llvm/Support/FormatVariadic.h"
-
-#include <gtest/gtest.h>
 
 #include <cmath>
 
 namespace {
 
-using attn::DType;
-using attn::HostArray;
-using attn::ref::Tensor;
-
-struct Case {
-  std::string variant; // plain | rope | fox | rope_fox
-  int64_t H, Hk, T, D;
-  DType dtype = DType::BF16;
-  std::string mask = ""; // "" (causal), "mask none", "mask sliding_window ..."
-  int64_t S = 0;         // keys (0: T); S > T: the queries are the last T
-};
-
-void PrintTo(const Case &c, std::ostream *os) {
-  *os << c.variant << " H=" << c.H << " Hk=" << c.Hk << " T=" << c.T
-      << " D=" << c.D << (c.dtype == DType::F16 ? " f16" : " bf16")
-      << (c.mask.empty() ? "" : " " + c.mask)
-      << (c.S ? " S=" + std::to_string(c.S) : "");
-}
-
-bool hasGate(const Case &c) { return c.variant.find("fox") != c.variant.npos; }
-
-std::string programFor(const Case &c) {
-  std::string e = c.dtype == DType::F16 ? "f16" : "bf16";
-  auto t4 = [&](int64_t h) {
-    return llvm::formatv("tensor<?x{0}x?x{1}x{2}>", h, c.D, e).str();
-  };
-  bool gate = hasGate(c);
-  bool rope = c.variant.rfind("rope", 0) == 0;
-  std::string gt = llvm::formatv("tensor<?x{0}x?xf32>", c.H).str();
-  std::string types =
-      t4(c.H) + ", " + t4(c.Hk) + ", " + t4(c.Hk) + (gate ? ", " + gt : "");
-  std::string args = "%q: " + t4(c.H) + ", %k: " + t4(c.Hk) +
-                     ", %v: " + t4(c.Hk) + (gate ? ", %g: " + gt : "");
-  return "func.func @main(" + args + ") -> " + t4(c.H) +
-         " {\n  %o = attn.attention %q, %k, %v" +
-         (rope ? " rope(1.000000e+04)" : "") + (gate ? " gate(%g)" : "") +
-         (c.mask.empty() ? "" : " " + c.mask) + " : (" + types + ") -> " +
-         t4(c.H) + "\n  return %o : " + t4(c.H) + "\n}\n";
-}
-
-struct Parsed {
-  mlir::MLIRContext ctx;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  explicit Parsed(const std::string &src) {
-    mlir::DialectRegistry registry;
-    registry.insert<mlir::attn::AttnDialect>();
-    mlir::registerAllDialects(registry);
-    ctx.appendDialectRegistry(registry);
-    module = mlir::parseSourceString<mlir::ModuleOp>(src, &ctx);
-  }
-  mlir::func::FuncOp main() {
-    return module->lookupSymbol<mlir::func::FuncOp>("main");
-  }
-};
-
-/// `t` as the kernels take it (4-D tensors in the case's dtype, gates in
-/// f32), and the oracle's copy of those rounded values.
-std::pair<HostArray, Tensor> rounded(const Tensor &t, DType dtype) {
-  HostArray h = attn::ref::toHost(t, t.shape.size() == 4 ? dtype : DType::F32);
-  auto r = attn::ref::fromHost(h);
-  EXPECT_TRUE(static_cast<bool>(r));
-  return {std::move(h), r ? std::move(*r) : Tensor()};
-}
-
-/// The last `t` rows (dim 2) of a [B, H, S, D] tensor.
-Tensor lastRows(const Tensor &x, int64_t t) {
-  const int64_t b = x.dim(0), h = x.dim(1), s = x.dim(2), d = x.dim(3);
-  std::vector<double> data;
-  for (int64_t bh = 0; bh < b * h; ++bh)
-    data.insert(data.end(), x.data.begin() + (bh * s + s - t) * d,
-                x.data.begin() + (bh * s + s) * d);
-  return Tensor({b, h, t, d}, std::move(data));
-}
+using namespace attn::gpu_test;
 
 /// `got` against the oracle's `want` within `b`: finite everywhere, the
 /// relative RMS and the worst row within their bounds.
@@ -136,7 +56,7 @@ TEST_P(GpuTraining, GradientsMatchOracle) {
   Parsed p(src);
   ASSERT_TRUE(p.module) << src;
   std::string why;
-  attn::Engine *engine = attn::gpu_test::gpuEngine(why);
+  attn::Engine *engine = gpuEngine(why);
   if (!engine)
     GTEST_SKIP() << "no GPU: " << why;
   const uint64_t seed = attn::ref::freshSeed();
@@ -144,30 +64,24 @@ TEST_P(GpuTraining, GradientsMatchOracle) {
   PrintTo(c, &name);
   SCOPED_TRACE(name.str() + ", seed " + std::to_string(seed));
 
-  attn::ref::RandomSpec spec;
-  spec.heads = c.H;
-  spec.seqLen = c.S ? c.S : c.T;
-  spec.fLo = 0.9;
-  spec.seed = seed;
-  auto ins = attn::ref::randomInputs(p.main(), spec);
-  ASSERT_TRUE(static_cast<bool>(ins)) << llvm::toString(ins.takeError());
-  if (c.S && c.S != c.T)
-    (*ins)[0] = lastRows((*ins)[0], c.T);
   std::vector<HostArray> host;
+  Tensor out;
+  ASSERT_NO_FATAL_FAILURE(randomCase(c, p, seed, host, out));
+  // The oracle's inputs: the values the kernels take.
   std::vector<Tensor> exact;
-  for (const Tensor &t : *ins) {
-    auto [h, r] = rounded(t, c.dtype);
-    host.push_back(std::move(h));
-    exact.push_back(std::move(r));
+  for (const HostArray &h : host) {
+    auto t = attn::ref::fromHost(h);
+    ASSERT_TRUE(static_cast<bool>(t));
+    exact.push_back(std::move(*t));
   }
-  auto out = attn::ref::evaluate(p.main(), exact);
-  ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
-  auto [dOHost, dO] =
-      rounded(attn::ref::randomCotangent(out->shape, seed), c.dtype);
-  auto want = attn::ref::evaluateGrad(p.main(), exact, dO);
+  HostArray dOHost =
+      attn::ref::toHost(attn::ref::randomCotangent(out.shape, seed), c.dtype);
+  auto dO = attn::ref::fromHost(dOHost);
+  ASSERT_TRUE(static_cast<bool>(dO));
+  auto want = attn::ref::evaluateGrad(p.main(), exact, *dO);
   ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());
 
-  for (const std::string &chip : attn::gpu_test::blockChipsOf(*engine)) {
+  for (const std::string &chip : blockChipsOf(*engine)) {
     SCOPED_TRACE("chip " + (chip.empty() ? engine->gpuArch() : chip));
     attn::CompileOptions opts;
     opts.gpu.chip = chip;
@@ -178,7 +92,7 @@ TEST_P(GpuTraining, GradientsMatchOracle) {
     auto fwd = pair->forward->runAll(host);
     ASSERT_TRUE(static_cast<bool>(fwd)) << llvm::toString(fwd.takeError());
     ASSERT_EQ(fwd->size(), 2u) << "the output and its LSE";
-    expectClose((*fwd)[0], *out, kOutput, name.str() + " output");
+    expectClose((*fwd)[0], out, kOutput, name.str() + " output");
     std::vector<HostArray> args = host;
     args.insert(args.end(), fwd->begin(), fwd->end());
     args.push_back(dOHost);
@@ -195,24 +109,35 @@ TEST_P(GpuTraining, GradientsMatchOracle) {
 }
 
 // Tile edges (63, 64, 65), a long sequence, GQA, both head dims, f16, the
-// three masks (FoX has no fused backward without a mask), one decoding
-// query over 65 keys.
-INSTANTIATE_TEST_SUITE_P(
-    Variants, GpuTraining,
-    ::testing::Values(Case{"plain", 4, 2, 63, 64}, Case{"plain", 4, 2, 64, 64},
-                      Case{"plain", 4, 2, 65, 64},
-                      Case{"plain", 4, 2, 1000, 64},
-                      Case{"plain", 2, 2, 1000, 128},
-                      Case{"plain", 1, 1, 4096, 128},
-                      Case{"plain", 2, 1, 1000, 64, DType::F16, "mask none"},
-                      Case{"plain", 2, 2, 1000, 128, DType::BF16,
-                           "mask sliding_window window 100"},
-                      Case{"plain", 2, 2, 1, 64, DType::BF16, "", 65},
-                      Case{"rope", 4, 2, 1000, 64}, Case{"rope", 2, 2, 65, 128},
-                      Case{"fox", 4, 2, 1000, 64}, Case{"fox", 1, 1, 4096, 128},
-                      Case{"fox", 2, 2, 1000, 64, DType::F16,
-                           "mask sliding_window window 100"},
-                      Case{"rope_fox", 2, 2, 1000, 128},
-                      Case{"rope_fox", 4, 2, 513, 64, DType::F16}));
+// three masks (FoX always has one), one decoding query over 65 keys.
+std::vector<Case> cases() {
+  auto bf16 = [](const char *variant, int64_t h, int64_t hk, int64_t t,
+                 int64_t d, std::string mask = "") {
+    return Case{variant, 1, h, hk, t, d, DType::BF16, std::move(mask)};
+  };
+  std::vector<Case> v = {
+      bf16("plain", 4, 2, 63, 64),
+      bf16("plain", 4, 2, 64, 64),
+      bf16("plain", 4, 2, 65, 64),
+      bf16("plain", 4, 2, 1000, 64),
+      bf16("plain", 2, 2, 1000, 128),
+      bf16("plain", 1, 1, 4096, 128),
+      {"plain", 1, 2, 1, 1000, 64, DType::F16, "mask none"},
+      bf16("plain", 2, 2, 1000, 128, "mask sliding_window window 100"),
+      bf16("rope", 4, 2, 1000, 64),
+      bf16("rope", 2, 2, 65, 128),
+      bf16("fox", 4, 2, 1000, 64),
+      bf16("fox", 1, 1, 4096, 128),
+      {"fox", 1, 2, 2, 1000, 64, DType::F16, "mask sliding_window window 100"},
+      bf16("rope_fox", 2, 2, 1000, 128),
+      {"rope_fox", 1, 4, 2, 513, 64, DType::F16},
+  };
+  Case decode = bf16("plain", 2, 2, 1, 64);
+  decode.S = 65;
+  v.push_back(decode);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, GpuTraining, ::testing::ValuesIn(cases()));
 
 } // namespace
