@@ -439,6 +439,22 @@ Value allocLike(OpBuilder &b, Location loc, MemRefType type, Value like,
 
 } // namespace
 
+/// Launches rotation kernel `kernel` on `args` (x, cos, sin, y[, ylo]): one
+/// program per row of x, or per kRotateRows rows in the tile form, times
+/// B * H.
+static void launchRotation(OpBuilder &b, Location loc, func::FuncOp kernel,
+                           bool tiles, ValueRange args) {
+  auto dim = [&](int64_t i) -> Value {
+    return memref::DimOp::create(b, loc, args[0], i);
+  };
+  Value rows = dim(2);
+  if (tiles)
+    rows = arith::CeilDivUIOp::create(
+        b, loc, rows, arith::ConstantIndexOp::create(b, loc, kRotateRows));
+  blk::LaunchOp::create(b, loc, kernel.getName(), rows,
+                        arith::MulIOp::create(b, loc, dim(0), dim(1)), args);
+}
+
 /// The table kernel and the rotations of q and k (each with its 16-bit
 /// remainder when `withLow`), launched at `b`.
 static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
@@ -493,12 +509,10 @@ static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
                                                  /*read_only=*/true);
     Value out = allocLike(b, loc, outType, x, {0, 1, 2, 3});
     Value lo = withLow ? allocLike(b, loc, outType, x, {0, 1, 2, 3}) : Value();
-    Value rows = arith::MulIOp::create(b, loc, dimOf(x, 0), dimOf(x, 1));
     SmallVector<Value> args = {in, cosT, sinT, out};
     if (lo)
       args.push_back(lo);
-    blk::LaunchOp::create(b, loc, kernel.getName(),
-                          programs(dimOf(x, 2), kRotateRows), rows, args);
+    launchRotation(b, loc, kernel, tiles, args);
     return std::pair(out, lo);
   };
   RopeSplit r;
@@ -511,7 +525,6 @@ static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
 void mlir::attn::launchRopeInverse(AttentionOp op, SymbolTable &symbols,
                                    OpBuilder &b, const RopeTables &tables,
                                    ArrayRef<std::pair<Value, Value>> qk) {
-  Location loc = op.getLoc();
   const bool tiles = ropeTileForm(op);
   for (auto [side, inOut] : llvm::enumerate(qk)) {
     auto [in, out] = inOut;
@@ -522,16 +535,7 @@ void mlir::attn::launchRopeInverse(AttentionOp op, SymbolTable &symbols,
         cast<MemRefType>(in.getType()), cast<MemRefType>(cosT.getType()),
         cast<MemRefType>(out.getType()), /*withLow=*/false,
         /*dependentLaunch=*/false, /*inverse=*/true);
-    auto dim = [&](int64_t i) -> Value {
-      return memref::DimOp::create(b, loc, in, i);
-    };
-    Value rows = dim(2);
-    if (tiles)
-      rows = arith::CeilDivUIOp::create(
-          b, loc, rows, arith::ConstantIndexOp::create(b, loc, kRotateRows));
-    blk::LaunchOp::create(b, loc, kernel.getName(), rows,
-                          arith::MulIOp::create(b, loc, dim(0), dim(1)),
-                          ValueRange{in, cosT, sinT, out});
+    launchRotation(b, op.getLoc(), kernel, tiles, {in, cosT, sinT, out});
   }
 }
 
