@@ -119,32 +119,43 @@ Expected<TrainingKernels> Engine::compileTraining(llvm::StringRef source,
   TrainingKernels out;
   out.gradArgs = std::move(pair->gradArgs);
   out.argNames = std::move(pair->argNames);
-  CompileOptions each = options;
-  for (auto [suffix, kernel] :
-       {std::pair{"_fwd", &out.forward}, {"_grad", &out.backward}}) {
-    each.entry = options.entry + suffix;
-    auto k = compile(pair->text, each, bufferName);
-    if (!k)
-      return k.takeError();
-    *kernel = std::move(*k);
-  }
   // The backward takes the forward's results: the pair runs on one device.
-  // An automatic engine that ran one half on the CPU (e.g. PaTH's backward,
-  // which has no GPU form yet) runs the other there too, and says why.
-  if (out.forward->device() != out.backward->device()) {
-    std::shared_ptr<Kernel> &onGpu =
-        out.forward->device() == Device::CUDA ? out.forward : out.backward;
-    const std::shared_ptr<Kernel> &onCpu =
-        onGpu == out.forward ? out.backward : out.forward;
-    each.entry = onGpu->entry;
+  // The backward compiles first, as the half the GPU backend lacks more
+  // often (PaTH's, MTA's): where it ran on the CPU of a CUDA engine, the
+  // forward goes there without a GPU compile, and the other way round a
+  // backward is moved after a forward that fell back.
+  auto compileHalf =
+      [&](const char *suffix,
+          const Kernel *onCpuAlready) -> Expected<std::shared_ptr<Kernel>> {
+    CompileOptions each = options;
+    each.entry = options.entry + suffix;
+    if (!onCpuAlready || dev != Device::CUDA)
+      return compile(pair->text, each, bufferName);
     auto k = detail::createCpuKernel(pair->text, each, bufferName);
     if (!k)
       return k.takeError();
-    std::string why = onCpu->notes.empty() ? "" : ": " + onCpu->notes.front();
-    (*k)->notes.insert((*k)->notes.begin(), "runs on the CPU because @" +
-                                                onCpu->entry + " does" + why);
-    onGpu = std::move(*k);
+    const auto &notes = onCpuAlready->notes;
+    (*k)->notes.insert((*k)->notes.begin(),
+                       "runs on the CPU because @" + onCpuAlready->entry +
+                           " does" + (notes.empty() ? "" : ": " + notes[0]));
+    return k;
+  };
+  auto onCpu = [](const Expected<std::shared_ptr<Kernel>> &k) {
+    return (*k)->device() == Device::CPU ? k->get() : nullptr;
+  };
+  auto backward = compileHalf("_grad", nullptr);
+  if (!backward)
+    return backward.takeError();
+  auto forward = compileHalf("_fwd", onCpu(backward));
+  if (!forward)
+    return forward.takeError();
+  if ((*forward)->device() != (*backward)->device()) {
+    backward = compileHalf("_grad", onCpu(forward));
+    if (!backward)
+      return backward.takeError();
   }
+  out.forward = std::move(*forward);
+  out.backward = std::move(*backward);
   return out;
 }
 
