@@ -6,8 +6,9 @@ ATTN_GPU_TARGETS including `attn`):
 
 1. attn.torch.attention (causal) and forgetting_attention on bf16 CUDA
    tensors in fla's [B, T, H, D] layout, GQA: the output and every gradient
-   (through torch.autograd on attn's fused GPU backward) vs a float64 torch
-   reference of the same rounded inputs; relative RMS <= 8e-3 (dg 2e-2).
+   (through torch.autograd on attn's fused GPU backward) vs the float64
+   torch re-statement of test/host/test_torch.py (ref_attention, on the
+   host) of the same rounded inputs; relative RMS <= 8e-3 (dg 2e-2).
 2. A two-layer model step under torch.compile(fullgraph=True) on CUDA:
    the loss and the gradients match the eager step's (relative 1e-2,
    RMS 2e-2: inductor rounds the other ops its own way).
@@ -25,29 +26,24 @@ import attn.torch as at
 failures = []
 
 
-def rel_rms(got, ref):
-    got, ref = got.double(), ref.double()
-    return ((got - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+def load_test_torch():
+    """test/host/test_torch.py as a module: its fp64 re-statement of the
+    math (ref_attention) and rel_rms."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "test", "host", "test_torch.py")
+    spec = importlib.util.spec_from_file_location("test_torch", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def reference(q, k, v, g=None):
-    """fp64 causal (FoX) attention on [B, T, H, D], GQA by head counts."""
-    q, k, v = (x.double().transpose(1, 2) for x in (q, k, v))
-    group = q.shape[1] // k.shape[1]
-    k, v = (x.repeat_interleave(group, dim=1) for x in (k, v))
-    T = q.shape[2]
-    s = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
-    if g is not None:
-        c = g.double().transpose(1, 2).cumsum(-1)  # [B, H, T]
-        s = s + c[..., :, None] - c[..., None, :]
-    mask = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
-    s = s.masked_fill(~mask, float("-inf"))
-    return (s.softmax(-1) @ v).transpose(1, 2)
+ref = load_test_torch()
 
 
-def check(name, got, ref, bound):
-    err = rel_rms(got, ref)
-    ok = torch.isfinite(got).all().item() and err <= bound
+def check(name, got, want, bound):
+    err = ref.rel_rms(got.cpu(), want)
+    ok = err <= bound  # inf where got has a non-finite value
     print(f"{'ok  ' if ok else 'FAIL'} {name}: relative RMS {err:.3e} (bound {bound:.0e})")
     if not ok:
         failures.append(name)
@@ -66,11 +62,12 @@ def gradients(seed, fox, B=2, T=1000, H=4, Hk=2, D=64):
     ins = [q, k, v] + ([g] if fox else [])
     o = at.forgetting_attention(q, k, v, g) if fox else at.attention(q, k, v)
     grads = torch.autograd.grad(o, ins, dO)
-    ref_ins = [x.detach().double().requires_grad_(True) for x in ins]
-    ref = reference(*ref_ins)
-    ref_grads = torch.autograd.grad(ref, ref_ins, dO.double())
+    # The fp64 reference on the host, on the same rounded values.
+    ref_ins = [x.detach().cpu().double().requires_grad_(True) for x in ins]
+    want = ref.ref_attention(*ref_ins[:3], g=ref_ins[3] if fox else None)
+    ref_grads = torch.autograd.grad(want, ref_ins, dO.cpu().double())
     what = f"{'fox' if fox else 'plain'} B={B} T={T} H={H} Hk={Hk} D={D} seed {seed}"
-    check(what + " o", o, ref, 5e-3)
+    check(what + " o", o, want, 5e-3)
     for n, got, want in zip("qkvg", grads, ref_grads):
         check(f"{what} d{n}", got, want, 2e-2 if n == "g" else 8e-3)
 
@@ -106,7 +103,7 @@ def compiled_step(seed):
     comp_loss, comp_grads = step(comp)
     # Inductor fuses the model's other ops its own way: bf16 rounding, not
     # equality, separates the two.
-    worst = max(rel_rms(b, a) for a, b in zip(eager_grads, comp_grads))
+    worst = max(ref.rel_rms(b, a) for a, b in zip(eager_grads, comp_grads))
     ok = abs(comp_loss - eager_loss) <= 1e-2 * abs(eager_loss) and worst <= 2e-2
     print(f"{'ok  ' if ok else 'FAIL'} torch.compile(fullgraph=True) step on CUDA: "
           f"loss {comp_loss:.6f} (eager {eager_loss:.6f}), gradients' worst "
