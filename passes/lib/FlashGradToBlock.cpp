@@ -1,8 +1,8 @@
 //===- FlashGradToBlock.cpp - attn.attention_grad -> flash backward -------===//
 //
 // The backward of plain, RoPE and FoX attention as GPU-form block kernels
-// (GpuTiles: mma.sync on every chip), lowered by the GPU backend and run on
-// the CPU after attn-block-strip-gpu: FlashAttention-2's
+// (GpuTiles: mma.sync, wgmma on sm_90a), lowered by the GPU backend and run
+// on the CPU after attn-block-strip-gpu: FlashAttention-2's
 // algorithm with the probabilities recomputed from the saved LSE,
 // P = exp(s - lse), and the softmax's row term D = rowsum(dO * O):
 //
@@ -56,9 +56,11 @@ struct FlashGrad {
   Type elt() const {
     return cast<ShapedType>(fwd.getQ().getType()).getElementType();
   }
-  /// The tiles of a kernel at `b`: the CPU computes its dots in f32.
+  /// The tiles of a kernel at `b`: every dot's operands lie as wgmma reads
+  /// them (K-major A, B of either major), so sm_90a takes the warpgroup
+  /// form; the CPU computes its dots in f32.
   GpuTiles tiles(OpBuilder &b) const {
-    return GpuTiles(b, fwd.getLoc(), elt(), /*wgmma=*/false,
+    return GpuTiles(b, fwd.getLoc(), elt(), tgt.wgmma,
                     tgt.gpu ? elt() : b.getF32Type());
   }
 };

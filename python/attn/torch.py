@@ -213,9 +213,13 @@ def _stream(device):
 def _view(x):
     """x as the C API may read it: detached (DLPack refuses tensors that
     require grad), and materialised where a stride is 0 (autograd hands
-    expanded cotangents, e.g. of a sum, whose elements alias)."""
+    expanded cotangents, e.g. of a sum, whose elements alias) or, on the
+    GPU, where the innermost stride is not 1 (the kernels read rows as
+    vectors; fla's [B, T, H] gate seen as [B, H, T] is such a view)."""
     x = x.detach()
     if any(s == 0 and n > 1 for s, n in zip(x.stride(), x.shape)):
+        x = x.contiguous()
+    elif x.is_cuda and x.dim() and x.shape[-1] > 1 and x.stride(-1) != 1:
         x = x.contiguous()
     return x
 

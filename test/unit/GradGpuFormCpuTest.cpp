@@ -1,0 +1,148 @@
+//===- GradGpuFormCpuTest.cpp - the backward's GPU forms on the CPU -------===//
+//
+// The fused backward's kernels as attn-to-block builds them for a GPU
+// (sm_90 mma.sync, sm_90a wgmma; 16-bit operands, the chip's roundings) run
+// on the CPU through attn-block-strip-gpu, against the fp64 oracle's
+// gradients with the GPU tests' bounds (fla's relative RMS criteria, the
+// worst row within 5e-2 above ref::kGradRowFloor). The saved state comes
+// from the CPU training forward. Fresh inputs; failures print the seed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExecutionHelpers.h"
+#include "attn/Passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+namespace {
+
+using namespace attn::exec_test;
+
+struct GradForm {
+  std::string target;
+  int64_t hq, hk, t, d;
+  std::string pieces; // after `attn.attention %q, %k, %v`
+  bool fox = false;
+};
+
+std::string sourceOf(const GradForm &f) {
+  std::string e = "x" + std::to_string(f.d) + "xbf16>";
+  std::string qo = "tensor<1x" + std::to_string(f.hq) + "x?" + e;
+  std::string kv = "tensor<1x" + std::to_string(f.hk) + "x?" + e;
+  std::string g = "tensor<1x" + std::to_string(f.hq) + "x?xf32>";
+  std::string args = "%q: " + qo + ", %k: " + kv + ", %v: " + kv;
+  std::string types = qo + ", " + kv + ", " + kv;
+  if (f.fox) {
+    args += ", %g: " + g;
+    types += ", " + g;
+  }
+  return "func.func @main(" + args + ") -> " + qo + " {\n" +
+         "  %o = attn.attention %q, %k, %v " + f.pieces +
+         (f.fox ? " gate(%g)" : "") + " : (" + types + ") -> " + qo +
+         "\n  return %o : " + qo + "\n}\n";
+}
+
+/// attn-grad, then attn-to-block{target}, of `source`, printed.
+std::string backwardForm(const std::string &source, const std::string &target) {
+  Program p(source);
+  if (!p.module)
+    return "";
+  mlir::PassManager pm(&p.ctx);
+  pm.addPass(mlir::attn::createAttnGrad());
+  mlir::attn::AttnToBlockOptions options;
+  options.target = target;
+  pm.addPass(mlir::attn::createAttnToBlock(options));
+  if (mlir::failed(pm.run(*p.module)))
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  p.module->print(os);
+  return text;
+}
+
+Tensor toTensor(const HostArray &a) {
+  auto t = attn::ref::fromHost(a);
+  EXPECT_TRUE(static_cast<bool>(t));
+  return t ? *t : Tensor();
+}
+
+void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
+  std::string source = sourceOf(f);
+  std::string what = f.target + " " + source + "seed " + std::to_string(seed);
+  SCOPED_TRACE(what);
+  std::string form = backwardForm(source, f.target);
+  ASSERT_FALSE(form.empty());
+  ASSERT_NE(form.find("_grad_dkdv"), std::string::npos) << form;
+  if (f.target == "sm_90a") {
+    ASSERT_NE(form.find("#attn_block.nvmma_shared"), std::string::npos);
+  }
+  attn::CompileOptions bwdOptions;
+  bwdOptions.pipeline = attn::Pipeline::Fused;
+  bwdOptions.entry = "main_grad";
+  auto backward = engine().compile(form, bwdOptions, f.target + " backward");
+  ASSERT_TRUE(static_cast<bool>(backward))
+      << llvm::toString(backward.takeError());
+  auto pair = engine().compileTraining(source);
+  ASSERT_TRUE(static_cast<bool>(pair)) << llvm::toString(pair.takeError());
+
+  Program p(source);
+  attn::ref::RandomSpec spec;
+  spec.heads = f.hq;
+  spec.seqLen = f.t;
+  spec.seed = seed;
+  spec.fLo = 0.5;
+  auto inputs = attn::ref::randomInputs(p.main(), spec);
+  ASSERT_TRUE(static_cast<bool>(inputs)) << llvm::toString(inputs.takeError());
+  // The values the kernels take: q, k, v rounded to bf16.
+  std::vector<HostArray> host;
+  for (auto [n, x] : llvm::enumerate(*inputs)) {
+    host.push_back(
+        attn::ref::toHost(x, n < 3 ? attn::DType::BF16 : attn::DType::F32));
+    x = toTensor(host.back());
+  }
+  auto fwd = pair->forward->runAll(host);
+  ASSERT_TRUE(static_cast<bool>(fwd)) << llvm::toString(fwd.takeError());
+  ASSERT_EQ(fwd->size(), 2u) << "the output and its LSE";
+  HostArray dO = attn::ref::toHost(
+      attn::ref::randomCotangent((*fwd)[0].shape, seed), attn::DType::BF16);
+  auto want = attn::ref::evaluateGrad(p.main(), *inputs, toTensor(dO));
+  ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());
+
+  std::vector<HostArray> args = host;
+  args.insert(args.end(), fwd->begin(), fwd->end());
+  args.push_back(dO);
+  auto grads = (*backward)->runAll(args);
+  ASSERT_TRUE(static_cast<bool>(grads)) << llvm::toString(grads.takeError());
+  ASSERT_EQ(grads->size(), inputs->size());
+  const char *names[] = {"dq", "dk", "dv", "dg"};
+  for (size_t n = 0; n < grads->size(); ++n) {
+    ASSERT_TRUE((*want)[n].has_value());
+    Tensor got = toTensor((*grads)[n]);
+    ASSERT_EQ(got.shape, (*want)[n]->shape) << names[n];
+    int64_t row = -1;
+    EXPECT_LE(attn::ref::relRmsError(got, *(*want)[n]), n == 3 ? 2e-2 : 8e-3)
+        << names[n];
+    EXPECT_LE(attn::ref::worstRowRelError(got, *(*want)[n], &row,
+                                          attn::ref::kGradRowFloor),
+              5e-2)
+        << names[n] << ", worst row " << row;
+  }
+}
+
+// Both chips' forms: tile edges, GQA, D = 128, the sliding window, FoX and
+// RoPE (the inverse rotation of the kernels' f32 dq and dk).
+TEST(GradGpuFormOnCpu, BackwardKernelsMatchOracle) {
+  uint64_t seed = attn::ref::freshSeed();
+  for (const char *target : {"sm_90", "sm_90a"})
+    for (GradForm f : std::vector<GradForm>{
+             {"", 2, 2, 65, 64, ""},
+             {"", 4, 2, 130, 64, ""},
+             {"", 2, 2, 100, 128, "mask sliding_window window 40"},
+             {"", 2, 1, 90, 64, "rope(1.0e+04)", true},
+         }) {
+      f.target = target;
+      expectFormMatchesOracle(f, ++seed);
+    }
+}
+
+} // namespace
