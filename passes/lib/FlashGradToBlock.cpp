@@ -73,20 +73,11 @@ Value visible(GpuTiles &g, const FlashGrad &fg, Value keys, Value qPos,
               Value qIdx, Value sLen, Value tLen, bool keysAlongRows) {
   int64_t keyAxis = keysAlongRows ? 1 : 0, qAxis = 1 - keyAxis;
   Value kk = g.spread(keys, keyAxis, kRows, kRows);
-  Value qq = g.spread(qPos, qAxis, kRows, kRows);
-  auto iTile = cast<RankedTensorType>(kk.getType());
-  Value valid =
-      g.andi(g.cmpi(CmpIPredicate::slt, kk, g.splatIdx(iTile, sLen)),
-             g.cmpi(CmpIPredicate::slt, g.spread(qIdx, qAxis, kRows, kRows),
-                    g.splatIdx(iTile, tLen)));
-  if (fg.mask != MaskKind::none)
-    valid = g.andi(valid, g.cmpi(CmpIPredicate::sle, kk, qq));
-  if (fg.mask == MaskKind::sliding_window)
-    valid = g.andi(valid, g.cmpi(CmpIPredicate::sgt, kk,
-                                 arith::SubIOp::create(
-                                     g.b, g.loc, qq,
-                                     g.splatIdx(iTile, g.idx(fg.window)))));
-  return valid;
+  Value valid = g.keyVisible(kk, g.spread(qPos, qAxis, kRows, kRows), sLen,
+                             fg.mask, fg.window);
+  return g.andi(valid,
+                g.cmpi(CmpIPredicate::slt, g.spread(qIdx, qAxis, kRows, kRows),
+                       g.splatIdx(cast<RankedTensorType>(kk.getType()), tLen)));
 }
 
 /// c s: a [kRows, kRows] tile of raw scores `s` in base 2, plus FoX's bias

@@ -338,15 +338,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
       Value cols =
           ng.bcast(blk::IotaOp::create(nb, loc, ng.tile({bn}, i64, L.col), j0),
                    0, iTile);
-      Value rowsT = ng.bcast(rows, 1, iTile);
-      Value valid = n.cmpi(CmpIPredicate::slt, cols, ng.splatIdx(iTile, sLen));
-      if (mask != MaskKind::none)
-        valid = n.andi(valid, n.cmpi(CmpIPredicate::sle, cols, rowsT));
-      if (mask == MaskKind::sliding_window) {
-        Value lo = arith::SubIOp::create(nb, loc, rowsT,
-                                         ng.splatIdx(iTile, n.idx(window)));
-        valid = n.andi(valid, n.cmpi(CmpIPredicate::sgt, cols, lo));
-      }
+      Value valid =
+          n.keyVisible(cols, ng.bcast(rows, 1, iTile), sLen, mask, window);
       scf::YieldOp::create(
           nb, loc, ValueRange{n.select(valid, s, ng.splatF(sTile, -inf))});
       nb.setInsertionPointToStart(&ifOp.getElseRegion().front());

@@ -184,6 +184,26 @@ public:
     return blk::IotaOp::create(
         b, loc, RankedTensorType::get({n}, b.getI64Type()), start);
   }
+  /// Whether query positions `qPos` see keys `keys` (i64 tiles of one shape
+  /// and layout): the key exists (< `sLen`) and the mask lets the query see
+  /// it (causal: key <= query; a sliding window also key > query - window).
+  /// The flash forward's masked tiles and its backward's tiles.
+  Value keyVisible(Value keys, Value qPos, Value sLen, MaskKind mask,
+                   int64_t window) {
+    auto type = cast<RankedTensorType>(keys.getType());
+    auto splatIdx = [&](Value index) -> Value {
+      Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+      return tensor::SplatOp::create(b, loc, type, i);
+    };
+    Value valid = cmpi(arith::CmpIPredicate::slt, keys, splatIdx(sLen));
+    if (mask != MaskKind::none)
+      valid = andi(valid, cmpi(arith::CmpIPredicate::sle, keys, qPos));
+    if (mask == MaskKind::sliding_window) {
+      Value lo = arith::SubIOp::create(b, loc, qPos, splatIdx(idx(window)));
+      valid = andi(valid, cmpi(arith::CmpIPredicate::sgt, keys, lo));
+    }
+    return valid;
+  }
 
   OpBuilder &b;
   Location loc;
