@@ -89,14 +89,44 @@ Value logits(GpuTiles &g, const FlashGrad &fg, Value s, Value gRows,
   return gRows ? g.addFoxBias(x, gRows, gCols, keysAlongRows ? 1.0 : -1.0) : x;
 }
 
+/// Whether the tile of keys from `j0` and query rows from `i0` (positions
+/// from `qPos0`) holds a cell `visible` hides: a key past S, a query past
+/// T, or a pair the mask hides (causal: its last key after its first query;
+/// a window: its first key at or before its last query's window). Uniform
+/// over the program: the other tiles skip the compares, as the forward's
+/// unmasked tiles do (most of a long causal walk).
+Value needsMask(GpuTiles &g, const FlashGrad &fg, Value j0, Value i0,
+                Value qPos0, Value sLen, Value tLen) {
+  auto plus = [&](Value x, int64_t c) -> Value {
+    return arith::AddIOp::create(g.b, g.loc, x, g.idx(c));
+  };
+  Value need = g.ori(g.cmpi(CmpIPredicate::sgt, plus(j0, kRows), sLen),
+                     g.cmpi(CmpIPredicate::sgt, plus(i0, kRows), tLen));
+  if (fg.mask != MaskKind::none)
+    need = g.ori(need, g.cmpi(CmpIPredicate::sgt, plus(j0, kRows - 1), qPos0));
+  if (fg.mask == MaskKind::sliding_window)
+    need = g.ori(need, g.cmpi(CmpIPredicate::sle, j0,
+                              plus(qPos0, kRows - 1 - fg.window)));
+  return need;
+}
+
 /// P (or P^T) from logits `x`: exp2(x - lse2) where visible, exactly 0
 /// elsewhere (no -inf - -inf for a row without a visible key). `lse2` is
-/// the LSE in base 2, a slice along the query axis.
+/// the LSE in base 2, a slice along the query axis. The visibility
+/// (`valid`, built where it is used) only where `need` holds.
 Value probabilities(GpuTiles &g, Value x, Value lse2, int64_t queryAxis,
-                    Value valid) {
+                    Value need, llvm::function_ref<Value()> valid) {
   auto type = cast<RankedTensorType>(x.getType());
   Value p = g.exp2(g.sub(x, g.spread(lse2, queryAxis, kRows, kRows)));
-  return g.select(valid, p, g.splatF(type, 0.0));
+  auto ifOp = scf::IfOp::create(g.b, g.loc, TypeRange{type}, need,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(g.b);
+  g.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  scf::YieldOp::create(g.b, g.loc,
+                       ValueRange{g.select(valid(), p, g.splatF(type, 0.0))});
+  g.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(g.b, g.loc, ValueRange{p});
+  return ifOp.getResult(0);
 }
 
 /// The saved LSE, in base 2, and the row term D of the kRows queries at `at`
@@ -180,9 +210,12 @@ void buildDq(func::FuncOp kernel, const KernelArgs &args, const FlashGrad &fg) {
                          gPrime ? loadGate(n, gPrime, p.bIdx, p.h, j0, n.col)
                                 : Value(),
                          /*keysAlongRows=*/false);
-        Value valid = visible(n, fg, n.iotaIn(n.col, j0, kRows), qPos, qIdx,
-                              p.sLen, p.tLen, /*keysAlongRows=*/false);
-        Value pt = probabilities(n, x, lse2, 1, valid);
+        Value pt = probabilities(
+            n, x, lse2, 1,
+            needsMask(n, fg, j0, p.row0, p.qPos0, p.sLen, p.tLen), [&] {
+              return visible(n, fg, n.iotaIn(n.col, j0, kRows), qPos, qIdx,
+                             p.sLen, p.tLen, /*keysAlongRows=*/false);
+            });
         Value dp = n.dot(dOa, n.operand(sV, 1), n.zeros({kRows, kRows}),
                          /*transposeB=*/true);
         Value ds = scoreGrad(n, pt, dp, delta, 1);
@@ -233,7 +266,6 @@ struct DkDvWalk {
           auto [lse2, delta] =
               rowTerms(n, arg("lse"), arg("delta"), colAt, n.col);
           Value qPos0 = arith::AddIOp::create(nb, loc, off, i0);
-          Value qPos = n.iotaIn(n.col, qPos0, kRows);
           // S^T = K Q^T: rows are keys, columns queries.
           Value st = n.dot(ka, n.operand(sQ, 1), n.zeros({kRows, kRows}),
                            /*transposeB=*/true);
@@ -241,9 +273,12 @@ struct DkDvWalk {
                            gPrime ? loadGate(n, gPrime, bIdx, h, qPos0, n.col)
                                   : Value(),
                            /*keysAlongRows=*/true);
-          Value valid = visible(n, fg, keys, qPos, n.iotaIn(n.col, i0, kRows),
-                                sLen, tLen, /*keysAlongRows=*/true);
-          Value pt = probabilities(n, x, lse2, 0, valid);
+          Value pt = probabilities(
+              n, x, lse2, 0, needsMask(n, fg, j0, i0, qPos0, sLen, tLen), [&] {
+                return visible(n, fg, keys, n.iotaIn(n.col, qPos0, kRows),
+                               n.iotaIn(n.col, i0, kRows), sLen, tLen,
+                               /*keysAlongRows=*/true);
+              });
           Value dvNew = n.dot(n.asA(n.round(pt)), n.operand(sdO, 1), acc[1]);
           Value dpt = n.dot(va, n.operand(sdO, 1), n.zeros({kRows, kRows}),
                             /*transposeB=*/true);
