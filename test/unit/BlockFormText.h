@@ -17,6 +17,24 @@
 
 namespace attn::exec_test {
 
+/// `source` after the passes `addPasses` puts into a pass manager, printed
+/// ("" on failure).
+inline std::string
+passedText(const std::string &source,
+           llvm::function_ref<void(mlir::PassManager &)> addPasses) {
+  Program p(source);
+  if (!p.module)
+    return "";
+  mlir::PassManager pm(&p.ctx);
+  addPasses(pm);
+  if (mlir::failed(pm.run(*p.module)))
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  p.module->print(os);
+  return text;
+}
+
 /// attn-to-block{target=`target` warps=`warps` block-n=`blockN`
 /// path-transport=`pathTransport` path-chunk-wgmma=`pathChunkWgmma`
 /// path-attention-wgmma=`pathAttentionWgmma`} of `source`, as text ("" on
@@ -27,10 +45,6 @@ inline std::string blockFormText(const std::string &source,
                                  const std::string &pathTransport = "f16",
                                  bool pathChunkWgmma = false,
                                  bool pathAttentionWgmma = false) {
-  Program p(source);
-  if (!p.module)
-    return "";
-  mlir::PassManager pm(&p.ctx);
   mlir::attn::AttnToBlockOptions options;
   options.target = target;
   options.warps = warps;
@@ -38,13 +52,9 @@ inline std::string blockFormText(const std::string &source,
   options.pathTransport = pathTransport;
   options.pathChunkWgmma = pathChunkWgmma;
   options.pathAttentionWgmma = pathAttentionWgmma;
-  pm.addPass(mlir::attn::createAttnToBlock(options));
-  if (mlir::failed(pm.run(*p.module)))
-    return "";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  p.module->print(os);
-  return text;
+  return passedText(source, [&](mlir::PassManager &pm) {
+    pm.addPass(mlir::attn::createAttnToBlock(options));
+  });
 }
 
 } // namespace attn::exec_test

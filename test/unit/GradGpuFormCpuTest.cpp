@@ -9,10 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ExecutionHelpers.h"
-#include "attn/Passes/Passes.h"
-
-#include "mlir/Pass/PassManager.h"
+#include "BlockFormText.h"
 
 namespace {
 
@@ -44,20 +41,12 @@ std::string sourceOf(const GradForm &f) {
 
 /// attn-grad, then attn-to-block{target}, of `source`, printed.
 std::string backwardForm(const std::string &source, const std::string &target) {
-  Program p(source);
-  if (!p.module)
-    return "";
-  mlir::PassManager pm(&p.ctx);
-  pm.addPass(mlir::attn::createAttnGrad());
   mlir::attn::AttnToBlockOptions options;
   options.target = target;
-  pm.addPass(mlir::attn::createAttnToBlock(options));
-  if (mlir::failed(pm.run(*p.module)))
-    return "";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  p.module->print(os);
-  return text;
+  return passedText(source, [&](mlir::PassManager &pm) {
+    pm.addPass(mlir::attn::createAttnGrad());
+    pm.addPass(mlir::attn::createAttnToBlock(options));
+  });
 }
 
 Tensor toTensor(const HostArray &a) {
