@@ -10,6 +10,7 @@
 #ifndef ATTN_TEST_UNIT_GPUATTENTIONCASES_H
 #define ATTN_TEST_UNIT_GPUATTENTIONCASES_H
 
+#include "ParsedModule.h"
 #include "ProgramOracle.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Runtime.h"
@@ -93,20 +94,7 @@ inline std::string programFor(const Case &c) {
          "\n  return %o : " + out + "\n}\n";
 }
 
-struct Parsed {
-  mlir::MLIRContext ctx;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  explicit Parsed(const std::string &src) {
-    mlir::DialectRegistry registry;
-    registry.insert<mlir::attn::AttnDialect>();
-    mlir::registerAllDialects(registry);
-    ctx.appendDialectRegistry(registry);
-    module = mlir::parseSourceString<mlir::ModuleOp>(src, &ctx);
-  }
-  mlir::func::FuncOp main() {
-    return module->lookupSymbol<mlir::func::FuncOp>("main");
-  }
-};
+using Parsed = attn::test_util::ParsedModule;
 
 /// Random inputs for `c` from `seed`, as the kernels take them (`host`:
 /// bf16/f16 tensors, f32 gates), and the oracle's output on the same

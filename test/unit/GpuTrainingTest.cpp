@@ -13,40 +13,16 @@
 
 #include "GpuAttentionCases.h"
 #include "GpuEngine.h"
-
-#include <cmath>
+#include "GradChecks.h"
 
 namespace {
 
 using namespace attn::gpu_test;
+using attn::test_util::expectClose;
 
-/// `got` against the oracle's `want` within `b`: finite everywhere, the
-/// relative RMS and the worst row within their bounds.
-void expectClose(const HostArray &got, const Tensor &want,
-                 const attn::ref::ErrorBound &b, const std::string &what) {
-  auto g = attn::ref::fromHost(got);
-  ASSERT_TRUE(static_cast<bool>(g));
-  ASSERT_EQ(g->shape, want.shape) << what;
-  size_t bad = 0;
-  for (double x : g->data)
-    bad += !std::isfinite(x);
-  EXPECT_EQ(bad, 0u) << what << ": non-finite values (unwritten rows?)";
-  double err = attn::ref::relRmsError(*g, want);
-  int64_t row = -1;
-  double rowErr = attn::ref::worstRowRelError(*g, want, &row, b.rowFloor);
-  EXPECT_LE(err, b.bound) << what;
-  EXPECT_LE(rowErr, b.rowBound) << what << ": worst row " << row;
-  std::printf("[ gpu ] %s: relative RMS %.3e, worst row %.3e\n", what.c_str(),
-              err, rowErr);
-}
-
-/// The output's bounds (a 16-bit forward's) and each gradient's: fla's
-/// relative RMS criteria, the worst row within 5e-2 (rows below half the
-/// mean row norm judged against half of it: ref::kGradRowFloor says why).
+/// The output's bounds: a 16-bit forward's.
 const attn::ref::ErrorBound kOutput{true, attn::ref::kHalfRmsBound,
                                     attn::ref::kHalfRowBound};
-const attn::ref::ErrorBound kQkv{true, 8e-3, 5e-2, attn::ref::kGradRowFloor};
-const attn::ref::ErrorBound kGate{true, 2e-2, 5e-2, attn::ref::kGradRowFloor};
 
 class GpuTraining : public ::testing::TestWithParam<Case> {};
 
@@ -92,7 +68,7 @@ TEST_P(GpuTraining, GradientsMatchOracle) {
     auto fwd = pair->forward->runAll(host);
     ASSERT_TRUE(static_cast<bool>(fwd)) << llvm::toString(fwd.takeError());
     ASSERT_EQ(fwd->size(), 2u) << "the output and its LSE";
-    expectClose((*fwd)[0], out, kOutput, name.str() + " output");
+    expectClose((*fwd)[0], out, kOutput, name.str() + " output", "gpu");
     std::vector<HostArray> args = host;
     args.insert(args.end(), fwd->begin(), fwd->end());
     args.push_back(dOHost);
@@ -102,8 +78,10 @@ TEST_P(GpuTraining, GradientsMatchOracle) {
     const char *names[] = {"dq", "dk", "dv", "dg"};
     for (auto [i, n] : llvm::enumerate(pair->gradArgs)) {
       ASSERT_TRUE((*want)[n].has_value());
-      expectClose((*grads)[i], *(*want)[n], n == 3 ? kGate : kQkv,
-                  name.str() + " " + names[n]);
+      expectClose((*grads)[i], *(*want)[n],
+                  n == 3 ? attn::test_util::kGateGrad16
+                         : attn::test_util::kGrad16,
+                  name.str() + " " + names[n], "gpu");
     }
   }
 }

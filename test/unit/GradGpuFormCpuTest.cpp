@@ -10,10 +10,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlockFormText.h"
+#include "GradChecks.h"
 
 namespace {
 
 using namespace attn::exec_test;
+using namespace attn::test_util;
 
 struct GradForm {
   std::string target;
@@ -47,12 +49,6 @@ std::string backwardForm(const std::string &source, const std::string &target) {
     pm.addPass(mlir::attn::createAttnGrad());
     pm.addPass(mlir::attn::createAttnToBlock(options));
   });
-}
-
-Tensor toTensor(const HostArray &a) {
-  auto t = attn::ref::fromHost(a);
-  EXPECT_TRUE(static_cast<bool>(t));
-  return t ? *t : Tensor();
 }
 
 void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
@@ -106,15 +102,8 @@ void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
   const char *names[] = {"dq", "dk", "dv", "dg"};
   for (size_t n = 0; n < grads->size(); ++n) {
     ASSERT_TRUE((*want)[n].has_value());
-    Tensor got = toTensor((*grads)[n]);
-    ASSERT_EQ(got.shape, (*want)[n]->shape) << names[n];
-    int64_t row = -1;
-    EXPECT_LE(attn::ref::relRmsError(got, *(*want)[n]), n == 3 ? 2e-2 : 8e-3)
-        << names[n];
-    EXPECT_LE(attn::ref::worstRowRelError(got, *(*want)[n], &row,
-                                          attn::ref::kGradRowFloor),
-              5e-2)
-        << names[n] << ", worst row " << row;
+    expectClose((*grads)[n], *(*want)[n], n == 3 ? kGateGrad16 : kGrad16,
+                f.target + " " + names[n], "cpu");
   }
 }
 

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExecutionHelpers.h"
+#include "GradChecks.h"
 #include "GradPrograms.h"
 
 #include <random>
@@ -18,11 +19,7 @@ using namespace attn::exec_test;
 
 namespace {
 
-Tensor toTensor(const HostArray &a) {
-  auto t = attn::ref::fromHost(a);
-  EXPECT_TRUE(static_cast<bool>(t));
-  return t ? *t : Tensor();
-}
+using attn::test_util::toTensor;
 
 /// The training pair of `source`'s @main (Engine::compileTraining, through
 /// `pipeline`) against the oracle, f32: the forward's saved state fed to the

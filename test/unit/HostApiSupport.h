@@ -12,6 +12,7 @@
 #ifndef ATTN_TEST_UNIT_HOSTAPISUPPORT_H
 #define ATTN_TEST_UNIT_HOSTAPISUPPORT_H
 
+#include "ParsedModule.h"
 #include "ProgramOracle.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Runtime.h"
@@ -92,20 +93,7 @@ inline Engine &cpuEngine() {
 
 /// A parsed program for the oracle (one context per instance: threads each
 /// parse their own).
-struct Parsed {
-  mlir::MLIRContext ctx;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  explicit Parsed(const std::string &src) {
-    mlir::DialectRegistry registry;
-    registry.insert<mlir::attn::AttnDialect>();
-    mlir::registerAllDialects(registry);
-    ctx.appendDialectRegistry(registry);
-    module = mlir::parseSourceString<mlir::ModuleOp>(src, &ctx);
-  }
-  mlir::func::FuncOp main() {
-    return module->lookupSymbol<mlir::func::FuncOp>("main");
-  }
-};
+using Parsed = attn::test_util::ParsedModule;
 
 /// attn.attention on dynamic [B, H, T, D] tensors: "plain", "rope", "fox"
 /// or "rope_fox", with `extra` attributes (e.g. "mask none").

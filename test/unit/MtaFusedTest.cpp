@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MtaSources.h"
+#include "ParsedModule.h"
 #include "ProgramOracle.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Runtime.h"
@@ -44,20 +45,7 @@ attn::Engine &engine() {
   return *e;
 }
 
-struct Program {
-  mlir::MLIRContext ctx;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  explicit Program(const std::string &src) {
-    mlir::DialectRegistry registry;
-    registry.insert<mlir::attn::AttnDialect>();
-    mlir::registerAllDialects(registry);
-    ctx.appendDialectRegistry(registry);
-    module = mlir::parseSourceString<mlir::ModuleOp>(src, &ctx);
-  }
-  mlir::func::FuncOp main() {
-    return module->lookupSymbol<mlir::func::FuncOp>("main");
-  }
-};
+using Program = attn::test_util::ParsedModule;
 
 /// Compiles `src` for the fused pipeline, expecting no remark (everything
 /// fused), and runs it.
