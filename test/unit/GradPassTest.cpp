@@ -345,8 +345,8 @@ TEST(GradPass, FusedBackwardIsCausalBackwards) {
 // itself: for each argument x and a random direction u, the central
 // difference of L = sum(o * dO) along u, (L(x + eps u) - L(x - eps u)) /
 // (2 eps), matches <dL/dx, u> from the backward within 2e-5 sum|dL/dx u|
-// (measured: at most 5e-6 of it, 8e-5 of the derivative; a gradient 1% off
-// misses by about 5e-4 of it).
+// (a gradient 1% off misses by about 5e-4 of it). The step is 5e-3: the
+// central difference's own O(eps^2) error must stay well inside the bound.
 TEST(GradPass, FusedBackwardMatchesFiniteDifferencesOfTheForward) {
   uint64_t seed = attn::ref::freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -382,7 +382,10 @@ TEST(GradPass, FusedBackwardMatchesFiniteDifferencesOfTheForward) {
     };
     auto grads = gradsOf(c, args, dO);
     ASSERT_EQ(grads.size(), args.size());
-    const double eps = 1e-2;
+    // FoX's gate enters through a prefix sum over the sequence: at a step
+    // of 1e-2 the difference's own error reached the bound (seed
+    // 72049942287232).
+    const double eps = 5e-3;
     for (size_t a = 0; a < args.size(); ++a) {
       HostArray u = randomArray(args[a].shape, rng);
       std::vector<HostArray> plus = args, minus = args;
