@@ -102,7 +102,8 @@ struct LowerLoad : OpRewritePattern<blk::LoadOp> {
   }
 };
 
-/// Writes in-bounds elements only.
+/// Writes in-bounds elements only; a reducing store adds each one
+/// atomically (programs run on several threads).
 struct LowerStore : OpRewritePattern<blk::StoreOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(blk::StoreOp op,
@@ -125,7 +126,11 @@ struct LowerStore : OpRewritePattern<blk::StoreOp> {
                                          op.getDims(), ivs);
           scf::IfOp::create(b, l, ok, [&](OpBuilder &tb, Location tl) {
             Value v = tensor::ExtractOp::create(tb, tl, op.getValue(), ivs);
-            memref::StoreOp::create(tb, tl, v, op.getBase(), idx);
+            if (op.getAdd())
+              memref::AtomicRMWOp::create(tb, tl, arith::AtomicRMWKind::addf, v,
+                                          op.getBase(), idx);
+            else
+              memref::StoreOp::create(tb, tl, v, op.getBase(), idx);
             scf::YieldOp::create(tb, tl);
           });
         });
@@ -187,20 +192,24 @@ struct LowerDot : OpRewritePattern<blk::DotOp> {
       return arith::ExtFOp::create(rewriter, loc,
                                    type.clone(rewriter.getF32Type()), t);
     };
+    auto transpose = [&](Value t) -> Value {
+      auto tt = cast<RankedTensorType>(t.getType());
+      SmallVector<int64_t> shape = {tt.getDimSize(1), tt.getDimSize(0)};
+      Value init =
+          tensor::EmptyOp::create(rewriter, loc, shape, tt.getElementType());
+      return linalg::TransposeOp::create(rewriter, loc, t, init,
+                                         ArrayRef<int64_t>{1, 0})
+          .getResult()[0];
+    };
     Value aMat = widenTile(op.getA());
     Value bMat = widenTile(op.getB());
-    if (op.getTransposeB()) {
-      auto bt = cast<RankedTensorType>(bMat.getType());
-      SmallVector<int64_t> shape = {bt.getDimSize(1), bt.getDimSize(0)};
-      Value init =
-          tensor::EmptyOp::create(rewriter, loc, shape, bt.getElementType());
-      bMat = linalg::TransposeOp::create(rewriter, loc, bMat, init,
-                                         ArrayRef<int64_t>{1, 0})
-                 .getResult()[0];
-    }
+    if (op.getTransposeA())
+      aMat = transpose(aMat);
+    if (op.getTransposeB())
+      bMat = transpose(bMat);
     RankedTensorType accType = op.getType();
     int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
-    int64_t k = op.getA().getType().getDimSize(1);
+    int64_t k = cast<RankedTensorType>(aMat.getType()).getDimSize(1);
     Type f32 = accType.getElementType();
     Value pad = arith::ConstantOp::create(rewriter, loc,
                                           rewriter.getFloatAttr(f32, 0.0));

@@ -182,7 +182,8 @@ struct LowerInBoundsStore : OpRewritePattern<blk::StoreOp> {
   LogicalResult matchAndRewrite(blk::StoreOp op,
                                 PatternRewriter &rewriter) const override {
     MemRefType mem = op.getBase().getType();
-    if (!op.getInBounds() || !rowsAreContiguous(mem, op.getDims()))
+    if (!op.getInBounds() || op.getAdd() ||
+        !rowsAreContiguous(mem, op.getDims()))
       return failure();
     Location loc = op.getLoc();
     RankedTensorType type = op.getValue().getType();

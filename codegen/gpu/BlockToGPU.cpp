@@ -77,13 +77,17 @@ BlockTypeConverter::BlockTypeConverter(MLIRContext *ctx) {
 
 namespace {
 
-/// The local_loads feeding the b of a transpose_b dot.
+/// The local_loads feeding the a of a transpose_a dot or the b of a
+/// transpose_b dot.
 llvm::DenseSet<Operation *> transposedLoads(Operation *root) {
   llvm::DenseSet<Operation *> set;
   root->walk([&](blk::DotOp dot) {
-    if (dot.getTransposeB())
-      if (auto ld = dot.getB().getDefiningOp<blk::LocalLoadOp>())
-        set.insert(ld);
+    for (auto [operand, transposed] :
+         {std::pair(dot.getA(), dot.getTransposeA()),
+          std::pair(dot.getB(), dot.getTransposeB())})
+      if (transposed)
+        if (auto ld = operand.getDefiningOp<blk::LocalLoadOp>())
+          set.insert(ld);
   });
   return set;
 }
@@ -106,8 +110,7 @@ std::string unsupported(Operation *op,
                ") is only read in place by a wgmma dot";
       continue;
     }
-    bool transB = transposed.contains(v.getDefiningOp());
-    if (failed(registerMap(t, transB, why)))
+    if (failed(registerMap(t, transposed.contains(v.getDefiningOp()), why)))
       return "layout " + str(t.getEncoding()) + " of " + str(t) + ": " + why;
     // A blocked tile is spread over every thread of the block.
     if (auto blocked = dyn_cast<blk::BlockedLayoutAttr>(t.getEncoding());
@@ -189,6 +192,9 @@ std::string unsupported(Operation *op,
     if (!m || m.getVersion() != 2 || (!e.isBF16() && !e.isF16()))
       return "dot is lowered to bf16/f16 mma.sync (mma version 2) or wgmma "
              "(mma version 3) only";
+    if (dot.getTransposeA() && !dot.getA().getDefiningOp<blk::LocalLoadOp>())
+      return "mma.sync reads a transposed A from shared memory (a local_load, "
+             "ldmatrix.trans)";
     return "";
   }
   if (isa<blk::ProgramIdOp, blk::LocalAllocOp, blk::LocalIndexOp,

@@ -112,8 +112,8 @@ void populateAsyncCopyPatterns(BlockTypeConverter &tc,
 std::string unsupportedReason(attn_block::AsyncCopyOp op, int64_t threads);
 /// DotToMmaSync.cpp: local_load into dot operands (ldmatrix), dot
 /// (m16n8k16 mma.sync).
-/// `transposedLoads`: the local_loads that feed the b of a transpose_b dot
-/// (their tiles are stored [N, K]).
+/// `transposedLoads`: the local_loads that feed the a of a transpose_a dot
+/// or the b of a transpose_b dot (their tiles are stored [K, M], [N, K]).
 void populateDotPatterns(BlockTypeConverter &tc, RewritePatternSet &patterns,
                          const llvm::DenseSet<Operation *> &transposedLoads);
 /// DotToWgmma.cpp: local_load of an #attn_block.nvmma_shared tile (the

@@ -51,9 +51,9 @@ struct LocalLoadToLdmatrix : OpConversionPattern<blk::LocalLoadOp> {
         !isa<blk::SharedLayoutAttr, blk::PaddedSharedLayoutAttr>(
             buf.getEncoding()))
       return rw.notifyMatchFailure(op, "ldmatrix into dot operands only");
-    bool transB = transposed.contains(op);
+    const bool trans = transposed.contains(op);
     std::string why;
-    auto map = registerMap(type, transB, why);
+    auto map = registerMap(type, trans, why);
     if (failed(map))
       return rw.notifyMatchFailure(op, why);
     Location loc = op.getLoc();
@@ -96,7 +96,24 @@ struct LocalLoadToLdmatrix : OpConversionPattern<blk::LocalLoadOp> {
     // K = 8 (LayoutUtils.h): ldmatrix.x2 of the k8 half, lanes 0-15
     // addressing its two matrices (A: rows 0-7, 8-15; B: n8 tiles 2p, 2p +
     // 1) at chunk 0.
-    if (opnd.getOpIdx() == 0) {
+    if (opnd.getOpIdx() == 0 && trans) {
+      // A stored [K, M]: ldmatrix.trans of the four 8x8 pieces (k half,
+      // m half) = (l / 16, (l / 8) % 2) of each 16x16 step, lane l
+      // addressing its k row l % 8; each lane receives A's registers.
+      const int64_t mt = type.getDimSize(1) / (16 * w),
+                    kt = type.getDimSize(0) / 16;
+      Value chunk = arith::AddIOp::create(
+          rw, loc, mid, arith::MulIOp::create(rw, loc, warp, c(2 * mt)));
+      SwizzledAddresses addr(
+          rw, loc, buf.getEncoding(), width, buf.getShape()[0],
+          arith::AddIOp::create(rw, loc, l8, mul8(hi16)), chunk,
+          llvm::Log2_64(llvm::PowerOf2Ceil(2 * mt * w)), c(0), 1);
+      for (int64_t mi = 0; mi < mt; ++mi)
+        for (int64_t ki = 0; ki < kt; ++ki) {
+          int64_t r0 = (mi * kt + ki) * 8;
+          load(addr, 16 * ki, 16 * mi, true, {r0, r0 + 2, r0 + 4, r0 + 6});
+        }
+    } else if (opnd.getOpIdx() == 0) {
       const bool k8 = type.getDimSize(1) == 8;
       const int64_t mt = type.getDimSize(0) / (16 * w),
                     kt = k8 ? 1 : type.getDimSize(1) / 16;
@@ -113,6 +130,7 @@ struct LocalLoadToLdmatrix : OpConversionPattern<blk::LocalLoadOp> {
           load(addr, 16 * mi, 16 * ki, false, {r0, r0 + 2, r0 + 4, r0 + 6});
         }
     } else {
+      const bool transB = trans;
       int64_t kDim = transB ? 1 : 0;
       const bool k8 = type.getDimSize(kDim) == 8;
       const int64_t kt = k8 ? 1 : type.getDimSize(kDim) / 16,
@@ -162,10 +180,11 @@ struct DotToMma : OpConversionPattern<blk::DotOp> {
     const int64_t w = mma.getWarpsPerCTA()[0];
     // K = 8: one m16n8k8 per (mi, ni) on the first half of the k16
     // registers (LayoutUtils.h).
-    const bool k8 = op.getA().getType().getDimSize(1) == 8;
+    const int64_t aK =
+        op.getA().getType().getDimSize(op.getTransposeA() ? 0 : 1);
+    const bool k8 = aK == 8;
     const int64_t mt = accType.getDimSize(0) / (16 * w),
-                  nt = accType.getDimSize(1) / 8,
-                  kt = k8 ? 1 : op.getA().getType().getDimSize(1) / 16,
+                  nt = accType.getDimSize(1) / 8, kt = k8 ? 1 : aK / 16,
                   kStep = k8 ? 8 : 16, aRegs = k8 ? 4 : 8, bRegs = k8 ? 2 : 4;
     ValueRange a = adaptor.getA(), bReg = adaptor.getB(),
                acc = adaptor.getAcc();

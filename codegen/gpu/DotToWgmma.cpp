@@ -133,9 +133,10 @@ struct DotToWgmmaPattern : OpConversionPattern<blk::DotOp> {
     // one k16 step whose A registers for k 8-15 are zero and whose B
     // descriptor reads columns 0-7 again for them (LBO 0): FoX's 16-byte
     // key records.
-    const bool k8 = aType.getDimSize(1) == 8;
-    const int64_t n = accType.getDimSize(1),
-                  kt = k8 ? 1 : aType.getDimSize(1) / 16;
+    const bool transA = op.getTransposeA();
+    const int64_t aK = aType.getDimSize(transA ? 0 : 1);
+    const bool k8 = aK == 8;
+    const int64_t n = accType.getDimSize(1), kt = k8 ? 1 : aK / 16;
     const bool half = aType.getElementType().isF16();
     const int64_t eltBytes = 2;
     // Shared address (bytes) of a tile read in place.
@@ -159,7 +160,17 @@ struct DotToWgmmaPattern : OpConversionPattern<blk::DotOp> {
       regs.append(adaptor.getAcc().begin(), adaptor.getAcc().end());
     const size_t nAcc = regs.size();
     Value descA;
-    if (inShared(op.getA())) {
+    if (transA) {
+      // A stored [K, M], M-major: this warpgroup's 64 columns are panel
+      // `warp / 4` of the swizzled buffer (K rows of 128 bytes), read as
+      // an N-major B is (LBO the next panel, SBO the next 8 rows).
+      Value panel = arith::MulIOp::create(
+          rw, loc, arith::DivUIOp::create(rw, loc, warp, c(4)), c(aK * 128));
+      descA = wgmma::descriptor(
+          rw, loc,
+          arith::AddIOp::create(rw, loc, address(adaptor.getA()), panel),
+          aK * 128, 1024);
+    } else if (inShared(op.getA())) {
       descA = wgmma::descriptor(
           rw, loc,
           arith::AddIOp::create(rw, loc, address(adaptor.getA()), groupRows),
@@ -198,8 +209,10 @@ struct DotToWgmmaPattern : OpConversionPattern<blk::DotOp> {
       auto kMajorStep = [&](int64_t rows) {
         return (ks / 4) * rows * 128 + (ks % 4) * 32;
       };
-      Value stepA =
-          descA ? wgmma::advance(rw, loc, descA, kMajorStep(aRows)) : Value();
+      Value stepA = !descA ? Value()
+                    : transA
+                        ? wgmma::advance(rw, loc, descA, 16 * 128 * ks)
+                        : wgmma::advance(rw, loc, descA, kMajorStep(aRows));
       Value stepB = wgmma::advance(rw, loc, descB,
                                    plainB    ? ks * bRows * 32
                                    : kMajorB ? kMajorStep(bRows)
@@ -212,7 +225,7 @@ struct DotToWgmmaPattern : OpConversionPattern<blk::DotOp> {
         fragment.assign(aRegs.begin() + 4 * ks, aRegs.begin() + 4 * ks + 4);
       }
       acc = wgmma::mmaAsync(rw, loc, acc, n, half, fragment, stepA, stepB,
-                            /*transB=*/!kMajorB);
+                            /*transB=*/!kMajorB, transA);
     }
     if (chainsIntoNextDot(op)) {
       // The next dot commits and waits for both (chainsIntoNextDot).
@@ -244,8 +257,9 @@ std::string mlir::attn::blockgpu::unsupportedWgmmaReason(blk::DotOp op) {
   if (n % 8 != 0 || n > 256 || mma.getInstrShape()[1] != n)
     return "a wgmma accumulator [M, N] needs N a multiple of 8 up to 256 "
            "and instrShape = [64, N, 16] (one m64nNk16 per k16 step)";
-  const bool k8 = aType.getDimSize(1) == 8;
-  if (aType.getDimSize(1) % 16 != 0 && !k8)
+  const int64_t aK = aType.getDimSize(op.getTransposeA() ? 0 : 1);
+  const bool k8 = aK == 8;
+  if (aK % 16 != 0 && !k8)
     return "wgmma needs K a multiple of 16, or 8";
   if (k8 && (inShared(op.getA()) || !interleavedB(op)))
     return "a wgmma dot with K = 8 takes A from registers and B interleaved "
@@ -260,6 +274,10 @@ std::string mlir::attn::blockgpu::unsupportedWgmmaReason(blk::DotOp op) {
       cast<blk::NvmmaSharedLayoutAttr>(op.getA().getType().getEncoding())
               .getSwizzleBytes() != 128)
     return "wgmma reads a shared A in the 128-byte swizzle";
+  if (op.getTransposeA() &&
+      (!inShared(op.getA()) || aType.getDimSize(1) % 64 != 0))
+    return "wgmma reads a transposed A ([K, M], M-major) from a 128-byte "
+           "swizzled shared tile of 64 columns per warpgroup";
   if (!op.getB().getDefiningOp<blk::LocalLoadOp>() ||
       (inShared(op.getA()) && !op.getA().getDefiningOp<blk::LocalLoadOp>()))
     return "a shared wgmma operand must be a local_load of its buffer";

@@ -151,7 +151,7 @@ Attribute mlir::attn::blockgpu::mmaParent(Attribute layout) {
 }
 
 FailureOr<RegisterMap> mlir::attn::blockgpu::registerMap(RankedTensorType type,
-                                                         bool transposedB,
+                                                         bool transposed,
                                                          std::string &why) {
   Attribute enc = type.getEncoding();
   ArrayRef<int64_t> shape = type.getShape();
@@ -226,22 +226,29 @@ FailureOr<RegisterMap> mlir::attn::blockgpu::registerMap(RankedTensorType type,
     // K = 8 (one k8 step: FoX's records) holds the first half of a k16
     // step's registers: A's a0, a1 and B's b0 (m16n8k8).
     if (d.getOpIdx() == 0) {
-      bad = need(shape[0] % (16 * w) == 0 &&
-                     (shape[1] % 16 == 0 || shape[1] == 8),
-                 "an A operand must be [16 * warps * k, 16 * n] or "
-                 "[16 * warps * k, 8]");
-      int64_t mt = shape[0] / (16 * w),
-              kt = std::max<int64_t>(shape[1] / 16, 1),
-              perStep = shape[1] == 8 ? 4 : 8;
+      // A transposed is stored [K, M]: the same registers, dims swapped.
+      int64_t mDim = transposed ? 1 : 0, kDim = 1 - mDim;
+      // (K = 8 is the register A of FoX's records, never transposed.)
+      bad =
+          need(shape[mDim] % (16 * w) == 0 &&
+                   (shape[kDim] % 16 == 0 || (shape[kDim] == 8 && !transposed)),
+               "an A operand must be [16 * warps * k, 16 * n] or "
+               "[16 * warps * k, 8] ([16 * n, 16 * warps * k] when "
+               "transposed)");
+      int64_t mt = shape[mDim] / (16 * w),
+              kt = std::max<int64_t>(shape[kDim] / 16, 1),
+              perStep = shape[kDim] == 8 ? 4 : 8;
       for (int64_t mi = 0; bad.empty() && mi < mt; ++mi)
         for (int64_t ki = 0; ki < kt; ++ki)
           for (int64_t e = 0; e < perStep; ++e) {
             int64_t j = e / 2;
-            map.offsets.push_back(
-                {16 * mi + 8 * (j % 2), 16 * ki + 8 * (j / 2) + e % 2});
+            SmallVector<int64_t, 2> o(2);
+            o[mDim] = 16 * mi + 8 * (j % 2);
+            o[kDim] = 16 * ki + 8 * (j / 2) + e % 2;
+            map.offsets.push_back(o);
           }
     } else {
-      int64_t kDim = transposedB ? 1 : 0, nDim = 1 - kDim;
+      int64_t kDim = transposed ? 1 : 0, nDim = 1 - kDim;
       bad = need((shape[kDim] % 16 == 0 || shape[kDim] == 8) &&
                      shape[nDim] % 16 == 0,
                  "a B operand must be [16 * k, 16 * n] or [8, 16 * n] "
@@ -267,11 +274,11 @@ FailureOr<RegisterMap> mlir::attn::blockgpu::registerMap(RankedTensorType type,
 
 int64_t mlir::attn::blockgpu::numRegisters(RankedTensorType type) {
   std::string why;
-  auto map = registerMap(type, /*transposedB=*/false, why);
-  // A B operand has K N / 32 registers either way round; [N, 8] (K = 8 of
+  auto map = registerMap(type, /*transposed=*/false, why);
+  // An operand has as many registers either way round; [N, 8] (K = 8 of
   // a transpose_b dot) has a map only as the transposed B.
   if (failed(map))
-    map = registerMap(type, /*transposedB=*/true, why);
+    map = registerMap(type, /*transposed=*/true, why);
   return succeeded(map) ? map->numRegs() : -1;
 }
 
@@ -285,7 +292,7 @@ std::pair<Value, Value> mlir::attn::blockgpu::warpAndLane(OpBuilder &b,
 
 SmallVector<Value> mlir::attn::blockgpu::threadBase(OpBuilder &b, Location loc,
                                                     RankedTensorType type,
-                                                    bool transposedB) {
+                                                    bool transposed) {
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
   Attribute enc = type.getEncoding();
   if (auto blocked = dyn_cast<blk::BlockedLayoutAttr>(enc))
@@ -311,9 +318,10 @@ SmallVector<Value> mlir::attn::blockgpu::threadBase(OpBuilder &b, Location loc,
     return {s.getDim() == 1 ? rowBase(type.getDimSize(0)) : pair};
   auto d = cast<blk::DotOperandLayoutAttr>(enc);
   if (d.getOpIdx() == 0)
-    return {rowBase(type.getDimSize(0)), pair};
+    return transposed ? SmallVector<Value>{pair, rowBase(type.getDimSize(1))}
+                      : SmallVector<Value>{rowBase(type.getDimSize(0)), pair};
   // B: k from the lane's pair, n from its quad.
-  if (transposedB)
+  if (transposed)
     return {quad, pair};
   return {pair, quad};
 }

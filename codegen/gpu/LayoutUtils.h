@@ -29,9 +29,10 @@ struct RegisterMap {
   int64_t numRegs() const { return offsets.size(); }
 };
 
-/// The register map of `type` (a B operand stored [N, K] when
-/// `transposedB`), or an error naming the layout and why it is not lowered.
-FailureOr<RegisterMap> registerMap(RankedTensorType type, bool transposedB,
+/// The register map of `type` (a dot operand stored `transposed`: an A as
+/// [K, M], a B as [N, K]), or an error naming the layout and why it is not
+/// lowered.
+FailureOr<RegisterMap> registerMap(RankedTensorType type, bool transposed,
                                    std::string &why);
 
 /// Registers per thread of `type`, or -1 when its layout is not lowered.
@@ -39,7 +40,7 @@ int64_t numRegisters(RankedTensorType type);
 
 /// The thread's base coordinates (one index per dim) for `type`.
 SmallVector<Value> threadBase(OpBuilder &b, Location loc, RankedTensorType type,
-                              bool transposedB);
+                              bool transposed);
 
 /// The mma layout (v2 or v3) a register layout derives from (itself, the parent
 /// of a slice or dot_operand), or null.

@@ -61,6 +61,11 @@ static bool columnsInside(MemRefType mem, RankedTensorType type,
 std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
   auto type = op.getValue().getType();
   auto mem = cast<MemRefType>(op.getBase().getType());
+  // A slice's elements are held by several threads each: every copy would
+  // add.
+  if (op.getAdd() && !isa_and_nonnull<blk::MmaLayoutAttr>(type.getEncoding()))
+    return "a reducing store ('add') is lowered from mma accumulator tiles "
+           "(each element held by one thread) only";
   if (type.getRank() == 1 &&
       isa<blk::SliceLayoutAttr, blk::BlockedLayoutAttr>(type.getEncoding()))
     return "";
@@ -375,6 +380,17 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
   }
 };
 
+/// One element of `op` at `at`: a store, or an atomic add of a reducing
+/// store.
+void storeElement(OpBuilder &b, Location loc, blk::StoreOp op, Value v,
+                  Value base, ValueRange at) {
+  if (op.getAdd())
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, v, base,
+                                at);
+  else
+    memref::StoreOp::create(b, loc, v, base, at);
+}
+
 /// A 1-D slice tile: one bounds-checked scalar store per register (the
 /// inverse of LoadSliceRegisters).
 struct StoreSliceRegisters : OpConversionPattern<blk::StoreOp> {
@@ -410,7 +426,7 @@ struct StoreSliceRegisters : OpConversionPattern<blk::StoreOp> {
       rw.setInsertionPointToStart(guard.thenBlock());
       SmallVector<Value> at = idx;
       at[dim] = pos;
-      memref::StoreOp::create(rw, loc, regs[i], base, at);
+      storeElement(rw, loc, op, regs[i], base, at);
     }
     rw.eraseOp(op);
     return success();
@@ -468,8 +484,11 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
         SmallVector<Value> at = idx;
         at[dims[0]] = row;
         at[dims[1]] = arith::AddIOp::create(rw, loc, col0, c(dc));
+        // A reducing store adds element by element.
         const int64_t n =
-            isRun(*map, list, k, len) && (aligned || len == 2) ? len : 1;
+            !op.getAdd() && isRun(*map, list, k, len) && (aligned || len == 2)
+                ? len
+                : 1;
         if (n > 1) {
           SmallVector<Value> vals;
           for (int64_t e = 0; e < n; ++e)
@@ -481,7 +500,7 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
                                   runAlign(elt, aligned ? n : 1));
           k += n - 1;
         } else {
-          memref::StoreOp::create(rw, loc, regs[i], base, at);
+          storeElement(rw, loc, op, regs[i], base, at);
         }
       }
     }

@@ -105,7 +105,7 @@ SmallVector<Value> mlir::attn::wgmma::mmaAsync(OpBuilder &b, Location loc,
                                                ArrayRef<Value> acc, int64_t n,
                                                bool half, ArrayRef<Value> aRegs,
                                                Value descA, Value descB,
-                                               bool transB) {
+                                               bool transB, bool transA) {
   const int64_t nAcc = n / 2;
   // Operands: accumulators (results, tied when accumulating), then A, B
   // and the scale-d flag.
@@ -126,11 +126,12 @@ SmallVector<Value> mlir::attn::wgmma::mmaAsync(OpBuilder &b, Location loc,
   ins.push_back(arith::ConstantOp::create(
       b, loc, b.getI32IntegerAttr(acc.empty() ? 0 : 1)));
   const char *types = half ? "f32.f16.f16" : "f32.bf16.bf16";
-  std::string text =
-      "{\n.reg .pred p;\nsetp.ne.b32 p, " + scaleD +
-      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16." +
-      types + " " + regList(0, nAcc) + ", " + a + ", " + bDesc + ", p, 1, 1" +
-      (aRegs.empty() ? ", 0" : "") + (transB ? ", 1" : ", 0") + ";\n}";
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + scaleD +
+                     ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
+                     std::to_string(n) + "k16." + types + " " +
+                     regList(0, nAcc) + ", " + a + ", " + bDesc + ", p, 1, 1" +
+                     (aRegs.empty() ? (transA ? ", 1" : ", 0") : "") +
+                     (transB ? ", 1" : ", 0") + ";\n}";
   SmallVector<Type> fresh(acc.empty() ? nAcc : 0, b.getF32Type());
   return inlinePtx(b, loc, text, acc, ins, fresh);
 }

@@ -44,11 +44,13 @@ Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes);
 /// wgmma.mma_async m64nNk16 with f32 accumulators `acc` (N/2 values per
 /// thread; empty: D = A B, no accumulate). A is `aRegs` (4 packed i32 per
 /// thread, the mma.sync A layout per warp) or, when empty, the shared
-/// operand `descA` (K-major). B is `descB`, K-major or, with `transB`,
-/// N-major. Returns the new accumulators (read them after `wait`).
+/// operand `descA` (K-major or, with `transA`, M-major). B is `descB`,
+/// K-major or, with `transB`, N-major. Returns the new accumulators (read
+/// them after `wait`).
 SmallVector<Value> mmaAsync(OpBuilder &b, Location loc, ArrayRef<Value> acc,
                             int64_t n, bool half, ArrayRef<Value> aRegs,
-                            Value descA, Value descB, bool transB);
+                            Value descA, Value descB, bool transB,
+                            bool transA = false);
 
 /// wgmma.fence: orders the register writes of `regs` (accumulators and A
 /// fragments about to be read by wgmma) before the next wgmma.

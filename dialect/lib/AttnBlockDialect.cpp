@@ -135,6 +135,9 @@ LogicalResult LoadOp::verify() {
 }
 
 LogicalResult StoreOp::verify() {
+  if (getAdd() && !getValue().getType().getElementType().isF32())
+    return emitOpError("a reducing store ('add') takes f32 tiles, got ")
+           << getValue().getType().getElementType();
   return verifyTileAccess(*this, getBase().getType(), getIndices().size(),
                           getDims(), getValue().getType());
 }
@@ -145,11 +148,14 @@ LogicalResult DotOp::verify() {
                     c = getAcc().getType().getShape();
   if (a.size() != 2 || b.size() != 2 || c.size() != 2)
     return emitOpError("operands must be 2-D tiles");
+  int64_t am = getTransposeA() ? a[1] : a[0],
+          ak = getTransposeA() ? a[0] : a[1];
   int64_t bk = getTransposeB() ? b[1] : b[0],
           bn = getTransposeB() ? b[0] : b[1];
-  if (a[1] != bk || c[0] != a[0] || c[1] != bn)
+  if (ak != bk || c[0] != am || c[1] != bn)
     return emitOpError() << "shapes do not compose: a " << getA().getType()
-                         << ", b " << getB().getType()
+                         << (getTransposeA() ? " (transposed)" : "") << ", b "
+                         << getB().getType()
                          << (getTransposeB() ? " (transposed)" : "") << ", acc "
                          << getAcc().getType();
   if (std::optional<ArrayRef<int64_t>> band = getBBand())

@@ -112,17 +112,21 @@ struct GpuTiles : TileBuilder {
   }
   /// `band`: attn_block.dot's b_band (b zero outside it), if any. (wgmma:
   /// a register A goes to the operand layout of `accv`'s instruction.)
+  /// `transposeA`: `a` is [K, M], a tile read from shared memory
+  /// (`operand(buf, 0)`).
   Value dot(Value a, Value bt, Value accv, bool transposeB = false,
-            DenseI64ArrayAttr band = {}) {
+            DenseI64ArrayAttr band = {}, bool transposeA = false) {
     Attribute aEnc = cast<RankedTensorType>(a.getType()).getEncoding();
-    if (wgmma && isa<blk::MmaLayoutAttr, blk::DotOperandLayoutAttr>(aEnc))
+    if (wgmma && !transposeA &&
+        isa<blk::MmaLayoutAttr, blk::DotOperandLayoutAttr>(aEnc))
       a = relayout(a, blk::DotOperandLayoutAttr::get(
                           b.getContext(), 0,
                           cast<RankedTensorType>(accv.getType()).getEncoding(),
                           2));
     return blk::DotOp::create(b, loc, accv.getType(), a, bt, accv,
                               transposeB ? b.getUnitAttr() : UnitAttr(), band,
-                              /*skip_zero_a=*/UnitAttr());
+                              /*skip_zero_a=*/UnitAttr(),
+                              transposeA ? b.getUnitAttr() : UnitAttr());
   }
   /// An f32 accumulator tile rounded to the computed operands' type
   /// (itself where that is f32).
@@ -219,12 +223,15 @@ struct GpuTiles : TileBuilder {
                                   b.getF64FloatAttr(0.0));
     return convert(t, b.getF32Type());
   }
+  /// `add`: a reducing store (f32, atomic per element).
   void store(Value t, Value mem, ValueRange at, ArrayRef<int64_t> dims,
-             bool inBounds = false) {
+             bool inBounds = false, bool add = false) {
     auto store =
         blk::StoreOp::create(b, loc, t, mem, at, b.getDenseI64ArrayAttr(dims));
     if (inBounds)
       store.setInBoundsAttr(b.getUnitAttr());
+    if (add)
+      store.setAddAttr(b.getUnitAttr());
   }
   /// Row maxima with -inf (no visible key yet) read as 0.
   Value safeMax(Value m) {

@@ -91,6 +91,22 @@ func.func @store_element_type(%m: memref<?x?x?x64xbf16>, %i: index, %t: tensor<1
 
 // -----
 
+func.func @store_add_bf16(%m: memref<?x?x?x64xbf16>, %i: index, %t: tensor<16x64xbf16>) {
+  // expected-error @+1 {{'attn_block.store' op a reducing store ('add') takes f32 tiles, got 'bf16'}}
+  attn_block.store %t, %m[%i, %i, %i, %i] dims [2, 3] add : tensor<16x64xbf16> -> memref<?x?x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @dot_transposed_a_inner_dim(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<8x16xf32>) {
+  // expected-error @+1 {{'attn_block.dot' op shapes do not compose: a 'tensor<4x8xf32>' (transposed), b 'tensor<8x16xf32>', acc 'tensor<8x16xf32>'}}
+  %r = attn_block.dot %a, %b, %c transpose_a : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
 func.func @dot_rank(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x8xf32>) {
   // expected-error @+1 {{'attn_block.dot' op operands must be 2-D tiles}}
   %r = attn_block.dot %a, %b, %c : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>

@@ -143,3 +143,37 @@ gpu.module @m {
     return
   }
 }
+
+// -----
+
+// A reducing store of a row slice: each element is held by the 4 threads
+// of a quad, and every copy would add.
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+#row = #attn_block.slice<dim = 1, parent = #mma>
+gpu.module @m {
+  func.func private @k(%x: f32, %m: memref<?xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %c0 = arith.constant 0 : index
+    %s = tensor.splat %x : tensor<64xf32, #row>
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.store': a reducing store ('add') is lowered from mma accumulator tiles (each element held by one thread) only
+    attn_block.store %s, %m[%c0] dims [0] add : tensor<64xf32, #row> -> memref<?xf32>
+    return
+  }
+}
+
+// -----
+
+// mma.sync reads a transposed A from shared memory only.
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+#opA = #attn_block.dot_operand<opIdx = 0, parent = #mma, kWidth = 2>
+#opB = #attn_block.dot_operand<opIdx = 1, parent = #mma, kWidth = 2>
+gpu.module @m {
+  func.func private @k(%x: bf16, %y: bf16) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %a = tensor.splat %x : tensor<64x64xbf16, #opA>
+    %b = tensor.splat %y : tensor<64x64xbf16, #opB>
+    %cz = arith.constant 0.0 : f32
+    %z = tensor.splat %cz : tensor<64x64xf32, #mma>
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.dot': mma.sync reads a transposed A from shared memory (a local_load, ldmatrix.trans)
+    %d = attn_block.dot %a, %b, %z transpose_a : tensor<64x64xbf16, #opA>, tensor<64x64xbf16, #opB> -> tensor<64x64xf32, #mma>
+    return
+  }
+}

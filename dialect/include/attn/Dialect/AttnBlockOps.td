@@ -75,13 +75,17 @@ def AttnBlock_StoreOp : AttnBlock_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let description = [{
     Writes `value` like `load` reads; elements outside the memref are
     dropped (the bounds mask). `in_bounds` as on `load`.
+
+    `add`: a reducing store, `base[...] += value`, atomic per element, so
+    that programs running at once may add into the same elements (f32 only;
+    the order of the additions, hence the rounding, is not deterministic).
   }];
   let arguments = (ins AttnBlock_FloatTile:$value, AnyMemRef:$base,
                        Variadic<Index>:$indices, DenseI64ArrayAttr:$dims,
-                       UnitAttr:$in_bounds);
+                       UnitAttr:$in_bounds, UnitAttr:$add);
   let assemblyFormat = [{
     $value `,` $base `[` $indices `]` `dims` $dims (`in_bounds` $in_bounds^)?
-    attr-dict `:` type($value) `->` type($base)
+    (`add` $add^)? attr-dict `:` type($value) `->` type($base)
   }];
   let hasVerifier = 1;
 }
@@ -89,8 +93,12 @@ def AttnBlock_StoreOp : AttnBlock_Op<"store", [MemoryEffects<[MemWrite]>]> {
 def AttnBlock_DotOp : AttnBlock_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
   let summary = "tile matrix product with accumulator";
   let description = [{
-    `result = acc + a * b` with `a: [M, K]`, `b: [K, N]` (or `[N, K]` with
-    `transpose_b`), accumulated in the accumulator's type (f32).
+    `result = acc + a * b` with `a: [M, K]` (or `[K, M]` with
+    `transpose_a`), `b: [K, N]` (or `[N, K]` with `transpose_b`),
+    accumulated in the accumulator's type (f32). A transposed `a` is read
+    from shared memory (a `local_load` of a buffer on the GPU): the mma.sync
+    lowering loads it with `ldmatrix.trans`, the wgmma lowering sets the
+    instruction's transpose bit for A.
 
     `b_band = array<i64: lo, hi>` states that `b[k, n]` is zero unless
     `lo <= k - n <= hi` (a banded operand, such as the Toeplitz matrix of a
@@ -108,18 +116,19 @@ def AttnBlock_DotOp : AttnBlock_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]
   let arguments = (ins AttnBlock_FloatTile:$a, AttnBlock_FloatTile:$b,
                        TensorRankOf<[F32], [2]>:$acc, UnitAttr:$transpose_b,
                        OptionalAttr<DenseI64ArrayAttr>:$b_band,
-                       UnitAttr:$skip_zero_a);
+                       UnitAttr:$skip_zero_a, UnitAttr:$transpose_a);
   let results = (outs TensorRankOf<[F32], [2]>:$result);
   // A dot without a band, as most are.
   let builders = [
     OpBuilder<(ins "Type":$result, "Value":$a, "Value":$b, "Value":$acc,
                    "UnitAttr":$transpose_b), [{
       build($_builder, $_state, result, a, b, acc, transpose_b,
-            DenseI64ArrayAttr(), UnitAttr());
+            DenseI64ArrayAttr(), UnitAttr(), UnitAttr());
     }]>
   ];
   let assemblyFormat = [{
-    $a `,` $b `,` $acc (`transpose_b` $transpose_b^)? attr-dict `:`
+    $a `,` $b `,` $acc (`transpose_a` $transpose_a^)?
+    (`transpose_b` $transpose_b^)? attr-dict `:`
     type($a) `,` type($b) `->` type($result)
   }];
   let hasVerifier = 1;
