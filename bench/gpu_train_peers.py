@@ -6,6 +6,10 @@ Peers (issue 43 item 6; shapes and conventions of bench/gpu_peers.py):
   sdpa_cudnn  torch SDPA, cuDNN backend ("unavailable" if it errors)
   fla_fox     fla's parallel_forgetting_attn, [B, T, H, D], g = logsigmoid
               (randn) fp32 [B, T, H]
+  foxrepo_fox the FoX repo's forgetting_attention (--peers DIR/foxrepo/
+              forgetting_attention.py, zhixuan-lin/forgetting-transformer's
+              src/forgetting_transformer/ops/forgetting_attention.py), the
+              same inputs, no adaptive pruning
 For each: fwd+bwd (the forward with autograd recording, then the gradients
 of every input for dO) and bwd alone (the gradients through a graph
 recorded before the timed calls, retained so that it can be replayed).
@@ -27,6 +31,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_peers  # noqa: E402  (header, import_fla, time_calls, one_line)
 
 TOKENS, HD = gpu_peers.TOKENS, gpu_peers.HD
+
+
+def import_fox_repo(peers_dir):
+    """(the FoX repo's forgetting_attention, None) or (None, reason)."""
+    path = os.path.join(peers_dir, "foxrepo", "forgetting_attention.py")
+    try:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("foxrepo_forgetting_attention", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.forgetting_attention, None
+    except Exception as e:  # noqa: BLE001
+        return None, "import failed (%s): %s: %s" % (path, type(e).__name__, e)
 
 
 def step_fns(torch, forward, inputs, dO):
@@ -60,12 +77,13 @@ def main():
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--peers", default=os.path.join(gpu_peers.REPO, ".peers"))
-    p.add_argument("--only", nargs="+", default=["sdpa_flash", "sdpa_cudnn", "fla_fox"])
+    p.add_argument("--only", nargs="+", default=["sdpa_flash", "sdpa_cudnn", "fla_fox", "foxrepo_fox"])
     args = p.parse_args()
     import torch
     import torch.nn.functional as F
     gpu_peers.header(torch, args.peers)
     fox, why = gpu_peers.import_fla(args.peers)
+    repo, repo_why = import_fox_repo(args.peers)
     for D in args.D:
         H = HD // D
         for T in args.T:
@@ -79,9 +97,9 @@ def main():
                         ins = [torch.randn(B, H, T, D, device="cuda", dtype=torch.bfloat16,
                                            requires_grad=True) for _ in range(3)]
                     else:
-                        if fox is None:
-                            raise RuntimeError(why)
-                        fwd = fox
+                        fwd, fwd_why = (fox, why) if name == "fla_fox" else (repo, repo_why)
+                        if fwd is None:
+                            raise RuntimeError(fwd_why)
                         ins = [torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16,
                                            requires_grad=True) for _ in range(3)]
                         ins.append(F.logsigmoid(torch.randn(B, T, H, device="cuda"))

@@ -153,6 +153,10 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                            << " needs target sm_90a (wgmma), got " << tgt.name;
         return signalPassFailure();
       }
+    if (std::string bad = checkGradDq(gradDq); !bad.empty()) {
+      module.emitError() << "attn-to-block: " << bad;
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
     const BlockLoweringConfig cfg{blockM,
                                   blockN,
@@ -160,7 +164,8 @@ struct AttnToBlockPass : attn::impl::AttnToBlockBase<AttnToBlockPass> {
                                   tgt,
                                   pathTransport == "split",
                                   pathChunkWgmma,
-                                  pathAttentionWgmma};
+                                  pathAttentionWgmma,
+                                  gradDq == "walk"};
     // A function already compiled for the GPU (attn-block-launch-plan
     // named its gpu.module) keeps its attn.attention as the statement of
     // its kernels.

@@ -34,6 +34,10 @@ struct BlockLoweringConfig {
   /// PaTH's attention kernel in the wgmma form on sm_90a (the
   /// `path-attention-wgmma` option; PathToBlock.cpp).
   bool pathAttentionWgmma = false;
+  /// The backward's dQ by a second walk (the `grad-dq=walk` option, the
+  /// default: deterministic) instead of reducing stores from the dK/dV
+  /// walk (FlashGradToBlock.cpp).
+  bool gradDqWalk = true;
 };
 
 /// A new private kernel `<enclosing func>_<suffix>` taking `argTypes`, with

@@ -9,16 +9,18 @@
 //   delta: D for every query row;
 //   dkdv:  per key tile and KV head, a walk over the query tiles of each
 //          query head of its group: dV += P^T dO, dK += dS^T Q with
-//          dS = P * (dP - D). The walk computes S^T = K Q^T, so that every
-//          dot reads its operands as they lie in memory (no transposed A);
-//   dq:    per query tile, the forward's key walk: dQ += dS K.
+//          dS = P * (dP - D). The walk computes S^T = K Q^T, so that these
+//          dots read their operands as they lie in memory;
+//   dq:    per query tile, the forward's key walk: dQ += dS K
+//          (deterministic). With grad-dq=reduce (not FoX) the dkdv walk
+//          adds each tile's dS K (dS^T through shared memory, a transposed
+//          A) into an f32 scratch by a reducing store instead.
 //
-// dQ takes a second walk rather than reducing stores: deterministic, and the
-// backends have no reducing stores yet. FoX: the gate's gradient needs the
-// row sums of dS (the dq walk) and its column sums per query head (the dkdv
-// walk); a blocked scan kernel turns them into dg. RoPE: the kernels take q and
-// k rotated (launchRopeGpu) and the opposite rotation of their dq and dk is the
-// gradients (launchRopeInverse). docs/training.md.
+// FoX: the gate's gradient needs the row sums of dS (the dq walk) and its
+// column sums per query head (the dkdv walk); a blocked scan kernel turns
+// them into dg. RoPE: the kernels take q and k rotated (launchRopeGpu) and
+// the opposite rotation of their dq and dk is the gradients
+// (launchRopeInverse). docs/training.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +54,8 @@ struct FlashGrad {
   double scale, c;
   MaskKind mask;
   int64_t window;
+  /// dQ by the dq kernel's walk, not by reducing stores from the dkdv walk.
+  bool dqWalk;
 
   Type elt() const {
     return cast<ShapedType>(fwd.getQ().getType()).getElementType();
@@ -167,6 +171,25 @@ void buildDelta(func::FuncOp kernel, const KernelArgs &args,
   Value dO = g.loadAcc(arg("dout"), at, {kRows, fg.dv}, {2, 3});
   Value delta = g.rowReduce(blk::ReduceKind::sum, g.mul(o, dO));
   g.store(delta, arg("delta"), {p.bIdx, p.h, p.row0}, {2});
+  // The dkdv walk adds into dQ's rows from here on.
+  if (!fg.dqWalk)
+    g.store(g.zeros({kRows, fg.d}), arg("dq"), at, {2, 3});
+  func::ReturnOp::create(b, kernel.getLoc());
+}
+
+/// dQ from its f32 sums (reducing stores) in the gradient's type: one
+/// program per (query tile, batch x query head).
+void buildDqCast(func::FuncOp kernel, const KernelArgs &args,
+                 const FlashGrad &fg) {
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  GpuTiles g = fg.tiles(b);
+  auto arg = [&](StringRef name) { return args.in(kernel, name); };
+  FlashProgram p = g.flashProgram(arg("out"), arg("k"), kRows);
+  SmallVector<Value> at = {p.bIdx, p.h, p.row0, g.idx(0)};
+  Value dq = g.loadAcc(arg("dq"), at, {kRows, fg.d}, {2, 3});
+  Value out = arg("dqOut");
+  g.store(g.convert(dq, cast<MemRefType>(out.getType()).getElementType()), out,
+          at, {2, 3});
   func::ReturnOp::create(b, kernel.getLoc());
 }
 
@@ -243,6 +266,8 @@ struct DkDvWalk {
   func::FuncOp kernel;
   const KernelArgs &args;
   Value bIdx, j0, sLen, tLen, off, ka, va, sQ, sdO;
+  /// K's buffer, and dS^T's (reducing stores of dQ; null with dqWalk).
+  Value sK, sdS;
 
   Value arg(StringRef name) const { return args.in(kernel, name); }
 
@@ -283,8 +308,11 @@ struct DkDvWalk {
           Value dpt = n.dot(va, n.operand(sdO, 1), n.zeros({kRows, kRows}),
                             /*transposeB=*/true);
           Value dst = scoreGrad(n, pt, dpt, delta, 0);
+          Value dst16 = n.round(dst);
           SmallVector<Value> next = {
-              n.dot(n.asA(n.round(dst)), n.operand(sQ, 1), acc[0]), dvNew};
+              n.dot(n.asA(dst16), n.operand(sQ, 1), acc[0]), dvNew};
+          if (sdS)
+            addDq(n, dst16, h, i0);
           if (gPrime)
             next.push_back(
                 n.add(acc[2], n.rowReduce(blk::ReduceKind::sum, dst)));
@@ -294,6 +322,18 @@ struct DkDvWalk {
     if (gPrime)
       g.store(loop.getResult(2), arg("dsCols"), {bIdx, h, j0}, {2});
     return {loop.getResult(0), loop.getResult(1)};
+  }
+
+  /// dQ of the query tile at `i0` of head `h` += scale dS K: dS^T (keys
+  /// along rows, rounded) through shared memory as the transposed A.
+  void addDq(GpuTiles &n, Value dst16, Value h, Value i0) {
+    n.localStore(dst16, sdS);
+    n.publish();
+    Value dq = n.dot(n.operand(sdS, 0), n.operand(sK, 1),
+                     n.zeros({kRows, fg.d}), /*transposeB=*/false, {},
+                     /*transposeA=*/true);
+    n.store(n.mul(dq, n.splatF(n.acc({kRows, fg.d}), fg.scale)), arg("dq"),
+            {bIdx, h, i0, n.idx(0)}, {2, 3}, /*inBounds=*/false, /*add=*/true);
   }
 };
 
@@ -350,7 +390,9 @@ void buildDkDv(func::FuncOp kernel, const KernelArgs &args,
              g.operand(sK, 0),
              g.operand(sV, 0),
              g.alloc({kRows, fg.d}),
-             g.alloc({kRows, fg.dv})};
+             g.alloc({kRows, fg.dv}),
+             sK,
+             fg.dqWalk ? Value() : g.alloc({kRows, kRows}, g.opElt)};
   // GQA: the query heads kh * group + [0, group) add into one dK, dV.
   Value group = arith::DivUIOp::create(b, loc, hq, hk);
   Value h0 = arith::MulIOp::create(b, loc, kh, group);
@@ -475,14 +517,13 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
       AttentionOp::create(b, loc, TypeRange{op.getOut().getType()}, fwdOperands,
                           forwardProperties(op.getProperties()));
   auto qType = cast<ShapedType>(op.getQ().getType());
-  FlashGrad fg{fwd,
-               cfg.target,
-               qType.getDimSize(3),
+  bool fox = static_cast<bool>(op.getG());
+  FlashGrad fg{fwd, cfg.target, qType.getDimSize(3),
                cast<ShapedType>(op.getV().getType()).getDimSize(3),
-               fwd.getScaleOrDefault(),
-               fwd.getScaleOrDefault() * kLog2e,
-               op.getMask(),
-               static_cast<int64_t>(op.getWindow().value_or(0))};
+               fwd.getScaleOrDefault(), fwd.getScaleOrDefault() * kLog2e,
+               op.getMask(), static_cast<int64_t>(op.getWindow().value_or(0)),
+               // FoX's row sums of dS come from the dq walk.
+               cfg.gradDqWalk || fox};
 
   auto input = [&](Value v) -> Value {
     return bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,
@@ -500,7 +541,6 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
         b.getF32Type());
     return memref::AllocOp::create(b, loc, type, ValueRange{bDim, hq, len});
   };
-  bool fox = static_cast<bool>(op.getG());
   // RoPE: the kernels see q and k rotated, so their dq and dk are the
   // rotated inputs' gradients (f32 scratch); the opposite rotation of those
   // is the inputs' gradients.
@@ -527,8 +567,14 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
   args.add("dout", input(op.getGrad()));
   args.add("delta", rowScratch(tLen));
   Type f32 = b.getF32Type();
-  args.add("dq",
-           rope ? allocResult(b, loc, grads[0], bDim, hq, tLen, f32) : dq);
+  // Reducing stores sum dQ in f32: the gradient itself where it is f32,
+  // else a scratch cast into it (dqOut) at the end.
+  bool dqCast = !fg.dqWalk && !rope &&
+                !cast<MemRefType>(dq.getType()).getElementType().isF32();
+  args.add("dq", rope || dqCast
+                     ? allocResult(b, loc, grads[0], bDim, hq, tLen, f32)
+                     : dq);
+  args.add("dqOut", dqCast ? dq : Value());
   args.add("dk",
            rope ? allocResult(b, loc, grads[1], bDim, hk, sLen, f32) : dk);
   args.add("dv", allocResult(b, loc, grads[2], bDim, hk, sLen));
@@ -550,8 +596,11 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
     args.launch(b, loc, kernel, grid0, grid1);
   };
   kernelOf("grad_delta", buildDelta, queryTiles, bh);
-  kernelOf("grad_dq", buildDq, queryTiles, bh);
+  if (fg.dqWalk)
+    kernelOf("grad_dq", buildDq, queryTiles, bh);
   kernelOf("grad_dkdv", buildDkDv, keyTiles, bhk);
+  if (dqCast)
+    kernelOf("grad_dq_cast", buildDqCast, queryTiles, bh);
   if (fox)
     kernelOf("grad_dg", buildGateGrad, bh,
              arith::ConstantIndexOp::create(b, loc, 1));

@@ -141,6 +141,14 @@ std::string mlir::attn::checkPathTransport(StringRef transport) {
          transport.str() + "'";
 }
 
+std::string mlir::attn::checkGradDq(StringRef gradDq) {
+  if (gradDq == "walk" || gradDq == "reduce")
+    return "";
+  return "option grad-dq must be walk (a second walk, deterministic) or "
+         "reduce (reducing stores), got '" +
+         gradDq.str() + "'";
+}
+
 std::string mlir::attn::checkGpuFormat(StringRef format) {
   if (format == "bin" || format == "isa" || format == "none")
     return "";

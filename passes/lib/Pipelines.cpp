@@ -140,6 +140,8 @@ mlir::attn::checkGPUPipelineOptions(const GPUPipelineOptions &options) {
     bad = checkGpuKernelOptions(options.warps, options.blockN);
   if (bad.empty())
     bad = checkPathTransport(options.pathTransport);
+  if (bad.empty())
+    bad = checkGradDq(options.gradDq);
   bool wgmmaChip =
       bad.empty() && llvm::cantFail(attn::getTargetDesc(options.chip)).mma ==
                          attn::MmaKind::Wgmma;
@@ -181,6 +183,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   toBlock.pathTransport = options.pathTransport;
   toBlock.pathChunkWgmma = options.pathChunkWgmma;
   toBlock.pathAttentionWgmma = options.pathAttentionWgmma;
+  toBlock.gradDq = options.gradDq;
   pm.addPass(createAttnToBlock(toBlock));
   AttnBlockLaunchPlanOptions plan;
   plan.chip = options.chip;
@@ -244,6 +247,12 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
                      "form (default off: mma.sync; needs ptxas 13.3 or "
                      "newer)"),
       llvm::cl::init(kKernelDefaults.pathAttentionWgmma)};
+  PassOptions::Option<std::string> gradDq{
+      *this, "grad-dq",
+      llvm::cl::desc("the backward's dQ: walk (a second walk, "
+                     "deterministic) or reduce (reducing stores from the "
+                     "dK/dV walk)"),
+      llvm::cl::init(kKernelDefaults.gradDq)};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit (ptxas, libdevice); default $CUDA_HOME "
@@ -266,6 +275,7 @@ struct GPUPipelineCLOptions : public PassPipelineOptions<GPUPipelineCLOptions> {
     o.pathTransport = pathTransport;
     o.pathChunkWgmma = pathChunkWgmma;
     o.pathAttentionWgmma = pathAttentionWgmma;
+    o.gradDq = gradDq;
     o.toolkit = toolkit;
     o.format = format;
     o.dumpPtx = dumpPtx;

@@ -40,6 +40,7 @@ const ShapeField kShapeFields[] = {
 constexpr const char *kChipEnv = "ATTN_GPU_CHIP";
 constexpr const char *kPdlEnv = "ATTN_GPU_PDL";
 constexpr const char *kPathTransportEnv = "ATTN_GPU_PATH_TRANSPORT";
+constexpr const char *kGradDqEnv = "ATTN_GPU_GRAD_DQ";
 constexpr const char *kPathChunkWgmmaEnv = "ATTN_GPU_PATH_CHUNK_WGMMA";
 constexpr const char *kPathAttentionWgmmaEnv = "ATTN_GPU_PATH_ATTENTION_WGMMA";
 /// The direct kernel builder's variables. It was removed after 07981fc
@@ -102,7 +103,7 @@ std::string envNames() {
   for (const ShapeField &f : kShapeFields)
     names += std::string(", ") + f.env;
   return names + ", " + kPdlEnv + ", " + kPathTransportEnv + ", " +
-         kPathChunkWgmmaEnv + ", " + kPathAttentionWgmmaEnv;
+         kPathChunkWgmmaEnv + ", " + kPathAttentionWgmmaEnv + ", " + kGradDqEnv;
 }
 
 } // namespace
@@ -146,6 +147,10 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
     p.pathTransport = o.pathTransport;
   else if (const char *v = envValue(kPathTransportEnv))
     p.pathTransport = v;
+  if (!o.gradDq.empty())
+    p.gradDq = o.gradDq;
+  else if (const char *v = envValue(kGradDqEnv))
+    p.gradDq = v;
   // Asked for neither way, PaTH's kernels take the wgmma forms where that
   // is faster (bench/history/runs-to-05a9f8e.md, "GPU: PaTH's attention
   // kernel in the wgmma form with a fixed ptxas" and "GPU: PaTH with both
@@ -181,7 +186,7 @@ std::string gpuOptionsKey(const GpuKernelOptions &o) {
     key += std::to_string(o.*f.field) + '\0';
   return key + std::to_string(o.dependentLaunch) + '\0' + o.pathTransport +
          '\0' + std::to_string(o.pathChunkWgmma) + '\0' +
-         std::to_string(o.pathAttentionWgmma);
+         std::to_string(o.pathAttentionWgmma) + '\0' + o.gradDq;
 }
 
 } // namespace attn::detail

@@ -1,7 +1,9 @@
 // attn-to-block on attn.attention_grad: plain and FoX become the flash
-// backward's kernels (FlashGradToBlock.cpp): the row term D, dQ by the
-// forward's key walk, dK and dV by a query walk per key tile over the query
-// heads of its KV head, and FoX's dg from the row and column sums of dS.
+// backward's kernels (FlashGradToBlock.cpp): the row term D, dK and dV by a
+// query walk per key tile over the query heads of its KV head, dQ by the
+// forward's key walk or, with grad-dq=reduce (not FoX), by reducing stores
+// from the dK/dV walk (dS^T as a transposed A), and FoX's dg from the row
+// and column sums of dS.
 // RoPE's is the opposite rotation of the rotated inputs' dq and dk. PaTH
 // has no fused backward yet (a remark; the reference lowering runs it).
 // The GPU targets take the same kernels (block-launch-plan-training.mlir)
@@ -9,6 +11,10 @@
 // an error.
 // RUN: attn-opt %s --split-input-file --attn-to-block --verify-diagnostics | FileCheck %s
 // RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_80" 2>&1 | FileCheck %s --check-prefix=GPU
+// RUN: attn-opt %s --split-input-file --attn-to-block="grad-dq=reduce" --verify-diagnostics | FileCheck %s --check-prefix=REDUCE
+// RUN: not attn-opt %s --attn-to-block="grad-dq=atomic" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: attn-to-block: option grad-dq must be walk (a second walk, deterministic) or reduce (reducing stores), got 'atomic'
+
 
 // CHECK-LABEL: func.func private @fox_grad_grad_delta
 // CHECK: attn_block.reduce sum
@@ -48,8 +54,23 @@ func.func @fox_grad(%q: tensor<?x4x?x32xf32>, %k: tensor<?x2x?x32xf32>, %v: tens
 // -----
 
 // RoPE: the kernels take q and k rotated; the opposite rotation of their
-// dq and dk (f32 scratch) gives the gradients.
+// dq and dk (f32 scratch) gives the gradients. grad-dq=reduce: the delta
+// kernel zeroes dQ's f32 rows, the dkdv walk adds each tile's scale dS K
+// into them, and no dq walk runs.
 // GPU: error: attn-to-block{target=sm_80}: the GPU form needs static head dims that are multiples of 64 up to 128 {{.*}} got 32
+// CHECK-LABEL: func.func private @rope_grad_grad_dq
+// CHECK-NOT: transpose_a
+// REDUCE-LABEL: func.func private @rope_grad_grad_delta
+// REDUCE: attn_block.store {{.*}} dims [2, 3] : tensor<64x32xf32
+// REDUCE-LABEL: func.func private @rope_grad_grad_dkdv
+// REDUCE: attn_block.local_store
+// REDUCE: attn_block.dot {{.*}} transpose_a
+// REDUCE: attn_block.store {{.*}} dims [2, 3] add
+// REDUCE-LABEL: func.func @rope_grad(
+// REDUCE: attn_block.launch @rope_grad_grad_delta
+// REDUCE-NOT: attn_block.launch @rope_grad_grad_dq
+// REDUCE: attn_block.launch @rope_grad_grad_dkdv
+// REDUCE-NOT: attn_block.launch @rope_grad_grad_dq
 // CHECK-LABEL: func.func private @rope_grad_rope_q_inverse
 // CHECK: arith.addf
 // CHECK: arith.subf

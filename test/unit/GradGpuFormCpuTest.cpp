@@ -22,6 +22,7 @@ struct GradForm {
   int64_t hq, hk, t, d;
   std::string pieces; // after `attn.attention %q, %k, %v`
   bool fox = false;
+  std::string gradDq = "reduce"; // attn-to-block's grad-dq
 };
 
 std::string sourceOf(const GradForm &f) {
@@ -41,10 +42,12 @@ std::string sourceOf(const GradForm &f) {
          "\n  return %o : " + qo + "\n}\n";
 }
 
-/// attn-grad, then attn-to-block{target}, of `source`, printed.
-std::string backwardForm(const std::string &source, const std::string &target) {
+/// attn-grad, then attn-to-block{target grad-dq}, of `source`, printed.
+std::string backwardForm(const std::string &source, const std::string &target,
+                         const std::string &gradDq) {
   mlir::attn::AttnToBlockOptions options;
   options.target = target;
+  options.gradDq = gradDq;
   return passedText(source, [&](mlir::PassManager &pm) {
     pm.addPass(mlir::attn::createAttnGrad());
     pm.addPass(mlir::attn::createAttnToBlock(options));
@@ -53,11 +56,17 @@ std::string backwardForm(const std::string &source, const std::string &target) {
 
 void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
   std::string source = sourceOf(f);
-  std::string what = f.target + " " + source + "seed " + std::to_string(seed);
+  std::string what = f.target + " grad-dq=" + f.gradDq + " " + source +
+                     "seed " + std::to_string(seed);
   SCOPED_TRACE(what);
-  std::string form = backwardForm(source, f.target);
+  std::string form = backwardForm(source, f.target, f.gradDq);
   ASSERT_FALSE(form.empty());
   ASSERT_NE(form.find("_grad_dkdv"), std::string::npos) << form;
+  // dQ by the second walk (asked for, or FoX's row sums) or by reducing
+  // stores from the dkdv walk.
+  bool walk = f.gradDq == "walk" || f.fox;
+  EXPECT_EQ(walk, form.find("_grad_dq(") != std::string::npos);
+  EXPECT_EQ(walk, form.find("transpose_a") == std::string::npos);
   if (f.target == "sm_90a") {
     ASSERT_NE(form.find("#attn_block.nvmma_shared"), std::string::npos);
   }
@@ -108,7 +117,8 @@ void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
 }
 
 // Both chips' forms: tile edges, GQA, D = 128, the sliding window, FoX and
-// RoPE (the inverse rotation of the kernels' f32 dq and dk).
+// RoPE (the inverse rotation of the kernels' f32 dq and dk), dQ by reducing
+// stores and by the second walk.
 TEST(GradGpuFormOnCpu, BackwardKernelsMatchOracle) {
   uint64_t seed = attn::ref::freshSeed();
   for (const char *target : {"sm_90", "sm_90a"})
@@ -117,6 +127,8 @@ TEST(GradGpuFormOnCpu, BackwardKernelsMatchOracle) {
              {"", 4, 2, 130, 64, ""},
              {"", 2, 2, 100, 128, "mask sliding_window window 40"},
              {"", 2, 1, 90, 64, "rope(1.0e+04)", true},
+             {"", 2, 1, 130, 64, "rope(1.0e+04)"},
+             {"", 4, 2, 100, 64, "", false, "walk"},
          }) {
       f.target = target;
       expectFormMatchesOracle(f, ++seed);

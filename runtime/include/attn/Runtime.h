@@ -62,7 +62,7 @@ llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 /// Shape of the GPU kernel. Unset fields (empty, 0, -1) take the environment
 /// (ATTN_GPU_CHIP, ATTN_GPU_WARPS, ATTN_GPU_BLOCK_N, ATTN_GPU_PDL,
 /// ATTN_GPU_PATH_TRANSPORT, ATTN_GPU_PATH_CHUNK_WGMMA,
-/// ATTN_GPU_PATH_ATTENTION_WGMMA), else the
+/// ATTN_GPU_PATH_ATTENTION_WGMMA, ATTN_GPU_GRAD_DQ), else the
 /// defaults: for the chip the device's own sm_XY (mma.sync), sm_90a (wgmma)
 /// on sm_90 devices; for the rest those of the attn-to-gpu pipeline's
 /// options (mlir::attn::GPUPipelineOptions: 4 warps, block-n 64) and
@@ -89,6 +89,11 @@ struct GpuKernelOptions {
   /// -1 = $ATTN_GPU_PATH_ATTENTION_WGMMA, else 1 on a wgmma chip whose
   /// toolkit's ptxas is 13.3 or newer and 0 elsewhere.
   int pathAttentionWgmma = -1;
+  /// The backward's dQ: "walk" (a second walk per query tile,
+  /// deterministic) or "reduce" (reducing stores from the dK/dV walk: atomic
+  /// f32 adds, not bitwise deterministic, slower today: docs/training.md);
+  /// "" = $ATTN_GPU_GRAD_DQ, else walk.
+  std::string gradDq;
 };
 
 struct CompileOptions {

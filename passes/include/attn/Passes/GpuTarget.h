@@ -88,6 +88,8 @@ std::string checkGpuKernelOptions(int64_t warps, int64_t blockN);
 /// "" when `transport` names a precision of PaTH's transport dots in the
 /// GPU form (f16, split), else a message listing them.
 std::string checkPathTransport(llvm::StringRef transport);
+/// "" when `gradDq` is an attn-to-block grad-dq value (walk or reduce).
+std::string checkGradDq(llvm::StringRef gradDq);
 
 /// "" when `format` is an output of the attn-to-gpu pipeline (bin, isa,
 /// none), else a message listing them.

@@ -84,6 +84,9 @@ struct GPUPipelineOptions {
   /// path-attention-wgmma; needs ptxas 13.3 or newer:
   /// checkPtxasForRegisterWgmma).
   bool pathAttentionWgmma = false;
+  /// The backward's dQ: "walk" (a second walk, deterministic) or "reduce"
+  /// (reducing stores; attn-to-block's grad-dq).
+  std::string gradDq = "walk";
   /// The toolkit's ptxas as the caller probed it; checked when a form needs
   /// a fixed one and a cubin is made here (format "bin").
   PtxasFacts ptxas;

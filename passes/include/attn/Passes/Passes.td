@@ -171,6 +171,13 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
            "wgmma form, its dots' A operands in registers; off: mma.sync. "
            "Needs ptxas 13.3 or newer (docs/block-program.md, \"PaTH's kernels "
            "on a GPU\")">,
+    Option<"gradDq", "grad-dq", "std::string", /*default=*/"\"walk\"",
+           "attn.attention_grad: how dQ is summed over the key tiles: walk "
+           "(a second walk per query tile: 7 dots a tile pair, "
+           "deterministic) or reduce (the dK/dV walk adds each tile's dQ "
+           "into an f32 scratch with atomic adds: 5 dots, not bitwise "
+           "deterministic, and on an H100 twice as slow as walk: "
+           "docs/training.md)">,
   ];
   let dependentDialects = [
     "::mlir::attn_block::AttnBlockDialect", "::mlir::arith::ArithDialect",
