@@ -192,7 +192,17 @@ def _export(x, stream, writable=False):
     try:
         capsule = x.__dlpack__(max_version=(1, 0), **kwargs)
     except TypeError:
-        capsule = x.__dlpack__(**kwargs)
+        try:
+            capsule = x.__dlpack__(**kwargs)
+        except BufferError as e:
+            # A producer older than DLPack 1.0 (NumPy before 2.1) cannot
+            # mark an export read-only, so it refuses read-only arrays.
+            if writable:
+                raise Error(1, "the output is read-only") from e
+            raise Error(1, f"a read-only {type(x).__name__} cannot be "
+                        f"exported by this producer ({e}); NumPy 2.1 or "
+                        "newer exports it (DLPack 1.0), or pass a writable "
+                        "copy") from e
     if ctypes.pythonapi.PyCapsule_IsValid(capsule, b"dltensor_versioned"):
         managed = _DLManagedTensorVersioned.from_address(
             _capsule_pointer(capsule, b"dltensor_versioned"))
