@@ -4,7 +4,8 @@
 // (sm_90 mma.sync, sm_90a wgmma; 16-bit operands, the chip's roundings) run
 // on the CPU through attn-block-strip-gpu, against the fp64 oracle's
 // gradients with the GPU tests' bounds (fla's relative RMS criteria, the
-// worst row within 5e-2 above ref::kGradRowFloor). The saved state comes
+// worst row within 5e-2 above ref::kGradRowFloor), and the CPU form in f32
+// with dQ by reducing stores, with the CPU's bound. The saved state comes
 // from the CPU training forward. Fresh inputs; failures print the seed.
 //
 //===----------------------------------------------------------------------===//
@@ -23,10 +24,11 @@ struct GradForm {
   std::string pieces; // after `attn.attention %q, %k, %v`
   bool fox = false;
   std::string gradDq = "reduce"; // attn-to-block's grad-dq
+  bool f32 = false;              // f32 q, k, v (the CPU form) or bf16
 };
 
 std::string sourceOf(const GradForm &f) {
-  std::string e = "x" + std::to_string(f.d) + "xbf16>";
+  std::string e = "x" + std::to_string(f.d) + (f.f32 ? "xf32>" : "xbf16>");
   std::string qo = "tensor<1x" + std::to_string(f.hq) + "x?" + e;
   std::string kv = "tensor<1x" + std::to_string(f.hk) + "x?" + e;
   std::string g = "tensor<1x" + std::to_string(f.hq) + "x?xf32>";
@@ -87,18 +89,18 @@ void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
   spec.fLo = 0.5;
   auto inputs = attn::ref::randomInputs(p.main(), spec);
   ASSERT_TRUE(static_cast<bool>(inputs)) << llvm::toString(inputs.takeError());
-  // The values the kernels take: q, k, v rounded to bf16.
+  // The values the kernels take: q, k, v rounded to their type.
+  const attn::DType elt = f.f32 ? attn::DType::F32 : attn::DType::BF16;
   std::vector<HostArray> host;
   for (auto [n, x] : llvm::enumerate(*inputs)) {
-    host.push_back(
-        attn::ref::toHost(x, n < 3 ? attn::DType::BF16 : attn::DType::F32));
+    host.push_back(attn::ref::toHost(x, n < 3 ? elt : attn::DType::F32));
     x = toTensor(host.back());
   }
   auto fwd = pair->forward->runAll(host);
   ASSERT_TRUE(static_cast<bool>(fwd)) << llvm::toString(fwd.takeError());
   ASSERT_EQ(fwd->size(), 2u) << "the output and its LSE";
-  HostArray dO = attn::ref::toHost(
-      attn::ref::randomCotangent((*fwd)[0].shape, seed), attn::DType::BF16);
+  HostArray dO =
+      attn::ref::toHost(attn::ref::randomCotangent((*fwd)[0].shape, seed), elt);
   auto want = attn::ref::evaluateGrad(p.main(), *inputs, toTensor(dO));
   ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());
 
@@ -111,7 +113,11 @@ void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
   const char *names[] = {"dq", "dk", "dv", "dg"};
   for (size_t n = 0; n < grads->size(); ++n) {
     ASSERT_TRUE((*want)[n].has_value());
-    expectClose((*grads)[n], *(*want)[n], n == 3 ? kGateGrad16 : kGrad16,
+    // f32: the CPU's bound (max relative error 1e-5).
+    expectClose((*grads)[n], *(*want)[n],
+                f.f32    ? attn::ref::ErrorBound{}
+                : n == 3 ? kGateGrad16
+                         : kGrad16,
                 f.target + " " + names[n], "cpu");
   }
 }
@@ -133,6 +139,22 @@ TEST(GradGpuFormOnCpu, BackwardKernelsMatchOracle) {
       f.target = target;
       expectFormMatchesOracle(f, ++seed);
     }
+}
+
+// The CPU form (f32) with dQ by reducing stores (atomic adds from the
+// programs OpenMP runs at once): the CPU's 1e-5 bound, as the walk's
+// (GradPass.FusedFlashBackward).
+TEST(GradGpuFormOnCpu, ReducingStoresOfTheCpuFormMatchOracle) {
+  uint64_t seed = attn::ref::freshSeed();
+  for (GradForm f : std::vector<GradForm>{
+           {"cpu", 2, 2, 130, 64, ""},
+           {"cpu", 4, 2, 100, 32, ""},
+           {"cpu", 2, 2, 150, 64, "mask sliding_window window 40"},
+           {"cpu", 2, 1, 130, 64, "rope(1.0e+04)"},
+       }) {
+    f.f32 = true;
+    expectFormMatchesOracle(f, ++seed);
+  }
 }
 
 } // namespace
