@@ -426,7 +426,8 @@ struct StoreSliceRegisters : OpConversionPattern<blk::StoreOp> {
       rw.setInsertionPointToStart(guard.thenBlock());
       SmallVector<Value> at = idx;
       at[dim] = pos;
-      storeElement(rw, loc, op, regs[i], base, at);
+      // Never a reducing store: unsupportedReason refuses slices.
+      memref::StoreOp::create(rw, loc, regs[i], base, at);
     }
     rw.eraseOp(op);
     return success();

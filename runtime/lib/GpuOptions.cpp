@@ -37,10 +37,21 @@ const ShapeField kShapeFields[] = {
     {&GpuKernelOptions::blockN, "ATTN_GPU_BLOCK_N", &GPUPipelineOptions::blockN,
      1, 1 << 20},
 };
+/// The text options: the field when set, else the variable, else the
+/// pipeline's default (checkGPUPipelineOptions judges the value).
+struct TextField {
+  std::string GpuKernelOptions::*field;
+  const char *env;
+  std::string GPUPipelineOptions::*option;
+};
+const TextField kTextFields[] = {
+    {&GpuKernelOptions::pathTransport, "ATTN_GPU_PATH_TRANSPORT",
+     &GPUPipelineOptions::pathTransport},
+    {&GpuKernelOptions::gradDq, "ATTN_GPU_GRAD_DQ",
+     &GPUPipelineOptions::gradDq},
+};
 constexpr const char *kChipEnv = "ATTN_GPU_CHIP";
 constexpr const char *kPdlEnv = "ATTN_GPU_PDL";
-constexpr const char *kPathTransportEnv = "ATTN_GPU_PATH_TRANSPORT";
-constexpr const char *kGradDqEnv = "ATTN_GPU_GRAD_DQ";
 constexpr const char *kPathChunkWgmmaEnv = "ATTN_GPU_PATH_CHUNK_WGMMA";
 constexpr const char *kPathAttentionWgmmaEnv = "ATTN_GPU_PATH_ATTENTION_WGMMA";
 /// The direct kernel builder's variables. It was removed after 07981fc
@@ -102,8 +113,10 @@ std::string envNames() {
   std::string names = kChipEnv;
   for (const ShapeField &f : kShapeFields)
     names += std::string(", ") + f.env;
-  return names + ", " + kPdlEnv + ", " + kPathTransportEnv + ", " +
-         kPathChunkWgmmaEnv + ", " + kPathAttentionWgmmaEnv + ", " + kGradDqEnv;
+  for (const TextField &f : kTextFields)
+    names += std::string(", ") + f.env;
+  return names + ", " + kPdlEnv + ", " + kPathChunkWgmmaEnv + ", " +
+         kPathAttentionWgmmaEnv;
 }
 
 } // namespace
@@ -143,14 +156,12 @@ Expected<ResolvedGpuOptions> resolveGpuOptions(const GpuKernelOptions &o,
   if (!pdl)
     return pdl.takeError();
   r.dependentLaunch = *pdl;
-  if (!o.pathTransport.empty())
-    p.pathTransport = o.pathTransport;
-  else if (const char *v = envValue(kPathTransportEnv))
-    p.pathTransport = v;
-  if (!o.gradDq.empty())
-    p.gradDq = o.gradDq;
-  else if (const char *v = envValue(kGradDqEnv))
-    p.gradDq = v;
+  for (const TextField &f : kTextFields) {
+    if (!(o.*f.field).empty())
+      p.*f.option = o.*f.field;
+    else if (const char *v = envValue(f.env))
+      p.*f.option = v;
+  }
   // Asked for neither way, PaTH's kernels take the wgmma forms where that
   // is faster (bench/history/runs-to-05a9f8e.md, "GPU: PaTH's attention
   // kernel in the wgmma form with a fixed ptxas" and "GPU: PaTH with both
@@ -184,9 +195,11 @@ std::string gpuOptionsKey(const GpuKernelOptions &o) {
   std::string key = o.chip + '\0';
   for (const ShapeField &f : kShapeFields)
     key += std::to_string(o.*f.field) + '\0';
-  return key + std::to_string(o.dependentLaunch) + '\0' + o.pathTransport +
-         '\0' + std::to_string(o.pathChunkWgmma) + '\0' +
-         std::to_string(o.pathAttentionWgmma) + '\0' + o.gradDq;
+  for (const TextField &f : kTextFields)
+    key += o.*f.field + '\0';
+  return key + std::to_string(o.dependentLaunch) + '\0' +
+         std::to_string(o.pathChunkWgmma) + '\0' +
+         std::to_string(o.pathAttentionWgmma);
 }
 
 } // namespace attn::detail

@@ -58,8 +58,8 @@ TEST_P(GpuTraining, GradientsMatchOracle) {
   auto want = attn::ref::evaluateGrad(p.main(), exact, *dO);
   ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());
 
-  // dQ by reducing stores (the default) and by the second walk (FoX's
-  // only form).
+  // dQ by reducing stores and by the second walk (the default; FoX's only
+  // form).
   std::vector<std::string> gradDqs = {"reduce"};
   if (c.variant.find("fox") == std::string::npos)
     gradDqs.push_back("walk");
