@@ -298,8 +298,10 @@ def cases():
     q, k, v = acts(B, T, 4, 4, 16)
     pieces = mta_pieces(4, 16)
     # MTA's parameter gradients are sums over the score map whose terms
-    # cancel: a looser bound (docs/training.md's is 1e-3, worst element).
-    loose = {n: 1e-4 for n in pieces}
+    # cancel: docs/training.md's bound for them (ref::trainingBounds),
+    # 1e-3. norm_gate_b's is one scalar, the sum over every output element;
+    # seed 223282918 gave 1.2e-4 with the other parameters below 1e-6.
+    loose = {n: 1e-3 for n in pieces}
     out.append(("mta released pieces + rope", at.mta_attention, ref_mta,
                 dict(q=q, k=k, v=v, **pieces), dict(rope_theta=10000.0),
                 loose))
@@ -307,7 +309,7 @@ def cases():
     out.append(("mta pre conv only GQA", at.mta_attention, ref_mta,
                 dict(q=q, k=k, v=v,
                      kq_conv_pre=mta_pieces(4, 16, 6, 11)["kq_conv_pre"]),
-                {}, {"kq_conv_pre": 1e-4}))
+                {}, {"kq_conv_pre": 1e-3}))
     return out
 
 
