@@ -180,6 +180,18 @@ void stripOp(Operation *op, SmallVectorImpl<Operation *> &made) {
     copyNow(b, loc, copy.getBase(), copy.getIndices(), copy.getDims(),
             copy.getPadding(), copy.getBuffer());
     copy.getToken().replaceAllUsesWith(completed(b, loc));
+  } else if (auto add = dyn_cast<blk::AsyncStoreAddOp>(op)) {
+    // The reducing store of the buffer's tile, done at issue.
+    auto [idx, dims] = wholeBuffer(b, loc, add.getBuffer());
+    auto bufType = cast<MemRefType>(add.getBuffer().getType());
+    Value tile = blk::LoadOp::create(
+        b, loc,
+        RankedTensorType::get(bufType.getShape(), bufType.getElementType()),
+        add.getBuffer(), idx, b.getDenseI64ArrayAttr(dims),
+        b.getF64FloatAttr(0.0), b.getUnitAttr());
+    blk::StoreOp::create(b, loc, tile, add.getBase(), add.getIndices(),
+                         add.getDimsAttr(), /*in_bounds=*/nullptr,
+                         /*add=*/b.getUnitAttr());
   } else if (auto group = dyn_cast<blk::AsyncCommitGroupOp>(op)) {
     group.getGroup().replaceAllUsesWith(completed(b, loc));
   } else if (auto cvt = dyn_cast<blk::ConvertLayoutOp>(op)) {
@@ -188,8 +200,9 @@ void stripOp(Operation *op, SmallVectorImpl<Operation *> &made) {
     // The warps' totals need no buffer in one thread of control.
     scan.getScratchMutable().clear();
     return;
-  } else if (!isa<blk::AsyncWaitOp, blk::BarrierOp, blk::FenceAsyncSharedOp,
-                  blk::GriddepWaitOp, blk::LaunchDependentsOp>(op)) {
+  } else if (!isa<blk::AsyncWaitOp, blk::AsyncStoreWaitOp, blk::BarrierOp,
+                  blk::FenceAsyncSharedOp, blk::GriddepWaitOp,
+                  blk::LaunchDependentsOp>(op)) {
     return;
   }
   op->erase();

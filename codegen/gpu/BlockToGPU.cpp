@@ -133,6 +133,8 @@ std::string unsupported(Operation *op,
     return unsupportedReason(st);
   if (auto sv = dyn_cast<blk::LocalSubviewOp>(op))
     return unsupportedReason(sv);
+  if (auto bulk = dyn_cast<blk::AsyncStoreAddOp>(op))
+    return unsupportedReason(bulk);
   if (auto cvt = dyn_cast<blk::ConvertLayoutOp>(op)) {
     if (!isRegisterIdentity(cast<RankedTensorType>(cvt.getInput().getType()),
                             cast<RankedTensorType>(cvt.getType())))
@@ -198,9 +200,9 @@ std::string unsupported(Operation *op,
     return "";
   }
   if (isa<blk::ProgramIdOp, blk::LocalAllocOp, blk::LocalIndexOp,
-          blk::AsyncCommitGroupOp, blk::AsyncWaitOp, blk::BarrierOp,
-          blk::FenceAsyncSharedOp, blk::GriddepWaitOp, blk::LaunchDependentsOp,
-          blk::IotaOp>(op))
+          blk::AsyncCommitGroupOp, blk::AsyncWaitOp, blk::AsyncStoreWaitOp,
+          blk::BarrierOp, blk::FenceAsyncSharedOp, blk::GriddepWaitOp,
+          blk::LaunchDependentsOp, blk::IotaOp>(op))
     return "";
   if (isa_and_nonnull<blk::AttnBlockDialect>(op->getDialect()))
     return "not lowered to the GPU yet";
@@ -397,6 +399,7 @@ LogicalResult lowerKernel(func::FuncOp fn) {
   populateWgmmaPatterns(tc, patterns);
   populateLoadStorePatterns(tc, patterns);
   populateLocalStorePatterns(tc, patterns);
+  populateBulkStorePatterns(tc, patterns, threads);
   if (failed(applyPartialConversion(*gf, target, std::move(patterns))))
     return failure();
   sinkOperandLoads(*gf);

@@ -21,6 +21,7 @@
 
 namespace mlir::attn_block {
 class AsyncCopyOp;
+class AsyncStoreAddOp;
 class DotOp;
 class LocalStoreOp;
 class LocalSubviewOp;
@@ -110,6 +111,12 @@ void populateAsyncCopyPatterns(BlockTypeConverter &tc,
                                int64_t numThreads);
 /// Why `op` cannot become cp.async copies by `threads` threads, or "".
 std::string unsupportedReason(attn_block::AsyncCopyOp op, int64_t threads);
+/// BulkStoreToGPU.cpp: async_store_add (one cp.reduce.async.bulk per row
+/// of the tile, from the row's thread), async_store_wait.
+void populateBulkStorePatterns(BlockTypeConverter &tc,
+                               RewritePatternSet &patterns, int64_t numThreads);
+/// Why `op` cannot become bulk reductions, or "".
+std::string unsupportedReason(attn_block::AsyncStoreAddOp op);
 /// DotToMmaSync.cpp: local_load into dot operands (ldmatrix), dot
 /// (m16n8k16 mma.sync).
 /// `transposedLoads`: the local_loads that feed the a of a transpose_a dot

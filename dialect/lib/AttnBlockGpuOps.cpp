@@ -115,6 +115,16 @@ LogicalResult AsyncCopyOp::verify() {
                           getDims(), tileOf(buffer));
 }
 
+LogicalResult AsyncStoreAddOp::verify() {
+  SharedBufferType buffer = getBuffer().getType();
+  if (buffer.getRank() != 2 || !buffer.getElementType().isF32() ||
+      getBase().getType().getElementType() != buffer.getElementType())
+    return emitOpError() << "adds a 2-D f32 buffer into an f32 memref, got "
+                         << buffer << " and " << getBase().getType();
+  return verifyTileAccess(*this, getBase().getType(), getIndices().size(),
+                          getDims(), tileOf(buffer));
+}
+
 LogicalResult ConvertLayoutOp::verify() {
   auto in = cast<RankedTensorType>(getInput().getType());
   auto out = cast<RankedTensorType>(getType());

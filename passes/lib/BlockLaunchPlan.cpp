@@ -478,8 +478,11 @@ struct AttnBlockLaunchPlanPass
         continue;
       }
       OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-      auto nvvm = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
-                                            "nvptx64-nvidia-cuda", chip);
+      // sm_90's bulk copies need PTX 8.0; LLVM's default for the chip is
+      // 7.8 (later chips' defaults are newer).
+      auto nvvm = NVVM::NVVMTargetAttr::get(
+          ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", chip,
+          target.tma && target.sm == 90 ? "+ptx80" : "");
       auto gm = gpu::GPUModuleOp::create(b, fn.getLoc(), name,
                                          b.getArrayAttr({nvvm}));
       OpBuilder kb = OpBuilder::atBlockBegin(gm.getBody());

@@ -18,7 +18,8 @@ std::string mlir::attn::parseBlockTarget(llvm::StringRef name,
   if (name == "sm_80" || name == "sm_90" || name == "sm_90a") {
     t.gpu = true;
     t.wgmma = name == "sm_90a";
-    t.dependentLaunch = name != "sm_80"; // griddepcontrol from sm_90 on
+    // griddepcontrol and the bulk copies: sm_90 on.
+    t.dependentLaunch = t.bulkCopies = name != "sm_80";
     out = t;
     return "";
   }

@@ -33,6 +33,9 @@ struct BlockTarget {
   /// (griddep_wait) right before its first read of what they wrote (q and
   /// k rotated by the rope kernels, FoX's G'); sm_90 and newer targets.
   bool dependentLaunch = false;
+  /// Bulk copies and reductions between shared and global memory
+  /// (cp.async.bulk, cp.reduce.async.bulk: sm_90 and newer).
+  bool bulkCopies = false;
 
   int64_t blockM() const { return 16 * mTiles * warps; }
 };

@@ -14,7 +14,9 @@
 //   dq:    per query tile, the forward's key walk: dQ += dS K
 //          (deterministic). With grad-dq=reduce (not FoX) the dkdv walk
 //          adds each tile's dS K (dS^T through shared memory, a transposed
-//          A) into an f32 scratch by a reducing store instead.
+//          A) into an f32 scratch by a reducing store instead: from sm_90
+//          on the tile staged in shared memory and added by bulk
+//          reductions (async_store_add), else atomics per element.
 //
 // FoX: the gate's gradient needs the row sums of dS (the dq walk) and its
 // column sums per query head (the dkdv walk); a blocked scan kernel turns
@@ -56,6 +58,10 @@ struct FlashGrad {
   int64_t window;
   /// dQ by the dq kernel's walk, not by reducing stores from the dkdv walk.
   bool dqWalk;
+  /// The reducing stores are bulk reductions of a tile staged in shared
+  /// memory (BlockTarget::bulkCopies; dQ's sums a scratch of the plan, whose
+  /// rows are 16-byte aligned), not atomics per element.
+  bool dqBulk;
 
   Type elt() const {
     return cast<ShapedType>(fwd.getQ().getType()).getElementType();
@@ -266,8 +272,9 @@ struct DkDvWalk {
   func::FuncOp kernel;
   const KernelArgs &args;
   Value bIdx, j0, sLen, tLen, off, ka, va, sQ, sdO;
-  /// K's buffer, and dS^T's (reducing stores of dQ; null with dqWalk).
-  Value sK, sdS;
+  /// K's buffer, dS^T's (reducing stores of dQ; null with dqWalk) and
+  /// dQ's f32 tile (bulk reductions; else null).
+  Value sK, sdS, sdQ;
 
   Value arg(StringRef name) const { return args.in(kernel, name); }
 
@@ -325,15 +332,29 @@ struct DkDvWalk {
   }
 
   /// dQ of the query tile at `i0` of head `h` += scale dS K: dS^T (keys
-  /// along rows, rounded) through shared memory as the transposed A.
+  /// along rows, rounded) through shared memory as the transposed A. Bulk:
+  /// the tile goes through sdQ, whose last bulk reductions must have read
+  /// it before any thread writes it again (the wait, then publish's
+  /// barrier), and whose writes the async proxy must see (fence, barrier).
   void addDq(GpuTiles &n, Value dst16, Value h, Value i0) {
+    if (sdQ)
+      blk::AsyncStoreWaitOp::create(n.b, n.loc, 0, /*read=*/true);
     n.localStore(dst16, sdS);
     n.publish();
     Value dq = n.dot(n.operand(sdS, 0), n.operand(sK, 1),
                      n.zeros({kRows, fg.d}), /*transposeB=*/false, {},
                      /*transposeA=*/true);
-    n.store(n.mul(dq, n.splatF(n.acc({kRows, fg.d}), fg.scale)), arg("dq"),
-            {bIdx, h, i0, n.idx(0)}, {2, 3}, /*inBounds=*/false, /*add=*/true);
+    dq = n.mul(dq, n.splatF(n.acc({kRows, fg.d}), fg.scale));
+    SmallVector<Value> at = {bIdx, h, i0, n.idx(0)};
+    if (!sdQ) {
+      n.store(dq, arg("dq"), at, {2, 3}, /*inBounds=*/false, /*add=*/true);
+      return;
+    }
+    n.localStore(dq, sdQ);
+    blk::FenceAsyncSharedOp::create(n.b, n.loc);
+    n.barrier();
+    blk::AsyncStoreAddOp::create(n.b, n.loc, sdQ, arg("dq"), at,
+                                 n.b.getDenseI64ArrayAttr({2, 3}));
   }
 };
 
@@ -392,7 +413,8 @@ void buildDkDv(func::FuncOp kernel, const KernelArgs &args,
              g.alloc({kRows, fg.d}),
              g.alloc({kRows, fg.dv}),
              sK,
-             fg.dqWalk ? Value() : g.alloc({kRows, kRows}, g.opElt)};
+             fg.dqWalk ? Value() : g.alloc({kRows, kRows}, g.opElt),
+             fg.dqBulk ? g.allocPadded(kRows, fg.d, b.getF32Type()) : Value()};
   // GQA: the query heads kh * group + [0, group) add into one dK, dV.
   Value group = arith::DivUIOp::create(b, loc, hq, hk);
   Value h0 = arith::MulIOp::create(b, loc, kh, group);
@@ -412,6 +434,9 @@ void buildDkDv(func::FuncOp kernel, const KernelArgs &args,
     g.store(g.convert(tile, cast<MemRefType>(mem.getType()).getElementType()),
             mem, {bIdx, kh, j0, c0}, {2, 3});
   }
+  // The shared memory the bulk reductions read goes with the program.
+  if (fg.dqBulk)
+    blk::AsyncStoreWaitOp::create(b, loc, 0, /*read=*/false);
   func::ReturnOp::create(b, loc);
 }
 
@@ -523,7 +548,7 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
                fwd.getScaleOrDefault(), fwd.getScaleOrDefault() * kLog2e,
                op.getMask(), static_cast<int64_t>(op.getWindow().value_or(0)),
                // FoX's row sums of dS come from the dq walk.
-               cfg.gradDqWalk || fox};
+               cfg.gradDqWalk || fox, /*dqBulk=*/false};
 
   auto input = [&](Value v) -> Value {
     return bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,
@@ -571,6 +596,7 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
   // else a scratch cast into it (dqOut) at the end.
   bool dqCast = !fg.dqWalk && !rope &&
                 !cast<MemRefType>(dq.getType()).getElementType().isF32();
+  fg.dqBulk = cfg.target.bulkCopies && (rope || dqCast);
   args.add("dq", rope || dqCast
                      ? allocResult(b, loc, grads[0], bDim, hq, tLen, f32)
                      : dq);

@@ -197,3 +197,14 @@ func.func @negative_stage() {
   %s = attn_block.local_index %b[%cm1] : !attn_block.smem<2x64x64xf16, #sh> -> !attn_block.smem<64x64xf16, #sh>
   return
 }
+
+// -----
+
+#sh = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]>
+func.func @store_add_not_f32(%m: memref<?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %b = attn_block.local_alloc : !attn_block.smem<64x64xbf16, #sh>
+  // expected-error @+1 {{adds a 2-D f32 buffer into an f32 memref}}
+  attn_block.async_store_add %b into %m[%c0, %c0] dims [0, 1] : !attn_block.smem<64x64xbf16, #sh> -> memref<?x64xbf16>
+  return
+}

@@ -33,7 +33,7 @@
 // PLAIN-SAME: #attn_launch.arg<output>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>]>]>}
 // The launches stay in the host as the statement of the plan.
 // PLAIN: attn_block.launch @main_attention_kernel
-// PLAIN: gpu.module @main_gpu [#nvvm.target<O = 3, chip = "sm_90">] {
+// PLAIN: gpu.module @main_gpu [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">] {
 // PLAIN-NEXT: func.func private @main_attention_kernel({{.*}}) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64}
 // PLAIN-NOT: func.func private @main_attention_kernel
 

@@ -177,3 +177,33 @@ gpu.module @m {
     return
   }
 }
+
+// -----
+
+// A bulk reduction reads whole rows as they lie: not from a swizzled
+// buffer.
+#sh = #attn_block.shared<vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]>
+gpu.module @m {
+  func.func private @k(%m: memref<?x64xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %c0 = arith.constant 0 : index
+    %b = attn_block.local_alloc : !attn_block.smem<64x64xf32, #sh>
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.async_store_add': a bulk store reads whole rows as they lie: the buffer must be #attn_block.padded_shared or unswizzled #attn_block.shared
+    attn_block.async_store_add %b into %m[%c0, %c0] dims [0, 1] : !attn_block.smem<64x64xf32, #sh> -> memref<?x64xf32>
+    return
+  }
+}
+
+// -----
+
+// ... and adds whole rows into 16-byte aligned memory: not past the
+// memref's columns.
+#sh = #attn_block.shared<vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]>
+gpu.module @m {
+  func.func private @k(%m: memref<?x32xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %c0 = arith.constant 0 : index
+    %b = attn_block.local_alloc : !attn_block.smem<64x64xf32, #sh>
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.async_store_add': a bulk store adds whole rows at 16-byte bounds: the columns must be the memref's contiguous innermost dim, of static size, from a constant column, every row 16-byte aligned
+    attn_block.async_store_add %b into %m[%c0, %c0] dims [0, 1] : !attn_block.smem<64x64xf32, #sh> -> memref<?x32xf32>
+    return
+  }
+}

@@ -11,7 +11,7 @@
 // CHECK: func.func @main({{.*}}attn.gpu_module = @main_gpu, attn_launch.plan = #attn_launch.plan<
 // CHECK: attn_block.launch @main_rope_table
 // CHECK: attn_block.launch @main_attention_kernel
-// CHECK: gpu.binary @main_gpu [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, properties = {{.*}}bin =
+// CHECK: gpu.binary @main_gpu [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}bin =
 
 // PTX: // gpu.module @main_gpu
 // PTX: .target sm_90

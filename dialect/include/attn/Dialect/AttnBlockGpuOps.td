@@ -135,6 +135,50 @@ def AttnBlock_AsyncWaitOp : AttnBlock_Op<"async_wait", []> {
   let assemblyFormat = "($tokens^)? `pending` $pending attr-dict";
 }
 
+def AttnBlock_AsyncStoreAddOp : AttnBlock_Op<"async_store_add",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "asynchronous reducing store of a shared f32 tile";
+  let description = [{
+    Starts adding the f32 tile in `buffer` into the tile of `base` at
+    `indices` (`dims`: its rows and columns), as `attn_block.store ... add`
+    of the buffer's tile would; rows outside the memref are left alone.
+    The GPU lowering issues one bulk reduction per row
+    (cp.reduce.async.bulk ... add.f32, sm_90 and newer) from the thread of
+    that row, each in a bulk group of its own: the adds run in L2 while the
+    kernel goes on. The buffer's writes must be visible to the async proxy
+    first (`fence_async_shared`, then a barrier), and the buffer may be
+    written again only once an `async_store_wait ... read` and a barrier
+    follow the store. On the CPU the adds happen at issue.
+
+    ```mlir
+    attn_block.async_store_add %s into %dq[%b, %h, %i0, %c0] dims [2, 3]
+        : !attn_block.smem<64x64xf32, #p> -> memref<?x?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins AttnBlock_SharedBufferType:$buffer, AnyMemRef:$base,
+                       Variadic<Index>:$indices, DenseI64ArrayAttr:$dims);
+  let assemblyFormat = [{
+    $buffer `into` $base `[` $indices `]` `dims` $dims attr-dict `:`
+    qualified(type($buffer)) `->` type($base)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnBlock_AsyncStoreWaitOp : AttnBlock_Op<"async_store_wait", []> {
+  let summary = "waits for this thread's asynchronous reducing stores";
+  let description = [{
+    cp.async.bulk.wait_group(.read) `pending`: at most `pending` of the
+    bulk groups this thread committed (`async_store_add`) are still in
+    flight; with `read`, only until they have read their shared source
+    (the buffer may be written again after a barrier), else until their
+    writes are done. A kernel waits for all of them before it returns
+    (its shared memory goes with it).
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>]>:$pending,
+                       UnitAttr:$read);
+  let assemblyFormat = "`pending` $pending (`read` $read^)? attr-dict";
+}
+
 def AttnBlock_BarrierOp : AttnBlock_Op<"barrier", []> {
   let summary = "every thread of the block reaches this point (bar.sync 0)";
   let assemblyFormat = "attr-dict";
