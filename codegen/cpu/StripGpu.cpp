@@ -200,6 +200,10 @@ void stripOp(Operation *op, SmallVectorImpl<Operation *> &made) {
     // The warps' totals need no buffer in one thread of control.
     scan.getScratchMutable().clear();
     return;
+  } else if (auto reduce = dyn_cast<blk::ReduceOp>(op)) {
+    // Nor do the warps' partial column results.
+    reduce.getScratchMutable().clear();
+    return;
   } else if (!isa<blk::AsyncWaitOp, blk::AsyncStoreWaitOp, blk::BarrierOp,
                   blk::FenceAsyncSharedOp, blk::GriddepWaitOp,
                   blk::LaunchDependentsOp>(op)) {

@@ -135,6 +135,8 @@ std::string unsupported(Operation *op,
     return unsupportedReason(sv);
   if (auto bulk = dyn_cast<blk::AsyncStoreAddOp>(op))
     return unsupportedReason(bulk);
+  if (auto reduce = dyn_cast<blk::ReduceOp>(op))
+    return unsupportedReason(reduce);
   if (auto cvt = dyn_cast<blk::ConvertLayoutOp>(op)) {
     if (!isRegisterIdentity(cast<RankedTensorType>(cvt.getInput().getType()),
                             cast<RankedTensorType>(cvt.getType())))
@@ -161,14 +163,6 @@ std::string unsupported(Operation *op,
     if (!isa<blk::SharedLayoutAttr, blk::PaddedSharedLayoutAttr>(bufEnc))
       return "ldmatrix reads #attn_block.shared or #attn_block.padded_shared "
              "buffers";
-    return "";
-  }
-  if (auto red = dyn_cast<blk::ReduceOp>(op)) {
-    auto s = dyn_cast<blk::SliceLayoutAttr>(red.getType().getEncoding());
-    if (red.getAxis() != 1 || !s || s.getDim() != 1 ||
-        !isa<blk::MmaLayoutAttr>(red.getInput().getType().getEncoding()))
-      return "reductions along the rows of an mma tile into its row slice "
-             "only";
     return "";
   }
   if (auto fold = dyn_cast<blk::FoldOp>(op)) {

@@ -25,6 +25,7 @@ class AsyncStoreAddOp;
 class DotOp;
 class LocalStoreOp;
 class LocalSubviewOp;
+class ReduceOp;
 class LoadOp;
 class ScanOp;
 class StoreOp;
@@ -86,6 +87,8 @@ void populateElementwisePatterns(BlockTypeConverter &tc,
 /// a row) and broadcast.
 void populateReducePatterns(BlockTypeConverter &tc,
                             RewritePatternSet &patterns);
+/// Why ReduceToGPU.cpp cannot lower `op`, or "".
+std::string unsupportedReason(attn_block::ReduceOp op);
 /// ScanToGPU.cpp: scan of a 1-D blocked tile (in-thread sums, a warp scan
 /// by shuffles, the warps' totals through the scan's scratch buffer), and
 /// the extract of its last element.

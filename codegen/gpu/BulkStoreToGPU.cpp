@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlockToGPU.h"
+#include "LayoutUtils.h"
 #include "Wgmma.h"
 
 #include "attn/Dialect/AttnBlockDialect.h"
@@ -27,14 +28,6 @@ using namespace mlir::attn::blockgpu;
 namespace blk = mlir::attn_block;
 
 namespace {
-
-/// The row stride (elements) of a buffer whose rows a bulk copy reads as
-/// they lie: padded, or unswizzled.
-int64_t rowStride(blk::SharedBufferType buf) {
-  if (auto pad = dyn_cast<blk::PaddedSharedLayoutAttr>(buf.getEncoding()))
-    return pad.getRowStride();
-  return buf.getShape()[1];
-}
 
 struct AsyncStoreAddToBulk : OpConversionPattern<blk::AsyncStoreAddOp> {
   AsyncStoreAddToBulk(const TypeConverter &tc, MLIRContext *ctx,
@@ -89,7 +82,7 @@ struct AsyncStoreAddToBulk : OpConversionPattern<blk::AsyncStoreAddOp> {
                                                add(gBase, mul(linear, c(4))));
       Value sAddr = arith::IndexCastOp::create(
           rw, loc, rw.getI32Type(),
-          add(sBase, mul(add(smem[1], mul(r, c(rowStride(buf)))), c(4))));
+          add(sBase, mul(add(smem[1], mul(r, c(rowStrideOf(buf)))), c(4))));
       attn::wgmma::inlinePtx(
           rw, loc,
           "{ .reg .u64 g; cvta.to.global.u64 g, $0; "
@@ -124,7 +117,7 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::AsyncStoreAddOp op) {
       !(shared && shared.getMaxPhase() == 1))
     return "a bulk store reads whole rows as they lie: the buffer must be "
            "#attn_block.padded_shared or unswizzled #attn_block.shared";
-  if ((buf.getShape()[1] * 4) % 16 != 0 || (rowStride(buf) * 4) % 16 != 0)
+  if ((buf.getShape()[1] * 4) % 16 != 0 || (rowStrideOf(buf) * 4) % 16 != 0)
     return "a bulk store moves 16-byte multiples from 16-byte bounds: rows "
            "and the row stride must be multiples of 4 f32";
   // The destination rows: contiguous, whole and 16-byte aligned (from a

@@ -463,3 +463,19 @@ mlir::attn::blockgpu::swizzlePeriod(Attribute sharedLayout, int64_t width) {
   int64_t rows = s.getPerPhase() * s.getMaxPhase();
   return {rows, rows * width};
 }
+
+int64_t mlir::attn::blockgpu::rowStrideOf(blk::SharedBufferType buf) {
+  if (auto pad = dyn_cast<blk::PaddedSharedLayoutAttr>(buf.getEncoding()))
+    return pad.getRowStride();
+  return buf.getShape()[1];
+}
+
+Value mlir::attn::blockgpu::sliceOwner(OpBuilder &b, Location loc,
+                                       blk::SliceLayoutAttr slice) {
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  if (slice.getDim() == 0)
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, c(4));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                               arith::RemUIOp::create(b, loc, tid, c(4)), c(0));
+}

@@ -20,6 +20,11 @@
 
 #include <string>
 
+namespace mlir::attn_block {
+class SharedBufferType;
+class SliceLayoutAttr;
+} // namespace mlir::attn_block
+
 namespace mlir::attn::blockgpu {
 
 /// Where each register of a thread sits in a tile (see the file comment).
@@ -45,6 +50,14 @@ SmallVector<Value> threadBase(OpBuilder &b, Location loc, RankedTensorType type,
 /// The mma layout (v2 or v3) a register layout derives from (itself, the parent
 /// of a slice or dot_operand), or null.
 Attribute mmaParent(Attribute layout);
+/// Whether this thread is the one that stores (adds) the elements it holds
+/// of a slice of an mma layout, which several threads hold: quad 0 of warp 0
+/// for a column slice (each warp's quads hold every column), the first lane
+/// of each quad for a row slice.
+Value sliceOwner(OpBuilder &b, Location loc, attn_block::SliceLayoutAttr slice);
+/// The row stride (elements) of a 2-D buffer whose rows lie as they are:
+/// #attn_block.padded_shared's, else the row length (unswizzled).
+int64_t rowStrideOf(attn_block::SharedBufferType buf);
 
 /// gpu.thread_id x split into (warp, lane).
 std::pair<Value, Value> warpAndLane(OpBuilder &b, Location loc);

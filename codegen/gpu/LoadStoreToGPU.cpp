@@ -61,11 +61,13 @@ static bool columnsInside(MemRefType mem, RankedTensorType type,
 std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
   auto type = op.getValue().getType();
   auto mem = cast<MemRefType>(op.getBase().getType());
-  // A slice's elements are held by several threads each: every copy would
-  // add.
-  if (op.getAdd() && !isa_and_nonnull<blk::MmaLayoutAttr>(type.getEncoding()))
+  // An mma tile's elements have one owner each; a slice's are held by
+  // several threads, of which one (sliceOwner) adds.
+  auto slice = dyn_cast_or_null<blk::SliceLayoutAttr>(type.getEncoding());
+  if (op.getAdd() && !isa_and_nonnull<blk::MmaLayoutAttr>(type.getEncoding()) &&
+      !(slice && isa<blk::MmaLayoutAttr>(slice.getParent())))
     return "a reducing store ('add') is lowered from mma accumulator tiles "
-           "(each element held by one thread) only";
+           "and their slices only";
   if (type.getRank() == 1 &&
       isa<blk::SliceLayoutAttr, blk::BlockedLayoutAttr>(type.getEncoding()))
     return "";
@@ -416,6 +418,14 @@ struct StoreSliceRegisters : OpConversionPattern<blk::StoreOp> {
     Value limit = memref::DimOp::create(rw, loc, base, dim);
     ValueRange regs = adaptor.getValue();
     using P = arith::CmpIPredicate;
+    OpBuilder::InsertionGuard owner(rw);
+    if (op.getAdd()) {
+      auto only = scf::IfOp::create(
+          rw, loc, TypeRange{},
+          sliceOwner(rw, loc, cast<blk::SliceLayoutAttr>(type.getEncoding())),
+          false);
+      rw.setInsertionPointToStart(only.thenBlock());
+    }
     for (auto [i, o] : llvm::enumerate(map->offsets)) {
       Value pos = arith::AddIOp::create(rw, loc, first, c(o[0]));
       Value ok = arith::AndIOp::create(
@@ -426,8 +436,7 @@ struct StoreSliceRegisters : OpConversionPattern<blk::StoreOp> {
       rw.setInsertionPointToStart(guard.thenBlock());
       SmallVector<Value> at = idx;
       at[dim] = pos;
-      // Never a reducing store: unsupportedReason refuses slices.
-      memref::StoreOp::create(rw, loc, regs[i], base, at);
+      storeElement(rw, loc, op, regs[i], base, at);
     }
     rw.eraseOp(op);
     return success();

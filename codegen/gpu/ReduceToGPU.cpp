@@ -7,8 +7,11 @@
 // parent copies the register of the row (or column) into every register
 // of the parent that holds it. fold adds the registers of a row whose
 // columns agree modulo its width (a multiple of 8: in-thread, no shuffle).
-// Column reductions (across quads and warps)
-// need shared memory and are refused.
+// reduce axis 0 into the column slice: in-thread over the thread's rows,
+// xor shuffles 4, 8 and 16 over the quads that share the columns, then, with
+// several warps, quad 0 of each warp writes its partials into the scratch
+// buffer and every thread combines the warps' rows in warp order between
+// two barriers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +22,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::attn::blockgpu;
@@ -80,6 +85,85 @@ struct ReduceRows : OpConversionPattern<blk::ReduceOp> {
         v = combine(
             v, gpu::ShuffleOp::create(rw, loc, v, x, 32, gpu::ShuffleMode::XOR)
                    .getShuffleResult());
+    rw.replaceOpWithMultiple(op, {acc});
+    return success();
+  }
+};
+
+struct ReduceColumns : OpConversionPattern<blk::ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(blk::ReduceOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    if (op.getAxis() != 0)
+      return rw.notifyMatchFailure(op, "not a column reduction");
+    if (std::string why = unsupportedReason(op); !why.empty())
+      return rw.notifyMatchFailure(op, why);
+    auto in = op.getInput().getType();
+    auto out = op.getType();
+    std::string why;
+    auto inMap = registerMap(in, false, why);
+    auto outMap = registerMap(out, false, why);
+    if (failed(inMap) || failed(outMap))
+      return rw.notifyMatchFailure(op, why);
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rw, loc, v);
+    };
+    bool isMax = op.getKind() == blk::ReduceKind::max;
+    auto combine = [&](Value x, Value y) -> Value {
+      if (isMax)
+        return arith::MaximumFOp::create(rw, loc, x, y);
+      return arith::AddFOp::create(rw, loc, x, y);
+    };
+    ValueRange regs = adaptor.getInput();
+    SmallVector<Value> acc(outMap->numRegs());
+    for (auto [i, o] : llvm::enumerate(inMap->offsets))
+      for (auto [j, oo] : llvm::enumerate(outMap->offsets))
+        if (oo[0] == o[1])
+          acc[j] = acc[j] ? combine(acc[j], regs[i]) : regs[i];
+    for (Value &v : acc)
+      for (int32_t x : {4, 8, 16})
+        v = combine(
+            v, gpu::ShuffleOp::create(rw, loc, v, x, 32, gpu::ShuffleMode::XOR)
+                   .getShuffleResult());
+    const int64_t warps =
+        cast<blk::MmaLayoutAttr>(in.getEncoding()).getWarpsPerCTA()[0];
+    if (warps > 1) {
+      ValueRange smem = adaptor.getScratch();
+      const int64_t stride = rowStrideOf(op.getScratch().getType());
+      auto [warp, lane] = warpAndLane(rw, loc);
+      Value col = threadBase(rw, loc, out, false)[0];
+      auto at = [&](Value w, int64_t dc) -> Value {
+        return arith::AddIOp::create(
+            rw, loc, smem[1],
+            arith::AddIOp::create(rw, loc,
+                                  arith::MulIOp::create(rw, loc, w, c(stride)),
+                                  arith::AddIOp::create(rw, loc, col, c(dc))));
+      };
+      auto quad0 = scf::IfOp::create(
+          rw, loc, TypeRange{},
+          arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ult, lane, c(4)),
+          false);
+      {
+        OpBuilder::InsertionGuard g(rw);
+        rw.setInsertionPointToStart(quad0.thenBlock());
+        for (auto [j, oo] : llvm::enumerate(outMap->offsets))
+          memref::StoreOp::create(rw, loc, acc[j], smem[0],
+                                  ValueRange{at(warp, oo[0])});
+      }
+      gpu::BarrierOp::create(rw, loc);
+      for (auto [j, oo] : llvm::enumerate(outMap->offsets)) {
+        Value v;
+        for (int64_t w = 0; w < warps; ++w) {
+          Value x = memref::LoadOp::create(rw, loc, smem[0],
+                                           ValueRange{at(c(w), oo[0])});
+          v = v ? combine(v, x) : x;
+        }
+        acc[j] = v;
+      }
+      // The buffer may be written again (the next tile's reduction).
+      gpu::BarrierOp::create(rw, loc);
+    }
     rw.replaceOpWithMultiple(op, {acc});
     return success();
   }
@@ -149,8 +233,34 @@ struct BroadcastSlice : OpConversionPattern<blk::BroadcastOp> {
 
 } // namespace
 
+std::string mlir::attn::blockgpu::unsupportedReason(blk::ReduceOp op) {
+  auto in = op.getInput().getType();
+  auto mma = dyn_cast_or_null<blk::MmaLayoutAttr>(in.getEncoding());
+  auto slice =
+      dyn_cast_or_null<blk::SliceLayoutAttr>(op.getType().getEncoding());
+  if (!mma || !slice || slice.getParent() != Attribute(mma) ||
+      slice.getDim() != static_cast<int64_t>(op.getAxis()))
+    return "reductions of an mma tile into the slice of its layout along "
+           "the reduced dim only";
+  const int64_t warps = mma.getWarpsPerCTA()[0];
+  if (op.getAxis() == 1 || warps == 1)
+    return "";
+  auto buf =
+      op.getScratch() ? op.getScratch().getType() : blk::SharedBufferType();
+  auto shared =
+      buf ? dyn_cast<blk::SharedLayoutAttr>(buf.getEncoding()) : nullptr;
+  if (!buf || buf.getShape()[0] < warps ||
+      !(isa<blk::PaddedSharedLayoutAttr>(buf.getEncoding()) ||
+        (shared && shared.getMaxPhase() == 1)))
+    return "a column reduction over " + std::to_string(warps) +
+           " warps exchanges their partials through a scratch buffer of at "
+           "least that many rows, unswizzled #attn_block.shared or "
+           "#attn_block.padded_shared";
+  return "";
+}
+
 void mlir::attn::blockgpu::populateReducePatterns(BlockTypeConverter &tc,
                                                   RewritePatternSet &patterns) {
-  patterns.add<ReduceRows, FoldColumns, BroadcastSlice>(tc,
-                                                        patterns.getContext());
+  patterns.add<ReduceRows, ReduceColumns, FoldColumns, BroadcastSlice>(
+      tc, patterns.getContext());
 }

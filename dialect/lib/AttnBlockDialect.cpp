@@ -207,6 +207,14 @@ LogicalResult ReduceOp::verify() {
       in.getElementType() != out.getElementType())
     return emitOpError() << "reducing axis " << getAxis() << " of " << in
                          << " cannot give " << out;
+  if (Value scratch = getScratch()) {
+    auto buf = cast<SharedBufferType>(scratch.getType());
+    if (buf.getRank() != 2 || buf.getElementType() != in.getElementType() ||
+        buf.getShape()[1] != out.getDimSize(0))
+      return emitOpError() << "scratch " << buf << " must be [warps, "
+                           << out.getDimSize(0) << "] of "
+                           << in.getElementType();
+  }
   return success();
 }
 

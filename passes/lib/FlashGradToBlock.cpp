@@ -12,13 +12,14 @@
 //          dS = P * (dP - D). The walk computes S^T = K Q^T, so that these
 //          dots read their operands as they lie in memory;
 //   dq:    per query tile, the forward's key walk: dQ += dS K
-//          (deterministic). With grad-dq=reduce (not FoX) the dkdv walk
+//          (deterministic). With grad-dq=reduce the dkdv walk
 //          adds each tile's dS K (dS^T through shared memory, a transposed
 //          A) into an f32 scratch by a reducing store instead: from sm_90
 //          on the tile staged in shared memory and added by bulk
 //          reductions (async_store_add), else atomics per element.
 //
-// FoX: the gate's gradient needs the row sums of dS (the dq walk) and its
+// FoX: the gate's gradient needs the row sums of dS (the dq walk, or
+// with grad-dq=reduce column sums of dS^T added from the dkdv walk) and its
 // column sums per query head (the dkdv walk); a blocked scan kernel turns
 // them into dg. RoPE: the kernels take q and k rotated (launchRopeGpu) and
 // the opposite rotation of their dq and dk is the gradients
@@ -177,9 +178,13 @@ void buildDelta(func::FuncOp kernel, const KernelArgs &args,
   Value dO = g.loadAcc(arg("dout"), at, {kRows, fg.dv}, {2, 3});
   Value delta = g.rowReduce(blk::ReduceKind::sum, g.mul(o, dO));
   g.store(delta, arg("delta"), {p.bIdx, p.h, p.row0}, {2});
-  // The dkdv walk adds into dQ's rows from here on.
+  // The dkdv walk adds into dQ's rows (and FoX's row sums of dS) from here
+  // on.
   if (!fg.dqWalk)
     g.store(g.zeros({kRows, fg.d}), arg("dq"), at, {2, 3});
+  if (!fg.dqWalk && arg("gPrefix"))
+    g.store(g.splatF(g.slice(kRows, g.row), 0.0), arg("dsRows"),
+            {p.bIdx, p.h, p.row0}, {2});
   func::ReturnOp::create(b, kernel.getLoc());
 }
 
@@ -273,8 +278,9 @@ struct DkDvWalk {
   const KernelArgs &args;
   Value bIdx, j0, sLen, tLen, off, ka, va, sQ, sdO;
   /// K's buffer, dS^T's (reducing stores of dQ; null with dqWalk) and
-  /// dQ's f32 tile (bulk reductions; else null).
-  Value sK, sdS, sdQ;
+  /// dQ's f32 tile (bulk reductions; else null); FoX without the dq walk:
+  /// the scratch of the column sums of dS^T (its row sums).
+  Value sK, sdS, sdQ, sCols;
 
   Value arg(StringRef name) const { return args.in(kernel, name); }
 
@@ -323,6 +329,12 @@ struct DkDvWalk {
           if (gPrime)
             next.push_back(
                 n.add(acc[2], n.rowReduce(blk::ReduceKind::sum, dst)));
+          // FoX without the dq walk: the row sums of dS (over this key
+          // tile) are added into the query rows' sums.
+          if (gPrime && sCols)
+            n.store(n.colReduce(blk::ReduceKind::sum, dst, sCols),
+                    arg("dsRows"), colAt, {2}, /*inBounds=*/false,
+                    /*add=*/true);
           n.barrier();
           scf::YieldOp::create(nb, loc, next);
         });
@@ -414,7 +426,10 @@ void buildDkDv(func::FuncOp kernel, const KernelArgs &args,
              g.alloc({kRows, fg.dv}),
              sK,
              fg.dqWalk ? Value() : g.alloc({kRows, kRows}, g.opElt),
-             fg.dqBulk ? g.allocPadded(kRows, fg.d, b.getF32Type()) : Value()};
+             fg.dqBulk ? g.allocPadded(kRows, fg.d, b.getF32Type()) : Value(),
+             !fg.dqWalk && arg("gPrefix")
+                 ? g.allocColumnScratch(kRows, b.getF32Type())
+                 : Value()};
   // GQA: the query heads kh * group + [0, group) add into one dK, dV.
   Value group = arith::DivUIOp::create(b, loc, hq, hk);
   Value h0 = arith::MulIOp::create(b, loc, kh, group);
@@ -543,12 +558,16 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
                           forwardProperties(op.getProperties()));
   auto qType = cast<ShapedType>(op.getQ().getType());
   bool fox = static_cast<bool>(op.getG());
-  FlashGrad fg{fwd, cfg.target, qType.getDimSize(3),
+  FlashGrad fg{fwd,
+               cfg.target,
+               qType.getDimSize(3),
                cast<ShapedType>(op.getV().getType()).getDimSize(3),
-               fwd.getScaleOrDefault(), fwd.getScaleOrDefault() * kLog2e,
-               op.getMask(), static_cast<int64_t>(op.getWindow().value_or(0)),
-               // FoX's row sums of dS come from the dq walk.
-               cfg.gradDqWalk || fox, /*dqBulk=*/false};
+               fwd.getScaleOrDefault(),
+               fwd.getScaleOrDefault() * kLog2e,
+               op.getMask(),
+               static_cast<int64_t>(op.getWindow().value_or(0)),
+               cfg.gradDqWalk,
+               /*dqBulk=*/false};
 
   auto input = [&](Value v) -> Value {
     return bufferization::ToBufferOp::create(b, loc, bufferTypeOf(v), v,

@@ -123,7 +123,7 @@ struct GpuTiles {
     auto type = cast<RankedTensorType>(t.getType());
     return blk::ReduceOp::create(
         b, loc, tile({type.getDimSize(0)}, type.getElementType(), rowEnc), kind,
-        t, 1);
+        t, 1, Value());
   }
   Value bcast(Value t, int64_t axis, RankedTensorType to) {
     return blk::BroadcastOp::create(b, loc, to, t, axis);

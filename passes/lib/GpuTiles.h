@@ -107,8 +107,24 @@ struct GpuTiles : TileBuilder {
         slice(type.getDimSize(0),
               blk::SliceLayoutAttr::get(b.getContext(), 1, type.getEncoding()),
               type.getElementType()),
-        kind, t, 1);
+        kind, t, 1, Value());
     return relayout(r, row);
+  }
+  /// Column statistics, in the canonical column slice: the warps' partial
+  /// results meet in `scratch` (allocColumnScratch).
+  Value colReduce(blk::ReduceKind kind, Value t, Value scratch) {
+    auto type = cast<RankedTensorType>(t.getType());
+    Value r = blk::ReduceOp::create(
+        b, loc,
+        slice(type.getDimSize(1),
+              blk::SliceLayoutAttr::get(b.getContext(), 0, type.getEncoding()),
+              type.getElementType()),
+        kind, t, 0, scratch);
+    return relayout(r, col);
+  }
+  /// The scratch of colReduce for `cols` columns of `e`, a row per warp.
+  Value allocColumnScratch(int64_t cols, Type e) {
+    return allocPadded(kGpuWarps, cols, e);
   }
   /// `band`: attn_block.dot's b_band (b zero outside it), if any. (wgmma:
   /// a register A goes to the operand layout of `accv`'s instruction.)

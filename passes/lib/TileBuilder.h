@@ -142,7 +142,7 @@ public:
     auto type = cast<RankedTensorType>(t.getType());
     auto out =
         RankedTensorType::get({type.getDimSize(0)}, type.getElementType());
-    return blk::ReduceOp::create(b, loc, out, kind, t, 1);
+    return blk::ReduceOp::create(b, loc, out, kind, t, 1, Value());
   }
   /// A [n] tile spread over a [rows, cols] tile: axis 1 repeats it along
   /// columns (a per-row value), axis 0 along rows (a per-column value).

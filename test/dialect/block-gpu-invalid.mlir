@@ -208,3 +208,15 @@ func.func @store_add_not_f32(%m: memref<?x64xbf16>) {
   attn_block.async_store_add %b into %m[%c0, %c0] dims [0, 1] : !attn_block.smem<64x64xbf16, #sh> -> memref<?x64xbf16>
   return
 }
+
+// -----
+
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+#col = #attn_block.slice<dim = 0, parent = #mma>
+#p = #attn_block.padded_shared<rowStride = 72>
+func.func @reduce_scratch_columns(%x: tensor<64x64xf32, #mma>) {
+  %b = attn_block.local_alloc : !attn_block.smem<4x32xf32, #p>
+  // expected-error @+1 {{scratch '!attn_block.smem<4x32xf32, #attn_block.padded_shared<rowStride = 72>>' must be [warps, 64] of 'f32'}}
+  %c = attn_block.reduce sum %x axis 0 scratch(%b : !attn_block.smem<4x32xf32, #p>) : tensor<64x64xf32, #mma> -> tensor<64xf32, #col>
+  return
+}

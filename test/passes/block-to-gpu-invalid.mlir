@@ -22,7 +22,7 @@ gpu.module @m {
 gpu.module @m {
   func.func private @k(%x: f32) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
     %s = tensor.splat %x : tensor<64x64xf32, #mma>
-    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.reduce': reductions along the rows of an mma tile into its row slice only
+    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.reduce': a column reduction over 4 warps exchanges their partials through a scratch buffer of at least that many rows, unswizzled #attn_block.shared or #attn_block.padded_shared
     %r = attn_block.reduce max %s axis 0 : tensor<64x64xf32, #mma> -> tensor<64xf32, #col>
     return
   }
@@ -140,22 +140,6 @@ gpu.module @m {
     %c0 = arith.constant 0 : index
     // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.load': global loads into register layouts are lowered for 1-D slice or blocked tiles and 2-D mma accumulator or blocked tiles only
     %t = attn_block.load %m[%i, %c0] dims [0, 1] padding 0.0 : memref<?x64xbf16> -> tensor<64x64xbf16, #A>
-    return
-  }
-}
-
-// -----
-
-// A reducing store of a row slice: each element is held by the 4 threads
-// of a quad, and every copy would add.
-#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
-#row = #attn_block.slice<dim = 1, parent = #mma>
-gpu.module @m {
-  func.func private @k(%x: f32, %m: memref<?xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
-    %c0 = arith.constant 0 : index
-    %s = tensor.splat %x : tensor<64xf32, #row>
-    // CHECK: error: attn-block-to-gpu cannot lower 'attn_block.store': a reducing store ('add') is lowered from mma accumulator tiles (each element held by one thread) only
-    attn_block.store %s, %m[%c0] dims [0] add : tensor<64xf32, #row> -> memref<?xf32>
     return
   }
 }

@@ -58,11 +58,9 @@ TEST_P(GpuTraining, GradientsMatchOracle) {
   auto want = attn::ref::evaluateGrad(p.main(), exact, *dO);
   ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());
 
-  // dQ by reducing stores and by the second walk (the default; FoX's only
-  // form).
-  std::vector<std::string> gradDqs = {"reduce"};
-  if (c.variant.find("fox") == std::string::npos)
-    gradDqs.push_back("walk");
+  // dQ (and FoX's row sums of dS) by reducing stores and by the second
+  // walk (the default).
+  const std::vector<std::string> gradDqs = {"reduce", "walk"};
   for (const std::string &chip : blockChipsOf(*engine))
     for (const std::string &gradDq : gradDqs) {
       SCOPED_TRACE("chip " + (chip.empty() ? engine->gpuArch() : chip) +

@@ -64,9 +64,9 @@ void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
   std::string form = backwardForm(source, f.target, f.gradDq);
   ASSERT_FALSE(form.empty());
   ASSERT_NE(form.find("_grad_dkdv"), std::string::npos) << form;
-  // dQ by the second walk (asked for, or FoX's row sums) or by reducing
-  // stores from the dkdv walk.
-  bool walk = f.gradDq == "walk" || f.fox;
+  // dQ by the second walk or by reducing stores from the dkdv walk (FoX:
+  // with its row sums of dS, column sums there).
+  bool walk = f.gradDq == "walk";
   EXPECT_EQ(walk, form.find("_grad_dq(") != std::string::npos);
   EXPECT_EQ(walk, form.find("transpose_a") == std::string::npos);
   if (f.target == "sm_90a") {
@@ -133,6 +133,8 @@ TEST(GradGpuFormOnCpu, BackwardKernelsMatchOracle) {
              {"", 4, 2, 130, 64, ""},
              {"", 2, 2, 100, 128, "mask sliding_window window 40"},
              {"", 2, 1, 90, 64, "rope(1.0e+04)", true},
+             {"", 4, 2, 130, 64, "", true},
+             {"", 2, 2, 100, 128, "", true, "walk"},
              {"", 2, 1, 130, 64, "rope(1.0e+04)"},
              {"", 4, 2, 100, 64, "", false, "walk"},
          }) {
@@ -141,8 +143,9 @@ TEST(GradGpuFormOnCpu, BackwardKernelsMatchOracle) {
     }
 }
 
-// The CPU form (f32) with dQ by reducing stores (atomic adds from the
-// programs OpenMP runs at once): the CPU's 1e-5 bound, as the walk's
+// The CPU form (f32) with dQ (and FoX's row sums of dS) by reducing stores
+// (atomic adds from the programs OpenMP runs at once): the CPU's 1e-5
+// bound, as the walk's
 // (GradPass.FusedFlashBackward).
 TEST(GradGpuFormOnCpu, ReducingStoresOfTheCpuFormMatchOracle) {
   uint64_t seed = attn::ref::freshSeed();
@@ -151,6 +154,7 @@ TEST(GradGpuFormOnCpu, ReducingStoresOfTheCpuFormMatchOracle) {
            {"cpu", 4, 2, 100, 32, ""},
            {"cpu", 2, 2, 150, 64, "mask sliding_window window 40"},
            {"cpu", 2, 1, 130, 64, "rope(1.0e+04)"},
+           {"cpu", 4, 2, 130, 64, "", true},
        }) {
     f.f32 = true;
     expectFormMatchesOracle(f, ++seed);

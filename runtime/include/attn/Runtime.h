@@ -90,8 +90,8 @@ struct GpuKernelOptions {
   /// toolkit's ptxas is 13.3 or newer and 0 elsewhere.
   int pathAttentionWgmma = -1;
   /// The backward's dQ: "walk" (a second walk per query tile,
-  /// deterministic) or "reduce" (reducing stores from the dK/dV walk: atomic
-  /// f32 adds, not bitwise deterministic, slower today: docs/training.md);
+  /// deterministic) or "reduce" (reducing stores from the dK/dV walk: f32
+  /// adds in no fixed order, not bitwise deterministic: docs/training.md);
   /// "" = $ATTN_GPU_GRAD_DQ, else walk.
   std::string gradDq;
 };

@@ -139,10 +139,29 @@ def AttnBlock_DotOp : AttnBlock_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]
 
 def AttnBlock_ReduceOp : AttnBlock_Op<"reduce", [Pure]> {
   let summary = "reduction of a 2-D tile along one axis";
+  let description = [{
+    `axis` 1 reduces each row, `axis` 0 each column; the result is the
+    kept axis as a 1-D tile (on the GPU the slice of the input's layout
+    along the reduced dim). A column reduction of a tile whose layout spreads
+    its rows over several warps (an mma accumulator of W > 1 warps) names a
+    `scratch` shared buffer `[W, columns]` of the element type, through
+    which the warps exchange their partial results (in warp order, so the
+    result does not depend on timing); the CPU form ignores it.
+
+    ```mlir
+    %c = attn_block.reduce sum %x axis 0 scratch(%s : !attn_block.smem<4x64xf32, #sh>)
+        : tensor<64x64xf32, #mma> -> tensor<64xf32, #attn_block.slice<dim = 0, parent = #mma>>
+    ```
+  }];
   let arguments = (ins AttnBlock_ReduceKind:$kind, AttnBlock_FloatTile:$input,
-                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$axis);
+                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$axis,
+                       Optional<AttnBlock_SharedBufferType>:$scratch);
   let results = (outs AttnBlock_FloatTile:$result);
-  let assemblyFormat = "$kind $input `axis` $axis attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $kind $input `axis` $axis
+    (`scratch` `(` $scratch^ `:` qualified(type($scratch)) `)`)?
+    attr-dict `:` type($input) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 

@@ -174,10 +174,10 @@ def AttnToBlock : Pass<"attn-to-block", "ModuleOp"> {
     Option<"gradDq", "grad-dq", "std::string", /*default=*/"\"walk\"",
            "attn.attention_grad: how dQ is summed over the key tiles: walk "
            "(a second walk per query tile: 7 dots a tile pair, "
-           "deterministic) or reduce (the dK/dV walk adds each tile's dQ "
-           "into an f32 scratch with atomic adds: 5 dots, not bitwise "
-           "deterministic, and on an H100 twice as slow as walk: "
-           "docs/training.md)">,
+           "deterministic) or reduce (the dK/dV walk adds each tile's dQ, "
+           "and FoX's row sums of dS, into f32 sums: bulk reductions from "
+           "sm_90 on, atomic adds on sm_80; 5 dots, not bitwise "
+           "deterministic: docs/training.md)">,
   ];
   let dependentDialects = [
     "::mlir::attn_block::AttnBlockDialect", "::mlir::arith::ArithDialect",
