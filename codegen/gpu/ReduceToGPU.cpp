@@ -48,54 +48,15 @@ SmallVector<int64_t> matchAlong(const RegisterMap &from, int64_t fromDim,
   return src;
 }
 
-struct ReduceRows : OpConversionPattern<blk::ReduceOp> {
+/// reduce of an mma tile along either axis (unsupportedReason states
+/// which): each thread combines its registers of a row (axis 1) or column
+/// (axis 0), then the lanes holding the same rows (the quad: xor 1, 2) or
+/// columns (the quads: xor 4, 8, 16) exchange partials; a column reduction
+/// over several warps ends in the scratch buffer.
+struct ReduceMma : OpConversionPattern<blk::ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(blk::ReduceOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
-    auto in = op.getInput().getType();
-    auto out = op.getType();
-    auto mma = dyn_cast_or_null<blk::MmaLayoutAttr>(in.getEncoding());
-    auto slice = dyn_cast_or_null<blk::SliceLayoutAttr>(out.getEncoding());
-    if (op.getAxis() != 1 || !mma || !slice || slice.getDim() != 1 ||
-        slice.getParent() != Attribute(mma))
-      return rw.notifyMatchFailure(op, "row reductions of an mma tile only");
-    std::string why;
-    auto inMap = registerMap(in, false, why);
-    auto outMap = registerMap(out, false, why);
-    if (failed(inMap) || failed(outMap))
-      return rw.notifyMatchFailure(op, why);
-    Location loc = op.getLoc();
-    bool isMax = op.getKind() == blk::ReduceKind::max;
-    auto combine = [&](Value x, Value y) -> Value {
-      if (isMax)
-        return arith::MaximumFOp::create(rw, loc, x, y);
-      return arith::AddFOp::create(rw, loc, x, y);
-    };
-    ValueRange regs = adaptor.getInput();
-    SmallVector<Value> acc(outMap->numRegs());
-    for (auto [i, o] : llvm::enumerate(inMap->offsets)) {
-      int64_t r = -1;
-      for (auto [j, oo] : llvm::enumerate(outMap->offsets))
-        if (oo[0] == o[0])
-          r = j;
-      acc[r] = acc[r] ? combine(acc[r], regs[i]) : regs[i];
-    }
-    for (Value &v : acc)
-      for (int32_t x : {1, 2})
-        v = combine(
-            v, gpu::ShuffleOp::create(rw, loc, v, x, 32, gpu::ShuffleMode::XOR)
-                   .getShuffleResult());
-    rw.replaceOpWithMultiple(op, {acc});
-    return success();
-  }
-};
-
-struct ReduceColumns : OpConversionPattern<blk::ReduceOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(blk::ReduceOp op, OneToNOpAdaptor adaptor,
-                                ConversionPatternRewriter &rw) const override {
-    if (op.getAxis() != 0)
-      return rw.notifyMatchFailure(op, "not a column reduction");
     if (std::string why = unsupportedReason(op); !why.empty())
       return rw.notifyMatchFailure(op, why);
     auto in = op.getInput().getType();
@@ -106,66 +67,81 @@ struct ReduceColumns : OpConversionPattern<blk::ReduceOp> {
     if (failed(inMap) || failed(outMap))
       return rw.notifyMatchFailure(op, why);
     Location loc = op.getLoc();
-    auto c = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(rw, loc, v);
-    };
     bool isMax = op.getKind() == blk::ReduceKind::max;
     auto combine = [&](Value x, Value y) -> Value {
       if (isMax)
         return arith::MaximumFOp::create(rw, loc, x, y);
       return arith::AddFOp::create(rw, loc, x, y);
     };
+    const bool rows = op.getAxis() == 1;
+    const int64_t kept = rows ? 0 : 1;
     ValueRange regs = adaptor.getInput();
     SmallVector<Value> acc(outMap->numRegs());
     for (auto [i, o] : llvm::enumerate(inMap->offsets))
       for (auto [j, oo] : llvm::enumerate(outMap->offsets))
-        if (oo[0] == o[1])
+        if (oo[0] == o[kept])
           acc[j] = acc[j] ? combine(acc[j], regs[i]) : regs[i];
+    // The lanes sharing a row: the quad; a column: the quads.
+    static constexpr int32_t kQuad[] = {1, 2}, kQuads[] = {4, 8, 16};
     for (Value &v : acc)
-      for (int32_t x : {4, 8, 16})
+      for (int32_t x :
+           rows ? ArrayRef<int32_t>(kQuad) : ArrayRef<int32_t>(kQuads))
         v = combine(
             v, gpu::ShuffleOp::create(rw, loc, v, x, 32, gpu::ShuffleMode::XOR)
                    .getShuffleResult());
     const int64_t warps =
         cast<blk::MmaLayoutAttr>(in.getEncoding()).getWarpsPerCTA()[0];
-    if (warps > 1) {
-      ValueRange smem = adaptor.getScratch();
-      const int64_t stride = rowStrideOf(op.getScratch().getType());
-      auto [warp, lane] = warpAndLane(rw, loc);
-      Value col = threadBase(rw, loc, out, false)[0];
-      auto at = [&](Value w, int64_t dc) -> Value {
-        return arith::AddIOp::create(
-            rw, loc, smem[1],
-            arith::AddIOp::create(rw, loc,
-                                  arith::MulIOp::create(rw, loc, w, c(stride)),
-                                  arith::AddIOp::create(rw, loc, col, c(dc))));
-      };
-      auto quad0 = scf::IfOp::create(
-          rw, loc, TypeRange{},
-          arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ult, lane, c(4)),
-          false);
-      {
-        OpBuilder::InsertionGuard g(rw);
-        rw.setInsertionPointToStart(quad0.thenBlock());
-        for (auto [j, oo] : llvm::enumerate(outMap->offsets))
-          memref::StoreOp::create(rw, loc, acc[j], smem[0],
-                                  ValueRange{at(warp, oo[0])});
-      }
-      gpu::BarrierOp::create(rw, loc);
-      for (auto [j, oo] : llvm::enumerate(outMap->offsets)) {
-        Value v;
-        for (int64_t w = 0; w < warps; ++w) {
-          Value x = memref::LoadOp::create(rw, loc, smem[0],
-                                           ValueRange{at(c(w), oo[0])});
-          v = v ? combine(v, x) : x;
-        }
-        acc[j] = v;
-      }
-      // The buffer may be written again (the next tile's reduction).
-      gpu::BarrierOp::create(rw, loc);
-    }
+    if (!rows && warps > 1)
+      combineWarps(rw, loc, op, adaptor.getScratch(), *outMap, warps, combine,
+                   acc);
     rw.replaceOpWithMultiple(op, {acc});
     return success();
+  }
+
+  /// Column partials `acc` of each warp: quad 0 of each writes them into
+  /// row `warp` of the scratch, and after a barrier every thread combines
+  /// the rows in warp order; a second barrier frees the buffer for the
+  /// next reduction.
+  static void combineWarps(ConversionPatternRewriter &rw, Location loc,
+                           blk::ReduceOp op, ValueRange smem,
+                           const RegisterMap &outMap, int64_t warps,
+                           llvm::function_ref<Value(Value, Value)> combine,
+                           SmallVectorImpl<Value> &acc) {
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rw, loc, v);
+    };
+    const int64_t stride = rowStrideOf(op.getScratch().getType());
+    auto [warp, lane] = warpAndLane(rw, loc);
+    Value col = threadBase(rw, loc, op.getType(), false)[0];
+    auto at = [&](Value w, int64_t dc) -> Value {
+      return arith::AddIOp::create(
+          rw, loc, smem[1],
+          arith::AddIOp::create(rw, loc,
+                                arith::MulIOp::create(rw, loc, w, c(stride)),
+                                arith::AddIOp::create(rw, loc, col, c(dc))));
+    };
+    auto quad0 = scf::IfOp::create(
+        rw, loc, TypeRange{},
+        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ult, lane, c(4)),
+        false);
+    {
+      OpBuilder::InsertionGuard g(rw);
+      rw.setInsertionPointToStart(quad0.thenBlock());
+      for (auto [j, oo] : llvm::enumerate(outMap.offsets))
+        memref::StoreOp::create(rw, loc, acc[j], smem[0],
+                                ValueRange{at(warp, oo[0])});
+    }
+    gpu::BarrierOp::create(rw, loc);
+    for (auto [j, oo] : llvm::enumerate(outMap.offsets)) {
+      Value v;
+      for (int64_t w = 0; w < warps; ++w) {
+        Value x = memref::LoadOp::create(rw, loc, smem[0],
+                                         ValueRange{at(c(w), oo[0])});
+        v = v ? combine(v, x) : x;
+      }
+      acc[j] = v;
+    }
+    gpu::BarrierOp::create(rw, loc);
   }
 };
 
@@ -261,6 +237,6 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::ReduceOp op) {
 
 void mlir::attn::blockgpu::populateReducePatterns(BlockTypeConverter &tc,
                                                   RewritePatternSet &patterns) {
-  patterns.add<ReduceRows, ReduceColumns, FoldColumns, BroadcastSlice>(
-      tc, patterns.getContext());
+  patterns.add<ReduceMma, FoldColumns, BroadcastSlice>(tc,
+                                                       patterns.getContext());
 }

@@ -101,26 +101,24 @@ struct GpuTiles : TileBuilder {
   }
   /// Row statistics, in the canonical row slice.
   Value rowReduce(blk::ReduceKind kind, Value t) {
-    auto type = cast<RankedTensorType>(t.getType());
-    Value r = blk::ReduceOp::create(
-        b, loc,
-        slice(type.getDimSize(0),
-              blk::SliceLayoutAttr::get(b.getContext(), 1, type.getEncoding()),
-              type.getElementType()),
-        kind, t, 1, Value());
-    return relayout(r, row);
+    return reduceAlong(kind, t, 1, Value());
   }
   /// Column statistics, in the canonical column slice: the warps' partial
   /// results meet in `scratch` (allocColumnScratch).
   Value colReduce(blk::ReduceKind kind, Value t, Value scratch) {
+    return reduceAlong(kind, t, 0, scratch);
+  }
+  Value reduceAlong(blk::ReduceKind kind, Value t, int64_t axis,
+                    Value scratch) {
     auto type = cast<RankedTensorType>(t.getType());
     Value r = blk::ReduceOp::create(
         b, loc,
-        slice(type.getDimSize(1),
-              blk::SliceLayoutAttr::get(b.getContext(), 0, type.getEncoding()),
-              type.getElementType()),
-        kind, t, 0, scratch);
-    return relayout(r, col);
+        slice(
+            type.getDimSize(1 - axis),
+            blk::SliceLayoutAttr::get(b.getContext(), axis, type.getEncoding()),
+            type.getElementType()),
+        kind, t, axis, scratch);
+    return relayout(r, axis ? row : col);
   }
   /// The scratch of colReduce for `cols` columns of `e`, a row per warp.
   Value allocColumnScratch(int64_t cols, Type e) {
