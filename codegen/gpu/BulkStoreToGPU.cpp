@@ -61,6 +61,12 @@ struct AsyncStoreAddToBulk : OpConversionPattern<blk::AsyncStoreAddOp> {
     Value tid = gpu::ThreadIdOp::create(rw, loc, gpu::Dimension::x);
     Value limit = memref::DimOp::create(rw, loc, base, dims[0]);
     Value bytes = arith::ConstantIntOp::create(rw, loc, cols * 4, 32);
+    // Global: the tile's first element through the strides; row r is
+    // r row strides further.
+    Value linear0 = meta.getOffset();
+    for (auto [d, i] : llvm::enumerate(idx))
+      linear0 = add(linear0, mul(i, meta.getStrides()[d]));
+    Value rowStride = meta.getStrides()[dims[0]];
     using P = arith::CmpIPredicate;
     for (int64_t first = 0; first < rows; first += threads) {
       Value r = add(tid, c(first));
@@ -73,11 +79,7 @@ struct AsyncStoreAddToBulk : OpConversionPattern<blk::AsyncStoreAddOp> {
       auto guard = scf::IfOp::create(rw, loc, TypeRange{}, ok, false);
       OpBuilder::InsertionGuard g(rw);
       rw.setInsertionPointToStart(guard.thenBlock());
-      // Global: the element (row, first column) through the strides.
-      Value linear = meta.getOffset();
-      for (auto [d, i] : llvm::enumerate(idx))
-        linear = add(linear,
-                     mul(d == size_t(dims[0]) ? row : i, meta.getStrides()[d]));
+      Value linear = add(linear0, mul(r, rowStride));
       Value gAddr = arith::IndexCastOp::create(rw, loc, rw.getI64Type(),
                                                add(gBase, mul(linear, c(4))));
       Value sAddr = arith::IndexCastOp::create(
@@ -140,7 +142,6 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::AsyncStoreAddOp op) {
                 !ShapedType::isDynamic(offset) && offset % 4 == 0;
   APInt col;
   if (dims[1] != mem.getRank() - 1 || !aligned ||
-      ShapedType::isDynamic(width) ||
       !matchPattern(op.getIndices()[dims[1]], m_ConstantInt(&col)) ||
       col.getSExtValue() % 4 || col.getSExtValue() < 0 ||
       col.getSExtValue() + buf.getShape()[1] > width)

@@ -2,6 +2,10 @@
 
 #include "BlockTarget.h"
 
+#include "attn/Passes/GpuTarget.h"
+
+#include "llvm/Support/Error.h"
+
 using namespace mlir::attn;
 
 std::string mlir::attn::parseBlockTarget(llvm::StringRef name,
@@ -18,8 +22,10 @@ std::string mlir::attn::parseBlockTarget(llvm::StringRef name,
   if (name == "sm_80" || name == "sm_90" || name == "sm_90a") {
     t.gpu = true;
     t.wgmma = name == "sm_90a";
-    // griddepcontrol and the bulk copies: sm_90 on.
-    t.dependentLaunch = t.bulkCopies = name != "sm_80";
+    // The chip's facts from the one target table.
+    const TargetDesc &desc = llvm::cantFail(getTargetDesc(name));
+    t.dependentLaunch = desc.dependentLaunch;
+    t.bulkCopies = desc.tma;
     out = t;
     return "";
   }

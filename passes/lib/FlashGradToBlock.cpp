@@ -64,6 +64,9 @@ struct FlashGrad {
   /// rows are 16-byte aligned), not atomics per element.
   bool dqBulk;
 
+  /// FoX without the dq walk: the dkdv walk adds the row sums of dS.
+  bool addsRowSums() const { return !dqWalk && fwd.getG(); }
+
   Type elt() const {
     return cast<ShapedType>(fwd.getQ().getType()).getElementType();
   }
@@ -182,7 +185,7 @@ void buildDelta(func::FuncOp kernel, const KernelArgs &args,
   // on.
   if (!fg.dqWalk)
     g.store(g.zeros({kRows, fg.d}), arg("dq"), at, {2, 3});
-  if (!fg.dqWalk && arg("gPrefix"))
+  if (fg.addsRowSums())
     g.store(g.splatF(g.slice(kRows, g.row), 0.0), arg("dsRows"),
             {p.bIdx, p.h, p.row0}, {2});
   func::ReturnOp::create(b, kernel.getLoc());
@@ -427,9 +430,8 @@ void buildDkDv(func::FuncOp kernel, const KernelArgs &args,
              sK,
              fg.dqWalk ? Value() : g.alloc({kRows, kRows}, g.opElt),
              fg.dqBulk ? g.allocPadded(kRows, fg.d, b.getF32Type()) : Value(),
-             !fg.dqWalk && arg("gPrefix")
-                 ? g.allocColumnScratch(kRows, b.getF32Type())
-                 : Value()};
+             fg.addsRowSums() ? g.allocColumnScratch(kRows, b.getF32Type())
+                              : Value()};
   // GQA: the query heads kh * group + [0, group) add into one dK, dV.
   Value group = arith::DivUIOp::create(b, loc, hq, hk);
   Value h0 = arith::MulIOp::create(b, loc, kh, group);
