@@ -7,7 +7,8 @@
 #
 # --sanitize: then also configures a second build directory
 # ($ATTN_SANITIZE_BUILD_DIR, default build-sanitize) with -DATTN_SANITIZE=ON
-# (ASan + UBSan) and runs the CPU tests there (ctest -LE gpu).
+# (ASan + UBSan) and runs the CPU tests there (ctest -LE gpu), each long
+# sweep on a sample of its cases (ATTN_TEST_SAMPLE, test/unit/Sweep.h).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sanitize=0
@@ -44,5 +45,8 @@ if [ "$sanitize" = 1 ]; then
   # memory and stack checks do not depend on user poisoning.
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:allow_user_poisoning=0}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  # Each case costs 2-5x under the sanitizers; the unsanitized run above
+  # ran every case, this one looks for memory errors on one in four.
+  export ATTN_TEST_SAMPLE=${ATTN_TEST_SAMPLE:-4}
   (cd "$sbuild" && ctest --output-on-failure -LE gpu -j "${ATTN_JOBS:-$(nproc)}")
 fi

@@ -13,6 +13,7 @@
 
 #include "BlockFormText.h"
 #include "ExecutionHelpers.h"
+#include "Sweep.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -148,6 +149,8 @@ std::string describe(const Form &f, const Case &c, uint64_t seed) {
 /// The GPU form vs the oracle: relative RMS <= 5e-3 and every row within
 /// 2e-2 (the 16-bit output alone is about 2^-9 per element).
 void expectMatches(const Form &f, const Case &c, uint64_t seed) {
+  if (!attn::test::sweepCase())
+    return;
   std::string what = describe(f, c, seed);
   SCOPED_TRACE(what);
   std::vector<Tensor> ins = inputs(f, c, seed);

@@ -12,6 +12,7 @@
 
 #include "BlockFormText.h"
 #include "ExecutionHelpers.h"
+#include "Sweep.h"
 
 #include <iostream>
 #include <map>
@@ -178,7 +179,8 @@ TEST(RopeGpuFormOnCpu, StylesDimsAndOffsets) {
       f.target = target;
       f.rope = rope;
       for (const Case &c : kShapes)
-        expectMatches(f, c, ++seed);
+        if (attn::test::sweepCase())
+          expectMatches(f, c, ++seed);
     }
 }
 
@@ -195,7 +197,8 @@ TEST(RopeGpuFormOnCpu, WithFox) {
       f.gate = true;
       for (const Case &c : kShapes)
         for (double fLo : {0.9, 0.05})
-          expectMatches(f, c, ++seed, fLo);
+          if (attn::test::sweepCase())
+            expectMatches(f, c, ++seed, fLo);
     }
 }
 
