@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,20 @@ void checkShape(const char *func, const Tensor &t,
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-bool visible(Mask mask, int64_t window, int64_t pos, int64_t j) {
+std::vector<int64_t> sequenceIds(const std::vector<int64_t> *cuSeqlens,
+                                 int64_t S) {
+  std::vector<int64_t> seq(S, 0);
+  if (cuSeqlens)
+    for (size_t n = 0; n + 1 < cuSeqlens->size(); ++n)
+      for (int64_t t = (*cuSeqlens)[n]; t < (*cuSeqlens)[n + 1]; ++t)
+        seq[t] = static_cast<int64_t>(n);
+  return seq;
+}
+
+bool visible(Mask mask, int64_t window, int64_t pos, int64_t j,
+             const std::vector<int64_t> &seq) {
+  if (pos >= 0 && seq[pos] != seq[j])
+    return false;
   switch (mask) {
   case Mask::Causal:
     return j <= pos;
@@ -66,6 +80,16 @@ void require(const char *func, bool cond, const std::string &msg) {
     fail(func, msg);
 }
 
+/// Aborts unless cuSeqlens are N + 1 >= 2 nondecreasing offsets from 0 to S.
+void checkCuSeqlens(const char *func, const std::vector<int64_t> &cu,
+                    int64_t S) {
+  require(func, cu.size() >= 2 && cu.front() == 0 && cu.back() == S,
+          "cuSeqlens must be N + 1 >= 2 offsets from 0 to S = " +
+              std::to_string(S));
+  for (size_t n = 0; n + 1 < cu.size(); ++n)
+    require(func, cu[n] <= cu[n + 1], "cuSeqlens must be nondecreasing");
+}
+
 void checkRope(const char *func, const Tensor &x, int64_t rotaryDim,
                const std::vector<int64_t> *positions) {
   checkRank(func, x, 4, "x");
@@ -78,7 +102,8 @@ void checkRope(const char *func, const Tensor &x, int64_t rotaryDim,
 
 void checkScores(const char *func, const Tensor &q, const Tensor &k,
                  const Tensor *w, const Tensor *beta, const Tensor *g,
-                 Mask mask, int64_t window) {
+                 Mask mask, int64_t window,
+                 const std::vector<int64_t> *cuSeqlens) {
   checkRank(func, q, 4, "q");
   checkRank(func, k, 4, "k");
   const int64_t B = q.shape[0], Hq = q.shape[1], T = q.shape[2], D = q.shape[3];
@@ -101,6 +126,10 @@ void checkScores(const char *func, const Tensor &q, const Tensor &k,
     checkShape(func, *g, {B, Hq, S}, "g");
   require(func, mask != Mask::SlidingWindow || window >= 0,
           "window must be >= 0");
+  if (cuSeqlens) {
+    require(func, T == S, "packed sequences need T == S");
+    checkCuSeqlens(func, *cuSeqlens, S);
+  }
 }
 
 void checkKqConv(const char *func, const Tensor &x, const Tensor &theta) {
@@ -301,10 +330,11 @@ Tensor rope(const Tensor &x, double theta, int64_t rotaryDim, RopeStyle style,
 
 Tensor scores(const Tensor &q, const Tensor &k, double scale, const Tensor *w,
               const Tensor *beta, const Tensor *g, bool gateScaled, Mask mask,
-              int64_t window) {
-  checkScores(__func__, q, k, w, beta, g, mask, window);
+              int64_t window, const std::vector<int64_t> *cuSeqlens) {
+  checkScores(__func__, q, k, w, beta, g, mask, window, cuSeqlens);
   const int64_t B = q.shape[0], Hq = q.shape[1], T = q.shape[2], D = q.shape[3];
   const int64_t Hk = k.shape[1], S = k.shape[2];
+  const std::vector<int64_t> seq = sequenceIds(cuSeqlens, S);
 
   const int64_t groups = Hq / Hk;
   const double gamma = gateScaled ? scale : 1.0;
@@ -339,7 +369,7 @@ Tensor scores(const Tensor &q, const Tensor &k, double scale, const Tensor *w,
         // when scoring key j, then r <- H_j r.
         std::vector<double> r = qi;
         for (int64_t j = p; j >= 0; --j) {
-          if (visible(mask, window, p, j))
+          if (visible(mask, window, p, j, seq))
             out.at(b, h, i, j) = scale * dotK(r, j) + gamma * (G[p] - G[j]);
           if (w) {
             double wr = 0;
@@ -354,7 +384,7 @@ Tensor scores(const Tensor &q, const Tensor &k, double scale, const Tensor *w,
         // P(p, j) = I for j >= p.
         // (p < 0 when T > S: no gate then, so G is not read.)
         for (int64_t j = std::max<int64_t>(p + 1, 0); j < S; ++j)
-          if (visible(mask, window, p, j))
+          if (visible(mask, window, p, j, seq))
             out.at(b, h, i, j) =
                 scale * dotK(qi, j) + (g ? gamma * (G[p] - G[j]) : 0.0);
       });
@@ -575,23 +605,36 @@ Tensor detail::attentionRecorded(const AttentionConfig &cfg, const Tensor &q,
       tape->*field = x;
   };
 
+  const std::vector<int64_t> *cu =
+      cfg.cuSeqlens.empty() ? nullptr : &cfg.cuSeqlens;
+  require(func, !cu || !(thetaPre || wPre || thetaPost || wPost || gamma),
+          "packed sequences (cuSeqlens) are not supported with MTA's pieces");
   Tensor qr = q, kr = k;
   const int64_t R = cfg.ropeDim == 0 ? D : cfg.ropeDim;
-  const int64_t qOffset = cfg.ropeOffset + S - T, kOffset = cfg.ropeOffset;
+  // q at positions ropeOffset + S - T + i, k at ropeOffset + j; packed
+  // sequences (T == S) restart both at each sequence's start.
+  std::vector<int64_t> qPos(T), kPos(S);
+  if (cu) {
+    checkCuSeqlens(func, *cu, S);
+    qPos = kPos = packedPositions(*cu, cfg.ropeOffset);
+  } else {
+    std::iota(qPos.begin(), qPos.end(), cfg.ropeOffset + S - T);
+    std::iota(kPos.begin(), kPos.end(), cfg.ropeOffset);
+  }
   if (cfg.rope) {
-    qr = rope(q, cfg.ropeTheta, R, cfg.ropeStyle, qOffset);
-    kr = rope(k, cfg.ropeTheta, R, cfg.ropeStyle, kOffset);
+    qr = rope(q, cfg.ropeTheta, R, cfg.ropeStyle, 0, &qPos);
+    kr = rope(k, cfg.ropeTheta, R, cfg.ropeStyle, 0, &kPos);
   }
   record(&AttentionTape::qr, qr);
   record(&AttentionTape::kr, kr);
   if (tape) {
     tape->ropeDim = R;
-    tape->ropeQOffset = qOffset;
-    tape->ropeKOffset = kOffset;
+    tape->ropeQPositions = qPos;
+    tape->ropeKPositions = kPos;
   }
 
   Tensor x = scores(qr, kr, cfg.scale, w, beta, g, cfg.gateScaled, cfg.mask,
-                    cfg.window);
+                    cfg.window, cu);
   record(&AttentionTape::logits, x);
   if (thetaPre)
     x = kqConv(x, *thetaPre, Stage::Pre);
@@ -620,6 +663,16 @@ Tensor detail::attentionRecorded(const AttentionConfig &cfg, const Tensor &q,
     o = headNorm(o, *gamma, cfg.normEps, gateW, gateB);
   }
   return o;
+}
+
+std::vector<int64_t> packedPositions(const std::vector<int64_t> &cuSeqlens,
+                                     int64_t offset) {
+  checkCuSeqlens(__func__, cuSeqlens, cuSeqlens.empty() ? 0 : cuSeqlens.back());
+  std::vector<int64_t> pos(cuSeqlens.back());
+  for (size_t n = 0; n + 1 < cuSeqlens.size(); ++n)
+    for (int64_t t = cuSeqlens[n]; t < cuSeqlens[n + 1]; ++t)
+      pos[t] = offset + t - cuSeqlens[n];
+  return pos;
 }
 
 Tensor attention(const AttentionConfig &cfg, const Tensor &q, const Tensor &k,

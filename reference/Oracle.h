@@ -79,11 +79,21 @@ Tensor rope(const Tensor &x, double theta, int64_t rotaryDim, RopeStyle style,
 /// H_t = I - beta_t w_t w_t^T (PaTH; w/beta per KV head [B,Hk,S,D] / [B,Hk,S]),
 /// G = inclusive cumsum over positions of g [B,Hq,S] (FoX; per query head),
 /// gamma = s if gateScaled else 1.
-/// visible(i,j): Causal j <= p_i; None always; SlidingWindow p_i-W < j <= p_i.
+/// visible(i,j): Causal j <= p_i; None always; SlidingWindow p_i-W < j <= p_i;
+/// with `cuSeqlens` (packed sequences) also j in p_i's sequence.
 Tensor scores(const Tensor &q, const Tensor &k, double scale,
               const Tensor *w = nullptr, const Tensor *beta = nullptr,
               const Tensor *g = nullptr, bool gateScaled = false,
-              Mask mask = Mask::Causal, int64_t window = 0);
+              Mask mask = Mask::Causal, int64_t window = 0,
+              const std::vector<int64_t> *cuSeqlens = nullptr);
+
+/// Packed sequences: N sequences laid end to end along the sequence axis,
+/// sequence n at [cuSeqlens[n], cuSeqlens[n+1]) (N + 1 nondecreasing offsets
+/// from 0 to S, as FlashAttention's and fla's cu_seqlens). A query sees only
+/// keys of its own sequence, and RoPE positions restart at each start.
+/// The position of token t within its sequence, plus `offset`.
+std::vector<int64_t> packedPositions(const std::vector<int64_t> &cuSeqlens,
+                                     int64_t offset = 0);
 
 /// MTA key-query convolution of x[B,H,T,S] with per-head kernels
 /// theta[H,cq,ck] (ck odd), literal form of mta.md §1.2 (zero-masked source,
@@ -130,6 +140,9 @@ struct AttentionConfig {
   bool gateScaled = false;
   double normEps = 1e-5;
   int64_t preGroup = 0, postGroup = 0; ///< head-mix group sizes; 0 means H.
+  /// Packed sequences' offsets (see packedPositions); empty: one sequence.
+  /// Needs T == S; not with MTA's pieces.
+  std::vector<int64_t> cuSeqlens;
 };
 
 /// rope (q at offset ropeOffset + S - T, k at ropeOffset) -> scores ->
@@ -172,7 +185,8 @@ ScoresGrad scoresGrad(const Tensor &dLogits, const Tensor &q, const Tensor &k,
                       double scale, const Tensor *w = nullptr,
                       const Tensor *beta = nullptr, const Tensor *g = nullptr,
                       bool gateScaled = false, Mask mask = Mask::Causal,
-                      int64_t window = 0);
+                      int64_t window = 0,
+                      const std::vector<int64_t> *cuSeqlens = nullptr);
 
 struct KqConvGrad {
   Tensor x, theta;

@@ -76,7 +76,13 @@ void checkShape(const char *func, const Tensor &t,
 double sigmoid(double x);
 /// Query row i of T sits at absolute position i + S - T.
 inline int64_t queryPos(int64_t i, int64_t T, int64_t S) { return i + S - T; }
-bool visible(Mask mask, int64_t window, int64_t pos, int64_t j);
+/// The sequence index of each of the S tokens (all 0 without cuSeqlens).
+std::vector<int64_t> sequenceIds(const std::vector<int64_t> *cuSeqlens,
+                                 int64_t S);
+/// Whether key j is visible from the query at position pos; `seq` from
+/// sequenceIds (keys of another sequence are not).
+bool visible(Mask mask, int64_t window, int64_t pos, int64_t j,
+             const std::vector<int64_t> &seq);
 
 /// The operand checks of the forward functions, which their gradients run
 /// too; they abort with a message naming `func`.
@@ -89,7 +95,11 @@ Tensor rotatePairs(const Tensor &x, double theta, int64_t rotaryDim,
                    const std::vector<int64_t> *positions, double sign);
 void checkScores(const char *func, const Tensor &q, const Tensor &k,
                  const Tensor *w, const Tensor *beta, const Tensor *g,
-                 Mask mask, int64_t window);
+                 Mask mask, int64_t window,
+                 const std::vector<int64_t> *cuSeqlens);
+/// Aborts unless cu are N + 1 >= 2 nondecreasing offsets from 0 to S.
+void checkCuSeqlens(const char *func, const std::vector<int64_t> &cu,
+                    int64_t S);
 void checkKqConv(const char *func, const Tensor &x, const Tensor &theta);
 void checkHeadMix(const char *func, const Tensor &x, const Tensor &W);
 void checkWeightedSum(const char *func, const Tensor &p, const Tensor &v);
@@ -108,8 +118,9 @@ struct AttentionTape {
   Tensor postMixIn;  ///< headMix Post's input
   Tensor probs;      ///< weightedSum's p
   Tensor o;          ///< headNorm's input
-  /// RoPE's rotary dims and the first positions of q and k.
-  int64_t ropeDim = 0, ropeQOffset = 0, ropeKOffset = 0;
+  /// RoPE's rotary dims and the positions of q's and k's tokens.
+  int64_t ropeDim = 0;
+  std::vector<int64_t> ropeQPositions, ropeKPositions;
 };
 
 /// attention(), recording every step's input in `tape` when it is given.

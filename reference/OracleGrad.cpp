@@ -67,8 +67,8 @@ struct KeyAccumulator {
 void scoresRowGrad(const Tensor &dLogits, const Tensor &q, const Tensor &k,
                    double scale, const Tensor *w, const Tensor *beta,
                    const Tensor *g, double gamma, Mask mask, int64_t window,
-                   int64_t b, int64_t h, int64_t hk, int64_t i, Tensor &dq,
-                   KeyAccumulator &acc) {
+                   const std::vector<int64_t> &seq, int64_t b, int64_t h,
+                   int64_t hk, int64_t i, Tensor &dq, KeyAccumulator &acc) {
   const int64_t T = q.shape[2], D = q.shape[3], S = k.shape[2];
   const int64_t p = queryPos(i, T, S);
   std::vector<double> qi(D);
@@ -93,7 +93,7 @@ void scoresRowGrad(const Tensor &dLogits, const Tensor &q, const Tensor &k,
 
   // Adds key j's score s * r.k_j + gamma (G[p] - G[j]) to the adjoints.
   auto scoreAdjoint = [&](int64_t j, const double *rj, std::vector<double> &a) {
-    if (!visible(mask, window, p, j))
+    if (!visible(mask, window, p, j, seq))
       return;
     const double dl = dLogits.at(b, h, i, j);
     for (int64_t e = 0; e < D; ++e) {
@@ -137,13 +137,14 @@ void scoresRowGrad(const Tensor &dLogits, const Tensor &q, const Tensor &k,
 ScoresGrad scoresGrad(const Tensor &dLogits, const Tensor &q, const Tensor &k,
                       double scale, const Tensor *w, const Tensor *beta,
                       const Tensor *g, bool gateScaled, Mask mask,
-                      int64_t window) {
-  checkScores(__func__, q, k, w, beta, g, mask, window);
+                      int64_t window, const std::vector<int64_t> *cuSeqlens) {
+  checkScores(__func__, q, k, w, beta, g, mask, window, cuSeqlens);
   const int64_t B = q.shape[0], Hq = q.shape[1], T = q.shape[2], D = q.shape[3];
   const int64_t Hk = k.shape[1], S = k.shape[2];
   checkDy(__func__, dLogits, {B, Hq, T, S});
   const int64_t groups = Hq / Hk;
   const double gamma = gateScaled ? scale : 1.0;
+  const std::vector<int64_t> seq = sequenceIds(cuSeqlens, S);
 
   ScoresGrad grad{Tensor::zeros(q.shape), Tensor::zeros(k.shape), zerosLike(w),
                   zerosLike(beta), zerosLike(g)};
@@ -152,8 +153,8 @@ ScoresGrad scoresGrad(const Tensor &dLogits, const Tensor &q, const Tensor &k,
       const int64_t hk = h / groups;
       std::vector<KeyAccumulator> accs(workerCount(T), KeyAccumulator(S, D));
       parallelForWorkers(T, [&](int64_t worker, int64_t i) {
-        scoresRowGrad(dLogits, q, k, scale, w, beta, g, gamma, mask, window, b,
-                      h, hk, i, grad.q, accs[worker]);
+        scoresRowGrad(dLogits, q, k, scale, w, beta, g, gamma, mask, window,
+                      seq, b, h, hk, i, grad.q, accs[worker]);
       });
       for (const KeyAccumulator &acc : accs)
         for (int64_t j = 0; j < S; ++j) {
@@ -463,17 +464,18 @@ AttentionGrad attentionGrad(const Tensor &dO, const AttentionConfig &cfg,
     grad.thetaPre = std::move(c.theta);
   }
   ScoresGrad s = scoresGrad(dx, tape.qr, tape.kr, cfg.scale, w, beta, g,
-                            cfg.gateScaled, cfg.mask, cfg.window);
+                            cfg.gateScaled, cfg.mask, cfg.window,
+                            cfg.cuSeqlens.empty() ? nullptr : &cfg.cuSeqlens);
   grad.q = std::move(s.q);
   grad.k = std::move(s.k);
   grad.w = std::move(s.w);
   grad.beta = std::move(s.beta);
   grad.g = std::move(s.g);
   if (cfg.rope) {
-    grad.q = ropeGrad(grad.q, cfg.ropeTheta, tape.ropeDim, cfg.ropeStyle,
-                      tape.ropeQOffset);
-    grad.k = ropeGrad(grad.k, cfg.ropeTheta, tape.ropeDim, cfg.ropeStyle,
-                      tape.ropeKOffset);
+    grad.q = ropeGrad(grad.q, cfg.ropeTheta, tape.ropeDim, cfg.ropeStyle, 0,
+                      &tape.ropeQPositions);
+    grad.k = ropeGrad(grad.k, cfg.ropeTheta, tape.ropeDim, cfg.ropeStyle, 0,
+                      &tape.ropeKPositions);
   }
   return grad;
 }

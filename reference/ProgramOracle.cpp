@@ -9,6 +9,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -87,6 +88,8 @@ struct AttentionCall {
     cfg.scale = o.getScaleOrDefault();
     cfg.mask = toMask(o.getMask());
     cfg.window = o.getWindow().value_or(0);
+    if (Value cu = o.getCuSeqlens())
+      cfg.cuSeqlens = positionsOf(*env.get(cu));
     if (auto theta = o.getRopeTheta()) {
       cfg.rope = true;
       cfg.ropeTheta = theta->convertToDouble();
@@ -126,11 +129,15 @@ Expected<Tensor> evalOp(Operation *op, const Env &env) {
                   o.getRotaryDimOrHeadDim(), toStyle(o.getStyle()),
                   o.getOffset(), o.getPositions() ? &pos : nullptr);
   }
-  if (auto o = dyn_cast<mlir::attn::ScoresOp>(op))
+  if (auto o = dyn_cast<mlir::attn::ScoresOp>(op)) {
+    std::vector<int64_t> cu;
+    if (o.getCuSeqlens())
+      cu = positionsOf(in(o.getCuSeqlens()));
     return scores(in(o.getQ()), in(o.getK()), o.getScaleOrDefault(),
                   env.get(o.getW()), env.get(o.getBeta()), env.get(o.getG()),
                   o.getGateScaled(), toMask(o.getMask()),
-                  o.getWindow().value_or(0));
+                  o.getWindow().value_or(0), o.getCuSeqlens() ? &cu : nullptr);
+  }
   if (auto o = dyn_cast<mlir::attn::KqConvOp>(op))
     return kqConv(in(o.getInput()), in(o.getKernel()), toStage(o.getStage()));
   if (auto o = dyn_cast<mlir::attn::HeadMixOp>(op))
@@ -167,7 +174,8 @@ enum class Role {
   ConvKernel,
   NormGamma,
   Small,
-  Positions
+  Positions,
+  CuSeqlens
 };
 
 Role roleOf(BlockArgument arg) {
@@ -181,8 +189,12 @@ Role roleOf(BlockArgument arg) {
         return Role::Beta;
       if (v == o.getG())
         return Role::Gate;
+      if (v == o.getCuSeqlens())
+        return Role::CuSeqlens;
     }
     if (auto o = dyn_cast<mlir::attn::AttentionOp>(user)) {
+      if (v == o.getCuSeqlens())
+        return Role::CuSeqlens;
       if (v == o.getW())
         return Role::PathW;
       if (v == o.getBeta())
@@ -283,10 +295,14 @@ llvm::Error gradOp(Operation *op, const Env &env, const Tensor &dy,
                       o.getRotaryDimOrHeadDim(), toStyle(o.getStyle()),
                       o.getOffset(), o.getPositions() ? &pos : nullptr));
   } else if (auto o = dyn_cast<mlir::attn::ScoresOp>(op)) {
-    ScoresGrad d = scoresGrad(
-        dy, in(o.getQ()), in(o.getK()), o.getScaleOrDefault(),
-        env.get(o.getW()), env.get(o.getBeta()), env.get(o.getG()),
-        o.getGateScaled(), toMask(o.getMask()), o.getWindow().value_or(0));
+    std::vector<int64_t> cu;
+    if (o.getCuSeqlens())
+      cu = positionsOf(in(o.getCuSeqlens()));
+    ScoresGrad d =
+        scoresGrad(dy, in(o.getQ()), in(o.getK()), o.getScaleOrDefault(),
+                   env.get(o.getW()), env.get(o.getBeta()), env.get(o.getG()),
+                   o.getGateScaled(), toMask(o.getMask()),
+                   o.getWindow().value_or(0), o.getCuSeqlens() ? &cu : nullptr);
     adj.add(o.getQ(), std::move(d.q));
     adj.add(o.getK(), std::move(d.k));
     adj.add(o.getW(), std::move(d.w));
@@ -483,6 +499,8 @@ randomInputShapes(func::FuncOp func, const RandomSpec &spec) {
       if (role == Role::KqKernel || role == Role::MixWeight ||
           role == Role::ConvKernel)
         shape[d] = spec.heads;
+      else if (role == Role::CuSeqlens)
+        shape[d] = spec.sequences + 1;
       else if (rank >= 3)
         shape[d] = d == 0 ? spec.batch : d == 1 ? spec.heads : spec.seqLen;
       else if (rank == 2)
@@ -558,6 +576,15 @@ Expected<std::vector<Tensor>> randomInputs(func::FuncOp func,
       for (size_t i = 0; i < t.data.size(); ++i)
         t.data[i] = static_cast<double>(i);
       break;
+    case Role::CuSeqlens: { // 0, sorted uniform cuts of [0, S], S
+      t = randUniform(shape, s, 0.0, static_cast<double>(spec.seqLen + 1));
+      for (double &x : t.data)
+        x = std::floor(x);
+      std::sort(t.data.begin(), t.data.end());
+      t.data.front() = 0;
+      t.data.back() = static_cast<double>(spec.seqLen);
+      break;
+    }
     case Role::Generic:
       t = randn(shape, s);
       break;

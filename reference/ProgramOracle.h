@@ -93,11 +93,15 @@ struct RandomSpec {
   /// Range of the forget gate f (the input is log f); lower fLo makes the
   /// FoX bias fall faster along the keys.
   double fLo = 0.9, fHi = 1.0;
+  /// Packed sequences in a cu_seqlens argument of dynamic length: its
+  /// N + 1 offsets cut [0, seqLen] at sorted uniform points.
+  int64_t sequences = 3;
 };
 
 /// Random inputs for `func` following the [B, H, T, D] convention: dynamic
 /// dims of 4-D arguments are B, H, T; of 3-D gates/betas B, H, T; of MTA
-/// kernels [H, c_q, c_k] and head-mix weights [H, c_h] the head count.
+/// kernels [H, c_q, c_k] and head-mix weights [H, c_h] the head count; of
+/// cu_seqlens `sequences` + 1.
 llvm::Expected<std::vector<Tensor>> randomInputs(mlir::func::FuncOp func,
                                                  const RandomSpec &spec);
 

@@ -30,17 +30,19 @@ SmallVector<Value> RopeOp::buildVJP(OpBuilder &b, Value grad) {
 }
 
 SmallVector<Value> ScoresOp::buildVJP(OpBuilder &b, Value grad) {
-  auto g = ScoresGradOp::create(b, getLoc(), getQ().getType(), getK().getType(),
-                                typeOrNull(getW()), typeOrNull(getBeta()),
-                                typeOrNull(getG()), getQ(), getK(), getW(),
-                                getBeta(), getG(), grad, getGateScaledAttr(),
-                                getMaskAttr(), getWindowAttr(), getScaleAttr());
-  // One cotangent per operand present: q, k, [w, beta], [g].
+  auto g = ScoresGradOp::create(
+      b, getLoc(), getQ().getType(), getK().getType(), typeOrNull(getW()),
+      typeOrNull(getBeta()), typeOrNull(getG()), getQ(), getK(), getW(),
+      getBeta(), getG(), getCuSeqlens(), grad, getGateScaledAttr(),
+      getMaskAttr(), getWindowAttr(), getScaleAttr());
+  // One cotangent per operand present: q, k, [w, beta], [g], [cu_seqlens].
   SmallVector<Value> cots = {g.getDq(), g.getDk()};
   if (getW())
     cots.append({g.getDw(), g.getDbeta()});
   if (getG())
     cots.push_back(g.getDg());
+  if (getCuSeqlens())
+    cots.push_back(Value()); // integer offsets: not differentiable
   return cots;
 }
 

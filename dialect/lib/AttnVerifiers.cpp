@@ -68,11 +68,10 @@ static LogicalResult verifyGQA(Operation *op, ShapeEnv &env) {
 }
 
 /// The scores piece shared by attn.scores and attn.attention.
-static LogicalResult verifyScorePiece(Operation *op, ShapeEnv &env, Value w,
-                                      Value beta, Value g, bool gateScaled,
-                                      MaskKind mask,
-                                      std::optional<int64_t> window,
-                                      std::optional<double> scale) {
+static LogicalResult
+verifyScorePiece(Operation *op, ShapeEnv &env, Value w, Value beta, Value g,
+                 bool gateScaled, MaskKind mask, std::optional<int64_t> window,
+                 std::optional<double> scale, Value cuSeqlens) {
   if (static_cast<bool>(w) != static_cast<bool>(beta))
     return op->emitOpError("a PaTH path needs both 'w' and 'beta'");
   if (w && (failed(env.bind("w", w.getType(), {"B", "Hk", "S", "D"})) ||
@@ -100,6 +99,16 @@ static LogicalResult verifyScorePiece(Operation *op, ShapeEnv &env, Value w,
     return op->emitOpError() << "a causal or sliding_window mask needs "
                              << "T <= S (queries are the last T of S "
                              << "positions), got T = " << t << ", S = " << s;
+  if (cuSeqlens) {
+    if (!ShapedType::isDynamic(t) && !ShapedType::isDynamic(s) && t != s)
+      return op->emitOpError()
+             << "packed sequences (cu_seqlens) need T == S, got T = " << t
+             << ", S = " << s;
+    auto cuType = cast<ShapedType>(cuSeqlens.getType());
+    if (!cuType.isDynamicDim(0) && cuType.getDimSize(0) < 2)
+      return op->emitOpError()
+             << "'cu_seqlens' holds N + 1 >= 2 offsets, got " << cuType;
+  }
   return verifyGQA(op, env);
 }
 
@@ -217,7 +226,7 @@ static LogicalResult verifyScoresOperands(OpT op, ShapeEnv &env) {
     scale = s->convertToDouble();
   return verifyScorePiece(op, env, op.getW(), op.getBeta(), op.getG(),
                           op.getGateScaled(), op.getMask(), op.getWindow(),
-                          scale);
+                          scale, op.getCuSeqlens());
 }
 
 /// The operands of attn.kq_conv / attn.head_mix, shared by their gradients.
@@ -338,8 +347,14 @@ static LogicalResult verifyAttentionPieces(OpT op, ShapeEnv &env) {
     scale = s->convertToDouble();
   if (failed(verifyScorePiece(op, env, op.getW(), op.getBeta(), op.getG(),
                               op.getGateScaled(), op.getMask(), op.getWindow(),
-                              scale)))
+                              scale, op.getCuSeqlens())))
     return failure();
+  if (op.getCuSeqlens() && (op.hasMTA() || op.getRopeQOffset()))
+    return op.emitOpError()
+           << "packed sequences (cu_seqlens) are not supported with "
+           << (op.hasMTA() ? "MTA's convolutions and head mixing"
+                           : "rope_q_offset (positions restart at each "
+                             "sequence's start)");
   if (auto theta = op.getRopeTheta()) {
     if (failed(verifyRopePiece(op, env.get("D"), op.getRopeDim(),
                                theta->convertToDouble())))

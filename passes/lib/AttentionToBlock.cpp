@@ -92,6 +92,16 @@ constexpr int64_t kMaxFusedHeadDim = 1024;
 /// Why `op` cannot become fused kernels yet, or "" if it can. PaTH with MTA
 /// pieces is PaTH here too: the MTA kernels have no transported keys.
 std::string unfusableReason(AttentionOp op) {
+  if (op.getCuSeqlens()) {
+    // The flash kernel masks keys of other sequences; PaTH's kernels and
+    // the RoPE kernels' positions do not know the offsets yet.
+    if (op.getW())
+      return "packed sequences (cu_seqlens) with PaTH";
+    if (op.getRopeTheta())
+      return "packed sequences (cu_seqlens) with RoPE";
+    if (op.getMask() == MaskKind::none)
+      return "packed sequences (cu_seqlens) without a causal mask";
+  }
   if (op.getLse() && (op.hasMTA() || op.getNorm()))
     return "the row LSE of MTA";
   if (op.getW() && op.getRopeTheta())

@@ -11,6 +11,7 @@
 #include "attn/Passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -31,6 +32,44 @@ RankedTensorType scoreMapType(Value q, Value k) {
   return RankedTensorType::get(
       {qt.getDimSize(0), qt.getDimSize(1), qt.getDimSize(2), kt.getDimSize(2)},
       Float32Type::get(q.getContext()));
+}
+
+/// RoPE positions of packed sequences: token t of the sequence starting at
+/// cu[n] (the last offset <= t) sits at `offset + t - cu[n]`, as an i64
+/// tensor [T] (T = dim 2 of `x`) for attn.rope's `positions`.
+Value packedPositions(PatternRewriter &rewriter, Location loc, Value x,
+                      Value cu, int64_t offset) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  int64_t t = xt.getDimSize(2);
+  SmallVector<Value> dyn;
+  if (ShapedType::isDynamic(t))
+    dyn.push_back(tensor::DimOp::create(rewriter, loc, x, 2));
+  Value n = tensor::DimOp::create(rewriter, loc, cu, 0);
+  auto posType = RankedTensorType::get({t}, rewriter.getI64Type());
+  return tensor::GenerateOp::create(
+      rewriter, loc, posType, dyn,
+      [&](OpBuilder &b, Location l, ValueRange ivs) {
+        Value tok = arith::IndexCastOp::create(b, l, b.getI64Type(), ivs[0]);
+        Value zero = arith::ConstantIndexOp::create(b, l, 0);
+        Value one = arith::ConstantIndexOp::create(b, l, 1);
+        Value start0 = arith::ConstantIntOp::create(b, l, 0, 64);
+        auto start = scf::ForOp::create(
+            b, l, zero, n, one, ValueRange{start0},
+            [&](OpBuilder &fb, Location fl, Value i, ValueRange acc) {
+              Value c = tensor::ExtractOp::create(fb, fl, cu, i);
+              Value c64 = arith::ExtSIOp::create(fb, fl, fb.getI64Type(), c);
+              Value le = arith::CmpIOp::create(
+                  fb, fl, arith::CmpIPredicate::sle, c64, tok);
+              Value next = arith::SelectOp::create(
+                  fb, fl, le, arith::MaxSIOp::create(fb, fl, acc[0], c64),
+                  acc[0]);
+              scf::YieldOp::create(fb, fl, next);
+            });
+        Value pos = arith::AddIOp::create(
+            b, l, arith::SubIOp::create(b, l, tok, start.getResult(0)),
+            arith::ConstantIntOp::create(b, l, offset, 64));
+        tensor::YieldOp::create(b, l, pos);
+      });
 }
 
 /// The chain attn.attention stands for, built at `rewriter` from `op`'s
@@ -60,7 +99,10 @@ Chain expandChain(OpT op, Type resultType, PatternRewriter &rewriter) {
     int64_t t = qt.getDimSize(2), s = kt.getDimSize(2);
     Value positions;
     int64_t qOffset = op.getRopeOffset();
-    if (auto explicitQ = op.getRopeQOffset()) {
+    if (Value cu = op.getCuSeqlens()) {
+      // Packed sequences (T == S): q and k restart at each sequence.
+      positions = packedPositions(rewriter, loc, q, cu, qOffset);
+    } else if (auto explicitQ = op.getRopeQOffset()) {
       qOffset = *explicitQ;
     } else if (ShapedType::isDynamic(t) || ShapedType::isDynamic(s)) {
       Value tDim = tensor::DimOp::create(rewriter, loc, q, 2);
@@ -88,13 +130,16 @@ Chain expandChain(OpT op, Type resultType, PatternRewriter &rewriter) {
                                 op.getRopeDimAttr(),
                                 rewriter.getI64IntegerAttr(offset)));
     };
+    Value kPositions;
+    if (Value cu = op.getCuSeqlens())
+      kPositions = packedPositions(rewriter, loc, k, cu, op.getRopeOffset());
     q = rope(q, positions, positions ? 0 : qOffset);
-    k = rope(k, Value(), op.getRopeOffset());
+    k = rope(k, kPositions, kPositions ? 0 : op.getRopeOffset());
   }
-  Value s = add(ScoresOp::create(rewriter, loc, scoreMapType(q, k), q, k,
-                                 op.getW(), op.getBeta(), op.getG(),
-                                 op.getGateScaledAttr(), op.getMaskAttr(),
-                                 op.getWindowAttr(), op.getScaleAttr()));
+  Value s = add(ScoresOp::create(
+      rewriter, loc, scoreMapType(q, k), q, k, op.getW(), op.getBeta(),
+      op.getG(), op.getCuSeqlens(), op.getGateScaledAttr(), op.getMaskAttr(),
+      op.getWindowAttr(), op.getScaleAttr()));
   if (Value th = op.getKqConvPre())
     s = add(KqConvOp::create(rewriter, loc, Stage::pre, s, th));
   if (Value w = op.getHeadMixPre())

@@ -538,6 +538,8 @@ std::string mlir::attn::checkFlashGradSupport(AttentionGradOp op,
                                               const BlockTarget &target) {
   if (op.getW() || op.hasMTA() || op.getNorm())
     return "no fused backward for PaTH and MTA yet";
+  if (op.getCuSeqlens())
+    return "no fused backward for packed sequences (cu_seqlens) yet";
   // dK and dV of a 64-key tile stay in registers across the query walk:
   // beyond D = 128 they would spill.
   if (target.gpu)

@@ -114,6 +114,7 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
   args.add("v", input(op.getV()));
   args.add("gPrefix", gPrefix);
   args.add("records", records);
+  args.add("cuSeqlens", op.getCuSeqlens() ? input(op.getCuSeqlens()) : Value());
   args.add("out", alloc(op.getResult()));
   args.add("lse", alloc(op.getLse()));
   func::FuncOp kernel = args.createKernel(op, symbols, "attention_kernel");

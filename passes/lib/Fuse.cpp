@@ -288,7 +288,8 @@ FailureOr<AttentionOp> buildFused(Chain &c, Why &why) {
                            c.mixPost ? c.mixPost.getWeight() : Value(),
                            n ? n.getGamma() : Value(),
                            n ? n.getGateW() : Value(),
-                           n ? n.getGateB() : Value()};
+                           n ? n.getGateB() : Value(),
+                           sc.getCuSeqlens()};
   // Built from properties rather than the positional builder so that
   // attributes attn.attention gains later (left unset here) do not change
   // this call; its operand groups are fixed.

@@ -110,13 +110,19 @@ LogicalResult buildBackward(func::FuncOp g, ArrayRef<Type> saved) {
       return failure();
     Value o = att.getResult() == out ? outArg : att.getResult();
     SmallVector<Value> operands(att->getOperands());
+    // One gradient per float operand; cu_seqlens (integer offsets, the last
+    // operand) has none.
     SmallVector<Type> types;
     for (Value v : operands)
-      types.push_back(v.getType());
+      if (v != att.getCuSeqlens())
+        types.push_back(v.getType());
     operands.append({o, lseOf.lookup(op), c});
     auto grad = AttentionGradOp::create(b, att.getLoc(), types, operands,
                                         gradProperties(att.getProperties()));
-    return SmallVector<Value>(grad.getResults());
+    SmallVector<Value> cots(grad.getResults());
+    if (att.getCuSeqlens())
+      cots.push_back(Value());
+    return cots;
   };
   FailureOr<DenseMap<Value, Value>> cot =
       reverseSweep(b, loc, forward, out, dO, attentionVJP);

@@ -173,6 +173,52 @@ Value visibleKey(RefBuilder &r, MaskKind mask, int64_t window, Value pi,
   return ok;
 }
 
+/// The key mask of attn.scores and its gradient: the mask kind and window
+/// and, with packed sequences, every token's sequence index.
+struct KeyMask {
+  MaskKind mask;
+  int64_t window;
+  Value seq; ///< index buffer [S] (null without cu_seqlens)
+  Value s;   ///< S
+
+  /// True (i1) when key j (in [0, S)) is visible from the query at
+  /// position pi.
+  Value visible(RefBuilder &r, Value pi, Value j) const {
+    Value ok = visibleKey(r, mask, window, pi, j);
+    if (!seq)
+      return ok;
+    Value last = r.isub(s, r.idx(1));
+    Value si = r.load(seq, {r.clamp(pi, r.idx(0), last)});
+    Value sj = r.load(seq, {r.clamp(j, r.idx(0), last)});
+    return r.andi(ok, r.cmpi(CmpIPredicate::eq, si, sj));
+  }
+};
+
+/// `cu` (cu_seqlens' buffer, N + 1 offsets, or null) as KeyMask's sequence
+/// indices. Offsets are clamped into [0, S]: the runtime refuses bad ones,
+/// and a program computing them gets a wrong mask, never a wild store.
+KeyMask keyMask(RefBuilder &r, MaskKind mask, int64_t window, Value cu,
+                Value s) {
+  KeyMask m{mask, window, Value(), s};
+  if (!cu)
+    return m;
+  OpBuilder &b = r.builder();
+  m.seq =
+      r.alloc(MemRefType::get({ShapedType::kDynamic}, b.getIndexType()), {s});
+  r.loop(s, [&](Value t) { r.store(r.idx(-1), m.seq, {t}); });
+  auto offset = [&](Value n, Value lo) {
+    Value c = arith::IndexCastOp::create(b, r.location(), b.getIndexType(),
+                                         r.load(cu, {n}));
+    return r.clamp(c, lo, s);
+  };
+  r.loop(r.isub(r.dim(cu, 0), r.idx(1)), [&](Value n) {
+    Value lo = offset(n, r.idx(0));
+    Value hi = offset(r.iadd(n, r.idx(1)), lo);
+    r.loop(lo, hi, [&](Value t) { r.store(n, m.seq, {t}); });
+  });
+  return m;
+}
+
 /// One step of PaTH's key transport (decode form, spec/path_fox.md §1.4):
 /// at time tau every earlier key kt[j] ([S, D] buffer) is hit by H_tau,
 /// then k_tau joins unchanged. After the steps 0..tau, kt[j] holds
@@ -218,8 +264,9 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
     double scale = op.getScaleOrDefault();
     Value scaleV = r.f32(scale);
     double gamma = op.getGateScaled() ? scale : 1.0;
-    MaskKind mask = op.getMask();
-    int64_t window = op.getWindow().value_or(0);
+    KeyMask keys = keyMask(
+        r, op.getMask(), op.getWindow().value_or(0),
+        op.getCuSeqlens() ? asBuffer(r, op.getCuSeqlens()) : Value(), s);
 
     // Inclusive cumsum of the log forget gate, in f64: G_i - G_j cancels.
     Value cum;
@@ -244,7 +291,7 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
         Value diff = r.toF32(r.mul(r.f64(gamma), r.sub(gi, gj)));
         logit = r.add(logit, diff);
       }
-      return r.select(visibleKey(r, mask, window, pi, j), logit, r.negInf());
+      return r.select(keys.visible(r, pi, j), logit, r.negInf());
     };
 
     r.nest({bDim, hq}, [&](ValueRange iv) {
@@ -849,17 +896,16 @@ struct ScoresGradState {
   Value t, s, off;
   int64_t d;
   double scale;
-  MaskKind mask;
-  int64_t window;
+  KeyMask keys;
 
   /// grad[b, h, i, j] where (i, j) is visible, else 0 (never read masked
   /// cells into arithmetic: they may hold NaN).
   Value visibleGrad(RefBuilder &r, Value b, Value h, Value i, Value j) const {
     Value pi = r.iadd(i, off);
     Value jc = r.clamp(j, r.idx(0), r.isub(s, r.idx(1)));
-    return r.select(r.andi(visibleKey(r, mask, window, pi, j),
-                           r.cmpi(CmpIPredicate::slt, j, s)),
-                    r.load(grad, {b, h, i, jc}), r.f32(0.0));
+    return r.select(
+        r.andi(keys.visible(r, pi, j), r.cmpi(CmpIPredicate::slt, j, s)),
+        r.load(grad, {b, h, i, jc}), r.f32(0.0));
   }
 };
 
@@ -990,8 +1036,9 @@ struct LowerScoresGrad : OpRewritePattern<ScoresGradOp> {
     st.off = r.isub(st.s, st.t);
     st.d = cast<ShapedType>(op.getQ().getType()).getDimSize(3);
     st.scale = op.getScaleOrDefault();
-    st.mask = op.getMask();
-    st.window = op.getWindow().value_or(0);
+    st.keys = keyMask(
+        r, op.getMask(), op.getWindow().value_or(0),
+        op.getCuSeqlens() ? asBuffer(r, op.getCuSeqlens()) : Value(), st.s);
     st.dq = allocLike(r, op.getDq(), st.q);
     Value dk = allocLike(r, op.getDk(), st.k);
     SmallVector<Value> outs = {st.dq, dk};

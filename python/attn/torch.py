@@ -436,11 +436,12 @@ def _act(D, dt):
 @functools.lru_cache(maxsize=1024)  # the text per call costs ~10 us
 def _attention_program(dt, D, Dv, *, path=False, gate=False,
                        gate_scaled=False, causal=True, window=None,
-                       scale=None, rope=None, mta=(), norm_eps=None):
+                       scale=None, rope=None, mta=(), norm_eps=None,
+                       packed=False):
     """One attn.attention op. Arguments in the op's operand order: q, k, v,
     w and beta (`path`), g (`gate`), then the MTA pieces `mta` names, a list
-    of (operand name, type) in operand order. Attributes in the order of
-    the op's assembly format."""
+    of (operand name, type) in operand order, then cu_seqlens (`packed`).
+    Attributes in the order of the op's assembly format."""
     params = [("q", _act(D, dt)), ("k", _act(D, dt)), ("v", _act(Dv, dt))]
     attrs = []
     if rope is not None:
@@ -467,6 +468,9 @@ def _attention_program(dt, D, Dv, *, path=False, gate=False,
         attrs.append("norm_gate(%norm_gate_w, %norm_gate_b)")
     if norm_eps is not None:
         attrs.append(f"norm_eps {float(norm_eps):.17e}")
+    if packed:
+        params.append(("cu_seqlens", "tensor<?xi32>"))
+        attrs.append("cu_seqlens(%cu_seqlens)")
     if window is not None:
         attrs.append(f"mask sliding_window window {int(window)}")
     elif not causal:
@@ -546,12 +550,24 @@ def _log_gate(g, shape, heads_of):
     return g.float()
 
 
-def _no_cu_seqlens(cu_seqlens):
-    if cu_seqlens is not None:
-        raise ArgumentError(
-            "attn.torch: cu_seqlens (packed variable-length sequences) is "
-            "not supported yet: attn's kernels have no segment offsets; "
-            "pad the batch to [B, T, ...] instead")
+def _cu_seqlens(cu_seqlens, T):
+    """Packed sequences' offsets as attn takes them (int32 [N + 1]): fla
+    passes int64, FlashAttention int32. The runtime checks the values
+    (0 first, nondecreasing, T last) where they are in host memory."""
+    if cu_seqlens is None:
+        return []
+    _check_tensor("cu_seqlens", cu_seqlens, ("N + 1",),
+                  (torch.int32, torch.int64))
+    if cu_seqlens.shape[0] < 2:
+        raise ArgumentError(f"attn.torch: cu_seqlens has "
+                            f"{cu_seqlens.shape[0]} offsets: N + 1 >= 2 "
+                            "expected (0, then the end of each sequence)")
+    if cu_seqlens.dtype == torch.int64 and cu_seqlens.device.type == "cpu":
+        bad = (cu_seqlens < 0) | (cu_seqlens > T)
+        if bool(bad.any()):
+            raise ArgumentError(f"attn.torch: cu_seqlens holds offsets "
+                                f"outside [0, {T}]")
+    return [cu_seqlens.to(torch.int32)]
 
 
 def _bhtd(x):
@@ -559,8 +575,9 @@ def _bhtd(x):
     return x.transpose(1, 2)
 
 
-def _run_bthd(program, args):
-    o = _apply(program, "main", [_bhtd(a) for a in args], True)
+def _run_bthd(program, args, cu=()):
+    """`args` in fla's layout, then cu_seqlens (`cu`: [] or [offsets])."""
+    o = _apply(program, "main", [_bhtd(a) for a in args] + list(cu), True)
     return o.transpose(1, 2)
 
 
@@ -579,16 +596,21 @@ def attention(q, k, v, scale=None, causal=True, window_size=None,
     query; `window_size` W keeps keys i - W < j <= i (causal sliding
     window). `rope_theta`: rotary embedding of q and k at positions
     0..T-1 (`rope_style` "half", GPT-NeoX, or "interleaved", GPT-J;
-    `rope_dim` rotated features, default D), as attn.rope."""
-    _no_cu_seqlens(cu_seqlens)
+    `rope_dim` rotated features, default D), as attn.rope.
+    `cu_seqlens` (int32 or int64 [N + 1], fla's and FlashAttention's
+    offsets): the T tokens are N sequences laid end to end, sequence n at
+    [cu_seqlens[n], cu_seqlens[n + 1]); each is computed as if alone (RoPE
+    positions restart at 0)."""
     B, T, Hq, Hk, D, Dv, dt = _check_qkv(q, k, v)
+    cu = _cu_seqlens(cu_seqlens, T)
     if rope_style not in ("half", "interleaved"):
         raise ArgumentError(f"attn.torch: rope_style '{rope_style}': "
                             "'half' or 'interleaved' expected")
     rope = None if rope_theta is None else (rope_theta, rope_style, rope_dim)
     program = _attention_program(dt, D, Dv, causal=causal,
-                                 window=window_size, scale=scale, rope=rope)
-    return _run_bthd(program, [q, k, v])
+                                 window=window_size, scale=scale, rope=rope,
+                                 packed=bool(cu))
+    return _run_bthd(program, [q, k, v], cu)
 
 
 def forgetting_attention(q, k, v, g, scale=None, window_size=None,
@@ -601,13 +623,14 @@ def forgetting_attention(q, k, v, g, scale=None, window_size=None,
     scale * q_i . k_j + G_i - G_j with G the inclusive cumsum of g over the
     sequence (the gate term is not scaled), causal; `scale` defaults to
     1/sqrt(D); `window_size` W keeps keys i - W < j <= i.
+    `cu_seqlens`: packed sequences, as `attention` takes them.
     -> o [B, T, HQ, DV] in q's dtype."""
-    _no_cu_seqlens(cu_seqlens)
     B, T, Hq, Hk, D, Dv, dt = _check_qkv(q, k, v)
+    cu = _cu_seqlens(cu_seqlens, T)
     g = _log_gate(g, (B, T, Hq), "HQ")
     program = _attention_program(dt, D, Dv, gate=True, window=window_size,
-                                 scale=scale)
-    return _run_bthd(program, [q, k, v, g])
+                                 scale=scale, packed=bool(cu))
+    return _run_bthd(program, [q, k, v, g], cu)
 
 
 def path_attention(q, k, v, w, beta, g=None, scale=None, cu_seqlens=None):
@@ -621,9 +644,10 @@ def path_attention(q, k, v, w, beta, g=None, scale=None, cu_seqlens=None):
     H_t = I - beta_t w_t w_t^T and G the inclusive cumsum of g (the gate
     term is scaled too, fla's convention), causal; `scale` defaults to
     1/sqrt(D). -> o [B, T, HQ, DV] in q's dtype (fla returns (o, k_cache);
-    this op returns o; `parallel_path_attn` returns (o, None) as fla's)."""
-    _no_cu_seqlens(cu_seqlens)
+    this op returns o; `parallel_path_attn` returns (o, None) as fla's).
+    `cu_seqlens`: packed sequences, as `attention` takes them."""
     B, T, Hq, Hk, D, Dv, dt = _check_qkv(q, k, v)
+    cu = _cu_seqlens(cu_seqlens, T)
     _check_tensor("w", w, ("B", "T", "H", "D"), (torch.float32,))
     if _shape(w) != _shape(k):
         raise ArgumentError(f"attn.torch: w has shape {_shape(w)}: k's "
@@ -634,8 +658,9 @@ def path_attention(q, k, v, w, beta, g=None, scale=None, cu_seqlens=None):
         _check_per_token("g", g, (B, T, Hq), "HQ")
         args.append(g)
     program = _attention_program(dt, D, Dv, path=True, gate=g is not None,
-                                 gate_scaled=True, scale=scale)
-    return _run_bthd(program, args)
+                                 gate_scaled=True, scale=scale,
+                                 packed=bool(cu))
+    return _run_bthd(program, args, cu)
 
 
 def mta_attention(q, k, v, kq_conv_pre=None, head_mix_pre=None,
@@ -657,8 +682,13 @@ def mta_attention(q, k, v, kq_conv_pre=None, head_mix_pre=None,
     rope_theta=1e4, both convolutions [HQ, 6, 11], both head mixes
     [HQ, HQ], norm, norm_gate_w, norm_gate_b (examples/mta.mlir).
     `window_size` only without the convolutions and head mixes.
+    `cu_seqlens` is not supported with MTA's pieces yet.
     -> o [B, T, HQ, DV] in q's dtype."""
-    _no_cu_seqlens(cu_seqlens)
+    if cu_seqlens is not None:
+        raise ArgumentError(
+            "attn.torch: mta_attention does not take cu_seqlens yet (packed "
+            "sequences with MTA's convolutions and head mixing); pad the "
+            "batch to [B, T, ...] instead")
     B, T, Hq, Hk, D, Dv, dt = _check_qkv(q, k, v)
     pieces, args = [], [q, k, v]
     if g is not None:

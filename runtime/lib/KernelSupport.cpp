@@ -51,6 +51,8 @@ Expected<DType> dtypeOf(Type t) {
     return DType::BF16;
   if (t.isInteger(64))
     return DType::I64;
+  if (t.isInteger(32))
+    return DType::I32;
   std::string s;
   llvm::raw_string_ostream os(s);
   os << t;
@@ -88,11 +90,16 @@ Expected<std::vector<uint8_t>> convertTo(const HostArray &in, DType want,
   const bool narrowing = dtypeSize(want) < dtypeSize(in.dtype);
   for (size_t i = 0, n = in.numel(); i < n; ++i) {
     double x = in.get(i);
-    out.set(i, x);
+    // An i64 beyond i32's range is refused, not wrapped.
+    bool fits = !(narrowing && isInt(want)) ||
+                (x >= std::numeric_limits<int32_t>::min() &&
+                 x <= std::numeric_limits<int32_t>::max());
+    if (fits)
+      out.set(i, x);
     // A finite value that becomes inf in the narrower type is refused, not
     // silently turned into inf (an f64 1e300 read for an f32 argument).
-    if (narrowing && std::isfinite(x) && !isInt(want) &&
-        !std::isfinite(out.get(i)))
+    if (!fits || (narrowing && std::isfinite(x) && !isInt(want) &&
+                  !std::isfinite(out.get(i))))
       return createStringError(
           "argument " + std::to_string(idx) + ": element " + std::to_string(i) +
           " = " + std::to_string(x) + " of the " + dtypeName(in.dtype).str() +
@@ -128,31 +135,45 @@ Error ProgramKernel::load(llvm::StringRef source, llvm::StringRef entryName,
     args.push_back(*sig);
   }
   func.walk([&](Operation *op) {
-    Value g, beta;
+    Value g, beta, cu, k;
     if (auto s = dyn_cast<mlir::attn::ScoresOp>(op)) {
       g = s.getG();
       beta = s.getBeta();
+      cu = s.getCuSeqlens();
+      k = s.getK();
     } else if (auto a = dyn_cast<mlir::attn::AttentionOp>(op)) {
       g = a.getG();
       beta = a.getBeta();
+      cu = a.getCuSeqlens();
+      k = a.getK();
     } else if (auto sg = dyn_cast<mlir::attn::ScoresGradOp>(op)) {
       g = sg.getG();
       beta = sg.getBeta();
+      cu = sg.getCuSeqlens();
+      k = sg.getK();
     } else if (auto ag = dyn_cast<mlir::attn::AttentionGradOp>(op)) {
       g = ag.getG();
       beta = ag.getBeta();
+      cu = ag.getCuSeqlens();
+      k = ag.getK();
     }
     // Only entry arguments: a value computed in the program is not known
     // before it runs.
-    auto note = [&](Value v, std::vector<size_t> &list) {
+    auto entryArg = [&](Value v) -> std::optional<size_t> {
       auto arg = dyn_cast_or_null<BlockArgument>(v);
       if (arg && arg.getOwner()->isEntryBlock() &&
-          arg.getOwner()->getParentOp() == func.getOperation() &&
-          !llvm::is_contained(list, arg.getArgNumber()))
-        list.push_back(arg.getArgNumber());
+          arg.getOwner()->getParentOp() == func.getOperation())
+        return arg.getArgNumber();
+      return std::nullopt;
+    };
+    auto note = [&](Value v, std::vector<size_t> &list) {
+      if (auto n = entryArg(v); n && !llvm::is_contained(list, *n))
+        list.push_back(*n);
     };
     note(g, gateArgs);
     note(beta, betaArgs);
+    if (auto n = entryArg(cu))
+      cuSeqlensArgs.emplace_back(*n, entryArg(k));
   });
   if (func.getNumResults() == 0)
     return createStringError("@" + entry +
@@ -229,6 +250,35 @@ std::optional<std::pair<int64_t, double>> findElement(const TensorView &view,
 }
 } // namespace
 
+/// Packed sequences' offsets (input `idx`, host memory): N + 1 >= 2 of
+/// them, nondecreasing from 0 to S (the keys' length, where known).
+static Error checkCuSeqlens(const TensorView &cu, size_t idx,
+                            std::optional<int64_t> s) {
+  std::string what = "input " + std::to_string(idx) +
+                     " (cu_seqlens, packed sequences' offsets)";
+  if (cu.numel() < 2)
+    return createStringError(what + " holds " + std::to_string(cu.numel()) +
+                             " offsets: it needs N + 1 >= 2 (0, then the end "
+                             "of each sequence)");
+  double prev = 0;
+  for (int64_t n = 0; n < cu.numel(); ++n) {
+    double x = loadElement(static_cast<const uint8_t *>(cu.data) +
+                               n * cu.stride(0) * dtypeSize(cu.dtype),
+                           cu.dtype);
+    if ((n == 0 && x != 0) || x < prev)
+      return createStringError(what + " holds " +
+                               std::to_string(static_cast<int64_t>(x)) +
+                               " at element " + std::to_string(n) +
+                               ": offsets must start at 0 and never decrease");
+    prev = x;
+  }
+  if (s && prev != static_cast<double>(*s))
+    return createStringError(
+        what + " ends at " + std::to_string(static_cast<int64_t>(prev)) +
+        ": the last offset must be the sequence length " + std::to_string(*s));
+  return Error::success();
+}
+
 Error ProgramKernel::checkInputValues(llvm::ArrayRef<TensorView> inputs) const {
   auto skip = [&](size_t idx) {
     const TensorView &v = inputs[idx];
@@ -268,6 +318,15 @@ Error ProgramKernel::checkInputValues(llvm::ArrayRef<TensorView> inputs) const {
         ": beta must lie in [0, 2], where each transform I - beta w w^T "
         "(unit w) is a reflection or a contraction; outside it the products "
         "of transforms grow without bound and overflow");
+  }
+  for (auto [idx, keys] : cuSeqlensArgs) {
+    if (inputs[idx].device != Device::CPU)
+      continue;
+    if (Error e =
+            checkCuSeqlens(inputs[idx], idx,
+                           keys ? std::optional<int64_t>(inputs[*keys].shape[2])
+                                : std::nullopt))
+      return e;
   }
   return Error::success();
 }

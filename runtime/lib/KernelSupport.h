@@ -20,6 +20,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -157,9 +158,10 @@ protected:
   /// the C++ and C APIs and Python refuse the same inputs): fails when a
   /// log forget gate argument holds +-inf (the kernels compute the bias as
   /// a difference of prefix sums, G_i - G_j, which is NaN (-inf - -inf)
-  /// where the exact sum over (j, i] is finite), or when a PaTH beta
-  /// argument lies outside [kMinPathBeta, kMaxPathBeta]. Views in device
-  /// memory are not read.
+  /// where the exact sum over (j, i] is finite), when a PaTH beta
+  /// argument lies outside [kMinPathBeta, kMaxPathBeta], or when packed
+  /// sequences' offsets (cu_seqlens) do not run from 0 to S without
+  /// decreasing. Views in device memory are not read.
   llvm::Error checkInputValues(llvm::ArrayRef<TensorView> inputs) const;
   llvm::Error checkInputValues(llvm::ArrayRef<HostArray> inputs) const;
 
@@ -168,6 +170,9 @@ protected:
   /// Entry arguments used as a log forget gate (`g` of scores/attention)
   /// and as PaTH's beta.
   std::vector<size_t> gateArgs, betaArgs;
+  /// Entry arguments used as packed sequences' offsets (cu_seqlens), each
+  /// with the entry argument holding its op's keys (k), if k is one.
+  std::vector<std::pair<size_t, std::optional<size_t>>> cuSeqlensArgs;
 
 private:
   InputChecker checker;

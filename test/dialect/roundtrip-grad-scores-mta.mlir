@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @scores_grad_plain
 // CHECK: %dq, %dk = attn.scores_grad %{{.*}}, %{{.*}} mask sliding_window window 4 scale 2.500000e-01, %{{.*}} : (tensor<?x?x?x16xbf16>, tensor<?x?x?x16xbf16>, tensor<?x?x?x?xf32>) -> (tensor<?x?x?x16xbf16>, tensor<?x?x?x16xbf16>)
 // GENERIC-LABEL: sym_name = "scores_grad_plain"
-// GENERIC: "attn.scores_grad"(%{{.*}}, %{{.*}}, %{{.*}}) <{mask = 2 : i32, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1>, resultSegmentSizes = array<i32: 1, 1, 0, 0, 0>, scale = 2.500000e-01 : f64, window = 4 : i64}>
+// GENERIC: "attn.scores_grad"(%{{.*}}, %{{.*}}, %{{.*}}) <{mask = 2 : i32, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 1>, resultSegmentSizes = array<i32: 1, 1, 0, 0, 0>, scale = 2.500000e-01 : f64, window = 4 : i64}>
 func.func @scores_grad_plain(%q: tensor<?x?x?x16xbf16>, %k: tensor<?x?x?x16xbf16>, %ds: tensor<?x?x?x?xf32>) -> tensor<?x?x?x16xbf16> {
   %dq, %dk = attn.scores_grad %q, %k mask sliding_window window 4 scale 0.25, %ds
       : (tensor<?x?x?x16xbf16>, tensor<?x?x?x16xbf16>, tensor<?x?x?x?xf32>) -> (tensor<?x?x?x16xbf16>, tensor<?x?x?x16xbf16>)

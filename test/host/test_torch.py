@@ -244,6 +244,19 @@ def mta_pieces(H, Dv, cq=3, ck=5):
                 norm_gate_b=torch.randn(1) * 0.2)
 
 
+def packed(ref):
+    """`ref` run on each sequence of cu_seqlens alone, laid end to end
+    (the meaning of packed sequences; empty ones have no rows)."""
+    def run(cu_seqlens, **kw):
+        tensors = {n: x for n, x in kw.items() if isinstance(x, torch.Tensor)}
+        other = {n: x for n, x in kw.items() if n not in tensors}
+        cu = cu_seqlens.tolist()
+        return torch.cat([ref(**{n: x[:, a:b] for n, x in tensors.items()},
+                              **other)
+                          for a, b in zip(cu[:-1], cu[1:]) if b > a], dim=1)
+    return run
+
+
 def cases():
     """(name, attn.torch op, reference, tensor kwargs, other kwargs,
     tolerances: "o" the output's, a tensor's name its gradient's, "*" every
@@ -295,6 +308,25 @@ def cases():
                     dict(q=q, k=k, v=v, **dict(zip(("w", "beta"),
                                                    path_wb(B, T, 2, 16))),
                          g=log_gate(B, T, 4)), {}, {"o": 2e-2, "*": 2e-2}))
+    # Packed sequences: an empty one, a one-token one, longer ones; fla's
+    # int64 offsets and FlashAttention's int32 ones.
+    cu32 = torch.tensor([0, 3, 3, 4, 9, T], dtype=torch.int32)
+    q, k, v = acts(1, T, 4, 2, 16)
+    out.append(("packed rope window GQA", at.attention, packed(ref_attention),
+                dict(q=q, k=k, v=v),
+                dict(cu_seqlens=cu32, rope_theta=100.0, window_size=3), {}))
+    q, k, v = acts(B, T, 2, 2, 16)
+    out.append(("packed fox batch 2", at.forgetting_attention,
+                packed(lambda q, k, v, g, **kw: ref_attention(q, k, v, g=g,
+                                                              **kw)),
+                dict(q=q, k=k, v=v, g=log_gate(B, T, 2)),
+                dict(cu_seqlens=cu32), {}))
+    q, k, v = acts(1, T, 2, 1, 16)
+    out.append(("packed path-fox", at.path_attention, packed(ref_path),
+                dict(q=q, k=k, v=v, **dict(zip(("w", "beta"),
+                                               path_wb(1, T, 1, 16))),
+                     g=log_gate(1, T, 2)),
+                dict(cu_seqlens=cu32.long()), {}))
     q, k, v = acts(B, T, 4, 4, 16)
     pieces = mta_pieces(4, 16)
     # MTA's parameter gradients are sums over the score map whose terms
@@ -590,8 +622,20 @@ def check_errors():
     raises(lambda: at.forgetting_attention(q, k, v, g[:, :4]), ValueError,
            "g has shape (1, 4, 2)")
     raises(lambda: at.forgetting_attention(
-        q, k, v, g, cu_seqlens=torch.tensor([0, 2, 5], dtype=torch.int32)),
-        ValueError, "cu_seqlens")
+        q, k, v, g, cu_seqlens=torch.tensor([0, 2, 4], dtype=torch.int32)),
+        attn.Error, "the last offset must be the sequence length 5")
+    raises(lambda: at.forgetting_attention(
+        q, k, v, g, cu_seqlens=torch.tensor([0, 3, 2, 5], dtype=torch.int32)),
+        attn.Error, "never decrease")
+    raises(lambda: at.forgetting_attention(
+        q, k, v, g, cu_seqlens=torch.tensor([0, 2**33, 5])),
+        ValueError, "cu_seqlens holds offsets outside [0, 5]")
+    raises(lambda: at.forgetting_attention(
+        q, k, v, g, cu_seqlens=torch.tensor([0, 2, 5.0])),
+        TypeError, "cu_seqlens is float32")
+    raises(lambda: at.mta_attention(
+        q, k, v, cu_seqlens=torch.tensor([0, 5], dtype=torch.int32)),
+        ValueError, "does not take cu_seqlens")
     raises(lambda: at.parallel_path_attn(q, k, v, w, beta, use_cache=True),
            ValueError, "use_cache")
     raises(lambda: at.path_attention(q, k, v, w.half(), beta), TypeError,

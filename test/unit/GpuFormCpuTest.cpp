@@ -15,10 +15,7 @@
 
 #include "BlockFormText.h"
 #include "ExecutionHelpers.h"
-#include "attn/Passes/Passes.h"
-
-#include "mlir/Pass/PassManager.h"
-
+#include "Sweep.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -97,6 +94,8 @@ void expectMatchesOracle(attn::Kernel &kernel, uint64_t seed) {
                                     {1, 2, 1, 37, 150},
                                     {1, 1, 1, 64, 64}}) {
     ++seed;
+    if (!attn::test::sweepCase())
+      continue;
     std::vector<Tensor> ins = inputs(c.b, c.hq, c.hk, c.t, c.s, seed);
     auto ref = attn::ref::evaluate(reference.main(), ins);
     ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
@@ -129,6 +128,78 @@ TEST(GpuFormOnCpu, GeneratedWgmmaKernelMatchesOracle) {
       compileGpuForm(src, "attn-to-block{target=sm_90a}");
   ASSERT_TRUE(kernel);
   expectMatchesOracle(*kernel, 2800);
+}
+
+/// Packed sequences (cu_seqlens) in the generated GPU forms (mma.sync and
+/// wgmma), plain and FoX, causal and windowed, GQA, vs the oracle: one
+/// sequence; empty and one-token sequences with boundaries inside tiles;
+/// many short sequences in one tile; random cuts.
+TEST(GpuFormOnCpu, PackedSequences) {
+  uint64_t seed = attn::ref::freshSeed();
+  const std::string t = "tensor<?x?x?x64xbf16>", gt = "tensor<?x?x?xf32>";
+  const int64_t len = 150;
+  std::vector<std::vector<double>> cuts = {
+      {0, len}, {0, 1, 1, 70, 71, 150}, {0, 2, 3, 5, 8, 13, 21, 34, 55, 150}};
+  for (const char *target : {"sm_80", "sm_90a"})
+    for (bool fox : {false, true})
+      for (std::string mask : {"", "mask sliding_window window 37"}) {
+        std::string src =
+            "func.func @main(%q: " + t + ", %k: " + t + ", %v: " + t +
+            (fox ? ", %g: " + gt : "") + ", %cu: tensor<?xi32>) -> " + t +
+            " {\n  %o = attn.attention %q, %k, %v " + (fox ? "gate(%g) " : "") +
+            "cu_seqlens(%cu) " + mask + " : (" + t + ", " + t + ", " + t +
+            (fox ? ", " + gt : "") + ", tensor<?xi32>) -> " + t +
+            "\n  return %o : " + t + "\n}\n";
+        std::string form = generatedGpuForm(target, src);
+        ASSERT_NE(form.find("memref<?xi32>"), std::string::npos) << form;
+        std::shared_ptr<attn::Kernel> kernel =
+            compileGpuForm(form, std::string("packed ") + target);
+        ASSERT_TRUE(kernel);
+        Program reference(src);
+        ASSERT_TRUE(reference.module);
+        for (size_t c = 0; c <= cuts.size(); ++c) {
+          ++seed;
+          if (!attn::test::sweepCase())
+            continue;
+          attn::ref::RandomSpec spec;
+          spec.batch = 2;
+          spec.heads = 4;
+          spec.seqLen = len;
+          spec.fLo = 0.5;
+          spec.seed = seed;
+          auto ins = attn::ref::randomInputs(reference.main(), spec);
+          ASSERT_TRUE(static_cast<bool>(ins))
+              << llvm::toString(ins.takeError());
+          // GQA: k and v with 2 heads; the listed cuts, then random ones.
+          std::vector<Tensor> q = qkv(2, 4, 2, len, len, 64, 64, seed);
+          for (int i = 0; i < 3; ++i)
+            (*ins)[i] = q[i];
+          if (c < cuts.size())
+            ins->back() =
+                Tensor({static_cast<int64_t>(cuts[c].size())}, cuts[c]);
+          std::vector<attn::HostArray> host;
+          for (size_t i = 0; i < ins->size(); ++i) {
+            attn::DType dt = i < 3                 ? attn::DType::BF16
+                             : i + 1 < ins->size() ? attn::DType::F32
+                                                   : attn::DType::I32;
+            host.push_back(attn::ref::toHost((*ins)[i], dt));
+            if (i < 3)
+              (*ins)[i] = *attn::ref::fromHost(host.back());
+          }
+          auto ref = attn::ref::evaluate(reference.main(), *ins);
+          ASSERT_TRUE(static_cast<bool>(ref))
+              << llvm::toString(ref.takeError());
+          auto out = kernel->run(host);
+          ASSERT_TRUE(static_cast<bool>(out))
+              << llvm::toString(out.takeError());
+          Tensor got = *attn::ref::fromHost(*out);
+          std::string what = std::string(target) + (fox ? " fox " : " ") +
+                             mask + " cuts " + std::to_string(c) + " seed " +
+                             std::to_string(seed);
+          EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3) << what;
+          EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2) << what;
+        }
+      }
 }
 
 /// The generated GPU forms (mma.sync and wgmma) over the masks and the
@@ -255,6 +326,8 @@ TEST(GpuFormOnCpu, GeneratedKernelsWithEightWarps) {
     for (Shape sh :
          std::vector<Shape>{{1, 2, 1, 333, 333}, {2, 2, 2, 70, 300}}) {
       ++seed;
+      if (!attn::test::sweepCase())
+        continue;
       std::vector<Tensor> ins = inputs(sh.b, sh.hq, sh.hk, sh.t, sh.s, seed);
       auto ref = attn::ref::evaluate(reference.main(), ins);
       ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
@@ -293,6 +366,8 @@ void expectFoxFormMatchesOracle(const char *target, int64_t warps,
                                     {1, 4, 2, 64, 16384}}) {
     for (double fLo : {0.9, 0.05}) {
       ++seed;
+      if (!attn::test::sweepCase())
+        continue;
       attn::ref::RandomSpec spec;
       spec.batch = c.b;
       spec.heads = c.hq;

@@ -14,6 +14,7 @@
 #include "attn/Runtime.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
@@ -24,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <sys/stat.h>
 
@@ -65,7 +67,8 @@ struct Program {
   mlir::func::FuncOp main() {
     return module->lookupSymbol<mlir::func::FuncOp>("main");
   }
-  /// Random inputs (f32) and the oracle's result for them.
+  /// Random inputs (f32; integer arguments in their own type) and the
+  /// oracle's result for them.
   std::pair<std::vector<HostArray>, attn::ref::Tensor>
   draw(int64_t b, int64_t h, int64_t t, uint64_t seed) {
     attn::ref::RandomSpec spec;
@@ -76,8 +79,13 @@ struct Program {
     auto ins = attn::ref::randomInputs(main(), spec);
     EXPECT_TRUE(bool(ins)) << llvm::toString(ins.takeError());
     std::vector<HostArray> host;
-    for (const attn::ref::Tensor &x : *ins)
-      host.push_back(attn::ref::toHost(x, attn::DType::F32));
+    for (auto [x, type] : llvm::zip(*ins, main().getArgumentTypes())) {
+      mlir::Type elt = mlir::getElementTypeOrSelf(type);
+      host.push_back(attn::ref::toHost(x, elt.isInteger(32) ? attn::DType::I32
+                                          : elt.isInteger(64)
+                                              ? attn::DType::I64
+                                              : attn::DType::F32));
+    }
     auto ref = attn::ref::evaluate(main(), *ins);
     EXPECT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
     return {std::move(host), std::move(*ref)};
@@ -284,6 +292,45 @@ TEST(Values, PathBetaRange) {
     std::string viaLaunch = errorOf(launchOn(*k, bad, out));
     EXPECT_EQ(viaLaunch, err);
   }
+}
+
+// Packed sequences' offsets that do not run from 0 to S without decreasing
+// are refused by run() and launch() (the reference lowering reads every
+// offset); valid ones, an empty sequence among them, match the oracle.
+TEST(Values, PackedSequenceOffsets) {
+  uint64_t seed = freshSeed();
+  const std::string t = "tensor<1x2x?x8xf32>";
+  Program p("func.func @main(%q: " + t + ", %k: " + t + ", %v: " + t +
+            ", %cu: tensor<?xi32>) -> " + t +
+            " {\n  %o = attn.attention %q, %k, %v cu_seqlens(%cu) : (" + t +
+            ", " + t + ", " + t + ", tensor<?xi32>) -> " + t +
+            "\n  return %o : " + t + "\n}\n");
+  auto k = compile(p.source);
+  ASSERT_TRUE(k);
+  auto [ins, ref] = p.draw(1, 2, 9, seed);
+  expectMatches(*k, ins, ref);
+  auto offsets = [&](std::vector<int32_t> cu) {
+    std::vector<HostArray> bad = ins;
+    bad[3] = HostArray{attn::DType::I32,
+                       {static_cast<int64_t>(cu.size())},
+                       std::vector<uint8_t>(cu.size() * 4)};
+    std::memcpy(bad[3].bytes.data(), cu.data(), cu.size() * 4);
+    std::string err = errorOf(k->run(bad));
+    HostArray out;
+    EXPECT_EQ(errorOf(launchOn(*k, bad, out)), err);
+    return err;
+  };
+  EXPECT_NE(offsets({1, 4, 9}).find("holds 1 at element 0: offsets must start "
+                                    "at 0 and never decrease"),
+            std::string::npos);
+  EXPECT_NE(offsets({0, 5, 4, 9}).find("holds 4 at element 2"),
+            std::string::npos);
+  EXPECT_NE(offsets({0, 4, 8}).find("ends at 8: the last offset must be the "
+                                    "sequence length 9"),
+            std::string::npos);
+  EXPECT_NE(offsets({0, 4, 12}).find("ends at 12"), std::string::npos);
+  EXPECT_NE(offsets({0}).find("N + 1 >= 2"), std::string::npos);
+  EXPECT_EQ(offsets({0, 0, 4, 4, 9}), "");
 }
 
 // Output views whose elements share addresses are refused, a zero stride

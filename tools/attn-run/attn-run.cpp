@@ -189,10 +189,15 @@ randomArgs(mlir::func::FuncOp func, const attn::Kernel &kernel) {
   if (!random)
     return random.takeError();
   std::vector<attn::HostArray> args;
-  for (auto [i, t] : enumerate(*random))
-    args.push_back(attn::ref::toHost(
-        t, kernel.arguments()[i].dtype == attn::DType::I64 ? attn::DType::I64
-                                                           : attn::DType::F32));
+  // Integer arguments (positions, cu_seqlens) in their own type, floats as
+  // f32 (converted to the argument's type by the runtime).
+  for (auto [i, t] : enumerate(*random)) {
+    attn::DType want = kernel.arguments()[i].dtype;
+    args.push_back(attn::ref::toHost(t, want == attn::DType::I64 ||
+                                                want == attn::DType::I32
+                                            ? want
+                                            : attn::DType::F32));
+  }
   return args;
 }
 
@@ -277,7 +282,7 @@ oracleInputs(ArrayRef<attn::TensorSig> sigs, ArrayRef<attn::HostArray> args) {
     if (!t)
       return t.takeError();
     attn::DType want = sigs[i].dtype;
-    if (want != a.dtype && want != attn::DType::I64)
+    if (want != a.dtype && want != attn::DType::I64 && want != attn::DType::I32)
       t = attn::ref::fromHost(attn::ref::toHost(*t, want));
     if (!t)
       return t.takeError();

@@ -58,5 +58,8 @@ def Attn_F32Tensor1D : TensorRankOf<[F32], [1]>;
 def Attn_F32Tensor2D : TensorRankOf<[F32], [2]>;
 def Attn_F32Tensor3D : TensorRankOf<[F32], [3]>;
 def Attn_F32Tensor4D : TensorRankOf<[F32], [4]>;
+// Packed sequences' offsets (FlashAttention's and fla's cu_seqlens): N + 1
+// nondecreasing int32 offsets from 0 to S.
+def Attn_CuSeqlens : TensorRankOf<[I32], [1]>;
 
 #endif // ATTN_BASE_TD

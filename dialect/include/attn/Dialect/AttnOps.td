@@ -90,6 +90,13 @@ def Attn_ScoresOp : Attn_Op<"scores", [DeclareOpInterfaceMethods<Attn_VJPOpInter
       `mask sliding_window window W`: `p_i - W < j <= p_i`. PaTH and the
       gate need a causal or sliding-window mask.
     * `scale s` defaults to `1/sqrt(D)`.
+    * `cu_seqlens(%cu)` (`tensor<?xi32>`, N + 1 offsets): packed sequences,
+      N of them laid end to end along the sequence axis, sequence n at
+      `[cu[n], cu[n+1])` (FlashAttention's and fla's `cu_seqlens`; the
+      offsets are nondecreasing from 0 to S, and T == S). A query sees only
+      keys of its own sequence, under the mask: each sequence is computed
+      as if alone (PaTH's transforms and the gate's sums between a query
+      and its keys never leave it).
 
     Vector-Jacobian product: `attn.scores_grad`.
 
@@ -103,6 +110,7 @@ def Attn_ScoresOp : Attn_Op<"scores", [DeclareOpInterfaceMethods<Attn_VJPOpInter
                        Optional<Attn_F32Tensor4D>:$w,
                        Optional<Attn_F32Tensor3D>:$beta,
                        Optional<Attn_F32Tensor3D>:$g,
+                       Optional<Attn_CuSeqlens>:$cu_seqlens,
                        UnitAttr:$gate_scaled,
                        DefaultValuedAttr<Attn_MaskKind,
                                          "::mlir::attn::MaskKind::causal">:$mask,
@@ -111,7 +119,8 @@ def Attn_ScoresOp : Attn_Op<"scores", [DeclareOpInterfaceMethods<Attn_VJPOpInter
   let results = (outs Attn_ScoreMap:$result);
   let assemblyFormat = [{
     $q `,` $k (`path` `(` custom<Required>($w)^ `,` custom<Required>($beta) `)`)? (`gate` `(` custom<Required>($g)^ `)`)?
-    (`scaled` $gate_scaled^)? (`mask` $mask^)? (`window` custom<SignedI64>($window)^)?
+    (`scaled` $gate_scaled^)? (`cu_seqlens` `(` custom<Required>($cu_seqlens)^ `)`)?
+    (`mask` $mask^)? (`window` custom<SignedI64>($window)^)?
     (`scale` $scale^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -471,6 +480,7 @@ defvar Attn_AttentionPieces = (ins Attn_Activation:$q, Attn_Activation:$k,
                        Optional<Attn_F32Tensor1D>:$norm,
                        Optional<Attn_F32Tensor1D>:$norm_gate_w,
                        Optional<Attn_F32Tensor1D>:$norm_gate_b,
+                       Optional<Attn_CuSeqlens>:$cu_seqlens,
                        OptionalAttr<F64Attr>:$rope_theta,
                        DefaultValuedAttr<Attn_RopeStyle,
                                          "::mlir::attn::RopeStyle::half">:$rope_style,
@@ -493,7 +503,7 @@ defvar Attn_AttentionSyntax = [{
     (`kq_conv_pre` `(` custom<Required>($kq_conv_pre)^ `)`)? (`head_mix_pre` `(` custom<Required>($head_mix_pre)^ `)`)?
     (`kq_conv_post` `(` custom<Required>($kq_conv_post)^ `)`)? (`head_mix_post` `(` custom<Required>($head_mix_post)^ `)`)?
     (`norm` `(` custom<Required>($norm)^ `)`)? (`norm_gate` `(` custom<Required>($norm_gate_w)^ `,` custom<Required>($norm_gate_b) `)`)?
-    (`norm_eps` $norm_eps^)?
+    (`norm_eps` $norm_eps^)? (`cu_seqlens` `(` custom<Required>($cu_seqlens)^ `)`)?
     (`mask` $mask^)? (`window` custom<SignedI64>($window)^)? (`scale` $scale^)?
 }];
 
@@ -521,7 +531,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     `rope_q_offset + i` when that attribute is given (what `attn-fuse`
     produces from two `attn.rope` ops whose offsets it cannot relate).
     The MTA pieces need a causal mask and `Hq == Hk` is not required (the
-    mixing acts on query heads). Users may write this op directly;
+    mixing acts on query heads). `cu_seqlens(%cu)` packs sequences as on
+    `attn.scores` (T == S): each sequence is computed as if alone, its
+    RoPE positions restarting at `rope_offset` (not with `rope_q_offset`,
+    nor yet with the MTA pieces). Users may write this op directly;
     `attn-fuse` produces it from the chain.
 
     With a second result type, the op also returns `lse`, the row
@@ -643,6 +656,7 @@ def Attn_ScoresGradOp : Attn_Op<"scores_grad", [Pure, AttrSizedOperandSegments,
                        Optional<Attn_F32Tensor4D>:$w,
                        Optional<Attn_F32Tensor3D>:$beta,
                        Optional<Attn_F32Tensor3D>:$g,
+                       Optional<Attn_CuSeqlens>:$cu_seqlens,
                        Attn_ScoreMap:$grad,
                        UnitAttr:$gate_scaled,
                        DefaultValuedAttr<Attn_MaskKind,
@@ -657,7 +671,8 @@ def Attn_ScoresGradOp : Attn_Op<"scores_grad", [Pure, AttrSizedOperandSegments,
   // type list holds; ScoresGradResults reads them by count.
   let assemblyFormat = [{
     $q `,` $k (`path` `(` custom<Required>($w)^ `,` custom<Required>($beta) `)`)? (`gate` `(` custom<Required>($g)^ `)`)?
-    (`scaled` $gate_scaled^)? (`mask` $mask^)? (`window` custom<SignedI64>($window)^)?
+    (`scaled` $gate_scaled^)? (`cu_seqlens` `(` custom<Required>($cu_seqlens)^ `)`)?
+    (`mask` $mask^)? (`window` custom<SignedI64>($window)^)?
     (`scale` $scale^)? `,` $grad attr-dict `:` `(` type(operands) `)` `->`
     `(` custom<ScoresGradResults>(type($dq), type($dk), type($dw), type($dbeta), type($dg)) `)`
   }];

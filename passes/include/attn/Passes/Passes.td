@@ -35,7 +35,8 @@ def AttnExpandAttention : Pass<"attn-expand-attention", "ModuleOp"> {
     The reference lowering runs it first.
   }];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
   ];
 }
 
