@@ -29,6 +29,7 @@
 
 #include "AttentionToBlock.h"
 #include "GpuTiles.h"
+#include "PackedSequences.h"
 #include "Reverse.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -82,15 +83,27 @@ struct FlashGrad {
 /// Whether key `keys` (a [n] i64 slice) and query position `qPos` (another
 /// slice) make a visible cell of the [rows, cols] tile whose rows are keys
 /// (`keysAlongRows`) or queries: the key exists (< S), the query exists
-/// (its index `qIdx` < T) and the mask lets it see the key.
+/// (its index `qIdx` < T) and the mask lets it see the key. Packed
+/// sequences: a key before its query's sequence start (`qSeqStart`, a slice
+/// like qPos) or a query at or after its key's sequence end (`keySeqEnd`, a
+/// slice like keys) is another sequence's.
 Value visible(GpuTiles &g, const FlashGrad &fg, Value keys, Value qPos,
-              Value qIdx, Value sLen, Value tLen, bool keysAlongRows) {
+              Value qIdx, Value sLen, Value tLen, bool keysAlongRows,
+              Value qSeqStart = {}, Value keySeqEnd = {}) {
   int64_t keyAxis = keysAlongRows ? 1 : 0, qAxis = 1 - keyAxis;
-  Value kk = g.spread(keys, keyAxis, kRows, kRows);
-  Value valid = g.keyVisible(kk, g.spread(qPos, qAxis, kRows, kRows), sLen,
-                             fg.mask, fg.window);
+  auto spread = [&](Value x, int64_t axis) {
+    return g.spread(x, axis, kRows, kRows);
+  };
+  Value kk = spread(keys, keyAxis), qq = spread(qPos, qAxis);
+  Value valid = g.keyVisible(kk, qq, sLen, fg.mask, fg.window);
+  if (qSeqStart)
+    valid =
+        g.andi(valid, g.cmpi(CmpIPredicate::sge, kk, spread(qSeqStart, qAxis)));
+  if (keySeqEnd)
+    valid = g.andi(valid,
+                   g.cmpi(CmpIPredicate::slt, qq, spread(keySeqEnd, keyAxis)));
   return g.andi(valid,
-                g.cmpi(CmpIPredicate::slt, g.spread(qIdx, qAxis, kRows, kRows),
+                g.cmpi(CmpIPredicate::slt, spread(qIdx, qAxis),
                        g.splatIdx(cast<RankedTensorType>(kk.getType()), tLen)));
 }
 
@@ -229,6 +242,14 @@ void buildDq(func::FuncOp kernel, const KernelArgs &args, const FlashGrad &fg) {
   std::tie(lse2, delta) = rowTerms(g, arg("lse"), arg("delta"), rowAt, g.row);
   Value qPos = g.iotaIn(g.row, p.qPos0, kRows);
   Value qIdx = g.iotaIn(g.row, p.row0, kRows);
+  // Packed sequences: the walk starts at the first row's sequence; the
+  // tiles before the last row's start hold other sequences' keys.
+  Value cu = arg("cuSeqlens");
+  SequenceBounds seqs;
+  if (cu) {
+    seqs = sequenceBounds(b, loc, cu, p.qPos0, kRows, qPos);
+    kvStart = arith::MaxSIOp::create(b, loc, kvStart, seqs.firstStart);
+  }
   Value gRows =
       gPrime ? loadGate(g, gPrime, p.bIdx, p.h, p.qPos0, g.row) : Value();
 
@@ -247,12 +268,13 @@ void buildDq(func::FuncOp kernel, const KernelArgs &args, const FlashGrad &fg) {
                          gPrime ? loadGate(n, gPrime, p.bIdx, p.h, j0, n.col)
                                 : Value(),
                          /*keysAlongRows=*/false);
-        Value pt = probabilities(
-            n, x, lse2, 1,
-            needsMask(n, fg, j0, p.row0, p.qPos0, p.sLen, p.tLen), [&] {
-              return visible(n, fg, n.iotaIn(n.col, j0, kRows), qPos, qIdx,
-                             p.sLen, p.tLen, /*keysAlongRows=*/false);
-            });
+        Value need = needsMask(n, fg, j0, p.row0, p.qPos0, p.sLen, p.tLen);
+        if (cu)
+          need = n.ori(need, n.cmpi(CmpIPredicate::slt, j0, seqs.lastStart));
+        Value pt = probabilities(n, x, lse2, 1, need, [&] {
+          return visible(n, fg, n.iotaIn(n.col, j0, kRows), qPos, qIdx, p.sLen,
+                         p.tLen, /*keysAlongRows=*/false, seqs.starts);
+        });
         Value dp = n.dot(dOa, n.operand(sV, 1), n.zeros({kRows, kRows}),
                          /*transposeB=*/true);
         Value ds = scoreGrad(n, pt, dp, delta, 1);
@@ -284,6 +306,8 @@ struct DkDvWalk {
   /// dQ's f32 tile (bulk reductions; else null); FoX without the dq walk:
   /// the scratch of the column sums of dS^T (its row sums).
   Value sK, sdS, sdQ, sCols;
+  /// Packed sequences: the keys' sequence bounds (else null).
+  SequenceBounds seqs;
 
   Value arg(StringRef name) const { return args.in(kernel, name); }
 
@@ -314,12 +338,18 @@ struct DkDvWalk {
                            gPrime ? loadGate(n, gPrime, bIdx, h, qPos0, n.col)
                                   : Value(),
                            /*keysAlongRows=*/true);
-          Value pt = probabilities(
-              n, x, lse2, 0, needsMask(n, fg, j0, i0, qPos0, sLen, tLen), [&] {
-                return visible(n, fg, keys, n.iotaIn(n.col, qPos0, kRows),
-                               n.iotaIn(n.col, i0, kRows), sLen, tLen,
-                               /*keysAlongRows=*/true);
-              });
+          Value need = needsMask(n, fg, j0, i0, qPos0, sLen, tLen);
+          // Packed: a query at or past the first key's sequence end.
+          if (seqs.ends)
+            need = n.ori(need, n.cmpi(CmpIPredicate::sgt,
+                                      arith::AddIOp::create(nb, loc, qPos0,
+                                                            n.idx(kRows)),
+                                      seqs.firstEnd));
+          Value pt = probabilities(n, x, lse2, 0, need, [&] {
+            return visible(n, fg, keys, n.iotaIn(n.col, qPos0, kRows),
+                           n.iotaIn(n.col, i0, kRows), sLen, tLen,
+                           /*keysAlongRows=*/true, Value(), seqs.ends);
+          });
           Value dvNew = n.dot(n.asA(n.round(pt)), n.operand(sdO, 1), acc[1]);
           Value dpt = n.dot(va, n.operand(sdO, 1), n.zeros({kRows, kRows}),
                             /*transposeB=*/true);
@@ -412,6 +442,16 @@ void buildDkDv(func::FuncOp kernel, const KernelArgs &args,
                                   arith::MinSIOp::create(b, loc, tLen, last));
   }
 
+  // Packed sequences: no query after the last key's sequence sees the tile.
+  SequenceBounds seqs;
+  if (Value cu = arg("cuSeqlens")) {
+    seqs = sequenceBounds(b, loc, cu, j0, kRows, g.iotaIn(g.row, j0, kRows));
+    iEnd = arith::MaxSIOp::create(
+        b, loc, iStart,
+        arith::MinSIOp::create(
+            b, loc, iEnd, arith::SubIOp::create(b, loc, seqs.lastEnd, off)));
+  }
+
   Value sK = g.alloc({kRows, fg.d}), sV = g.alloc({kRows, fg.dv});
   g.landCopies({g.copy(k, {bIdx, kh, j0, c0}, sK),
                 g.copy(arg("v"), {bIdx, kh, j0, c0}, sV)});
@@ -431,7 +471,8 @@ void buildDkDv(func::FuncOp kernel, const KernelArgs &args,
              fg.dqWalk ? Value() : g.alloc({kRows, kRows}, g.opElt),
              fg.dqBulk ? g.allocPadded(kRows, fg.d, b.getF32Type()) : Value(),
              fg.addsRowSums() ? g.allocColumnScratch(kRows, b.getF32Type())
-                              : Value()};
+                              : Value(),
+             seqs};
   // GQA: the query heads kh * group + [0, group) add into one dK, dV.
   Value group = arith::DivUIOp::create(b, loc, hq, hk);
   Value h0 = arith::MulIOp::create(b, loc, kh, group);
@@ -538,8 +579,10 @@ std::string mlir::attn::checkFlashGradSupport(AttentionGradOp op,
                                               const BlockTarget &target) {
   if (op.getW() || op.hasMTA() || op.getNorm())
     return "no fused backward for PaTH and MTA yet";
-  if (op.getCuSeqlens())
-    return "no fused backward for packed sequences (cu_seqlens) yet";
+  if (op.getCuSeqlens() &&
+      (op.getRopeTheta() || op.getMask() == MaskKind::none))
+    return "no fused backward for packed sequences (cu_seqlens) with RoPE or "
+           "without a causal mask yet";
   // dK and dV of a 64-key tile stay in registers across the query walk:
   // beyond D = 128 they would spill.
   if (target.gpu)
@@ -614,6 +657,7 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
   args.add("lse", input(op.getLse()));
   args.add("dout", input(op.getGrad()));
   args.add("delta", rowScratch(tLen));
+  args.add("cuSeqlens", op.getCuSeqlens() ? input(op.getCuSeqlens()) : Value());
   Type f32 = b.getF32Type();
   // Reducing stores sum dQ in f32: the gradient itself where it is f32,
   // else a scratch cast into it (dqOut) at the end.

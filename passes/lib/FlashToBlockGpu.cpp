@@ -13,6 +13,7 @@
 
 #include "AttentionToBlock.h"
 #include "BlockTarget.h"
+#include "PackedSequences.h"
 #include "TileBuilder.h"
 
 #include "attn/Codegen/GpuOccupancy.h"
@@ -192,87 +193,6 @@ Value foxOperand(OpBuilder &b, Location loc, Value x, Attribute mma,
   return g.convert(r, enc);
 }
 
-/// The number of offsets among cu[0, len) that are <= x, cu being
-/// nondecreasing: a binary search of scalar loads (cu: cu_seqlens' [N + 1]
-/// i32 buffer; every index read lies in [0, len)).
-Value countAtMost(OpBuilder &b, Location loc, Value cu, Value len, Value x) {
-  Type index = b.getIndexType();
-  auto search = scf::WhileOp::create(
-      b, loc, TypeRange{index, index},
-      ValueRange{arith::ConstantIndexOp::create(b, loc, 0), len},
-      [&](OpBuilder &nb, Location l, ValueRange lh) {
-        Value more =
-            arith::CmpIOp::create(nb, l, CmpIPredicate::ult, lh[0], lh[1]);
-        scf::ConditionOp::create(nb, l, more, lh);
-      },
-      [&](OpBuilder &nb, Location l, ValueRange lh) {
-        Value mid = arith::DivUIOp::create(
-            nb, l, arith::AddIOp::create(nb, l, lh[0], lh[1]),
-            arith::ConstantIndexOp::create(nb, l, 2));
-        Value at = arith::IndexCastOp::create(
-            nb, l, index, memref::LoadOp::create(nb, l, cu, mid));
-        Value le = arith::CmpIOp::create(nb, l, CmpIPredicate::sle, at, x);
-        Value next = arith::AddIOp::create(
-            nb, l, mid, arith::ConstantIndexOp::create(nb, l, 1));
-        scf::YieldOp::create(
-            nb, l,
-            ValueRange{arith::SelectOp::create(nb, l, le, next, lh[0]),
-                       arith::SelectOp::create(nb, l, le, lh[1], mid)});
-      });
-  return search.getResult(0);
-}
-
-/// Packed sequences (cu_seqlens) seen from the query rows [row0, row0 +
-/// bm): each row's sequence start as an i64 tile like `rows` (their
-/// positions), and the first and last rows' starts. Keys before a row's
-/// start belong to another sequence. Scalar loads only: a binary search
-/// for row0's sequence and the last row's, then one select per sequence
-/// that starts inside the block.
-struct SequenceStarts {
-  Value rows, first, last;
-};
-SequenceStarts sequenceStarts(OpBuilder &b, Location loc, Value cu, Value row0,
-                              int64_t bm, Value rows) {
-  TileBuilder t(b, loc);
-  GpuTiles g{b, loc};
-  Type index = b.getIndexType();
-  auto rowType = cast<RankedTensorType>(rows.getType());
-  Value c1 = t.idx(1);
-  // The sequences' starts are cu[0, N), N = dim(cu) - 1 (at least 1).
-  Value n = arith::MaxSIOp::create(
-      b, loc,
-      arith::SubIOp::create(b, loc, memref::DimOp::create(b, loc, cu, 0), c1),
-      c1);
-  auto startAt = [&](OpBuilder &ob, Value i) -> Value {
-    return arith::IndexCastOp::create(ob, loc, index,
-                                      memref::LoadOp::create(ob, loc, cu, i));
-  };
-  Value n0 = arith::MaxSIOp::create(
-      b, loc,
-      arith::SubIOp::create(b, loc, countAtMost(b, loc, cu, n, row0), c1),
-      t.idx(0));
-  Value inside = countAtMost(
-      b, loc, cu, n, arith::AddIOp::create(b, loc, row0, t.idx(bm - 1)));
-  SequenceStarts s;
-  s.first = startAt(b, n0);
-  s.last =
-      startAt(b, arith::MaxSIOp::create(
-                     b, loc, arith::SubIOp::create(b, loc, inside, c1), n0));
-  auto loop = scf::ForOp::create(
-      b, loc, arith::AddIOp::create(b, loc, n0, c1), inside, c1,
-      ValueRange{g.splatIdx(rowType, s.first)},
-      [&](OpBuilder &nb, Location, Value i, ValueRange carry) {
-        TileBuilder nt(nb, loc);
-        GpuTiles ng{nb, loc};
-        Value start = ng.splatIdx(rowType, startAt(nb, i));
-        Value after = nt.cmpi(CmpIPredicate::sge, rows, start);
-        scf::YieldOp::create(nb, loc,
-                             ValueRange{nt.select(after, start, carry[0])});
-      });
-  s.rows = loop.getResult(0);
-  return s;
-}
-
 /// Emits the GPU-form kernel for `op` into `kernel`'s body.
 void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
                     const BlockTarget &tg, int64_t bm, int64_t bn) {
@@ -316,10 +236,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
   Value rows = blk::IotaOp::create(b, loc, g.tile({bm}, i64, L.row), qPos0);
   // Packed sequences: the walk starts at the first row's sequence, and a
   // row's keys before its own sequence's start are masked.
-  SequenceStarts starts;
+  SequenceBounds seqs;
   if (cu) {
-    starts = sequenceStarts(b, loc, cu, qPos0, bm, rows);
-    kvStart = arith::MaxSIOp::create(b, loc, kvStart, starts.first);
+    seqs = sequenceBounds(b, loc, cu, qPos0, bm, rows);
+    kvStart = arith::MaxSIOp::create(b, loc, kvStart, seqs.firstStart);
   }
 
   // Shared buffers and the first two copy groups (Q; K/V tile 0).
@@ -421,7 +341,7 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
     if (lastLo)
       need = n.ori(need, n.cmpi(CmpIPredicate::slt, j0, lastLo));
     if (cu)
-      need = n.ori(need, n.cmpi(CmpIPredicate::slt, j0, starts.last));
+      need = n.ori(need, n.cmpi(CmpIPredicate::slt, j0, seqs.lastStart));
     auto ifOp = scf::IfOp::create(nb, loc, TypeRange{sTile}, need,
                                   /*withElseRegion=*/true);
     {
@@ -435,7 +355,7 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
           n.keyVisible(cols, ng.bcast(rows, 1, iTile), sLen, mask, window);
       if (cu)
         valid = n.andi(valid, n.cmpi(CmpIPredicate::sge, cols,
-                                     ng.bcast(starts.rows, 1, iTile)));
+                                     ng.bcast(seqs.starts, 1, iTile)));
       scf::YieldOp::create(
           nb, loc, ValueRange{n.select(valid, s, ng.splatF(sTile, -inf))});
       nb.setInsertionPointToStart(&ifOp.getElseRegion().front());

@@ -26,6 +26,7 @@ struct GradForm {
   bool fox = false;
   std::string gradDq = "reduce"; // attn-to-block's grad-dq
   bool f32 = false;              // f32 q, k, v (the CPU form) or bf16
+  bool packed = false; // cu_seqlens (random cuts; `pieces` only a mask)
 };
 
 std::string sourceOf(const GradForm &f) {
@@ -38,6 +39,14 @@ std::string sourceOf(const GradForm &f) {
   if (f.fox) {
     args += ", %g: " + g;
     types += ", " + g;
+  }
+  if (f.packed) {
+    args += ", %cu: tensor<?xi32>";
+    types += ", tensor<?xi32>";
+    return "func.func @main(" + args + ") -> " + qo + " {\n" +
+           "  %o = attn.attention %q, %k, %v " + (f.fox ? "gate(%g) " : "") +
+           "cu_seqlens(%cu) " + f.pieces + " : (" + types + ") -> " + qo +
+           "\n  return %o : " + qo + "\n}\n";
   }
   return "func.func @main(" + args + ") -> " + qo + " {\n" +
          "  %o = attn.attention %q, %k, %v " + f.pieces +
@@ -90,13 +99,17 @@ void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
   spec.seqLen = f.t;
   spec.seed = seed;
   spec.fLo = 0.5;
+  spec.sequences = 5;
   auto inputs = attn::ref::randomInputs(p.main(), spec);
   ASSERT_TRUE(static_cast<bool>(inputs)) << llvm::toString(inputs.takeError());
   // The values the kernels take: q, k, v rounded to their type.
   const attn::DType elt = f.f32 ? attn::DType::F32 : attn::DType::BF16;
   std::vector<HostArray> host;
   for (auto [n, x] : llvm::enumerate(*inputs)) {
-    host.push_back(attn::ref::toHost(x, n < 3 ? elt : attn::DType::F32));
+    bool offsets = f.packed && n + 1 == inputs->size();
+    host.push_back(attn::ref::toHost(x, n < 3     ? elt
+                                        : offsets ? attn::DType::I32
+                                                  : attn::DType::F32));
     x = toTensor(host.back());
   }
   auto fwd = pair->forward->runAll(host);
@@ -112,7 +125,8 @@ void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
   args.push_back(dO);
   auto grads = (*backward)->runAll(args);
   ASSERT_TRUE(static_cast<bool>(grads)) << llvm::toString(grads.takeError());
-  ASSERT_EQ(grads->size(), inputs->size());
+  // One gradient per float argument (not cu_seqlens').
+  ASSERT_EQ(grads->size(), inputs->size() - (f.packed ? 1 : 0));
   const char *names[] = {"dq", "dk", "dv", "dg"};
   for (size_t n = 0; n < grads->size(); ++n) {
     ASSERT_TRUE((*want)[n].has_value());
@@ -142,6 +156,25 @@ TEST(GradGpuFormOnCpu, BackwardKernelsMatchOracle) {
              {"", 4, 2, 100, 64, "", false, "walk"},
          }) {
       f.target = target;
+      expectFormMatchesOracle(f, ++seed);
+    }
+}
+
+// Packed sequences (5 random cuts of T, empty ones possible): the masks of
+// both walks and their bounds, plain and FoX, causal and windowed, GQA, dQ
+// by reducing stores and by the walk, both chips' forms and the CPU's f32.
+TEST(GradGpuFormOnCpu, PackedSequencesMatchOracle) {
+  uint64_t seed = attn::ref::freshSeed();
+  for (const char *target : {"sm_90", "sm_90a", "cpu"})
+    for (GradForm f : std::vector<GradForm>{
+             {"", 4, 2, 150, 64, "", false, "reduce", false, true},
+             {"", 2, 2, 130, 64, "", true, "reduce", false, true},
+             {"", 2, 1, 150, 64, "mask sliding_window window 37", true, "walk",
+              false, true},
+             {"", 2, 2, 100, 64, "", false, "walk", false, true},
+         }) {
+      f.target = target;
+      f.f32 = f.target == "cpu";
       expectFormMatchesOracle(f, ++seed);
     }
 }

@@ -1,0 +1,116 @@
+//===- PackedSequences.h - cu_seqlens seen from a tile ----------*- C++ -*-===//
+//
+// Packed sequences (cu_seqlens: N + 1 nondecreasing i32 offsets) as the
+// flash kernels see them from a tile of consecutive positions: each
+// position's sequence bounds, read with scalar loads only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PASSES_PACKEDSEQUENCES_H
+#define ATTN_PASSES_PACKEDSEQUENCES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::attn {
+
+/// The number of offsets among cu[0, len) that are <= x (cu nondecreasing):
+/// a binary search; every index it reads lies in [0, len).
+inline Value countAtMost(OpBuilder &b, Location loc, Value cu, Value len,
+                         Value x) {
+  Type index = b.getIndexType();
+  auto cIdx = [&](OpBuilder &ob, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(ob, loc, v);
+  };
+  auto search = scf::WhileOp::create(
+      b, loc, TypeRange{index, index}, ValueRange{cIdx(b, 0), len},
+      [&](OpBuilder &nb, Location l, ValueRange lh) {
+        Value more = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult,
+                                           lh[0], lh[1]);
+        scf::ConditionOp::create(nb, l, more, lh);
+      },
+      [&](OpBuilder &nb, Location l, ValueRange lh) {
+        Value mid = arith::DivUIOp::create(
+            nb, l, arith::AddIOp::create(nb, l, lh[0], lh[1]), cIdx(nb, 2));
+        Value at = arith::IndexCastOp::create(
+            nb, l, index, memref::LoadOp::create(nb, l, cu, mid));
+        Value le =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, at, x);
+        Value next = arith::AddIOp::create(nb, l, mid, cIdx(nb, 1));
+        scf::YieldOp::create(
+            nb, l,
+            ValueRange{arith::SelectOp::create(nb, l, le, next, lh[0]),
+                       arith::SelectOp::create(nb, l, le, lh[1], mid)});
+      });
+  return search.getResult(0);
+}
+
+/// The sequences of the positions [pos0, pos0 + n): `starts` and `ends`
+/// hold each position's sequence bounds [start, end), as i64 tiles shaped
+/// and laid out like `positions` (the positions themselves); the scalars
+/// are the first and last positions' bounds. A binary search finds the
+/// first and last positions' sequences, then one pair of selects per
+/// sequence that starts inside the range. Bad offsets give wrong bounds,
+/// never a load outside cu.
+struct SequenceBounds {
+  Value starts, ends;
+  Value firstStart, firstEnd, lastStart, lastEnd;
+};
+inline SequenceBounds sequenceBounds(OpBuilder &b, Location loc, Value cu,
+                                     Value pos0, int64_t n, Value positions) {
+  Type index = b.getIndexType();
+  auto cIdx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto tileType = cast<RankedTensorType>(positions.getType());
+  auto offsetAt = [&](OpBuilder &ob, Value i) -> Value {
+    return arith::IndexCastOp::create(ob, loc, index,
+                                      memref::LoadOp::create(ob, loc, cu, i));
+  };
+  auto splat = [&](OpBuilder &ob, Value i) -> Value {
+    Value x = arith::IndexCastOp::create(ob, loc, ob.getI64Type(), i);
+    return tensor::SplatOp::create(ob, loc, tileType, x);
+  };
+  Value c1 = cIdx(1);
+  // The sequences' starts are cu[0, N), N = dim(cu) - 1 (at least 1).
+  Value numSeqs = arith::MaxSIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, memref::DimOp::create(b, loc, cu, 0), c1),
+      c1);
+  Value first = arith::MaxSIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, countAtMost(b, loc, cu, numSeqs, pos0), c1),
+      cIdx(0));
+  Value lastPos = arith::AddIOp::create(b, loc, pos0, cIdx(n - 1));
+  Value upTo = countAtMost(b, loc, cu, numSeqs, lastPos);
+  Value last = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, upTo, c1), first);
+  SequenceBounds s;
+  s.firstStart = offsetAt(b, first);
+  s.firstEnd = offsetAt(b, arith::AddIOp::create(b, loc, first, c1));
+  s.lastStart = offsetAt(b, last);
+  s.lastEnd = offsetAt(b, arith::AddIOp::create(b, loc, last, c1));
+  auto loop = scf::ForOp::create(
+      b, loc, arith::AddIOp::create(b, loc, first, c1), upTo, c1,
+      ValueRange{splat(b, s.firstStart), splat(b, s.firstEnd)},
+      [&](OpBuilder &nb, Location, Value i, ValueRange carry) {
+        Value start = splat(nb, offsetAt(nb, i));
+        Value end =
+            splat(nb, offsetAt(nb, arith::AddIOp::create(nb, loc, i, c1)));
+        Value after = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::sge,
+                                            positions, start);
+        scf::YieldOp::create(
+            nb, loc,
+            ValueRange{arith::SelectOp::create(nb, loc, after, start, carry[0]),
+                       arith::SelectOp::create(nb, loc, after, end, carry[1])});
+      });
+  s.starts = loop.getResult(0);
+  s.ends = loop.getResult(1);
+  return s;
+}
+
+} // namespace mlir::attn
+
+#endif // ATTN_PASSES_PACKEDSEQUENCES_H
