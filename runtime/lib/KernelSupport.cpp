@@ -250,8 +250,9 @@ std::optional<std::pair<int64_t, double>> findElement(const TensorView &view,
 }
 } // namespace
 
-/// Packed sequences' offsets (input `idx`, host memory): N + 1 >= 2 of
-/// them, nondecreasing from 0 to S (the keys' length, where known).
+/// Packed sequences' offsets (input `idx`): N + 1 >= 2 of them (on any
+/// device: the kernels read cu[1]) and, in host memory, nondecreasing from 0
+/// to S (the keys' length, where known).
 static Error checkCuSeqlens(const TensorView &cu, size_t idx,
                             std::optional<int64_t> s) {
   std::string what = "input " + std::to_string(idx) +
@@ -260,6 +261,8 @@ static Error checkCuSeqlens(const TensorView &cu, size_t idx,
     return createStringError(what + " holds " + std::to_string(cu.numel()) +
                              " offsets: it needs N + 1 >= 2 (0, then the end "
                              "of each sequence)");
+  if (cu.device != Device::CPU)
+    return Error::success();
   double prev = 0;
   for (int64_t n = 0; n < cu.numel(); ++n) {
     double x = loadElement(static_cast<const uint8_t *>(cu.data) +
@@ -320,8 +323,6 @@ Error ProgramKernel::checkInputValues(llvm::ArrayRef<TensorView> inputs) const {
         "of transforms grow without bound and overflow");
   }
   for (auto [idx, keys] : cuSeqlensArgs) {
-    if (inputs[idx].device != Device::CPU)
-      continue;
     if (Error e =
             checkCuSeqlens(inputs[idx], idx,
                            keys ? std::optional<int64_t>(inputs[*keys].shape[2])
