@@ -247,7 +247,8 @@ void buildDq(func::FuncOp kernel, const KernelArgs &args, const FlashGrad &fg) {
   Value cu = arg("cuSeqlens");
   SequenceBounds seqs;
   if (cu) {
-    seqs = sequenceBounds(b, loc, cu, p.qPos0, kRows, qPos);
+    seqs = sequenceBounds(b, loc, cu, p.qPos0, kRows, qPos,
+                          /*withEnds=*/false);
     kvStart = arith::MaxSIOp::create(b, loc, kvStart, seqs.firstStart);
   }
   Value gRows =

@@ -238,7 +238,7 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
   // row's keys before its own sequence's start are masked.
   SequenceBounds seqs;
   if (cu) {
-    seqs = sequenceBounds(b, loc, cu, qPos0, bm, rows);
+    seqs = sequenceBounds(b, loc, cu, qPos0, bm, rows, /*withEnds=*/false);
     kvStart = arith::MaxSIOp::create(b, loc, kvStart, seqs.firstStart);
   }
 

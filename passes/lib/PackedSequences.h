@@ -49,8 +49,9 @@ inline Value countAtMost(OpBuilder &b, Location loc, Value cu, Value len,
 
 /// The sequences of the positions [pos0, pos0 + n): `starts` and `ends`
 /// hold each position's sequence bounds [start, end), as i64 tiles shaped
-/// and laid out like `positions` (the positions themselves); the scalars
-/// are the first and last positions' bounds. A binary search finds the
+/// and laid out like `positions` (the positions themselves; `ends` only
+/// with `withEnds`: the forward's rows need only their starts); the
+/// scalars are the first and last positions' bounds. A binary search finds the
 /// first and last positions' sequences, then one pair of selects per
 /// sequence that starts inside the range. Bad offsets give wrong bounds,
 /// never a load outside cu.
@@ -59,7 +60,8 @@ struct SequenceBounds {
   Value firstStart, firstEnd, lastStart, lastEnd;
 };
 inline SequenceBounds sequenceBounds(OpBuilder &b, Location loc, Value cu,
-                                     Value pos0, int64_t n, Value positions) {
+                                     Value pos0, int64_t n, Value positions,
+                                     bool withEnds = true) {
   Type index = b.getIndexType();
   auto cIdx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -92,22 +94,28 @@ inline SequenceBounds sequenceBounds(OpBuilder &b, Location loc, Value cu,
   s.firstEnd = offsetAt(b, arith::AddIOp::create(b, loc, first, c1));
   s.lastStart = offsetAt(b, last);
   s.lastEnd = offsetAt(b, arith::AddIOp::create(b, loc, last, c1));
+  SmallVector<Value> init = {splat(b, s.firstStart)};
+  if (withEnds)
+    init.push_back(splat(b, s.firstEnd));
   auto loop = scf::ForOp::create(
-      b, loc, arith::AddIOp::create(b, loc, first, c1), upTo, c1,
-      ValueRange{splat(b, s.firstStart), splat(b, s.firstEnd)},
+      b, loc, arith::AddIOp::create(b, loc, first, c1), upTo, c1, init,
       [&](OpBuilder &nb, Location, Value i, ValueRange carry) {
         Value start = splat(nb, offsetAt(nb, i));
-        Value end =
-            splat(nb, offsetAt(nb, arith::AddIOp::create(nb, loc, i, c1)));
         Value after = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::sge,
                                             positions, start);
-        scf::YieldOp::create(
-            nb, loc,
-            ValueRange{arith::SelectOp::create(nb, loc, after, start, carry[0]),
-                       arith::SelectOp::create(nb, loc, after, end, carry[1])});
+        SmallVector<Value> next = {
+            arith::SelectOp::create(nb, loc, after, start, carry[0])};
+        if (withEnds) {
+          Value end =
+              splat(nb, offsetAt(nb, arith::AddIOp::create(nb, loc, i, c1)));
+          next.push_back(
+              arith::SelectOp::create(nb, loc, after, end, carry[1]));
+        }
+        scf::YieldOp::create(nb, loc, next);
       });
   s.starts = loop.getResult(0);
-  s.ends = loop.getResult(1);
+  if (withEnds)
+    s.ends = loop.getResult(1);
   return s;
 }
 
