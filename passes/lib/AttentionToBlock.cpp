@@ -93,12 +93,11 @@ constexpr int64_t kMaxFusedHeadDim = 1024;
 /// pieces is PaTH here too: the MTA kernels have no transported keys.
 std::string unfusableReason(AttentionOp op) {
   if (op.getCuSeqlens()) {
-    // The flash kernel masks keys of other sequences; PaTH's kernels and
-    // the RoPE kernels' positions do not know the offsets yet.
+    // The flash kernel masks keys of other sequences (and the RoPE
+    // kernels restart positions at their starts); PaTH's kernels do not
+    // know the offsets yet.
     if (op.getW())
       return "packed sequences (cu_seqlens) with PaTH";
-    if (op.getRopeTheta())
-      return "packed sequences (cu_seqlens) with RoPE";
     if (op.getMask() == MaskKind::none)
       return "packed sequences (cu_seqlens) without a causal mask";
   }

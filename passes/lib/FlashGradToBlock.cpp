@@ -580,10 +580,9 @@ std::string mlir::attn::checkFlashGradSupport(AttentionGradOp op,
                                               const BlockTarget &target) {
   if (op.getW() || op.hasMTA() || op.getNorm())
     return "no fused backward for PaTH and MTA yet";
-  if (op.getCuSeqlens() &&
-      (op.getRopeTheta() || op.getMask() == MaskKind::none))
-    return "no fused backward for packed sequences (cu_seqlens) with RoPE or "
-           "without a causal mask yet";
+  if (op.getCuSeqlens() && op.getMask() == MaskKind::none)
+    return "no fused backward for packed sequences (cu_seqlens) without a "
+           "causal mask yet";
   // dK and dV of a 64-key tile stay in registers across the query walk:
   // beyond D = 128 they would spill.
   if (target.gpu)

@@ -47,6 +47,26 @@ inline Value countAtMost(OpBuilder &b, Location loc, Value cu, Value len,
   return search.getResult(0);
 }
 
+/// The index of the sequence that holds position `pos`: the last of the
+/// N = dim(cu) - 1 starts cu[0, N) at or before it (0 before cu[0]).
+inline Value sequenceOf(OpBuilder &b, Location loc, Value cu, Value pos) {
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value numSeqs = arith::MaxSIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, memref::DimOp::create(b, loc, cu, 0), c1),
+      c1);
+  return arith::MaxSIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, countAtMost(b, loc, cu, numSeqs, pos), c1),
+      arith::ConstantIndexOp::create(b, loc, 0));
+}
+
+/// cu[i] as an index.
+inline Value offsetAt(OpBuilder &b, Location loc, Value cu, Value i) {
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                    memref::LoadOp::create(b, loc, cu, i));
+}
+
 /// The sequences of the positions [pos0, pos0 + n): `starts` and `ends`
 /// hold each position's sequence bounds [start, end), as i64 tiles shaped
 /// and laid out like `positions` (the positions themselves; `ends` only
@@ -62,52 +82,41 @@ struct SequenceBounds {
 inline SequenceBounds sequenceBounds(OpBuilder &b, Location loc, Value cu,
                                      Value pos0, int64_t n, Value positions,
                                      bool withEnds = true) {
-  Type index = b.getIndexType();
   auto cIdx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   auto tileType = cast<RankedTensorType>(positions.getType());
-  auto offsetAt = [&](OpBuilder &ob, Value i) -> Value {
-    return arith::IndexCastOp::create(ob, loc, index,
-                                      memref::LoadOp::create(ob, loc, cu, i));
-  };
   auto splat = [&](OpBuilder &ob, Value i) -> Value {
     Value x = arith::IndexCastOp::create(ob, loc, ob.getI64Type(), i);
     return tensor::SplatOp::create(ob, loc, tileType, x);
   };
   Value c1 = cIdx(1);
-  // The sequences' starts are cu[0, N), N = dim(cu) - 1 (at least 1).
-  Value numSeqs = arith::MaxSIOp::create(
-      b, loc,
-      arith::SubIOp::create(b, loc, memref::DimOp::create(b, loc, cu, 0), c1),
-      c1);
-  Value first = arith::MaxSIOp::create(
-      b, loc,
-      arith::SubIOp::create(b, loc, countAtMost(b, loc, cu, numSeqs, pos0), c1),
-      cIdx(0));
+  Value first = sequenceOf(b, loc, cu, pos0);
   Value lastPos = arith::AddIOp::create(b, loc, pos0, cIdx(n - 1));
-  Value upTo = countAtMost(b, loc, cu, numSeqs, lastPos);
-  Value last = arith::MaxSIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, upTo, c1), first);
+  // The sequences past `first` that start inside the range: [first + 1,
+  // upTo), upTo = last + 1.
+  Value last =
+      arith::MaxSIOp::create(b, loc, sequenceOf(b, loc, cu, lastPos), first);
+  Value upTo = arith::AddIOp::create(b, loc, last, c1);
   SequenceBounds s;
-  s.firstStart = offsetAt(b, first);
-  s.firstEnd = offsetAt(b, arith::AddIOp::create(b, loc, first, c1));
-  s.lastStart = offsetAt(b, last);
-  s.lastEnd = offsetAt(b, arith::AddIOp::create(b, loc, last, c1));
+  s.firstStart = offsetAt(b, loc, cu, first);
+  s.firstEnd = offsetAt(b, loc, cu, arith::AddIOp::create(b, loc, first, c1));
+  s.lastStart = offsetAt(b, loc, cu, last);
+  s.lastEnd = offsetAt(b, loc, cu, upTo);
   SmallVector<Value> init = {splat(b, s.firstStart)};
   if (withEnds)
     init.push_back(splat(b, s.firstEnd));
   auto loop = scf::ForOp::create(
       b, loc, arith::AddIOp::create(b, loc, first, c1), upTo, c1, init,
       [&](OpBuilder &nb, Location, Value i, ValueRange carry) {
-        Value start = splat(nb, offsetAt(nb, i));
+        Value start = splat(nb, offsetAt(nb, loc, cu, i));
         Value after = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::sge,
                                             positions, start);
         SmallVector<Value> next = {
             arith::SelectOp::create(nb, loc, after, start, carry[0])};
         if (withEnds) {
-          Value end =
-              splat(nb, offsetAt(nb, arith::AddIOp::create(nb, loc, i, c1)));
+          Value end = splat(
+              nb, offsetAt(nb, loc, cu, arith::AddIOp::create(nb, loc, i, c1)));
           next.push_back(
               arith::SelectOp::create(nb, loc, after, end, carry[1]));
         }

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionToBlock.h"
+#include "PackedSequences.h"
 #include "TileBuilder.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -158,7 +159,7 @@ struct RopeTiles : TileBuilder {
 /// pos * theta^(-2i/R) in f64 (positions from a row iota, frequencies from
 /// a column iota), cos and sin through libdevice, stored f32.
 void buildTableTiles(AttentionOp op, OpBuilder &b, Location loc, Value cosT,
-                     Value sinT, Value row0, Value base) {
+                     Value sinT, Value row0, Value base, Value cu) {
   RopeTiles t(b, loc);
   Idx x{b, loc};
   const int64_t half = rotaryDim(op) / 2, chunk = 8;
@@ -168,9 +169,15 @@ void buildTableTiles(AttentionOp op, OpBuilder &b, Location loc, Value cosT,
        colLayout = attn_block::SliceLayoutAttr::get(ctx, 0, layout);
   const double logTheta = std::log(op.getRopeTheta()->convertToDouble());
   Type f64 = b.getF64Type(), f32 = b.getF32Type(), i64 = b.getI64Type();
-  Value pos = blk::IotaOp::create(
-      b, loc, RankedTensorType::get({kTableRows}, i64, rowLayout),
-      x.add(base, row0));
+  auto rowsType = RankedTensorType::get({kTableRows}, i64, rowLayout);
+  Value pos = blk::IotaOp::create(b, loc, rowsType, x.add(base, row0));
+  // Packed sequences: a row sits at base + its index in its sequence.
+  if (cu) {
+    Value rows = blk::IotaOp::create(b, loc, rowsType, row0);
+    SequenceBounds seqs = sequenceBounds(b, loc, cu, row0, kTableRows, rows,
+                                         /*withEnds=*/false);
+    pos = arith::SubIOp::create(b, loc, pos, seqs.starts);
+  }
   Value posF = arith::SIToFPOp::create(
       b, loc, RankedTensorType::get({kTableRows}, f64, rowLayout), pos);
   // A loop over 8-column chunks (one angle per thread each), so that the
@@ -258,13 +265,17 @@ void buildRotateTiles(AttentionOp op, OpBuilder &b, Location loc, Value in,
   }
 }
 
-/// `<func>_rope_table(cosK, sinK, cosQ, sinQ)` (see the file comment).
+/// `<func>_rope_table(cosK, sinK, cosQ, sinQ[, cu])` (see the file
+/// comment); with packed sequences (`cuType`) positions restart at each
+/// sequence's start.
 func::FuncOp buildTableKernel(AttentionOp op, SymbolTable &symbols,
                               MemRefType kTable, MemRefType qTable,
-                              bool dependentLaunch) {
+                              MemRefType cuType, bool dependentLaunch) {
   Location loc = op.getLoc();
-  func::FuncOp kernel = createBlockKernel(op, symbols, "rope_table",
-                                          {kTable, kTable, qTable, qTable});
+  SmallVector<Type> argTypes = {kTable, kTable, qTable, qTable};
+  if (cuType)
+    argTypes.push_back(cuType);
+  func::FuncOp kernel = createBlockKernel(op, symbols, "rope_table", argTypes);
   const bool tiles = ropeTileForm(op);
   kernel->setAttr("attn_block.num_warps",
                   IntegerAttr::get(IntegerType::get(op.getContext(), 64),
@@ -276,12 +287,14 @@ func::FuncOp buildTableKernel(AttentionOp op, SymbolTable &symbols,
     blk::LaunchDependentsOp::create(b, loc);
   Value cosK = body.getArgument(0), sinK = body.getArgument(1),
         cosQ = body.getArgument(2), sinQ = body.getArgument(3);
+  Value cu = cuType ? body.getArgument(4) : Value();
   Value row = blk::ProgramIdOp::create(b, loc, 0);
   Value which = blk::ProgramIdOp::create(b, loc, 1);
   Value sLen = x.dim(cosK, 0), tLen = x.dim(cosQ, 0);
   const int64_t ro = static_cast<int64_t>(op.getRopeOffset());
   // Query i sits at rope_q_offset + i, or at rope_offset + S - T + i
-  // (negative for mask none with T > S + rope_offset).
+  // (negative for mask none with T > S + rope_offset); packed (T == S, no
+  // rope_q_offset): both at rope_offset + i - its sequence's start.
   Value kBase = x.c(ro);
   Value qBase = op.getRopeQOffset()
                     ? x.c(static_cast<int64_t>(*op.getRopeQOffset()))
@@ -297,8 +310,8 @@ func::FuncOp buildTableKernel(AttentionOp op, SymbolTable &symbols,
       // Rows past the table's length are not stored (the stores' bounds).
       buildTableTiles(
           op, sb, loc, cosT, sinT,
-          arith::MulIOp::create(sb, loc, row, Idx{sb, loc}.c(kTableRows)),
-          base);
+          arith::MulIOp::create(sb, loc, row, Idx{sb, loc}.c(kTableRows)), base,
+          cu);
       return;
     }
     auto inside = scf::IfOp::create(
@@ -306,8 +319,11 @@ func::FuncOp buildTableKernel(AttentionOp op, SymbolTable &symbols,
         arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::slt, row, len),
         /*withElseRegion=*/false);
     OpBuilder ib = OpBuilder::atBlockBegin(inside.thenBlock());
-    emitTableRow(op, ib, loc, cosT, sinT, row,
-                 arith::AddIOp::create(ib, loc, base, row));
+    Value pos = arith::AddIOp::create(ib, loc, base, row);
+    if (cu)
+      pos = arith::SubIOp::create(
+          ib, loc, pos, offsetAt(ib, loc, cu, sequenceOf(ib, loc, cu, row)));
+    emitTableRow(op, ib, loc, cosT, sinT, row, pos);
   };
   fillIfInside(side.thenBlock(), tLen, cosQ, sinQ, qBase);
   fillIfInside(side.elseBlock(), sLen, cosK, sinK, kBase);
@@ -474,8 +490,10 @@ static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
   auto qOut = MemRefType::get(qType.getShape(), elt);
   auto kOut = MemRefType::get(kType.getShape(), elt);
 
+  Value cu = op.getCuSeqlens();
+  MemRefType cuType = cu ? bufferTypeOf(cu) : MemRefType();
   func::FuncOp table =
-      buildTableKernel(op, symbols, kTable, qTable, dependentLaunch);
+      buildTableKernel(op, symbols, kTable, qTable, cuType, dependentLaunch);
   func::FuncOp rotQ = buildRotateKernel(op, symbols, "rope_q", qIn, qTable,
                                         qOut, withLow, dependentLaunch);
   func::FuncOp rotK = buildRotateKernel(op, symbols, "rope_k", kIn, kTable,
@@ -497,11 +515,14 @@ static RopeSplit launchRope(AttentionOp op, SymbolTable &symbols, OpBuilder &b,
   Value cosQ = allocLike(b, loc, qTable, q, {2, 3});
   Value sinQ = allocLike(b, loc, qTable, q, {2, 3});
   Value tLen = dimOf(q, 2), sLen = dimOf(k, 2);
+  SmallVector<Value> tableArgs = {cosK, sinK, cosQ, sinQ};
+  if (cu)
+    tableArgs.push_back(bufferization::ToBufferOp::create(b, loc, cuType, cu,
+                                                          /*read_only=*/true));
   blk::LaunchOp::create(
       b, loc, table.getName(),
       programs(arith::MaxSIOp::create(b, loc, sLen, tLen), kTableRows),
-      arith::ConstantIndexOp::create(b, loc, 2),
-      ValueRange{cosK, sinK, cosQ, sinQ});
+      arith::ConstantIndexOp::create(b, loc, 2), tableArgs);
 
   auto rotate = [&](func::FuncOp kernel, Value x, MemRefType inType,
                     MemRefType outType, Value cosT, Value sinT) {

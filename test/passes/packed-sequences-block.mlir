@@ -1,11 +1,20 @@
 // attn-to-block with packed sequences (cu_seqlens): the flash kernel takes
-// the offsets (plain or FoX, causal or windowed); RoPE with them goes to the
-// reference lowering, with a remark.
+// the offsets (plain or FoX, causal or windowed, with or without RoPE);
+// PaTH with them goes to the reference lowering, with a remark.
 // RUN: attn-opt %s --attn-to-block --verify-diagnostics | FileCheck %s
 
+// RoPE: the table kernel takes the offsets too; each row's position is its
+// index minus its sequence's start (sequenceBounds' search and loop).
+// CHECK-LABEL: func.func private @fox_rope_attention_kernel(
+// CHECK-SAME: memref<?xi32>
+// CHECK-LABEL: func.func private @fox_rope_rope_table(
+// CHECK-SAME: memref<?xi32>
+// CHECK: %[[POS:.*]] = attn_block.iota
+// CHECK: scf.while
+// CHECK: %[[STARTS:.*]] = scf.for {{.*}} -> (tensor<16xi64
+// CHECK: arith.subi %[[POS]], %[[STARTS]] : tensor<16xi64
 func.func @fox_rope(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>,
                     %g: tensor<1x2x?xf32>, %cu: tensor<?xi32>) -> tensor<1x2x?x16xf32> {
-  // expected-remark @below {{not fused yet (packed sequences (cu_seqlens) with RoPE): runs through the reference lowering}}
   %o = attn.attention %q, %k, %v rope(1.0e+04) gate(%g) cu_seqlens(%cu)
       : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?xf32>, tensor<?xi32>)
       -> tensor<1x2x?x16xf32>
@@ -29,6 +38,15 @@ func.func @fox_window(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: te
                       %g: tensor<1x2x?xf32>, %cu: tensor<?xi32>) -> tensor<1x2x?x16xf32> {
   %o = attn.attention %q, %k, %v gate(%g) cu_seqlens(%cu) mask sliding_window window 5
       : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?xf32>, tensor<?xi32>)
+      -> tensor<1x2x?x16xf32>
+  return %o : tensor<1x2x?x16xf32>
+}
+
+func.func @path(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>,
+                %w: tensor<1x2x?x16xf32>, %beta: tensor<1x2x?xf32>, %cu: tensor<?xi32>) -> tensor<1x2x?x16xf32> {
+  // expected-remark @below {{not fused yet (packed sequences (cu_seqlens) with PaTH): runs through the reference lowering}}
+  %o = attn.attention %q, %k, %v path(%w, %beta) cu_seqlens(%cu)
+      : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?xf32>, tensor<?xi32>)
       -> tensor<1x2x?x16xf32>
   return %o : tensor<1x2x?x16xf32>
 }

@@ -140,16 +140,24 @@ TEST(GpuFormOnCpu, PackedSequences) {
   const int64_t len = 150;
   std::vector<std::vector<double>> cuts = {
       {0, len}, {0, 1, 1, 70, 71, 150}, {0, 2, 3, 5, 8, 13, 21, 34, 55, 150}};
+  // RoPE (causal): positions restart at each sequence, in the table
+  // kernel's scalar form (interleaved) and its tile form (half).
   for (const char *target : {"sm_80", "sm_90a"})
     for (bool fox : {false, true})
-      for (std::string mask : {"", "mask sliding_window window 37"}) {
+      for (std::string mask : {"", "mask sliding_window window 37", "rope"}) {
+        std::string rope;
+        if (mask == "rope") {
+          rope =
+              fox ? "rope(1.0e+04) " : "rope(1.0e+04) rope_style interleaved ";
+          mask.clear();
+        }
         std::string src =
             "func.func @main(%q: " + t + ", %k: " + t + ", %v: " + t +
             (fox ? ", %g: " + gt : "") + ", %cu: tensor<?xi32>) -> " + t +
-            " {\n  %o = attn.attention %q, %k, %v " + (fox ? "gate(%g) " : "") +
-            "cu_seqlens(%cu) " + mask + " : (" + t + ", " + t + ", " + t +
-            (fox ? ", " + gt : "") + ", tensor<?xi32>) -> " + t +
-            "\n  return %o : " + t + "\n}\n";
+            " {\n  %o = attn.attention %q, %k, %v " + rope +
+            (fox ? "gate(%g) " : "") + "cu_seqlens(%cu) " + mask + " : (" + t +
+            ", " + t + ", " + t + (fox ? ", " + gt : "") +
+            ", tensor<?xi32>) -> " + t + "\n  return %o : " + t + "\n}\n";
         std::string form = generatedGpuForm(target, src);
         ASSERT_NE(form.find("memref<?xi32>"), std::string::npos) << form;
         std::shared_ptr<attn::Kernel> kernel =
@@ -194,8 +202,8 @@ TEST(GpuFormOnCpu, PackedSequences) {
               << llvm::toString(out.takeError());
           Tensor got = *attn::ref::fromHost(*out);
           std::string what = std::string(target) + (fox ? " fox " : " ") +
-                             mask + " cuts " + std::to_string(c) + " seed " +
-                             std::to_string(seed);
+                             rope + mask + " cuts " + std::to_string(c) +
+                             " seed " + std::to_string(seed);
           EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3) << what;
           EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2) << what;
         }

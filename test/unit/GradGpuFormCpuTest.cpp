@@ -26,7 +26,7 @@ struct GradForm {
   bool fox = false;
   std::string gradDq = "reduce"; // attn-to-block's grad-dq
   bool f32 = false;              // f32 q, k, v (the CPU form) or bf16
-  bool packed = false; // cu_seqlens (random cuts; `pieces` only a mask)
+  bool packed = false; // cu_seqlens (random cuts; `pieces` a mask or RoPE)
 };
 
 std::string sourceOf(const GradForm &f) {
@@ -43,9 +43,12 @@ std::string sourceOf(const GradForm &f) {
   if (f.packed) {
     args += ", %cu: tensor<?xi32>";
     types += ", tensor<?xi32>";
+    // RoPE's clauses come before the gate, a mask after the offsets.
+    bool rope = f.pieces.rfind("rope", 0) == 0;
     return "func.func @main(" + args + ") -> " + qo + " {\n" +
-           "  %o = attn.attention %q, %k, %v " + (f.fox ? "gate(%g) " : "") +
-           "cu_seqlens(%cu) " + f.pieces + " : (" + types + ") -> " + qo +
+           "  %o = attn.attention %q, %k, %v " + (rope ? f.pieces + " " : "") +
+           (f.fox ? "gate(%g) " : "") + "cu_seqlens(%cu) " +
+           (rope ? "" : f.pieces) + " : (" + types + ") -> " + qo +
            "\n  return %o : " + qo + "\n}\n";
   }
   return "func.func @main(" + args + ") -> " + qo + " {\n" +
@@ -161,7 +164,8 @@ TEST(GradGpuFormOnCpu, BackwardKernelsMatchOracle) {
 }
 
 // Packed sequences (5 random cuts of T, empty ones possible): the masks of
-// both walks and their bounds, plain and FoX, causal and windowed, GQA, dQ
+// both walks and their bounds, plain and FoX, causal and windowed, RoPE
+// (positions restarting at each sequence, both table forms), GQA, dQ
 // by reducing stores and by the walk, both chips' forms and the CPU's f32.
 TEST(GradGpuFormOnCpu, PackedSequencesMatchOracle) {
   uint64_t seed = attn::ref::freshSeed();
@@ -172,6 +176,9 @@ TEST(GradGpuFormOnCpu, PackedSequencesMatchOracle) {
              {"", 2, 1, 150, 64, "mask sliding_window window 37", true, "walk",
               false, true},
              {"", 2, 2, 100, 64, "", false, "walk", false, true},
+             {"", 4, 2, 150, 64, "rope(1.0e+04)", true, "reduce", false, true},
+             {"", 2, 2, 130, 64, "rope(1.0e+04) rope_style interleaved", false,
+              "walk", false, true},
          }) {
       f.target = target;
       f.f32 = f.target == "cpu";
