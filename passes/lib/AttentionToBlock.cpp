@@ -98,8 +98,6 @@ std::string unfusableReason(AttentionOp op) {
     // know the offsets yet.
     if (op.getW())
       return "packed sequences (cu_seqlens) with PaTH";
-    if (op.getMask() == MaskKind::none)
-      return "packed sequences (cu_seqlens) without a causal mask";
   }
   if (op.getLse() && (op.hasMTA() || op.getNorm()))
     return "the row LSE of MTA";

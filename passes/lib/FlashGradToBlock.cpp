@@ -80,28 +80,37 @@ struct FlashGrad {
   }
 };
 
+/// Packed sequences as one walk's tiles see them: its rows' sequence bounds
+/// (slices like the rows' positions; null where a walk needs no test on
+/// them), and whether its rows are the queries or the keys.
+struct RowSequences {
+  Value starts, ends;
+  bool ofQueries = true;
+};
+
 /// Whether key `keys` (a [n] i64 slice) and query position `qPos` (another
 /// slice) make a visible cell of the [rows, cols] tile whose rows are keys
 /// (`keysAlongRows`) or queries: the key exists (< S), the query exists
 /// (its index `qIdx` < T) and the mask lets it see the key. Packed
-/// sequences: a key before its query's sequence start (`qSeqStart`, a slice
-/// like qPos) or a query at or after its key's sequence end (`keySeqEnd`, a
-/// slice like keys) is another sequence's.
+/// sequences (`seqs`): the key and the query lie in one sequence.
 Value visible(GpuTiles &g, const FlashGrad &fg, Value keys, Value qPos,
               Value qIdx, Value sLen, Value tLen, bool keysAlongRows,
-              Value qSeqStart = {}, Value keySeqEnd = {}) {
+              const RowSequences &seqs = {}) {
   int64_t keyAxis = keysAlongRows ? 1 : 0, qAxis = 1 - keyAxis;
   auto spread = [&](Value x, int64_t axis) {
     return g.spread(x, axis, kRows, kRows);
   };
   Value kk = spread(keys, keyAxis), qq = spread(qPos, qAxis);
   Value valid = g.keyVisible(kk, qq, sLen, fg.mask, fg.window);
-  if (qSeqStart)
-    valid =
-        g.andi(valid, g.cmpi(CmpIPredicate::sge, kk, spread(qSeqStart, qAxis)));
-  if (keySeqEnd)
+  // The other side's position within [start, end) of the rows' sequence.
+  Value other = seqs.ofQueries ? kk : qq;
+  int64_t axis = seqs.ofQueries ? qAxis : keyAxis;
+  if (seqs.starts)
+    valid = g.andi(
+        valid, g.cmpi(CmpIPredicate::sge, other, spread(seqs.starts, axis)));
+  if (seqs.ends)
     valid = g.andi(valid,
-                   g.cmpi(CmpIPredicate::slt, qq, spread(keySeqEnd, keyAxis)));
+                   g.cmpi(CmpIPredicate::slt, other, spread(seqs.ends, axis)));
   return g.andi(valid,
                 g.cmpi(CmpIPredicate::slt, spread(qIdx, qAxis),
                        g.splatIdx(cast<RankedTensorType>(kk.getType()), tLen)));
@@ -243,13 +252,17 @@ void buildDq(func::FuncOp kernel, const KernelArgs &args, const FlashGrad &fg) {
   Value qPos = g.iotaIn(g.row, p.qPos0, kRows);
   Value qIdx = g.iotaIn(g.row, p.row0, kRows);
   // Packed sequences: the walk starts at the first row's sequence; the
-  // tiles before the last row's start hold other sequences' keys.
+  // tiles before the last row's start hold other sequences' keys. Without
+  // a mask also the tiles past the first row's end, and the walk ends at
+  // the last row's.
   Value cu = arg("cuSeqlens");
+  const bool seqEnds = cu && fg.mask == MaskKind::none;
   SequenceBounds seqs;
   if (cu) {
-    seqs = sequenceBounds(b, loc, cu, p.qPos0, kRows, qPos,
-                          /*withEnds=*/false);
+    seqs = sequenceBounds(b, loc, cu, p.qPos0, kRows, qPos, seqEnds);
     kvStart = arith::MaxSIOp::create(b, loc, kvStart, seqs.firstStart);
+    if (seqEnds)
+      kvEnd = arith::MinSIOp::create(b, loc, kvEnd, seqs.lastEnd);
   }
   Value gRows =
       gPrime ? loadGate(g, gPrime, p.bIdx, p.h, p.qPos0, g.row) : Value();
@@ -272,9 +285,15 @@ void buildDq(func::FuncOp kernel, const KernelArgs &args, const FlashGrad &fg) {
         Value need = needsMask(n, fg, j0, p.row0, p.qPos0, p.sLen, p.tLen);
         if (cu)
           need = n.ori(need, n.cmpi(CmpIPredicate::slt, j0, seqs.lastStart));
+        if (seqEnds)
+          need = n.ori(need,
+                       n.cmpi(CmpIPredicate::sgt,
+                              arith::AddIOp::create(nb, loc, j0, n.idx(kRows)),
+                              seqs.firstEnd));
         Value pt = probabilities(n, x, lse2, 1, need, [&] {
           return visible(n, fg, n.iotaIn(n.col, j0, kRows), qPos, qIdx, p.sLen,
-                         p.tLen, /*keysAlongRows=*/false, seqs.starts);
+                         p.tLen, /*keysAlongRows=*/false,
+                         {seqs.starts, seqs.ends});
         });
         Value dp = n.dot(dOa, n.operand(sV, 1), n.zeros({kRows, kRows}),
                          /*transposeB=*/true);
@@ -340,16 +359,23 @@ struct DkDvWalk {
                                   : Value(),
                            /*keysAlongRows=*/true);
           Value need = needsMask(n, fg, j0, i0, qPos0, sLen, tLen);
-          // Packed: a query at or past the first key's sequence end.
+          // Packed: a query at or past the first key's sequence end;
+          // without a mask also one before the last key's start.
           if (seqs.ends)
             need = n.ori(need, n.cmpi(CmpIPredicate::sgt,
                                       arith::AddIOp::create(nb, loc, qPos0,
                                                             n.idx(kRows)),
                                       seqs.firstEnd));
+          if (seqs.ends && fg.mask == MaskKind::none)
+            need =
+                n.ori(need, n.cmpi(CmpIPredicate::slt, qPos0, seqs.lastStart));
           Value pt = probabilities(n, x, lse2, 0, need, [&] {
             return visible(n, fg, keys, n.iotaIn(n.col, qPos0, kRows),
                            n.iotaIn(n.col, i0, kRows), sLen, tLen,
-                           /*keysAlongRows=*/true, Value(), seqs.ends);
+                           /*keysAlongRows=*/true,
+                           {fg.mask == MaskKind::none ? seqs.starts : Value(),
+                            seqs.ends,
+                            /*ofQueries=*/false});
           });
           Value dvNew = n.dot(n.asA(n.round(pt)), n.operand(sdO, 1), acc[1]);
           Value dpt = n.dot(va, n.operand(sdO, 1), n.zeros({kRows, kRows}),
@@ -443,10 +469,18 @@ void buildDkDv(func::FuncOp kernel, const KernelArgs &args,
                                   arith::MinSIOp::create(b, loc, tLen, last));
   }
 
-  // Packed sequences: no query after the last key's sequence sees the tile.
+  // Packed sequences: no query after the last key's sequence sees the
+  // tile; without a mask none before the first key's either.
   SequenceBounds seqs;
   if (Value cu = arg("cuSeqlens")) {
     seqs = sequenceBounds(b, loc, cu, j0, kRows, g.iotaIn(g.row, j0, kRows));
+    if (fg.mask == MaskKind::none)
+      iStart = arith::MulIOp::create(
+          b, loc,
+          arith::DivUIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, seqs.firstStart, off),
+              rows),
+          rows);
     iEnd = arith::MaxSIOp::create(
         b, loc, iStart,
         arith::MinSIOp::create(
@@ -580,9 +614,6 @@ std::string mlir::attn::checkFlashGradSupport(AttentionGradOp op,
                                               const BlockTarget &target) {
   if (op.getW() || op.hasMTA() || op.getNorm())
     return "no fused backward for PaTH and MTA yet";
-  if (op.getCuSeqlens() && op.getMask() == MaskKind::none)
-    return "no fused backward for packed sequences (cu_seqlens) without a "
-           "causal mask yet";
   // dK and dV of a 64-key tile stay in registers across the query walk:
   // beyond D = 128 they would spill.
   if (target.gpu)

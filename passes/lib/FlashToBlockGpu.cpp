@@ -235,11 +235,15 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
   // The query rows' positions.
   Value rows = blk::IotaOp::create(b, loc, g.tile({bm}, i64, L.row), qPos0);
   // Packed sequences: the walk starts at the first row's sequence, and a
-  // row's keys before its own sequence's start are masked.
+  // row's keys before its own sequence's start are masked; without a mask
+  // also those at or after its end, and the walk ends at the last row's.
   SequenceBounds seqs;
+  const bool seqEnds = cu && mask == MaskKind::none;
   if (cu) {
-    seqs = sequenceBounds(b, loc, cu, qPos0, bm, rows, /*withEnds=*/false);
+    seqs = sequenceBounds(b, loc, cu, qPos0, bm, rows, seqEnds);
     kvStart = arith::MaxSIOp::create(b, loc, kvStart, seqs.firstStart);
+    if (seqEnds)
+      kvEnd = arith::MinSIOp::create(b, loc, kvEnd, seqs.lastEnd);
   }
 
   // Shared buffers and the first two copy groups (Q; K/V tile 0).
@@ -342,6 +346,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
       need = n.ori(need, n.cmpi(CmpIPredicate::slt, j0, lastLo));
     if (cu)
       need = n.ori(need, n.cmpi(CmpIPredicate::slt, j0, seqs.lastStart));
+    if (seqEnds)
+      need = n.ori(need, n.cmpi(CmpIPredicate::sgt,
+                                arith::AddIOp::create(nb, loc, j0, n.idx(bn)),
+                                seqs.firstEnd));
     auto ifOp = scf::IfOp::create(nb, loc, TypeRange{sTile}, need,
                                   /*withElseRegion=*/true);
     {
@@ -356,6 +364,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
       if (cu)
         valid = n.andi(valid, n.cmpi(CmpIPredicate::sge, cols,
                                      ng.bcast(seqs.starts, 1, iTile)));
+      if (seqEnds)
+        valid = n.andi(valid, n.cmpi(CmpIPredicate::slt, cols,
+                                     ng.bcast(seqs.ends, 1, iTile)));
       scf::YieldOp::create(
           nb, loc, ValueRange{n.select(valid, s, ng.splatF(sTile, -inf))});
       nb.setInsertionPointToStart(&ifOp.getElseRegion().front());

@@ -315,6 +315,10 @@ def cases():
     out.append(("packed rope window GQA", at.attention, packed(ref_attention),
                 dict(q=q, k=k, v=v),
                 dict(cu_seqlens=cu32, rope_theta=100.0, window_size=3), {}))
+    out.append(("packed rope no mask", at.attention, packed(ref_attention),
+                dict(q=q, k=k, v=v),
+                dict(cu_seqlens=cu32.long(), rope_theta=100.0, causal=False),
+                {}))
     q, k, v = acts(B, T, 2, 2, 16)
     out.append(("packed fox batch 2", at.forgetting_attention,
                 packed(lambda q, k, v, g, **kw: ref_attention(q, k, v, g=g,

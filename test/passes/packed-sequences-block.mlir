@@ -50,3 +50,17 @@ func.func @path(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1
       -> tensor<1x2x?x16xf32>
   return %o : tensor<1x2x?x16xf32>
 }
+
+// Without a mask the rows' sequence ends come too (a second carried tile)
+// and bound the walk.
+// CHECK-LABEL: func.func private @plain_none_attention_kernel(
+// CHECK-SAME: memref<?xi32>
+// CHECK: scf.for {{.*}} -> (tensor<64xi64, {{.*}}>, tensor<64xi64
+// CHECK: arith.minsi
+func.func @plain_none(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>,
+                      %cu: tensor<?xi32>) -> tensor<1x2x?x16xf32> {
+  %o = attn.attention %q, %k, %v cu_seqlens(%cu) mask none
+      : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<?xi32>)
+      -> tensor<1x2x?x16xf32>
+  return %o : tensor<1x2x?x16xf32>
+}

@@ -164,7 +164,8 @@ TEST(GradGpuFormOnCpu, BackwardKernelsMatchOracle) {
 }
 
 // Packed sequences (5 random cuts of T, empty ones possible): the masks of
-// both walks and their bounds, plain and FoX, causal and windowed, RoPE
+// both walks and their bounds, plain and FoX, causal, windowed and (plain)
+// without a mask, RoPE
 // (positions restarting at each sequence, both table forms), GQA, dQ
 // by reducing stores and by the walk, both chips' forms and the CPU's f32.
 TEST(GradGpuFormOnCpu, PackedSequencesMatchOracle) {
@@ -179,6 +180,8 @@ TEST(GradGpuFormOnCpu, PackedSequencesMatchOracle) {
              {"", 4, 2, 150, 64, "rope(1.0e+04)", true, "reduce", false, true},
              {"", 2, 2, 130, 64, "rope(1.0e+04) rope_style interleaved", false,
               "walk", false, true},
+             {"", 4, 2, 150, 64, "mask none", false, "reduce", false, true},
+             {"", 2, 2, 130, 64, "mask none", false, "walk", false, true},
          }) {
       f.target = target;
       f.f32 = f.target == "cpu";
