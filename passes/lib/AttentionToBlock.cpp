@@ -92,13 +92,6 @@ constexpr int64_t kMaxFusedHeadDim = 1024;
 /// Why `op` cannot become fused kernels yet, or "" if it can. PaTH with MTA
 /// pieces is PaTH here too: the MTA kernels have no transported keys.
 std::string unfusableReason(AttentionOp op) {
-  if (op.getCuSeqlens()) {
-    // The flash kernel masks keys of other sequences (and the RoPE
-    // kernels restart positions at their starts); PaTH's kernels do not
-    // know the offsets yet.
-    if (op.getW())
-      return "packed sequences (cu_seqlens) with PaTH";
-  }
   if (op.getLse() && (op.hasMTA() || op.getNorm()))
     return "the row LSE of MTA";
   if (op.getW() && op.getRopeTheta())

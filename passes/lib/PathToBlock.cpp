@@ -14,6 +14,7 @@
 
 #include "AttentionToBlock.h"
 #include "GpuTiles.h"
+#include "PackedSequences.h"
 #include "PathTiles.h"
 #include "attn/Passes/Passes.h"
 
@@ -374,6 +375,15 @@ using AttnOperands = AttnTiles;
 /// each walk step's (K holds Khat there).
 using AttnBuffers = AttnTiles;
 
+/// Packed sequences: whether key j0 + col is in the sequence of its row's
+/// query (a key before the row's start is another sequence's; the walk
+/// never reaches keys after a query).
+Value sameSequence(GpuPathTiles &x, Value j0, int64_t c,
+                   const SequenceBounds &seqs) {
+  return x.cmpi(CmpIPredicate::sge, x.spread(x.iotaIn(x.col, j0, c), 0, c, c),
+                x.spread(seqs.starts, 1, c, c));
+}
+
 /// The softmax state of the walk (and of the diagonal block). `qt` is the
 /// transported query; with the f16 transport it is stored divided by the
 /// row scale `rowScale` (loop-invariant, null with the split transport).
@@ -416,7 +426,8 @@ Value transportDot(GpuPathTiles &x, const Transport &tr, Value a, Value y,
 /// tr.rowScale for the f16 transport.
 WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
                         const PathProgram &p, const AttnOperands &g,
-                        Value gPrime, const AttnBuffers &s, Transport &tr) {
+                        Value gPrime, const AttnBuffers &s, Transport &tr,
+                        const SequenceBounds &seqs) {
   int64_t c = ps.c, d = ps.d, dv = ps.dv;
   Value c0 = t.idx(0);
   SmallVector<Value> kvAt = {p.b, p.kvHead, p.pos0, c0};
@@ -476,6 +487,8 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
       t.andi(t.localMask(CmpIPredicate::sle, c), t.spread(inS, 0, c, c));
   if (ps.mask == MaskKind::sliding_window)
     valid = t.andi(valid, t.localMask(CmpIPredicate::sgt, c, ps.window));
+  if (seqs.starts)
+    valid = t.andi(valid, sameSequence(t, p.pos0, c, seqs));
   sc = t.select(valid, sc, t.splatF(t.acc({c, c}), -kInf));
   Value m = t.rowReduce(blk::ReduceKind::max, sc);
   Value pr = t.exp2(t.sub(sc, t.spread(t.safeMax(m), 1, c, c)));
@@ -490,7 +503,7 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
 WalkState attendStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
                      const Transport &tr, Value gPrime, Value gRows,
                      Value rowPos, Value j0, const AttnBuffers &s,
-                     const WalkState &st) {
+                     const WalkState &st, const SequenceBounds &seqs) {
   int64_t c = ps.c, dv = ps.dv;
   Value sc = x.dot(x.asA(x.round(st.qt)), x.operand(s.k, 1), x.zeros({c, c}),
                    /*transposeB=*/true);
@@ -505,6 +518,23 @@ WalkState attendStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
     Value keys = x.spread(x.iotaIn(x.col, shifted, c), 0, c, c);
     sc = x.select(x.cmpi(CmpIPredicate::sgt, keys, x.spread(rowPos, 1, c, c)),
                   sc, x.splatF(x.acc({c, c}), -kInf));
+  }
+  // Packed sequences: only the chunks before the last row's start can hold
+  // another sequence's keys.
+  if (seqs.starts) {
+    auto type = cast<RankedTensorType>(sc.getType());
+    auto ifOp =
+        scf::IfOp::create(x.b, x.loc, TypeRange{type},
+                          x.cmpi(CmpIPredicate::slt, j0, seqs.lastStart),
+                          /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(x.b);
+    x.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(x.b, x.loc,
+                         ValueRange{x.select(sameSequence(x, j0, c, seqs), sc,
+                                             x.splatF(type, -kInf))});
+    x.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(x.b, x.loc, ValueRange{sc});
+    sc = ifOp.getResult(0);
   }
   Value mNew = x.maxf(st.m, x.rowReduce(blk::ReduceKind::max, sc));
   Value mSafe = x.safeMax(mNew);
@@ -567,14 +597,23 @@ void buildAttentionKernel(func::FuncOp kernel, const KernelArgs &args,
   if (g.n)
     s.n = t.alloc({d, d}, ty.opElt);
   Transport tr{!ty.f16Transport(), Value()};
-  WalkState st = diagonalBlock(t, ps, p, g, gPrime, s, tr);
+  Value rowPos = t.iotaIn(t.row, p.pos0, c);
+  // Packed sequences (T == S): each row's sequence start; the walk stops at
+  // the first row's.
+  SequenceBounds seqs;
+  if (Value cu = arg("cuSeqlens"))
+    seqs = sequenceBounds(b, loc, cu, p.pos0, c, rowPos, /*withEnds=*/false);
+  WalkState st = diagonalBlock(t, ps, p, g, gPrime, s, tr, seqs);
   // Every warp is done with the diagonal's tiles before the walk refills.
   blk::BarrierOp::create(b, loc);
 
   Value gRows =
       gPrime ? t.loadGate(gPrime, {p.b, p.head, p.pos0}, c, t.row) : Value();
-  Value rowPos = t.iotaIn(t.row, p.pos0, c);
   Value lowChunk = walkLowChunk(t, ps, p.pos0);
+  if (seqs.starts)
+    lowChunk = arith::MaxSIOp::create(
+        b, loc, lowChunk,
+        arith::DivUIOp::create(b, loc, seqs.firstStart, t.idx(c)));
   Value steps = arith::SubIOp::create(b, loc, p.chunk, lowChunk);
   Value lowPos = arith::MulIOp::create(b, loc, lowChunk, t.idx(c));
   // The walk's copies run one half-step ahead of their use, in two groups
@@ -620,8 +659,9 @@ void buildAttentionKernel(func::FuncOp kernel, const KernelArgs &args,
                                   x.idx(c)));
         Value jNext = nextChunk(nb, j0);
         waitOlder(x); // Khat, V of j0
-        WalkState next = attendStep(x, ps, p, tr, gPrime, gRows, rowPos, j0, s,
-                                    {state[0], state[1], state[2], state[3]});
+        WalkState next =
+            attendStep(x, ps, p, tr, gPrime, gRows, rowPos, j0, s,
+                       {state[0], state[1], state[2], state[3]}, seqs);
         x.barrier(); // every warp is done with Khat and V
         copyKV(x, jNext);
         waitOlder(x); // W, U of j0
@@ -792,6 +832,12 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   mainArgs.add("khat", khat);
   mainArgs.add("out", out);
   mainArgs.add("lse", lse);
+  mainArgs.add("cuSeqlens", op.getCuSeqlens()
+                                ? bufferization::ToBufferOp::create(
+                                      b, loc, bufferTypeOf(op.getCuSeqlens()),
+                                      op.getCuSeqlens(), /*read_only=*/true)
+                                      .getResult()
+                                : Value());
 
   func::FuncOp chunkKernel =
       chunkArgs.createKernel(op, symbols, kPathChunkKernelSuffix);

@@ -1,6 +1,5 @@
 // attn-to-block with packed sequences (cu_seqlens): the flash kernel takes
-// the offsets (plain or FoX, causal or windowed, with or without RoPE);
-// PaTH with them goes to the reference lowering, with a remark.
+// the offsets (plain, RoPE or FoX, any mask; PaTH and PaTH-FoX).
 // RUN: attn-opt %s --attn-to-block --verify-diagnostics | FileCheck %s
 
 // RoPE: the table kernel takes the offsets too; each row's position is its
@@ -42,9 +41,15 @@ func.func @fox_window(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: te
   return %o : tensor<1x2x?x16xf32>
 }
 
+// PaTH: the attention kernel takes the offsets (its rows' starts mask the
+// diagonal block and the walk's chunks before the last row's start); the
+// chunk kernel does not need them.
+// CHECK-LABEL: func.func private @path_path_attention_kernel(
+// CHECK-SAME: memref<?xi32>
+// CHECK: scf.while
+// CHECK: scf.for {{.*}} -> (tensor<64xi64
 func.func @path(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>,
                 %w: tensor<1x2x?x16xf32>, %beta: tensor<1x2x?xf32>, %cu: tensor<?xi32>) -> tensor<1x2x?x16xf32> {
-  // expected-remark @below {{not fused yet (packed sequences (cu_seqlens) with PaTH): runs through the reference lowering}}
   %o = attn.attention %q, %k, %v path(%w, %beta) cu_seqlens(%cu)
       : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?xf32>, tensor<?xi32>)
       -> tensor<1x2x?x16xf32>

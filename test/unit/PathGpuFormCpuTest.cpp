@@ -47,15 +47,25 @@ struct Form {
   /// sm_90a: the attention kernel in the wgmma form too
   /// (path-attention-wgmma).
   bool attentionWgmma = false;
+  /// Packed sequences: a last argument cu_seqlens (Case::cuts).
+  bool packed = false;
 };
 
 std::string pathSource(const Form &f) {
-  return subst(kPath, {{"$GARG", f.gate ? ", %g: tensor<?x?x?xf32>" : ""},
-                       {"$GTYPE", f.gate ? ", tensor<?x?x?xf32>" : ""},
-                       {"$ATTRS", (f.gate ? "gate(%g) " : "") + f.attrs},
-                       {"$D", std::to_string(f.d)},
-                       {"$V", std::to_string(f.dv)},
-                       {"$E", f.elt}});
+  std::string garg = f.gate ? ", %g: tensor<?x?x?xf32>" : "";
+  std::string gtype = f.gate ? ", tensor<?x?x?xf32>" : "";
+  if (f.packed) {
+    garg += ", %cu: tensor<?xi32>";
+    gtype += ", tensor<?xi32>";
+  }
+  return subst(kPath,
+               {{"$GARG", garg},
+                {"$GTYPE", gtype},
+                {"$ATTRS", std::string(f.gate ? "gate(%g) " : "") +
+                               (f.packed ? "cu_seqlens(%cu) " : "") + f.attrs},
+                {"$D", std::to_string(f.d)},
+                {"$V", std::to_string(f.dv)},
+                {"$E", f.elt}});
 }
 
 /// The compiled GPU form of `source` for `chip` with `transport` (one
@@ -92,7 +102,8 @@ attn::DType dtypeOf(const std::string &elt) {
 
 struct Case {
   int64_t b, hq, hk, t, s;
-  double lo = 1.5, hi = 2.0; // beta's range
+  double lo = 1.5, hi = 2.0;     // beta's range
+  std::vector<double> cuts = {}; // Form::packed: the offsets
 };
 
 /// q [B,Hq,T,D], k [B,Hk,S,D], v [B,Hk,S,Dv] rounded to the 16-bit type;
@@ -109,6 +120,8 @@ std::vector<Tensor> inputs(const Form &f, const Case &c, uint64_t seed) {
       x = std::log(x);
     ins.push_back(g);
   }
+  if (f.packed)
+    ins.push_back(Tensor({static_cast<int64_t>(c.cuts.size())}, c.cuts));
   return ins;
 }
 
@@ -116,8 +129,10 @@ std::vector<attn::HostArray> hostInputs(const Form &f,
                                         const std::vector<Tensor> &ins) {
   std::vector<attn::HostArray> host;
   for (size_t i = 0; i < ins.size(); ++i)
-    host.push_back(
-        attn::ref::toHost(ins[i], i < 3 ? dtypeOf(f.elt) : attn::DType::F32));
+    host.push_back(attn::ref::toHost(ins[i], i < 3 ? dtypeOf(f.elt)
+                                             : f.packed && i + 1 == ins.size()
+                                                 ? attn::DType::I32
+                                                 : attn::DType::F32));
   return host;
 }
 
@@ -166,6 +181,31 @@ void expectMatches(const Form &f, const Case &c, uint64_t seed) {
             << worst << "\n";
   EXPECT_LE(rms, 5e-3);
   EXPECT_LE(worst, 2e-2);
+}
+
+/// Packed sequences: a query sees only its own sequence's keys, whose
+/// transforms lie inside it, so the chunked walk masks keys before each
+/// row's start and stops at the first row's. Sequences that start mid-chunk,
+/// on a chunk edge, empty and one-token ones; PaTH and PaTH-FoX, causal and
+/// windowed, both chips' forms.
+TEST(PathGpuFormOnCpu, PackedSequences) {
+  uint64_t seed = attn::ref::freshSeed();
+  const int64_t t = 200;
+  for (const char *chip : {"sm_90", "sm_90a"})
+    for (bool gate : {false, true})
+      for (const char *mask : {"", "mask sliding_window window 37"})
+        for (std::vector<double> cuts :
+             {std::vector<double>{0, 1, 1, 70, 130, t},
+              std::vector<double>{0, 64, 128, t},
+              std::vector<double>{0, 5, 199, t}}) {
+          Form f;
+          f.chip = chip;
+          f.gate = gate;
+          f.attrs = mask;
+          f.packed = true;
+          Case c{1, 4, 2, t, t, 1.5, 2.0, cuts};
+          expectMatches(f, c, ++seed);
+        }
 }
 
 /// Lengths around one chunk of 64, T = 1000, both beta ranges, PaTH and
