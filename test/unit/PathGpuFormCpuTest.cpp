@@ -187,11 +187,13 @@ void expectMatches(const Form &f, const Case &c, uint64_t seed) {
 /// transforms lie inside it, so the chunked walk masks keys before each
 /// row's start and stops at the first row's. Sequences that start mid-chunk,
 /// on a chunk edge, empty and one-token ones; PaTH and PaTH-FoX, causal and
-/// windowed, both chips' forms.
+/// windowed, every form.
 TEST(PathGpuFormOnCpu, PackedSequences) {
   uint64_t seed = attn::ref::freshSeed();
   const int64_t t = 200;
-  for (const char *chip : {"sm_90", "sm_90a"})
+  // sm_90; sm_90a with the chunk kernel's wgmma form; and with the
+  // attention kernel's too.
+  for (int form = 0; form < 3; ++form)
     for (bool gate : {false, true})
       for (const char *mask : {"", "mask sliding_window window 37"})
         for (std::vector<double> cuts :
@@ -199,7 +201,8 @@ TEST(PathGpuFormOnCpu, PackedSequences) {
               std::vector<double>{0, 64, 128, t},
               std::vector<double>{0, 5, 199, t}}) {
           Form f;
-          f.chip = chip;
+          f.chip = form ? "sm_90a" : "sm_90";
+          f.attentionWgmma = form == 2;
           f.gate = gate;
           f.attrs = mask;
           f.packed = true;
