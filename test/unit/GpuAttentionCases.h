@@ -45,6 +45,7 @@ struct Case {
   int64_t Dv = 0;             // v's head dim (0: D)
   double fLo = 0.9;           // forget gates f in (fLo, 1)
   int64_t S = 0;              // keys (0: T); S > T: queries are the last T
+  bool packed = false; // cu_seqlens: random cuts of T (RandomSpec::sequences)
 };
 
 inline void PrintTo(const Case &c, std::ostream *os) {
@@ -57,7 +58,8 @@ inline void PrintTo(const Case &c, std::ostream *os) {
       << (c.scale.empty() ? "" : " " + c.scale)
       << (c.Dv ? " Dv=" + std::to_string(c.Dv) : "")
       << (c.fLo != 0.9 ? " f>" + std::to_string(c.fLo) : "")
-      << (c.S ? " S=" + std::to_string(c.S) : "");
+      << (c.S ? " S=" + std::to_string(c.S) : "")
+      << (c.packed ? " packed" : "");
 }
 
 /// The last `t` rows (dim 2) of a [B, H, S, D] tensor.
@@ -86,12 +88,16 @@ inline std::string programFor(const Case &c) {
   std::string types = t4(c.H, c.D) + ", " + t4(c.Hk, c.D) + ", " +
                       t4(c.Hk, dv) + (gate ? ", " + gt : "");
   std::string out = t4(c.H, dv);
+  if (c.packed) {
+    args += ", %cu: tensor<?xi32>";
+    types += ", tensor<?xi32>";
+  }
   return "func.func @main(" + args + ") -> " + out +
          " {\n  %o = attn.attention %q, %k, %v" +
          (rope ? " rope(1.000000e+04)" + opt(c.ropeAttrs) : "") +
-         (gate ? " gate(%g)" + opt(c.gateAttrs) : "") + opt(c.mask) +
-         opt(c.scale) + " : (" + types + ") -> " + out +
-         "\n  return %o : " + out + "\n}\n";
+         (gate ? " gate(%g)" + opt(c.gateAttrs) : "") +
+         (c.packed ? " cu_seqlens(%cu)" : "") + opt(c.mask) + opt(c.scale) +
+         " : (" + types + ") -> " + out + "\n  return %o : " + out + "\n}\n";
 }
 
 using Parsed = attn::test_util::ParsedModule;
@@ -116,7 +122,10 @@ inline void randomCase(const Case &c, Parsed &p, uint64_t seed,
     (*ins)[0] = lastRows((*ins)[0], c.T);
   std::vector<Tensor> rounded;
   for (auto [i, t] : llvm::enumerate(*ins)) {
-    DType dt = t.shape.size() == 4 ? c.dtype : DType::F32;
+    // The offsets (packed: the last argument) in cu_seqlens' i32.
+    DType dt = t.shape.size() == 4                ? c.dtype
+               : c.packed && i + 1 == ins->size() ? DType::I32
+                                                  : DType::F32;
     host.push_back(attn::ref::toHost(t, dt));
     auto r = attn::ref::fromHost(host.back());
     ASSERT_TRUE(static_cast<bool>(r));

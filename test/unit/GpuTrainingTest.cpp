@@ -95,7 +95,8 @@ TEST_P(GpuTraining, GradientsMatchOracle) {
 }
 
 // Tile edges (63, 64, 65), a long sequence, GQA, both head dims, f16, the
-// three masks (FoX always has one), one decoding query over 65 keys.
+// three masks (FoX always has one), one decoding query over 65 keys, packed
+// sequences.
 std::vector<Case> cases() {
   auto bf16 = [](const char *variant, int64_t h, int64_t hk, int64_t t,
                  int64_t d, std::string mask = "") {
@@ -121,6 +122,16 @@ std::vector<Case> cases() {
   Case decode = bf16("plain", 2, 2, 1, 64);
   decode.S = 65;
   v.push_back(decode);
+  // Packed sequences (3 random cuts): both walks bounded and masked by
+  // them, RoPE's positions restarting, every mask.
+  for (Case c :
+       {bf16("plain", 4, 2, 1000, 64), bf16("fox", 4, 2, 4096, 128),
+        bf16("rope_fox", 2, 2, 1000, 128),
+        bf16("rope", 4, 2, 1000, 64, "mask none"),
+        bf16("fox", 2, 1, 1000, 64, "mask sliding_window window 100")}) {
+    c.packed = true;
+    v.push_back(c);
+  }
   return v;
 }
 
