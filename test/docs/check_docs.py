@@ -57,23 +57,50 @@ def read(path):
         return f.read()
 
 
+def git_files(root):
+    """The files git tracks or would track under `root`, or None outside a
+    work tree (a source tarball)."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", root, "ls-files", "--cached", "--others",
+             "--exclude-standard", "-z"],
+            capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return [os.path.normpath(p) for p in out.decode().split("\0")
+            if p and os.path.exists(os.path.join(root, p))]
+
+
 class Tree:
     def __init__(self, root):
         self.root = root
         self.files = set()
         self.basenames = set()
         self.dirs = set()
-        skip = {".git", "build", "build-sanitize", ".device", ".peers",
-                "__pycache__"}
-        for d, ds, fs in os.walk(root):
-            ds[:] = [x for x in ds if x not in skip and not x.startswith("build")]
-            rel = os.path.relpath(d, root)
-            if rel != ".":
-                self.dirs.add(rel)
-            for f in fs:
-                p = os.path.normpath(os.path.join(rel, f))
+        listed = git_files(root)
+        if listed is not None:
+            # What git tracks or would (its ignores, .git/info/exclude
+            # included, hold build trees and local scratch).
+            for p in listed:
                 self.files.add(p)
-                self.basenames.add(f)
+                self.basenames.add(os.path.basename(p))
+                d = os.path.dirname(p)
+                while d and d not in self.dirs:
+                    self.dirs.add(d)
+                    d = os.path.dirname(d)
+        else:
+            skip = {".git", "build", "build-sanitize", ".device", ".peers",
+                    "__pycache__"}
+            for d, ds, fs in os.walk(root):
+                ds[:] = [x for x in ds
+                         if x not in skip and not x.startswith("build")]
+                rel = os.path.relpath(d, root)
+                if rel != ".":
+                    self.dirs.add(rel)
+                for f in fs:
+                    p = os.path.normpath(os.path.join(rel, f))
+                    self.files.add(p)
+                    self.basenames.add(f)
         self.sources = [f for f in self.files if f.endswith(TEXT_EXTS)
                         and not f.startswith(("docs/", "bench/history/"))
                         and f not in ("README.md", "bench/RESULTS.md")]
