@@ -284,12 +284,7 @@ void buildDq(func::FuncOp kernel, const KernelArgs &args, const FlashGrad &fg) {
                          /*keysAlongRows=*/false);
         Value need = needsMask(n, fg, j0, p.row0, p.qPos0, p.sLen, p.tLen);
         if (cu)
-          need = n.ori(need, n.cmpi(CmpIPredicate::slt, j0, seqs.lastStart));
-        if (seqEnds)
-          need = n.ori(need,
-                       n.cmpi(CmpIPredicate::sgt,
-                              arith::AddIOp::create(nb, loc, j0, n.idx(kRows)),
-                              seqs.firstEnd));
+          need = n.ori(need, seqs.mayCross(nb, loc, j0, kRows, true, seqEnds));
         Value pt = probabilities(n, x, lse2, 1, need, [&] {
           return visible(n, fg, n.iotaIn(n.col, j0, kRows), qPos, qIdx, p.sLen,
                          p.tLen, /*keysAlongRows=*/false,
@@ -361,14 +356,9 @@ struct DkDvWalk {
           Value need = needsMask(n, fg, j0, i0, qPos0, sLen, tLen);
           // Packed: a query at or past the first key's sequence end;
           // without a mask also one before the last key's start.
-          if (seqs.ends)
-            need = n.ori(need, n.cmpi(CmpIPredicate::sgt,
-                                      arith::AddIOp::create(nb, loc, qPos0,
-                                                            n.idx(kRows)),
-                                      seqs.firstEnd));
-          if (seqs.ends && fg.mask == MaskKind::none)
-            need =
-                n.ori(need, n.cmpi(CmpIPredicate::slt, qPos0, seqs.lastStart));
+          if (seqs.starts)
+            need = n.ori(need, seqs.mayCross(nb, loc, qPos0, kRows,
+                                             fg.mask == MaskKind::none, true));
           Value pt = probabilities(n, x, lse2, 0, need, [&] {
             return visible(n, fg, keys, n.iotaIn(n.col, qPos0, kRows),
                            n.iotaIn(n.col, i0, kRows), sLen, tLen,

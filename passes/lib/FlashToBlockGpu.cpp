@@ -345,11 +345,7 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
     if (lastLo)
       need = n.ori(need, n.cmpi(CmpIPredicate::slt, j0, lastLo));
     if (cu)
-      need = n.ori(need, n.cmpi(CmpIPredicate::slt, j0, seqs.lastStart));
-    if (seqEnds)
-      need = n.ori(need, n.cmpi(CmpIPredicate::sgt,
-                                arith::AddIOp::create(nb, loc, j0, n.idx(bn)),
-                                seqs.firstEnd));
+      need = n.ori(need, seqs.mayCross(nb, loc, j0, bn, true, seqEnds));
     auto ifOp = scf::IfOp::create(nb, loc, TypeRange{sTile}, need,
                                   /*withElseRegion=*/true);
     {

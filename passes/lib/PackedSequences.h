@@ -78,6 +78,28 @@ inline Value offsetAt(OpBuilder &b, Location loc, Value cu, Value i) {
 struct SequenceBounds {
   Value starts, ends;
   Value firstStart, firstEnd, lastStart, lastEnd;
+
+  /// Whether the other side's tile of positions [other0, other0 + n) may
+  /// hold one outside some row's sequence: before the last row's start
+  /// (`byStarts`) or at or after the first row's end (`byEnds`). Uniform
+  /// over the program, so that the tiles where it fails skip the per-cell
+  /// test.
+  Value mayCross(OpBuilder &b, Location loc, Value other0, int64_t n,
+                 bool byStarts, bool byEnds) const {
+    assert((byStarts || byEnds) && "mayCross tests starts, ends or both");
+    Value cross;
+    if (byStarts)
+      cross = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, other0,
+                                    lastStart);
+    if (byEnds) {
+      Value end = arith::AddIOp::create(
+          b, loc, other0, arith::ConstantIndexOp::create(b, loc, n));
+      Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end,
+                                         firstEnd);
+      cross = cross ? arith::OrIOp::create(b, loc, cross, past) : past;
+    }
+    return cross;
+  }
 };
 inline SequenceBounds sequenceBounds(OpBuilder &b, Location loc, Value cu,
                                      Value pos0, int64_t n, Value positions,

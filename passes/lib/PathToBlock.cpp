@@ -523,10 +523,10 @@ WalkState attendStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
   // another sequence's keys.
   if (seqs.starts) {
     auto type = cast<RankedTensorType>(sc.getType());
-    auto ifOp =
-        scf::IfOp::create(x.b, x.loc, TypeRange{type},
-                          x.cmpi(CmpIPredicate::slt, j0, seqs.lastStart),
-                          /*withElseRegion=*/true);
+    auto ifOp = scf::IfOp::create(
+        x.b, x.loc, TypeRange{type},
+        seqs.mayCross(x.b, x.loc, j0, c, /*byStarts=*/true, /*byEnds=*/false),
+        /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(x.b);
     x.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     scf::YieldOp::create(x.b, x.loc,
@@ -832,12 +832,8 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   mainArgs.add("khat", khat);
   mainArgs.add("out", out);
   mainArgs.add("lse", lse);
-  mainArgs.add("cuSeqlens", op.getCuSeqlens()
-                                ? bufferization::ToBufferOp::create(
-                                      b, loc, bufferTypeOf(op.getCuSeqlens()),
-                                      op.getCuSeqlens(), /*read_only=*/true)
-                                      .getResult()
-                                : Value());
+  mainArgs.add("cuSeqlens",
+               op.getCuSeqlens() ? buffer(op.getCuSeqlens()) : Value());
 
   func::FuncOp chunkKernel =
       chunkArgs.createKernel(op, symbols, kPathChunkKernelSuffix);
