@@ -43,17 +43,13 @@ std::string sourceOf(const GradForm &f) {
   if (f.packed) {
     args += ", %cu: tensor<?xi32>";
     types += ", tensor<?xi32>";
-    // RoPE's clauses come before the gate, a mask after the offsets.
-    bool rope = f.pieces.rfind("rope", 0) == 0;
-    return "func.func @main(" + args + ") -> " + qo + " {\n" +
-           "  %o = attn.attention %q, %k, %v " + (rope ? f.pieces + " " : "") +
-           (f.fox ? "gate(%g) " : "") + "cu_seqlens(%cu) " +
-           (rope ? "" : f.pieces) + " : (" + types + ") -> " + qo +
-           "\n  return %o : " + qo + "\n}\n";
   }
+  // RoPE's clauses come before the gate, a mask after it and the offsets.
+  bool rope = f.pieces.rfind("rope", 0) == 0;
   return "func.func @main(" + args + ") -> " + qo + " {\n" +
-         "  %o = attn.attention %q, %k, %v " + f.pieces +
-         (f.fox ? " gate(%g)" : "") + " : (" + types + ") -> " + qo +
+         "  %o = attn.attention %q, %k, %v " + (rope ? f.pieces + " " : "") +
+         (f.fox ? "gate(%g) " : "") + (f.packed ? "cu_seqlens(%cu) " : "") +
+         (rope ? "" : f.pieces) + " : (" + types + ") -> " + qo +
          "\n  return %o : " + qo + "\n}\n";
 }
 
@@ -165,9 +161,9 @@ TEST(GradGpuFormOnCpu, BackwardKernelsMatchOracle) {
 
 // Packed sequences (5 random cuts of T, empty ones possible): the masks of
 // both walks and their bounds, plain and FoX, causal, windowed and (plain)
-// without a mask, RoPE
-// (positions restarting at each sequence, both table forms), GQA, dQ
-// by reducing stores and by the walk, both chips' forms and the CPU's f32.
+// without a mask, RoPE (positions restarting at each sequence, both table
+// forms), GQA, dQ by reducing stores and by the walk, both chips' forms and
+// the CPU's f32.
 TEST(GradGpuFormOnCpu, PackedSequencesMatchOracle) {
   uint64_t seed = attn::ref::freshSeed();
   for (const char *target : {"sm_90", "sm_90a", "cpu"})
