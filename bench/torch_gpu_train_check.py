@@ -9,9 +9,14 @@ ATTN_GPU_TARGETS including `attn`):
    (through torch.autograd on attn's fused GPU backward) vs the float64
    torch re-statement of test/host/test_torch.py (ref_attention, on the
    host) of the same rounded inputs; relative RMS <= 8e-3 (dg 2e-2).
-2. A two-layer model step under torch.compile(fullgraph=True) on CUDA:
+2. The same with packed sequences (cu_seqlens, random cuts, int32 and
+   int64 offsets): attention with RoPE and forgetting_attention, against
+   the re-statement run on each sequence alone (test_torch.packed).
+3. A two-layer model step under torch.compile(fullgraph=True) on CUDA:
    the loss and the gradients match the eager step's (relative 1e-2,
    RMS 2e-2: inductor rounds the other ops its own way).
+4. torch.library.opcheck of the three custom ops on CUDA tensors (plain and
+   FoX programs, bf16).
 Env: ATTN_SEED. Exit status 1 when a check fails.
 """
 
@@ -49,7 +54,7 @@ def check(name, got, want, bound):
         failures.append(name)
 
 
-def gradients(seed, fox, B=2, T=1000, H=4, Hk=2, D=64):
+def gradients(seed, fox, B=2, T=1000, H=4, Hk=2, D=64, packed=False):
     gen = torch.Generator(device="cuda").manual_seed(seed)
 
     def rnd(*shape, dtype=torch.bfloat16):
@@ -60,13 +65,29 @@ def gradients(seed, fox, B=2, T=1000, H=4, Hk=2, D=64):
         g = F.logsigmoid(torch.randn(B, T, H, generator=gen, device="cuda") + 3).requires_grad_(True)
     dO = torch.randn(B, T, H, D, generator=gen, device="cuda").to(torch.bfloat16)
     ins = [q, k, v] + ([g] if fox else [])
-    o = at.forgetting_attention(q, k, v, g) if fox else at.attention(q, k, v)
+    kw, ref_kw, reference = {}, {}, ref.ref_attention
+    if packed:
+        # 3 random cuts (empty sequences possible), int64 offsets for FoX
+        # as fla passes them, int32 otherwise; RoPE on the plain case.
+        cuts = torch.randint(0, T + 1, (3,), generator=gen, device="cuda")
+        cu = torch.cat([torch.tensor([0], device="cuda"), cuts.sort().values,
+                        torch.tensor([T], device="cuda")])
+        kw["cu_seqlens"] = cu if fox else cu.to(torch.int32)
+        ref_kw["cu_seqlens"] = cu.cpu()
+        if not fox:
+            kw["rope_theta"] = ref_kw["rope_theta"] = 10000.0
+        reference = ref.packed(ref.ref_attention)
+    o = at.forgetting_attention(q, k, v, g, **kw) if fox else at.attention(q, k, v, **kw)
     grads = torch.autograd.grad(o, ins, dO)
     # The fp64 reference on the host, on the same rounded values.
     ref_ins = [x.detach().cpu().double().requires_grad_(True) for x in ins]
-    want = ref.ref_attention(*ref_ins[:3], g=ref_ins[3] if fox else None)
+    names = ["q", "k", "v", "g"]
+    want = reference(**dict(zip(names, ref_ins)), **ref_kw)
     ref_grads = torch.autograd.grad(want, ref_ins, dO.cpu().double())
-    what = f"{'fox' if fox else 'plain'} B={B} T={T} H={H} Hk={Hk} D={D} seed {seed}"
+    what = (f"{'fox' if fox else 'plain'}{' packed' if packed else ''} B={B} T={T} "
+            f"H={H} Hk={Hk} D={D} seed {seed}")
+    if packed:
+        what += f" cu_seqlens {cu.tolist()}"
     check(what + " o", o, want, 5e-3)
     for n, got, want in zip("qkvg", grads, ref_grads):
         check(f"{what} d{n}", got, want, 2e-2 if n == "g" else 8e-3)
@@ -112,13 +133,45 @@ def compiled_step(seed):
         failures.append("compiled step")
 
 
+def opcheck_cuda(seed):
+    """torch.library.opcheck of attn's custom ops on CUDA tensors."""
+    torch.manual_seed(seed)
+    B, T, H, D = 1, 70, 2, 64
+    acts = [torch.randn(B, H, T, D, device="cuda", dtype=torch.bfloat16)
+            for _ in range(3)]
+    g = F.logsigmoid(torch.randn(B, H, T, device="cuda") + 3)
+    programs = {"plain": (at._attention_program("bf16", D, D), acts),
+                "fox": (at._attention_program("bf16", D, D, gate=True),
+                        acts + [g])}
+    for name, (program, args) in programs.items():
+        fwd = torch.ops.attn.forward.default
+        train = torch.ops.attn.forward_train.default
+        bwd = torch.ops.attn.backward.default
+        outputs = train(program, "main", args, False)
+        calls = [("forward", fwd, (program, "main", args, True)),
+                 ("forward_train", train,
+                  (program, "main", [a.clone().requires_grad_() for a in args], True)),
+                 ("backward", bwd,
+                  (program, "main", args, outputs, torch.randn_like(outputs[0])))]
+        for what, op, call in calls:
+            try:
+                torch.library.opcheck(op, call)
+                print(f"ok   opcheck {name} {what} on CUDA")
+            except Exception as e:  # report every failing op, then go on
+                print(f"FAIL opcheck {name} {what} on CUDA: {type(e).__name__}: {e}")
+                failures.append(f"opcheck {name} {what}")
+
+
 def main():
     seed = int(os.environ.get("ATTN_SEED", "0")) or int.from_bytes(os.urandom(4), "little")
     print(f"seed {seed}, {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
     for fox in (False, True):
         gradients(seed, fox)
         gradients(seed + 1, fox, B=1, T=130, H=2, Hk=2, D=128)
+        gradients(seed + 2, fox, B=1, T=1000, H=4, Hk=2, D=64, packed=True)
+        gradients(seed + 3, fox, B=1, T=300, H=2, Hk=1, D=128, packed=True)
     compiled_step(seed)
+    opcheck_cuda(seed)
     print("FAILED: " + ", ".join(failures) if failures else "all checks passed")
     return 1 if failures else 0
 

@@ -90,6 +90,20 @@ void checkCuSeqlens(const char *func, const std::vector<int64_t> &cu,
     require(func, cu[n] <= cu[n + 1], "cuSeqlens must be nondecreasing");
 }
 
+std::vector<int64_t> rowStarts(const char *func,
+                               const std::vector<int64_t> *cuSeqlens, int64_t T,
+                               int64_t S) {
+  std::vector<int64_t> starts(T, 0);
+  if (!cuSeqlens)
+    return starts;
+  require(func, T == S, "packed sequences need T == S");
+  checkCuSeqlens(func, *cuSeqlens, S);
+  for (size_t n = 0; n + 1 < cuSeqlens->size(); ++n)
+    for (int64_t t = (*cuSeqlens)[n]; t < (*cuSeqlens)[n + 1]; ++t)
+      starts[t] = (*cuSeqlens)[n];
+  return starts;
+}
+
 void checkRope(const char *func, const Tensor &x, int64_t rotaryDim,
                const std::vector<int64_t> *positions) {
   checkRank(func, x, 4, "x");
@@ -396,43 +410,48 @@ Tensor scores(const Tensor &q, const Tensor &k, double scale, const Tensor *w,
 // Multi-Token Attention
 //===----------------------------------------------------------------------===//
 
-Tensor kqConv(const Tensor &x, const Tensor &theta, Stage stage) {
+Tensor kqConv(const Tensor &x, const Tensor &theta, Stage stage,
+              const std::vector<int64_t> *cuSeqlens) {
   checkKqConv(__func__, x, theta);
   const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], S = x.shape[3];
   const int64_t cq = theta.shape[1], ck = theta.shape[2];
   const int64_t p = cq - 1, c = (ck - 1) / 2, off = S - T;
+  const std::vector<int64_t> starts = rowStarts(__func__, cuSeqlens, T, S);
 
   Tensor out = Tensor::zeros({B, H, T, S});
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
-      // Zero-masked, zero-padded source.
-      auto X0 = [&](int64_t i2, int64_t j2) -> double {
-        if (i2 < 0 || i2 >= T || j2 < 0 || j2 >= S || j2 > i2 + off)
+      // Zero-masked, zero-padded source, as output rows starting at key lo
+      // see it.
+      auto X0 = [&](int64_t i2, int64_t j2, int64_t lo) -> double {
+        if (i2 < 0 || i2 >= T || j2 < lo || j2 >= S || j2 > i2 + off)
           return 0.0;
         const double v = x.at(b, h, i2, j2);
         return v == -kInf ? 0.0 : v;
       };
       for (int64_t i = 0; i < T; ++i)
         for (int64_t j = 0; j < S; ++j) {
-          if (j > i + off) {
+          if (j > i + off || j < starts[i]) {
             out.at(b, h, i, j) = stage == Stage::Pre ? -kInf : 0.0;
             continue;
           }
           double C = 0;
           for (int64_t a = 0; a < cq; ++a)
             for (int64_t bb = 0; bb < ck; ++bb)
-              C += theta.at(h, a, bb) * X0(i - p + a, j - c + bb);
+              C += theta.at(h, a, bb) * X0(i - p + a, j - c + bb, starts[i]);
           out.at(b, h, i, j) = C;
         }
     }
   return out;
 }
 
-Tensor headMix(const Tensor &x, const Tensor &W, Stage stage) {
+Tensor headMix(const Tensor &x, const Tensor &W, Stage stage,
+               const std::vector<int64_t> *cuSeqlens) {
   checkHeadMix(__func__, x, W);
   const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], S = x.shape[3];
   const int64_t ch = W.shape[1];
   const int64_t off = S - T;
+  const std::vector<int64_t> starts = rowStarts(__func__, cuSeqlens, T, S);
 
   auto x0 = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
     const double v = x.at(b, h, i, j);
@@ -444,7 +463,7 @@ Tensor headMix(const Tensor &x, const Tensor &W, Stage stage) {
       const int64_t g0 = (h / ch) * ch;
       for (int64_t i = 0; i < T; ++i)
         for (int64_t j = 0; j < S; ++j) {
-          if (j > i + off) {
+          if (j > i + off || j < starts[i]) {
             out.at(b, h, i, j) = stage == Stage::Pre ? -kInf : 0.0;
             continue;
           }
@@ -607,8 +626,6 @@ Tensor detail::attentionRecorded(const AttentionConfig &cfg, const Tensor &q,
 
   const std::vector<int64_t> *cu =
       cfg.cuSeqlens.empty() ? nullptr : &cfg.cuSeqlens;
-  require(func, !cu || !(thetaPre || wPre || thetaPost || wPost || gamma),
-          "packed sequences (cuSeqlens) are not supported with MTA's pieces");
   Tensor qr = q, kr = k;
   const int64_t R = cfg.ropeDim == 0 ? D : cfg.ropeDim;
   // q at positions ropeOffset + S - T + i, k at ropeOffset + j; packed
@@ -637,24 +654,24 @@ Tensor detail::attentionRecorded(const AttentionConfig &cfg, const Tensor &q,
                     cfg.window, cu);
   record(&AttentionTape::logits, x);
   if (thetaPre)
-    x = kqConv(x, *thetaPre, Stage::Pre);
+    x = kqConv(x, *thetaPre, Stage::Pre, cu);
   if (wPre) {
     const int64_t group = cfg.preGroup == 0 ? Hq : cfg.preGroup;
     checkShape(func, *wPre, {Hq, group}, "wPre");
     record(&AttentionTape::preMixIn, x);
-    x = headMix(x, *wPre, Stage::Pre);
+    x = headMix(x, *wPre, Stage::Pre, cu);
   }
   record(&AttentionTape::softmaxIn, x);
   x = softmax(x);
   if (thetaPost) {
     record(&AttentionTape::postConvIn, x);
-    x = kqConv(x, *thetaPost, Stage::Post);
+    x = kqConv(x, *thetaPost, Stage::Post, cu);
   }
   if (wPost) {
     const int64_t group = cfg.postGroup == 0 ? Hq : cfg.postGroup;
     checkShape(func, *wPost, {Hq, group}, "wPost");
     record(&AttentionTape::postMixIn, x);
-    x = headMix(x, *wPost, Stage::Post);
+    x = headMix(x, *wPost, Stage::Post, cu);
   }
   record(&AttentionTape::probs, x);
   Tensor o = weightedSum(x, v);

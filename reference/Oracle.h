@@ -98,13 +98,19 @@ std::vector<int64_t> packedPositions(const std::vector<int64_t> &cuSeqlens,
 /// MTA key-query convolution of x[B,H,T,S] with per-head kernels
 /// theta[H,cq,ck] (ck odd), literal form of mta.md §1.2 (zero-masked source,
 /// cross-correlation, top pad cq-1, left/right pad (ck-1)/2). Entries with
-/// j > i + (S - T) become -inf (Pre) or 0 (Post).
-Tensor kqConv(const Tensor &x, const Tensor &theta, Stage stage);
+/// j > i + (S - T) become -inf (Pre) or 0 (Post). With `cuSeqlens` (packed
+/// sequences, T == S) each sequence is convolved as if alone: output row i
+/// reads no source key before its sequence's start s_i, and its entries
+/// with j < s_i are masked as those right of the diagonal.
+Tensor kqConv(const Tensor &x, const Tensor &theta, Stage stage,
+              const std::vector<int64_t> *cuSeqlens = nullptr);
 
 /// MTA head mixing of x[B,H,T,S] with W[H,ch] (ch divides H):
 /// out[h] = sum_m W[h,m] * x0[(h/ch)*ch + m], x0 = x with -inf -> 0.
-/// Entries with j > i + (S - T) become -inf (Pre) or 0 (Post).
-Tensor headMix(const Tensor &x, const Tensor &W, Stage stage);
+/// Entries with j > i + (S - T) become -inf (Pre) or 0 (Post), and with
+/// `cuSeqlens` those before the row's sequence start.
+Tensor headMix(const Tensor &x, const Tensor &W, Stage stage,
+               const std::vector<int64_t> *cuSeqlens = nullptr);
 
 /// Softmax over the last axis. -inf entries give 0; an all -inf row gives 0s.
 Tensor softmax(const Tensor &x);
@@ -192,13 +198,15 @@ struct KqConvGrad {
   Tensor x, theta;
 };
 KqConvGrad kqConvGrad(const Tensor &dy, const Tensor &x, const Tensor &theta,
-                      Stage stage);
+                      Stage stage,
+                      const std::vector<int64_t> *cuSeqlens = nullptr);
 
 struct HeadMixGrad {
   Tensor x, W;
 };
 HeadMixGrad headMixGrad(const Tensor &dy, const Tensor &x, const Tensor &W,
-                        Stage stage);
+                        Stage stage,
+                        const std::vector<int64_t> *cuSeqlens = nullptr);
 
 /// d x = y * (dy - sum(y * dy)) per row, y = softmax(x).
 Tensor softmaxGrad(const Tensor &dy, const Tensor &x);

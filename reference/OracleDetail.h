@@ -101,6 +101,11 @@ void checkScores(const char *func, const Tensor &q, const Tensor &k,
 void checkCuSeqlens(const char *func, const std::vector<int64_t> &cu,
                     int64_t S);
 void checkKqConv(const char *func, const Tensor &x, const Tensor &theta);
+/// The first key each row of a [.., T, S] score map sees (its packed
+/// sequence's start; checks cuSeqlens and T == S), all 0 without packing.
+std::vector<int64_t> rowStarts(const char *func,
+                               const std::vector<int64_t> *cuSeqlens, int64_t T,
+                               int64_t S);
 void checkHeadMix(const char *func, const Tensor &x, const Tensor &W);
 void checkWeightedSum(const char *func, const Tensor &p, const Tensor &v);
 void checkHeadNorm(const char *func, const Tensor &o, const Tensor &gamma,

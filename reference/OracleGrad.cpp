@@ -184,25 +184,28 @@ ScoresGrad scoresGrad(const Tensor &dLogits, const Tensor &q, const Tensor &k,
 //===----------------------------------------------------------------------===//
 
 KqConvGrad kqConvGrad(const Tensor &dy, const Tensor &x, const Tensor &theta,
-                      Stage stage) {
+                      Stage stage, const std::vector<int64_t> *cuSeqlens) {
   checkKqConv(__func__, x, theta);
   checkDy(__func__, dy, x.shape);
   const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], S = x.shape[3];
   const int64_t cq = theta.shape[1], ck = theta.shape[2];
   const int64_t p = cq - 1, c = (ck - 1) / 2, off = S - T;
+  const std::vector<int64_t> starts = rowStarts(__func__, cuSeqlens, T, S);
 
   KqConvGrad grad{Tensor::zeros(x.shape), Tensor::zeros(theta.shape)};
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < T; ++i)
-        for (int64_t j = 0; j <= std::min(i + off, S - 1); ++j) {
+        for (int64_t j = starts[i]; j <= std::min(i + off, S - 1); ++j) {
           // out(i, j) = sum theta(a, bb) X0(i - p + a, j - c + bb); X0 is 0
-          // (a constant) outside the source, beyond its mask and at -inf.
+          // (a constant) outside the source, beyond its mask, before the
+          // row's sequence and at -inf.
           const double dl = dy.at(b, h, i, j);
           for (int64_t a = 0; a < cq; ++a)
             for (int64_t bb = 0; bb < ck; ++bb) {
               const int64_t i2 = i - p + a, j2 = j - c + bb;
-              if (i2 < 0 || i2 >= T || j2 < 0 || j2 >= S || j2 > i2 + off)
+              if (i2 < 0 || i2 >= T || j2 < starts[i] || j2 >= S ||
+                  j2 > i2 + off)
                 continue;
               const double v = x.at(b, h, i2, j2);
               if (v == -kInf)
@@ -216,18 +219,19 @@ KqConvGrad kqConvGrad(const Tensor &dy, const Tensor &x, const Tensor &theta,
 }
 
 HeadMixGrad headMixGrad(const Tensor &dy, const Tensor &x, const Tensor &W,
-                        Stage stage) {
+                        Stage stage, const std::vector<int64_t> *cuSeqlens) {
   checkHeadMix(__func__, x, W);
   checkDy(__func__, dy, x.shape);
   const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], S = x.shape[3];
   const int64_t ch = W.shape[1], off = S - T;
+  const std::vector<int64_t> starts = rowStarts(__func__, cuSeqlens, T, S);
 
   HeadMixGrad grad{Tensor::zeros(x.shape), Tensor::zeros(W.shape)};
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
       const int64_t g0 = (h / ch) * ch;
       for (int64_t i = 0; i < T; ++i)
-        for (int64_t j = 0; j <= std::min(i + off, S - 1); ++j) {
+        for (int64_t j = starts[i]; j <= std::min(i + off, S - 1); ++j) {
           // out[h](i, j) = sum_m W(h, m) x0[g0 + m](i, j), x0 = 0 at -inf.
           const double dl = dy.at(b, h, i, j);
           for (int64_t m = 0; m < ch; ++m) {
@@ -430,6 +434,8 @@ AttentionGrad attentionGrad(const Tensor &dO, const AttentionConfig &cfg,
 
   // The steps of attentionRecorded, last to first; dx is the gradient of
   // the current step's output.
+  const std::vector<int64_t> *cu =
+      cfg.cuSeqlens.empty() ? nullptr : &cfg.cuSeqlens;
   Tensor dx = dO;
   if (gamma) {
     HeadNormGrad n =
@@ -443,29 +449,28 @@ AttentionGrad attentionGrad(const Tensor &dO, const AttentionConfig &cfg,
   grad.v = std::move(ws.v);
   dx = std::move(ws.p);
   if (wPost) {
-    HeadMixGrad m = headMixGrad(dx, tape.postMixIn, *wPost, Stage::Post);
+    HeadMixGrad m = headMixGrad(dx, tape.postMixIn, *wPost, Stage::Post, cu);
     dx = std::move(m.x);
     grad.wPost = std::move(m.W);
   }
   if (thetaPost) {
-    KqConvGrad c = kqConvGrad(dx, tape.postConvIn, *thetaPost, Stage::Post);
+    KqConvGrad c = kqConvGrad(dx, tape.postConvIn, *thetaPost, Stage::Post, cu);
     dx = std::move(c.x);
     grad.thetaPost = std::move(c.theta);
   }
   dx = softmaxGrad(dx, tape.softmaxIn);
   if (wPre) {
-    HeadMixGrad m = headMixGrad(dx, tape.preMixIn, *wPre, Stage::Pre);
+    HeadMixGrad m = headMixGrad(dx, tape.preMixIn, *wPre, Stage::Pre, cu);
     dx = std::move(m.x);
     grad.wPre = std::move(m.W);
   }
   if (thetaPre) {
-    KqConvGrad c = kqConvGrad(dx, tape.logits, *thetaPre, Stage::Pre);
+    KqConvGrad c = kqConvGrad(dx, tape.logits, *thetaPre, Stage::Pre, cu);
     dx = std::move(c.x);
     grad.thetaPre = std::move(c.theta);
   }
   ScoresGrad s = scoresGrad(dx, tape.qr, tape.kr, cfg.scale, w, beta, g,
-                            cfg.gateScaled, cfg.mask, cfg.window,
-                            cfg.cuSeqlens.empty() ? nullptr : &cfg.cuSeqlens);
+                            cfg.gateScaled, cfg.mask, cfg.window, cu);
   grad.q = std::move(s.q);
   grad.k = std::move(s.k);
   grad.w = std::move(s.w);

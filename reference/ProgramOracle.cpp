@@ -138,10 +138,20 @@ Expected<Tensor> evalOp(Operation *op, const Env &env) {
                   o.getGateScaled(), toMask(o.getMask()),
                   o.getWindow().value_or(0), o.getCuSeqlens() ? &cu : nullptr);
   }
+  // An MTA piece's packed sequences: the offsets, or null.
+  std::vector<int64_t> cu;
+  auto packed = [&](Value offsets) -> const std::vector<int64_t> * {
+    if (!offsets)
+      return nullptr;
+    cu = positionsOf(in(offsets));
+    return &cu;
+  };
   if (auto o = dyn_cast<mlir::attn::KqConvOp>(op))
-    return kqConv(in(o.getInput()), in(o.getKernel()), toStage(o.getStage()));
+    return kqConv(in(o.getInput()), in(o.getKernel()), toStage(o.getStage()),
+                  packed(o.getCuSeqlens()));
   if (auto o = dyn_cast<mlir::attn::HeadMixOp>(op))
-    return headMix(in(o.getInput()), in(o.getWeight()), toStage(o.getStage()));
+    return headMix(in(o.getInput()), in(o.getWeight()), toStage(o.getStage()),
+                   packed(o.getCuSeqlens()));
   if (auto o = dyn_cast<mlir::attn::SoftmaxOp>(op))
     return softmax(in(o.getInput()));
   if (auto o = dyn_cast<mlir::attn::WeightedSumOp>(op))
@@ -309,13 +319,21 @@ llvm::Error gradOp(Operation *op, const Env &env, const Tensor &dy,
     adj.add(o.getBeta(), std::move(d.beta));
     adj.add(o.getG(), std::move(d.g));
   } else if (auto o = dyn_cast<mlir::attn::KqConvOp>(op)) {
-    KqConvGrad d = kqConvGrad(dy, in(o.getInput()), in(o.getKernel()),
-                              toStage(o.getStage()));
+    std::vector<int64_t> cu;
+    if (o.getCuSeqlens())
+      cu = positionsOf(in(o.getCuSeqlens()));
+    KqConvGrad d =
+        kqConvGrad(dy, in(o.getInput()), in(o.getKernel()),
+                   toStage(o.getStage()), o.getCuSeqlens() ? &cu : nullptr);
     adj.add(o.getInput(), std::move(d.x));
     adj.add(o.getKernel(), std::move(d.theta));
   } else if (auto o = dyn_cast<mlir::attn::HeadMixOp>(op)) {
-    HeadMixGrad d = headMixGrad(dy, in(o.getInput()), in(o.getWeight()),
-                                toStage(o.getStage()));
+    std::vector<int64_t> cu;
+    if (o.getCuSeqlens())
+      cu = positionsOf(in(o.getCuSeqlens()));
+    HeadMixGrad d =
+        headMixGrad(dy, in(o.getInput()), in(o.getWeight()),
+                    toStage(o.getStage()), o.getCuSeqlens() ? &cu : nullptr);
     adj.add(o.getInput(), std::move(d.x));
     adj.add(o.getWeight(), std::move(d.W));
   } else if (auto o = dyn_cast<mlir::attn::SoftmaxOp>(op)) {

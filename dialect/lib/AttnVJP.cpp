@@ -49,15 +49,21 @@ SmallVector<Value> ScoresOp::buildVJP(OpBuilder &b, Value grad) {
 SmallVector<Value> KqConvOp::buildVJP(OpBuilder &b, Value grad) {
   auto g = KqConvGradOp::create(b, getLoc(), getInput().getType(),
                                 getKernel().getType(), getStage(), getInput(),
-                                getKernel(), grad);
-  return {g.getDx(), g.getDkernel()};
+                                getKernel(), grad, getCuSeqlens());
+  SmallVector<Value> cots = {g.getDx(), g.getDkernel()};
+  if (getCuSeqlens())
+    cots.push_back(Value()); // integer offsets: not differentiable
+  return cots;
 }
 
 SmallVector<Value> HeadMixOp::buildVJP(OpBuilder &b, Value grad) {
   auto g = HeadMixGradOp::create(b, getLoc(), getInput().getType(),
                                  getWeight().getType(), getStage(), getInput(),
-                                 getWeight(), grad);
-  return {g.getDx(), g.getDweight()};
+                                 getWeight(), grad, getCuSeqlens());
+  SmallVector<Value> cots = {g.getDx(), g.getDweight()};
+  if (getCuSeqlens())
+    cots.push_back(Value()); // integer offsets: not differentiable
+  return cots;
 }
 
 SmallVector<Value> SoftmaxOp::buildVJP(OpBuilder &b, Value grad) {

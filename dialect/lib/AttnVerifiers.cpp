@@ -67,6 +67,24 @@ static LogicalResult verifyGQA(Operation *op, ShapeEnv &env) {
   return success();
 }
 
+/// Packed sequences (`cuSeqlens`, null without): T == S and N + 1 >= 2
+/// offsets.
+static LogicalResult verifyPacked(Operation *op, ShapeEnv &env,
+                                  Value cuSeqlens) {
+  if (!cuSeqlens)
+    return success();
+  int64_t t = env.get("T"), s = env.get("S");
+  if (!ShapedType::isDynamic(t) && !ShapedType::isDynamic(s) && t != s)
+    return op->emitOpError()
+           << "packed sequences (cu_seqlens) need T == S, got T = " << t
+           << ", S = " << s;
+  auto cuType = cast<ShapedType>(cuSeqlens.getType());
+  if (!cuType.isDynamicDim(0) && cuType.getDimSize(0) < 2)
+    return op->emitOpError()
+           << "'cu_seqlens' holds N + 1 >= 2 offsets, got " << cuType;
+  return success();
+}
+
 /// The scores piece shared by attn.scores and attn.attention.
 static LogicalResult
 verifyScorePiece(Operation *op, ShapeEnv &env, Value w, Value beta, Value g,
@@ -99,16 +117,8 @@ verifyScorePiece(Operation *op, ShapeEnv &env, Value w, Value beta, Value g,
     return op->emitOpError() << "a causal or sliding_window mask needs "
                              << "T <= S (queries are the last T of S "
                              << "positions), got T = " << t << ", S = " << s;
-  if (cuSeqlens) {
-    if (!ShapedType::isDynamic(t) && !ShapedType::isDynamic(s) && t != s)
-      return op->emitOpError()
-             << "packed sequences (cu_seqlens) need T == S, got T = " << t
-             << ", S = " << s;
-    auto cuType = cast<ShapedType>(cuSeqlens.getType());
-    if (!cuType.isDynamicDim(0) && cuType.getDimSize(0) < 2)
-      return op->emitOpError()
-             << "'cu_seqlens' holds N + 1 >= 2 offsets, got " << cuType;
-  }
+  if (failed(verifyPacked(op, env, cuSeqlens)))
+    return failure();
   return verifyGQA(op, env);
 }
 
@@ -231,15 +241,19 @@ static LogicalResult verifyScoresOperands(OpT op, ShapeEnv &env) {
 
 /// The operands of attn.kq_conv / attn.head_mix, shared by their gradients.
 static LogicalResult verifyKqConvOperands(Operation *op, ShapeEnv &env,
-                                          Value input, Value kernel) {
-  if (failed(env.bind("input", input.getType(), {"B", "H", "T", "S"})))
+                                          Value input, Value kernel,
+                                          Value cuSeqlens) {
+  if (failed(env.bind("input", input.getType(), {"B", "H", "T", "S"})) ||
+      failed(verifyPacked(op, env, cuSeqlens)))
     return failure();
   return verifyKqKernel(op, env, "kernel", kernel, "H");
 }
 
 static LogicalResult verifyHeadMixOperands(Operation *op, ShapeEnv &env,
-                                           Value input, Value weight) {
-  if (failed(env.bind("input", input.getType(), {"B", "H", "T", "S"})))
+                                           Value input, Value weight,
+                                           Value cuSeqlens) {
+  if (failed(env.bind("input", input.getType(), {"B", "H", "T", "S"})) ||
+      failed(verifyPacked(op, env, cuSeqlens)))
     return failure();
   return verifyMixWeight(op, env, "weight", weight, "H");
 }
@@ -269,12 +283,14 @@ LogicalResult ScoresOp::verify() {
 
 LogicalResult KqConvOp::verify() {
   ShapeEnv env(*this);
-  return verifyKqConvOperands(*this, env, getInput(), getKernel());
+  return verifyKqConvOperands(*this, env, getInput(), getKernel(),
+                              getCuSeqlens());
 }
 
 LogicalResult HeadMixOp::verify() {
   ShapeEnv env(*this);
-  return verifyHeadMixOperands(*this, env, getInput(), getWeight());
+  return verifyHeadMixOperands(*this, env, getInput(), getWeight(),
+                               getCuSeqlens());
 }
 
 LogicalResult WeightedSumOp::verify() {
@@ -349,12 +365,10 @@ static LogicalResult verifyAttentionPieces(OpT op, ShapeEnv &env) {
                               op.getGateScaled(), op.getMask(), op.getWindow(),
                               scale, op.getCuSeqlens())))
     return failure();
-  if (op.getCuSeqlens() && (op.hasMTA() || op.getRopeQOffset()))
+  if (op.getCuSeqlens() && op.getRopeQOffset())
     return op.emitOpError()
            << "packed sequences (cu_seqlens) are not supported with "
-           << (op.hasMTA() ? "MTA's convolutions and head mixing"
-                           : "rope_q_offset (positions restart at each "
-                             "sequence's start)");
+              "rope_q_offset (positions restart at each sequence's start)";
   if (auto theta = op.getRopeTheta()) {
     if (failed(verifyRopePiece(op, env.get("D"), op.getRopeDim(),
                                theta->convertToDouble())))
@@ -558,7 +572,8 @@ LogicalResult ScoresGradOp::verify() {
 
 LogicalResult KqConvGradOp::verify() {
   ShapeEnv env(*this);
-  if (failed(verifyKqConvOperands(*this, env, getInput(), getKernel())) ||
+  if (failed(verifyKqConvOperands(*this, env, getInput(), getKernel(),
+                                  getCuSeqlens())) ||
       failed(env.bind("grad", getGrad().getType(), {"B", "H", "T", "S"})) ||
       failed(verifyGradResult(*this, env, "dx", getDx(), "input", getInput(),
                               {"B", "H", "T", "S"})))
@@ -569,7 +584,8 @@ LogicalResult KqConvGradOp::verify() {
 
 LogicalResult HeadMixGradOp::verify() {
   ShapeEnv env(*this);
-  if (failed(verifyHeadMixOperands(*this, env, getInput(), getWeight())) ||
+  if (failed(verifyHeadMixOperands(*this, env, getInput(), getWeight(),
+                                   getCuSeqlens())) ||
       failed(env.bind("grad", getGrad().getType(), {"B", "H", "T", "S"})) ||
       failed(verifyGradResult(*this, env, "dx", getDx(), "input", getInput(),
                               {"B", "H", "T", "S"})))

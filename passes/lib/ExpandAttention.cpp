@@ -141,15 +141,19 @@ Chain expandChain(OpT op, Type resultType, PatternRewriter &rewriter) {
       op.getG(), op.getCuSeqlens(), op.getGateScaledAttr(), op.getMaskAttr(),
       op.getWindowAttr(), op.getScaleAttr()));
   if (Value th = op.getKqConvPre())
-    s = add(KqConvOp::create(rewriter, loc, Stage::pre, s, th));
+    s = add(
+        KqConvOp::create(rewriter, loc, Stage::pre, s, th, op.getCuSeqlens()));
   if (Value w = op.getHeadMixPre())
-    s = add(HeadMixOp::create(rewriter, loc, Stage::pre, s, w));
+    s = add(
+        HeadMixOp::create(rewriter, loc, Stage::pre, s, w, op.getCuSeqlens()));
   chain.logits = s;
   s = add(SoftmaxOp::create(rewriter, loc, s));
   if (Value th = op.getKqConvPost())
-    s = add(KqConvOp::create(rewriter, loc, Stage::post, s, th));
+    s = add(
+        KqConvOp::create(rewriter, loc, Stage::post, s, th, op.getCuSeqlens()));
   if (Value w = op.getHeadMixPost())
-    s = add(HeadMixOp::create(rewriter, loc, Stage::post, s, w));
+    s = add(
+        HeadMixOp::create(rewriter, loc, Stage::post, s, w, op.getCuSeqlens()));
   Value o = add(WeightedSumOp::create(rewriter, loc, resultType, s, op.getV()));
   if (Value gamma = op.getNorm())
     o = add(HeadNormOp::create(rewriter, loc, resultType, o, gamma,

@@ -224,6 +224,15 @@ LogicalResult matchExpressible(Chain &c, Why &why) {
     return reject(why, "MTA pieces need a causal mask in attn.attention, the "
                        "scores have mask " +
                            stringifyMaskKind(c.scores.getMask()));
+  // attn.attention packs its MTA pieces with the scores' sequences.
+  Value cu = c.scores.getCuSeqlens();
+  auto packedApart = [&](auto piece) {
+    return piece && piece.getCuSeqlens() != cu;
+  };
+  if (packedApart(c.convPre) || packedApart(c.mixPre) ||
+      packedApart(c.convPost) || packedApart(c.mixPost))
+    return reject(why, "an MTA piece does not take the scores' cu_seqlens "
+                       "(attn.attention packs its pieces with the scores)");
   Type qElem = getElementTypeOrSelf(c.scores.getQ().getType());
   Type vElem = getElementTypeOrSelf(c.sum.getV().getType());
   if (qElem != vElem) {

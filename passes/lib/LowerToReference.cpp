@@ -100,11 +100,6 @@ SmallVector<Value> dims4(RefBuilder &r, Value mem) {
   return {r.dim(mem, 0), r.dim(mem, 1), r.dim(mem, 2), r.dim(mem, 3)};
 }
 
-/// True (i1) when key j lies right of query row i's diagonal: j > i + off.
-Value rightOfDiagonal(RefBuilder &r, Value i, Value j, Value off) {
-  return r.cmpi(CmpIPredicate::sgt, j, r.iadd(i, off));
-}
-
 //===----------------------------------------------------------------------===//
 // attn.rope
 //===----------------------------------------------------------------------===//
@@ -343,38 +338,94 @@ struct LowerScores : OpRewritePattern<ScoresOp> {
 // attn.kq_conv
 //===----------------------------------------------------------------------===//
 
-/// Cell (i, j) of the [B, H, T, S] map `x`: (ok, entry), ok (i1) when it
-/// lies in the map on or left of the diagonal (j <= i + off), entry read
-/// at indices clamped into the map (zero padding: (i, j) may lie outside).
-std::pair<Value, Value> loadCausalCell(RefBuilder &r, Value x, Value b, Value h,
-                                       Value i, Value j, Value off) {
-  Value t = r.dim(x, 2), s = r.dim(x, 3);
-  Value ok = r.andi(r.andi(r.cmpi(CmpIPredicate::sge, i, r.idx(0)),
-                           r.cmpi(CmpIPredicate::slt, i, t)),
-                    r.andi(r.cmpi(CmpIPredicate::sge, j, r.idx(0)),
-                           r.cmpi(CmpIPredicate::slt, j, s)));
-  ok = r.andi(ok, r.cmpi(CmpIPredicate::sle, j, r.iadd(i, off)));
-  Value ci = r.clamp(i, r.idx(0), r.isub(t, r.idx(1)));
-  Value cj = r.clamp(j, r.idx(0), r.isub(s, r.idx(1)));
-  return {ok, r.load(x, {b, h, ci, cj})};
+/// The cells of a [B, H, T, S] map that the MTA pieces read and write: on
+/// or left of the diagonal (j <= i + off, off = S - T) and, with packed
+/// sequences, at or right of the row's sequence start.
+struct ScoreCells {
+  Value x;      ///< the map
+  Value off;    ///< S - T
+  Value starts; ///< index buffer [S]: each position's sequence start, or null
+
+  /// The first key row `i` sees (0 without packed sequences); i is clamped
+  /// into the map.
+  Value rowStart(RefBuilder &r, Value i) const {
+    if (!starts)
+      return r.idx(0);
+    return r.load(starts,
+                  {r.clamp(i, r.idx(0), r.isub(r.dim(x, 2), r.idx(1)))});
+  }
+  /// True (i1) where output (i, j) is outside: right of the diagonal or
+  /// before the row's sequence start.
+  Value outside(RefBuilder &r, Value i, Value j) const {
+    Value right = r.cmpi(CmpIPredicate::sgt, j, r.iadd(i, off));
+    if (!starts)
+      return right;
+    return r.ori(right, r.cmpi(CmpIPredicate::slt, j, rowStart(r, i)));
+  }
+  /// Cell (i, j) of `map` (x's shape) for an output row whose first key is
+  /// `lo`: (ok, entry), ok (i1) when it lies in the map, on or left of the
+  /// diagonal and at or after `lo`; the entry is read at indices clamped
+  /// into the map (zero padding: (i, j) may lie outside).
+  std::pair<Value, Value> load(RefBuilder &r, Value map, Value b, Value h,
+                               Value i, Value j, Value lo) const {
+    Value t = r.dim(map, 2), s = r.dim(map, 3);
+    Value ok = r.andi(r.andi(r.cmpi(CmpIPredicate::sge, i, r.idx(0)),
+                             r.cmpi(CmpIPredicate::slt, i, t)),
+                      r.andi(r.cmpi(CmpIPredicate::sge, j, lo),
+                             r.cmpi(CmpIPredicate::slt, j, s)));
+    ok = r.andi(ok, r.cmpi(CmpIPredicate::sle, j, r.iadd(i, off)));
+    Value ci = r.clamp(i, r.idx(0), r.isub(t, r.idx(1)));
+    Value cj = r.clamp(j, r.idx(0), r.isub(s, r.idx(1)));
+    return {ok, r.load(map, {b, h, ci, cj})};
+  }
+  /// (ok, value): the entry of cell (i, j) of `map` that output row i sees
+  /// (lo = rowStart(i)), else 0 (selected, never multiplied: it may hold
+  /// NaN).
+  std::pair<Value, Value> own(RefBuilder &r, Value map, Value b, Value h,
+                              Value i, Value j) const {
+    auto [ok, v] = load(r, map, b, h, i, j, rowStart(r, i));
+    return {ok, r.select(ok, v, r.f32(0.0))};
+  }
+  /// x's cell as the MTA pieces read their input (Mask_0) for an output
+  /// row whose first key is `lo`: a cell of load() that is not -inf, else 0.
+  /// A NaN cell is inside (UNE): it reaches every output whose stencil
+  /// covers it, as in the oracle.
+  std::pair<Value, Value> source(RefBuilder &r, Value b, Value h, Value i,
+                                 Value j, Value lo) const {
+    auto [inside, v] = load(r, x, b, h, i, j, lo);
+    inside = r.andi(inside, r.cmpf(CmpFPredicate::UNE, v, r.negInf()));
+    return {inside, r.select(inside, v, r.f32(0.0))};
+  }
+};
+
+/// The cells of the map `x` (a buffer) of an MTA piece whose cu_seqlens
+/// operand is `cu` (null without): each position's sequence start, built as
+/// keyMask's indices (offsets clamped into [0, S]).
+ScoreCells scoreCells(RefBuilder &r, Value x, Value cu) {
+  Value s = r.dim(x, 3);
+  ScoreCells cells{x, r.isub(s, r.dim(x, 2)), Value()};
+  if (!cu)
+    return cells;
+  OpBuilder &b = r.builder();
+  cells.starts =
+      r.alloc(MemRefType::get({ShapedType::kDynamic}, b.getIndexType()), {s});
+  r.loop(s, [&](Value t) { r.store(r.idx(0), cells.starts, {t}); });
+  auto offset = [&](Value n, Value lo) {
+    Value c = arith::IndexCastOp::create(b, r.location(), b.getIndexType(),
+                                         r.load(cu, {n}));
+    return r.clamp(c, lo, s);
+  };
+  r.loop(r.isub(r.dim(cu, 0), r.idx(1)), [&](Value n) {
+    Value lo = offset(n, r.idx(0));
+    Value hi = offset(r.iadd(n, r.idx(1)), lo);
+    r.loop(lo, hi, [&](Value t) { r.store(lo, cells.starts, {t}); });
+  });
+  return cells;
 }
 
-/// (ok, value): the entry of a causal cell, else 0 (selected, never
-/// multiplied: it may hold NaN).
-std::pair<Value, Value> causalCell(RefBuilder &r, Value x, Value b, Value h,
-                                   Value i, Value j, Value off) {
-  auto [ok, v] = loadCausalCell(r, x, b, h, i, j, off);
-  return {ok, r.select(ok, v, r.f32(0.0))};
-}
-
-/// The cell as the MTA pieces read their input (Mask_0): a causal cell
-/// that is not -inf, else 0. A NaN cell is inside (UNE): it reaches every
-/// output whose stencil covers it, as in the oracle.
-std::pair<Value, Value> maskedCell(RefBuilder &r, Value x, Value b, Value h,
-                                   Value i, Value j, Value off) {
-  auto [inside, v] = loadCausalCell(r, x, b, h, i, j, off);
-  inside = r.andi(inside, r.cmpf(CmpFPredicate::UNE, v, r.negInf()));
-  return {inside, r.select(inside, v, r.f32(0.0))};
+/// `op`'s cu_seqlens as a buffer, or null.
+template <typename OpT> Value cuBuffer(RefBuilder &r, OpT op) {
+  return op.getCuSeqlens() ? asBuffer(r, op.getCuSeqlens()) : Value();
 }
 
 struct LowerKqConv : OpRewritePattern<KqConvOp> {
@@ -387,21 +438,22 @@ struct LowerKqConv : OpRewritePattern<KqConvOp> {
     int64_t cq = kType.getDimSize(1), ck = kType.getDimSize(2);
     int64_t p = cq - 1, c = (ck - 1) / 2;
     SmallVector<Value> ubs = dims4(r, x);
-    Value t = ubs[2], s = ubs[3], off = r.isub(s, t);
+    ScoreCells cells = scoreCells(r, x, cuBuffer(r, op));
     Value out = allocResult(r, cast<RankedTensorType>(op.getType()),
                             [&](int64_t i) { return ubs[i]; });
     Value masked = op.getStage() == Stage::pre ? r.negInf() : r.f32(0.0);
     r.nest(ubs, [&](ValueRange iv) {
       Value b = iv[0], h = iv[1], i = iv[2], j = iv[3];
+      Value lo = cells.rowStart(r, i);
       Value conv = r.reduce(r.idx(cq), r.f32(0.0), [&](Value a, Value acc) {
         Value si = r.iadd(r.isub(i, r.idx(p)), a);
         return r.reduce(r.idx(ck), acc, [&](Value bb, Value acc2) {
           Value sj = r.iadd(r.isub(j, r.idx(c)), bb);
-          Value src = maskedCell(r, x, b, h, si, sj, off).second;
+          Value src = cells.source(r, b, h, si, sj, lo).second;
           return r.add(acc2, r.mul(r.load(th, {h, a, bb}), src));
         });
       });
-      r.store(r.select(rightOfDiagonal(r, i, j, off), masked, conv), out,
+      r.store(r.select(cells.outside(r, i, j), masked, conv), out,
               {b, h, i, j});
     });
     replaceWithBuffer(rewriter, op, out);
@@ -421,7 +473,7 @@ struct LowerHeadMix : OpRewritePattern<HeadMixOp> {
     Value x = asBuffer(r, op.getInput()), wm = asBuffer(r, op.getWeight());
     Value ch = r.dim(wm, 1);
     SmallVector<Value> ubs = dims4(r, x);
-    Value off = r.isub(ubs[3], ubs[2]);
+    ScoreCells cells = scoreCells(r, x, cuBuffer(r, op));
     Value out = allocResult(r, cast<RankedTensorType>(op.getType()),
                             [&](int64_t i) { return ubs[i]; });
     Value masked = op.getStage() == Stage::pre ? r.negInf() : r.f32(0.0);
@@ -433,8 +485,7 @@ struct LowerHeadMix : OpRewritePattern<HeadMixOp> {
         v = r.select(r.cmpf(CmpFPredicate::OEQ, v, r.negInf()), r.f32(0.0), v);
         return r.add(acc, r.mul(r.load(wm, {h, m}), v));
       });
-      r.store(r.select(rightOfDiagonal(r, i, j, off), masked, mix), out,
-              {b, h, i, j});
+      r.store(r.select(cells.outside(r, i, j), masked, mix), out, {b, h, i, j});
     });
     replaceWithBuffer(rewriter, op, out);
     return success();
@@ -1108,20 +1159,23 @@ struct LowerKqConvGrad : OpRewritePattern<KqConvGradOp> {
     int64_t cq = kType.getDimSize(1), ck = kType.getDimSize(2);
     int64_t p = cq - 1, c = (ck - 1) / 2;
     SmallVector<Value> ubs = dims4(r, x);
-    Value off = r.isub(ubs[3], ubs[2]);
+    ScoreCells cells = scoreCells(r, x, cuBuffer(r, op));
     Value dx = allocLike(r, op.getDx(), x),
           dth = allocLike(r, op.getDkernel(), th);
-    // dx[i', j'] = sum_{a, b} kernel[h, a, b] dy[i' + p - a, j' + c - b].
+    // dx[i', j'] = sum_{a, b} kernel[h, a, b] dy[i' + p - a, j' + c - b]
+    // over the outputs whose row sees key j'.
     r.nest(ubs, [&](ValueRange iv) {
       Value b = iv[0], h = iv[1], i2 = iv[2], j2 = iv[3];
       Value acc = r.reduceNest(
           {r.idx(cq), r.idx(ck)}, r.f32(0.0), [&](ValueRange ab, Value a) {
             Value i = r.isub(r.iadd(i2, r.idx(p)), ab[0]);
             Value j = r.isub(r.iadd(j2, r.idx(c)), ab[1]);
-            return r.add(a, r.mul(r.load(th, {h, ab[0], ab[1]}),
-                                  causalCell(r, dy, b, h, i, j, off).second));
+            Value seen = r.cmpi(CmpIPredicate::sge, j2, cells.rowStart(r, i));
+            Value dl =
+                r.select(seen, cells.own(r, dy, b, h, i, j).second, r.f32(0.0));
+            return r.add(a, r.mul(r.load(th, {h, ab[0], ab[1]}), dl));
           });
-      Value src = maskedCell(r, x, b, h, i2, j2, off).first;
+      Value src = cells.source(r, b, h, i2, j2, r.idx(0)).first;
       r.store(r.select(src, acc, r.f32(0.0)), dx, iv);
     });
     // dkernel[h, a, b] = sum_{n, i, j} dy[n, h, i, j] X0[i - p + a, j - c + b].
@@ -1131,8 +1185,9 @@ struct LowerKqConvGrad : OpRewritePattern<KqConvGradOp> {
           {ubs[0], ubs[2], ubs[3]}, r.f32(0.0), [&](ValueRange nij, Value a) {
             Value si = r.iadd(r.isub(nij[1], r.idx(p)), hab[1]);
             Value sj = r.iadd(r.isub(nij[2], r.idx(c)), hab[2]);
-            auto [inside, v] = maskedCell(r, x, nij[0], h, si, sj, off);
-            auto [ok, dl] = causalCell(r, dy, nij[0], h, nij[1], nij[2], off);
+            auto [inside, v] =
+                cells.source(r, nij[0], h, si, sj, cells.rowStart(r, nij[1]));
+            auto [ok, dl] = cells.own(r, dy, nij[0], h, nij[1], nij[2]);
             Value term = r.mul(dl, v);
             return r.add(a, r.select(r.andi(inside, ok), term, r.f32(0.0)));
           });
@@ -1152,7 +1207,7 @@ struct LowerHeadMixGrad : OpRewritePattern<HeadMixGradOp> {
     Value dy = asBuffer(r, op.getGrad());
     Value ch = r.dim(wm, 1);
     SmallVector<Value> ubs = dims4(r, x);
-    Value off = r.isub(ubs[3], ubs[2]);
+    ScoreCells cells = scoreCells(r, x, cuBuffer(r, op));
     Value dx = allocLike(r, op.getDx(), x);
     Value dwm = allocLike(r, op.getDweight(), wm);
     // dx[g0 + m] = sum over the heads h of the group of weight[h, m] dy[h].
@@ -1161,8 +1216,8 @@ struct LowerHeadMixGrad : OpRewritePattern<HeadMixGradOp> {
       Value g0 = r.imul(r.idiv(hIn, ch), ch), m = r.isub(hIn, g0);
       Value acc = r.reduce(ch, r.f32(0.0), [&](Value n, Value a) {
         Value h = r.iadd(g0, n);
-        return r.add(a, r.mul(r.load(wm, {h, m}),
-                              causalCell(r, dy, b, h, i, j, off).second));
+        return r.add(
+            a, r.mul(r.load(wm, {h, m}), cells.own(r, dy, b, h, i, j).second));
       });
       // As in the forward, only -inf reads as 0; NaN propagates.
       Value live = r.cmpf(CmpFPredicate::UNE, r.load(x, iv), r.negInf());
@@ -1175,7 +1230,7 @@ struct LowerHeadMixGrad : OpRewritePattern<HeadMixGradOp> {
           {ubs[0], ubs[2], ubs[3]}, r.f32(0.0), [&](ValueRange nij, Value a) {
             Value v = r.load(x, {nij[0], hIn, nij[1], nij[2]});
             Value live = r.cmpf(CmpFPredicate::UNE, v, r.negInf());
-            auto [ok, dl] = causalCell(r, dy, nij[0], h, nij[1], nij[2], off);
+            auto [ok, dl] = cells.own(r, dy, nij[0], h, nij[1], nij[2]);
             Value term = r.mul(dl, v);
             return r.add(a, r.select(r.andi(live, ok), term, r.f32(0.0)));
           });

@@ -15,6 +15,7 @@
 
 #include "AttentionToBlock.h"
 #include "MtaPieces.h"
+#include "PackedSequences.h"
 #include "TileBuilder.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -51,6 +52,7 @@ enum class Arg {
   Gamma,
   GateW,
   GateB,
+  Cu,
   Lse,
   QBuf,
   CBuf,
@@ -64,8 +66,13 @@ enum class Arg {
 /// What the lowering of one op fuses (MtaPieces) and its tile shape.
 struct MtaPlan : MtaPieces {
   int64_t bm, bn;
+  /// Whether the kernels rotate q and k by the host's position tables;
+  /// packed sequences restart positions at each sequence, so there the rope
+  /// kernels rotate them first (launchRopeGpu).
+  bool ropeInKernel;
   MtaPlan(AttentionOp op, const BlockLoweringConfig &cfg)
-      : MtaPieces(op), bm(cfg.blockM), bn(cfg.blockN) {}
+      : MtaPieces(op), bm(cfg.blockM), bn(cfg.blockN),
+        ropeInKernel(rope && !op.getCuSeqlens()) {}
 };
 
 /// Heads per program: c_h of the mixing weights (H when the pre and post
@@ -142,6 +149,31 @@ private:
     return arith::DivUIOp::create(ob, loc, h,
                                   arith::DivUIOp::create(ob, loc, hq, hk));
   }
+  /// Packed sequences: the sequences of rows [rowStart, +n) (their starts
+  /// as an i64 tile); null starts without cu_seqlens.
+  SequenceBounds rowSequences(OpBuilder &ob, Value rowStart, int64_t n) {
+    Value cu = arg(Arg::Cu);
+    if (!cu)
+      return {};
+    TileBuilder t(ob, loc);
+    return sequenceBounds(ob, loc, cu, rowStart, n, t.iota(rowStart, n),
+                          /*withEnds=*/false);
+  }
+  /// The [rows, cols] tile of `keys` (i32 mask coordinates) at or after
+  /// the start of rows [rowStart, +rows)' sequences; null without packed
+  /// sequences.
+  Value inRowSequence(OpBuilder &ob, Value keys, Value rowStart, int64_t rows,
+                      int64_t cols) {
+    SequenceBounds seqs = rowSequences(ob, rowStart, rows);
+    if (!seqs.starts)
+      return Value();
+    TileBuilder t(ob, loc);
+    Value starts = arith::TruncIOp::create(
+        ob, loc, RankedTensorType::get({rows}, ob.getI32Type()), seqs.starts);
+    return t.cmpi(CmpIPredicate::sge, keys, t.bcast(starts, 1, rows, cols));
+  }
+  Value stencil(OpBuilder &ob, Value src, Value theta, Value rowStart,
+                int64_t rows, int64_t cols);
   Value rope(OpBuilder &ob, Value tile, Value start);
   Value queryTile(OpBuilder &ob, Value h, Value sRow, int64_t rs);
   Value sourceMask(OpBuilder &ob, Value rowStart, int64_t rows, Value colStart,
@@ -208,7 +240,7 @@ void MtaKernel::storeScratch(OpBuilder &ob, Value tile, Value buf, Value hl) {
 /// Rotates a [rows, D] tile whose row r is query/key position `start` + r
 /// (in the key numbering: rope_offset is added here).
 Value MtaKernel::rope(OpBuilder &ob, Value tile, Value start) {
-  if (!plan.rope)
+  if (!plan.ropeInKernel)
     return tile;
   TileBuilder n(ob, loc);
   Value cosTable = arg(Arg::Cos), sinTable = arg(Arg::Sin);
@@ -264,7 +296,62 @@ Value MtaKernel::sourceMask(OpBuilder &ob, Value rowStart, int64_t rows,
               n.cmpi(CmpIPredicate::slt, colsT, splat32(ob, {rs, ns}, sLen)));
   Value diag =
       arith::AddIOp::create(ob, loc, rowsT, splat32(ob, {rs, ns}, off));
-  return n.andi(ok, n.cmpi(CmpIPredicate::sle, colsT, diag));
+  ok = n.andi(ok, n.cmpi(CmpIPredicate::sle, colsT, diag));
+  // Packed sequences: a key of an earlier sequence is masked as one right of
+  // the diagonal (the halo rows of an earlier sequence: stencil()).
+  if (Value own = inRowSequence(ob, colsT, sRow, rs, ns))
+    ok = n.andi(ok, own);
+  return ok;
+}
+
+/// The stencil of `src` ([rows + c_q - 1, cols + c_k - 1], the halo of
+/// output rows [rowStart, +rows)) with `theta` [c_q, c_k]. With packed
+/// sequences a query tap of output row r reads nothing where its source
+/// row lies before r's sequence start: each sequence is convolved as if
+/// alone (attn.kq_conv). A tile whose rows and halo rows lie in one
+/// sequence takes one stencil; the others one stencil per query tap, each
+/// with the rows its tap may not reach selected away.
+Value MtaKernel::stencil(OpBuilder &ob, Value src, Value theta, Value rowStart,
+                         int64_t rows, int64_t cols) {
+  auto type = RankedTensorType::get({rows, cols}, ob.getF32Type());
+  SequenceBounds seqs = rowSequences(ob, rowStart, rows);
+  if (!seqs.starts)
+    return blk::StencilOp::create(ob, loc, type, src, theta);
+  auto thetaType = cast<RankedTensorType>(theta.getType());
+  int64_t cq = thetaType.getDimSize(0), ck = thetaType.getDimSize(1);
+  Value firstHalo = subi(ob, rowStart, cst(ob, cq - 1));
+  Value crosses = arith::CmpIOp::create(ob, loc, CmpIPredicate::sgt,
+                                        seqs.lastStart, firstHalo);
+  auto ifOp = scf::IfOp::create(ob, loc, TypeRange{type}, crosses,
+                                /*withElseRegion=*/true);
+  OpBuilder tb = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
+  TileBuilder t(tb, loc);
+  Value rowsT = t.iota(rowStart, rows);
+  Value tapRows = t.bcast(t.iota(cst(tb, 0), cq), 1, cq, ck);
+  auto taps = scf::ForOp::create(
+      tb, loc, cst(tb, 0), cst(tb, cq), cst(tb, 1),
+      ValueRange{t.splat({rows, cols}, tb.getF32Type(), 0.0)},
+      [&](OpBuilder &nb, Location, Value a, ValueRange acc) {
+        TileBuilder n(nb, loc);
+        Value onlyA =
+            n.cmpi(CmpIPredicate::eq, tapRows, n.splatI64({cq, ck}, a));
+        Value part = blk::StencilOp::create(
+            nb, loc, type, src,
+            n.select(onlyA, theta, n.splat({cq, ck}, nb.getF32Type(), 0.0)));
+        // Row r's tap a reads source row r - (c_q - 1) + a.
+        Value reach = subi(nb, a, cst(nb, cq - 1));
+        Value srcRows =
+            arith::AddIOp::create(nb, loc, rowsT, n.splatI64({rows}, reach));
+        Value ok = n.cmpi(CmpIPredicate::sge, n.bcast(srcRows, 1, rows, cols),
+                          n.bcast(seqs.starts, 1, rows, cols));
+        Value next = n.add(acc[0], n.select(ok, part, n.splatLike(type, 0.0)));
+        scf::YieldOp::create(nb, loc, next);
+      });
+  scf::YieldOp::create(tb, loc, taps.getResult(0));
+  OpBuilder eb = OpBuilder::atBlockBegin(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(
+      eb, loc, ValueRange{blk::StencilOp::create(eb, loc, type, src, theta)});
+  return ifOp.getResult(0);
 }
 
 Value MtaKernel::convTile(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
@@ -302,8 +389,7 @@ Value MtaKernel::convTile(OpBuilder &ob, Value hl, Value rowStart, int64_t rows,
     return s;
   Value theta =
       n.load(arg(Arg::ThetaPre), {h, c0, c0}, {1, 2}, {plan.cqPre, plan.ckPre});
-  return blk::StencilOp::create(
-      ob, loc, RankedTensorType::get({rows, cols}, f32), s, theta);
+  return stencil(ob, s, theta, rowStart, rows, cols);
 }
 
 /// out[h] = sum_{m < c_h} weight[h, m] * tile[g0 + m] over the group's
@@ -350,6 +436,8 @@ Value MtaKernel::visible(OpBuilder &ob, Value rowStart, int64_t rows,
         splat32(ob, {rows, cols}, cst(ob, plan.op.getWindow().value_or(0))));
     ok = n.andi(ok, n.cmpi(CmpIPredicate::sgt, colsT, lo));
   }
+  if (Value own = inRowSequence(ob, colsT, rowStart, rows, cols))
+    ok = n.andi(ok, own);
   return ok;
 }
 
@@ -438,8 +526,7 @@ void MtaKernel::outputStep(OpBuilder &ob, Value j0) {
     if (plan.convPost) {
       Value theta = n.load(arg(Arg::ThetaPost), {h, cst(nb, 0), cst(nb, 0)},
                            {1, 2}, {plan.cqPost, plan.ckPost});
-      p = blk::StencilOp::create(nb, loc, RankedTensorType::get({bm, bn}, f32),
-                                 p, theta);
+      p = stencil(nb, p, theta, row0, bm, bn);
     }
     // The post conv spills right of the diagonal: Mask_0 on the output.
     p = n.select(postMask, p, n.splat({bm, bn}, f32, 0.0));
@@ -540,7 +627,7 @@ void MtaKernel::build() {
   off = subi(b, sLen, tLen);
   row0 = muli(b, px, cst(b, bm));
   qPos0 = addi(b, off, row0);
-  if (plan.rope) {
+  if (plan.ropeInKernel) {
     Value qBase = op.getRopeQOffset()
                       ? cst(b, *op.getRopeQOffset())
                       : addi(b, off, cst(b, op.getRopeOffset()));
@@ -572,6 +659,14 @@ void MtaKernel::build() {
     kvStart = arith::MaxSIOp::create(
         b, loc, cst(b, 0),
         subi(b, qPos0, cst(b, op.getWindow().value_or(0) - 1)));
+  // Packed sequences: no output row sees a key before the first row's
+  // sequence (the halo rows of an earlier one read none either).
+  if (Value cu = arg(Arg::Cu)) {
+    Value first = offsetAt(b, loc, cu, sequenceOf(b, loc, cu, row0));
+    Value tile = muli(b, arith::DivUIOp::create(b, loc, first, cst(b, plan.bn)),
+                      cst(b, plan.bn));
+    kvStart = arith::MaxSIOp::create(b, loc, kvStart, tile);
+  }
   scf::ForOp::create(
       b, loc, kvStart, kvEnd, cst(b, plan.bn), ValueRange{},
       [&](OpBuilder &nb, Location, Value j0, ValueRange) {
@@ -712,11 +807,17 @@ void MtaHost::lower() {
                           ValueRange{g, prefix});
     common.push_back({Arg::G, prefix});
   }
-  if (plan.rope) {
+  if (plan.ropeInKernel) {
     auto [cosTable, sinTable] = buildRopeTables(op, b);
     common.push_back({Arg::Cos, toBuffer(cosTable)});
     common.push_back({Arg::Sin, toBuffer(sinTable)});
+  } else if (plan.rope) {
+    auto [q, k] = launchRopeGpu(op, symbols, b);
+    common[0].second = q;
+    common[1].second = k;
   }
+  if (Value cu = op.getCuSeqlens())
+    common.push_back({Arg::Cu, toBuffer(cu)});
   if (plan.convPre)
     common.push_back({Arg::ThetaPre, toBuffer(op.getKqConvPre())});
   if (plan.mixPre)

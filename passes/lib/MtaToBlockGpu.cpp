@@ -14,6 +14,7 @@
 #include "AttentionToBlock.h"
 #include "GpuTiles.h"
 #include "MtaPieces.h"
+#include "PackedSequences.h"
 
 #include "attn/Codegen/GpuOccupancy.h"
 #include "attn/Passes/GpuTarget.h"
@@ -69,6 +70,7 @@ enum class Arg {
   Gamma,
   GateW,
   GateB,
+  Cu,
   Lse,
   PartM,
   PartL,
@@ -261,8 +263,34 @@ private:
   }
   Value validMask(GpuTiles &t, Value rowStart, Value colStart, int64_t cols,
                   bool output);
+  /// Packed sequences: the 64 rows from `rowStart` (an i64 row slice) and
+  /// their sequences' starts (the same); null without cu_seqlens.
+  std::pair<Value, Value> rowStarts(GpuTiles &t, Value rowStart) {
+    Value cu = arg(Arg::Cu);
+    if (!cu)
+      return {};
+    Value rows = t.iotaIn(t.row, rowStart, kTile);
+    return {rows, sequenceBounds(t.b, loc, cu, rowStart, kTile, rows,
+                                 /*withEnds=*/false)
+                      .starts};
+  }
+  /// Query tap `a`'s part of a stencil with `cq` taps on the [64, cols]
+  /// tile whose rows and starts are `rows` (rowStarts): rows whose source
+  /// row r - (cq - 1) + a lies before r's sequence start read nothing, so
+  /// that each sequence is convolved as if alone (attn.kq_conv).
+  Value reachable(GpuTiles &t, std::pair<Value, Value> rows, Value a,
+                  int64_t cq, Value part, int64_t cols) {
+    Value src = arith::AddIOp::create(
+        t.b, loc, rows.first,
+        t.splatIdx(cast<RankedTensorType>(rows.first.getType()),
+                   subi(t.b, a, cst(t.b, cq - 1))));
+    Value ok = t.cmpi(CmpIPredicate::sge, t.spread(src, 1, kTile, cols),
+                      t.spread(rows.second, 1, kTile, cols));
+    return t.select(ok, part, t.zeros({kTile, cols}));
+  }
   Value stencil(GpuTiles &t, Value theta, Value h, Value buf, int64_t rowBase,
-                int64_t colBase, int64_t cq, int64_t ck, int64_t cols);
+                int64_t colBase, int64_t cq, int64_t ck, int64_t cols,
+                Value outRow);
   /// The f16 stencil operands of each [64, cols] f32 tile of `tiles` (at
   /// Geometry rows `rows`) in the pair (hi, lo), whose row 0 is the first
   /// tile's first row; a tile overlapping the one before is stored after a
@@ -272,7 +300,8 @@ private:
   SmallVector<Value, 2> mmaStencil(GpuTiles &t, Value h, Arg toe, Arg toeLo,
                                    Value hi, Value lo, Value sToe, Value sToeLo,
                                    ArrayRef<int64_t> rowBases, int64_t cq,
-                                   int64_t colBase, int64_t ck, int64_t cols);
+                                   int64_t colBase, int64_t ck, int64_t cols,
+                                   ArrayRef<Value> outRows);
   void allocStencilBuffers(GpuTiles &t);
   SmallVector<Value, 2> preLogits(GpuTiles &t, Value hl, Value j0);
   SmallVector<Value, 2> logits(GpuTiles &t, Value hl, Value j0);
@@ -343,6 +372,11 @@ Value MtaGpuKernel::validMask(GpuTiles &t, Value rowStart, Value colStart,
         t.splatIdx(full, cst(t.b, plan.op.getWindow().value_or(0))));
     ok = t.andi(ok, t.cmpi(CmpIPredicate::sgt, c, lo));
   }
+  // Packed sequences: keys of an earlier sequence are outside as those
+  // right of the diagonal (halo rows of one: reachable()).
+  if (Value starts = rowStarts(t, rowStart).second)
+    ok = t.andi(
+        ok, t.cmpi(CmpIPredicate::sge, c, t.spread(starts, 1, kTile, cols)));
   return ok;
 }
 
@@ -353,14 +387,15 @@ Value MtaGpuKernel::validMask(GpuTiles &t, Value rowStart, Value colStart,
 /// registers are a constant offset from the previous one's.
 Value MtaGpuKernel::stencil(GpuTiles &t, Value theta, Value h, Value buf,
                             int64_t rowBase, int64_t colBase, int64_t cq,
-                            int64_t ck, int64_t cols) {
+                            int64_t ck, int64_t cols, Value outRow) {
+  std::pair<Value, Value> packed = rowStarts(t, outRow);
   auto rows = scf::ForOp::create(
       t.b, loc, cst(t.b, 0), cst(t.b, cq), cst(t.b, 1),
       ValueRange{t.zeros({kTile, cols})},
       [&](OpBuilder &nb, Location, Value a, ValueRange accA) {
         GpuTiles x(nb, t);
         Value r = addi(nb, a, cst(nb, rowBase));
-        Value acc = accA[0];
+        Value acc = packed.first ? x.zeros({kTile, cols}) : accA[0];
         for (int64_t bb = 0; bb < ck; ++bb) {
           Value w = memref::LoadOp::create(nb, loc, theta,
                                            ValueRange{h, a, cst(nb, bb)});
@@ -370,6 +405,8 @@ Value MtaGpuKernel::stencil(GpuTiles &t, Value theta, Value h, Value buf,
                                      nb, loc, x.acc({kTile, cols}), w),
                                  tap));
         }
+        if (packed.first)
+          acc = x.add(accA[0], reachable(x, packed, a, cq, acc, cols));
         scf::YieldOp::create(nb, loc, acc);
       });
   return rows.getResult(0);
@@ -406,13 +443,16 @@ void MtaGpuKernel::storePair(GpuTiles &t, ArrayRef<Value> tiles,
 /// copy's latency hidden; the released configuration's programs walk 16
 /// heads with 6 taps per conv each), with 1 each tap is copied and waited
 /// for. The caller published the pair (a barrier).
-SmallVector<Value, 2> MtaGpuKernel::mmaStencil(GpuTiles &t, Value h, Arg toe,
-                                               Arg toeLo, Value hi, Value lo,
-                                               Value sToe, Value sToeLo,
-                                               ArrayRef<int64_t> rowBases,
-                                               int64_t cq, int64_t colBase,
-                                               int64_t ck, int64_t cols) {
+SmallVector<Value, 2> MtaGpuKernel::mmaStencil(
+    GpuTiles &t, Value h, Arg toe, Arg toeLo, Value hi, Value lo, Value sToe,
+    Value sToeLo, ArrayRef<int64_t> rowBases, int64_t cq, int64_t colBase,
+    int64_t ck, int64_t cols, ArrayRef<Value> outRows) {
   int64_t k = cast<blk::SharedBufferType>(hi.getType()).getShape()[1];
+  // Packed sequences: each output tile's rows and their sequence starts.
+  SmallVector<std::pair<Value, Value>, 2> packed;
+  if (arg(Arg::Cu))
+    for (Value row : outRows)
+      packed.push_back(rowStarts(t, row));
   auto band = t.b.getDenseI64ArrayAttr({colBase, colBase + ck - 1});
   const bool staged = geo.toeStages == 2;
   // Stage `s` of the Toeplitz buffers, and the copies of tap `a` into it.
@@ -467,13 +507,18 @@ SmallVector<Value, 2> MtaGpuKernel::mmaStencil(GpuTiles &t, Value h, Arg toe,
                        /*transposeB=*/false, band);
         };
         SmallVector<Value> next;
-        for (auto [acc, rowBase] : llvm::zip(accs, rowBases)) {
+        for (auto [i, acc, rowBase] :
+             llvm::enumerate(accs, ArrayRef<int64_t>(rowBases))) {
           Value r = addi(nb, a, cst(nb, rowBase));
           Value wHi = x.window(hi, r, 0, kTile, k);
-          Value c = dot(wHi, toeHi, acc);
+          // Packed sequences: the tap's part on its own, rows selected.
+          Value c =
+              dot(wHi, toeHi, packed.empty() ? acc : x.zeros({kTile, cols}));
           c = dot(x.window(lo, r, 0, kTile, k), toeHi, c);
           if (toeLo)
             c = dot(wHi, toeLo, c);
+          if (!packed.empty())
+            c = x.add(acc, reachable(x, packed[i], a, cq, c, cols));
           next.push_back(c);
         }
         scf::YieldOp::create(nb, loc, next);
@@ -547,11 +592,14 @@ SmallVector<Value, 2> MtaGpuKernel::preLogits(GpuTiles &t, Value hl, Value j0) {
     t.barrier();
     // Logit row r of a tile takes score rows r - p .. r - p + c_q - 1.
     SmallVector<int64_t, 2> rowBases;
-    for (int64_t l : geo.logitRows)
+    SmallVector<Value, 2> outRows;
+    for (int64_t l : geo.logitRows) {
       rowBases.push_back(l - plan.p() - geo.scoreRows.front());
+      outRows.push_back(rowAt(ob, l));
+    }
     return mmaStencil(t, h, Arg::ToePre, Arg::ToePreLo, sHi, sLo, sToe, sToeLo,
                       rowBases, plan.cqPre, geo.hc - plan.c(), plan.ckPre,
-                      geo.lWidth());
+                      geo.lWidth(), outRows);
   }
   // Publish the score tiles, then read each tap shifted (the form where
   // the tensor-core one does not fit the chip's shared memory).
@@ -564,7 +612,7 @@ SmallVector<Value, 2> MtaGpuKernel::preLogits(GpuTiles &t, Value hl, Value j0) {
   for (int64_t l : geo.logitRows)
     out.push_back(stencil(t, arg(Arg::ThetaPre), h, sBuf,
                           l + 2 * kTile - plan.p(), geo.hc - plan.c(),
-                          plan.cqPre, plan.ckPre, geo.lWidth()));
+                          plan.cqPre, plan.ckPre, geo.lWidth(), rowAt(ob, l)));
   // Every thread is done with the scratch before the next head rewrites it.
   t.barrier();
   return out;
@@ -788,7 +836,7 @@ void MtaGpuKernel::outputStep(OpBuilder &ob, Value j0) {
       t.barrier();
       p = mmaStencil(t, h, Arg::ToePost, Arg::ToePostLo, pHi, pLo, pToe, pToeLo,
                      {-geo.logitRows.front() - plan.p2()}, plan.cqPost,
-                     geo.hc2 - plan.c2(), plan.ckPost, kTile)
+                     geo.hc2 - plan.c2(), plan.ckPost, kTile, {row0})
               .front();
     } else if (plan.convPost) {
       Value psBuf = arg(Arg::PsBuf);
@@ -798,7 +846,7 @@ void MtaGpuKernel::outputStep(OpBuilder &ob, Value j0) {
                 /*inBounds=*/true);
       t.barrier();
       p = stencil(t, arg(Arg::ThetaPost), h, psBuf, kTile - plan.p2(),
-                  geo.hc2 - plan.c2(), plan.cqPost, plan.ckPost, kTile);
+                  geo.hc2 - plan.c2(), plan.cqPost, plan.ckPost, kTile, row0);
     }
     // The post conv spills right of the diagonal: Mask_0 on the output.
     p = t.select(validMask(t, row0, j0, kTile, /*output=*/true), p,
@@ -1311,6 +1359,8 @@ void MtaGpuHost::lower() {
   common.push_back({Arg::V, toBuffer(op.getV())});
   if (plan.fox)
     common.push_back({Arg::G, launchGatePrefix(op, symbols, b)});
+  if (Value cu = op.getCuSeqlens())
+    common.push_back({Arg::Cu, toBuffer(cu)});
   if (plan.convPre)
     common.push_back({Arg::ThetaPre, toBuffer(op.getKqConvPre())});
   if (plan.mixPre)

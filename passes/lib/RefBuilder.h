@@ -163,6 +163,7 @@ public:
     return arith::CmpIOp::create(b, loc, p, x, y);
   }
   Value andi(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value ori(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
   Value clamp(Value x, Value lo, Value hi) {
     return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, x, lo),
                                   hi);

@@ -682,14 +682,11 @@ def mta_attention(q, k, v, kq_conv_pre=None, head_mix_pre=None,
     rope_theta=1e4, both convolutions [HQ, 6, 11], both head mixes
     [HQ, HQ], norm, norm_gate_w, norm_gate_b (examples/mta.mlir).
     `window_size` only without the convolutions and head mixes.
-    `cu_seqlens` is not supported with MTA's pieces yet.
+    `cu_seqlens`: packed sequences, as `attention` takes them; each is
+    computed as if alone (the convolutions' halos stop at its start).
     -> o [B, T, HQ, DV] in q's dtype."""
-    if cu_seqlens is not None:
-        raise ArgumentError(
-            "attn.torch: mta_attention does not take cu_seqlens yet (packed "
-            "sequences with MTA's convolutions and head mixing); pad the "
-            "batch to [B, T, ...] instead")
     B, T, Hq, Hk, D, Dv, dt = _check_qkv(q, k, v)
+    cu = _cu_seqlens(cu_seqlens, T)
     pieces, args = [], [q, k, v]
     if g is not None:
         args.append(_log_gate(g, (B, T, Hq), "HQ"))
@@ -740,11 +737,11 @@ def mta_attention(q, k, v, kq_conv_pre=None, head_mix_pre=None,
     program = _attention_program(
         dt, D, Dv, gate=g is not None, window=window_size, scale=scale,
         rope=rope, mta=tuple(pieces),
-        norm_eps=norm_eps if norm is not None else None)
+        norm_eps=norm_eps if norm is not None else None, packed=bool(cu))
     # Activations in attn's layout; the MTA pieces as they are.
     n_act = 4 if g is not None else 3
     acts = [_bhtd(a) for a in args[:n_act]]
-    o = _apply(program, "main", acts + args[n_act:], True)
+    o = _apply(program, "main", acts + args[n_act:] + cu, True)
     return o.transpose(1, 2)
 
 

@@ -1,5 +1,6 @@
-// Packed sequences (cu_seqlens) on attn.scores, attn.scores_grad and
-// attn.attention: round trip, and the verifier's refusals.
+// Packed sequences (cu_seqlens) on attn.scores, attn.scores_grad, MTA's
+// pieces and their gradients, and attn.attention: round trip, and the
+// verifier's refusals.
 // RUN: attn-opt %s -split-input-file -verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @roundtrip
@@ -49,10 +50,41 @@ func.func @i64_offsets(%q: tensor<1x2x?x16xf32>, %cu: tensor<?xi64>) {
 
 // -----
 
-func.func @with_mta(%q: tensor<1x2x?x16xf32>, %th: tensor<2x2x3xf32>, %cu: tensor<?xi32>) {
-  // expected-error @+1 {{'attn.attention' op packed sequences (cu_seqlens) are not supported with MTA's convolutions and head mixing}}
-  %o = attn.attention %q, %q, %q kq_conv_pre(%th) cu_seqlens(%cu)
-      : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<2x2x3xf32>, tensor<?xi32>) -> tensor<1x2x?x16xf32>
+// CHECK-LABEL: func.func @mta_pieces
+// CHECK: attn.kq_conv pre %{{.*}}, %{{.*}} cu_seqlens(%{{.*}}) : tensor<1x2x?x?xf32>, tensor<2x2x3xf32>, tensor<?xi32>
+// CHECK: attn.head_mix post %{{.*}}, %{{.*}} cu_seqlens(%{{.*}}) : tensor<1x2x?x?xf32>, tensor<2x2xf32>, tensor<?xi32>
+// CHECK: attn.kq_conv_grad pre %{{.*}}, %{{.*}}, %{{.*}} cu_seqlens(%{{.*}}) : (tensor<1x2x?x?xf32>, tensor<2x2x3xf32>, tensor<1x2x?x?xf32>, tensor<?xi32>) -> (tensor<1x2x?x?xf32>, tensor<2x2x3xf32>)
+// CHECK: attn.head_mix_grad post %{{.*}}, %{{.*}}, %{{.*}} cu_seqlens(%{{.*}}) : (tensor<1x2x?x?xf32>, tensor<2x2xf32>, tensor<1x2x?x?xf32>, tensor<?xi32>) -> (tensor<1x2x?x?xf32>, tensor<2x2xf32>)
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} kq_conv_pre(%{{.*}}) head_mix_post(%{{.*}}) cu_seqlens(%{{.*}}) :
+func.func @mta_pieces(%q: tensor<1x2x?x16xf32>, %s: tensor<1x2x?x?xf32>, %th: tensor<2x2x3xf32>,
+                      %w: tensor<2x2xf32>, %cu: tensor<?xi32>) {
+  %c = attn.kq_conv pre %s, %th cu_seqlens(%cu) : tensor<1x2x?x?xf32>, tensor<2x2x3xf32>, tensor<?xi32>
+  %m = attn.head_mix post %s, %w cu_seqlens(%cu) : tensor<1x2x?x?xf32>, tensor<2x2xf32>, tensor<?xi32>
+  %dx, %dk = attn.kq_conv_grad pre %s, %th, %c cu_seqlens(%cu)
+      : (tensor<1x2x?x?xf32>, tensor<2x2x3xf32>, tensor<1x2x?x?xf32>, tensor<?xi32>)
+      -> (tensor<1x2x?x?xf32>, tensor<2x2x3xf32>)
+  %dy, %dw = attn.head_mix_grad post %s, %w, %m cu_seqlens(%cu)
+      : (tensor<1x2x?x?xf32>, tensor<2x2xf32>, tensor<1x2x?x?xf32>, tensor<?xi32>)
+      -> (tensor<1x2x?x?xf32>, tensor<2x2xf32>)
+  %o = attn.attention %q, %q, %q kq_conv_pre(%th) head_mix_post(%w) cu_seqlens(%cu)
+      : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<2x2x3xf32>,
+         tensor<2x2xf32>, tensor<?xi32>) -> tensor<1x2x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @kq_conv_queries_not_keys(%s: tensor<1x2x3x5xf32>, %th: tensor<2x2x3xf32>, %cu: tensor<?xi32>) {
+  // expected-error @+1 {{'attn.kq_conv' op packed sequences (cu_seqlens) need T == S, got T = 3, S = 5}}
+  %c = attn.kq_conv pre %s, %th cu_seqlens(%cu) : tensor<1x2x3x5xf32>, tensor<2x2x3xf32>, tensor<?xi32>
+  return
+}
+
+// -----
+
+func.func @head_mix_one_offset(%s: tensor<1x2x?x?xf32>, %w: tensor<2x2xf32>, %cu: tensor<1xi32>) {
+  // expected-error @+1 {{'attn.head_mix' op 'cu_seqlens' holds N + 1 >= 2 offsets, got 'tensor<1xi32>'}}
+  %m = attn.head_mix pre %s, %w cu_seqlens(%cu) : tensor<1x2x?x?xf32>, tensor<2x2xf32>, tensor<1xi32>
   return
 }
 

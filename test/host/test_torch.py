@@ -246,9 +246,12 @@ def mta_pieces(H, Dv, cq=3, ck=5):
 
 def packed(ref):
     """`ref` run on each sequence of cu_seqlens alone, laid end to end
-    (the meaning of packed sequences; empty ones have no rows)."""
+    (the meaning of packed sequences; empty ones have no rows). The
+    per-token tensors are cut; parameters (MTA's) go whole to each."""
+    per_token = ("q", "k", "v", "g", "w", "beta")
+
     def run(cu_seqlens, **kw):
-        tensors = {n: x for n, x in kw.items() if isinstance(x, torch.Tensor)}
+        tensors = {n: x for n, x in kw.items() if n in per_token}
         other = {n: x for n, x in kw.items() if n not in tensors}
         cu = cu_seqlens.tolist()
         return torch.cat([ref(**{n: x[:, a:b] for n, x in tensors.items()},
@@ -331,6 +334,12 @@ def cases():
                                                path_wb(1, T, 1, 16))),
                      g=log_gate(1, T, 2)),
                 dict(cu_seqlens=cu32.long()), {}))
+    q, k, v = acts(1, T, 4, 4, 16)
+    pieces = mta_pieces(4, 16)
+    out.append(("packed mta released pieces + rope", at.mta_attention,
+                packed(ref_mta), dict(q=q, k=k, v=v, **pieces),
+                dict(cu_seqlens=cu32, rope_theta=10000.0),
+                {n: 1e-3 for n in pieces}))
     q, k, v = acts(B, T, 4, 4, 16)
     pieces = mta_pieces(4, 16)
     # MTA's parameter gradients are sums over the score map whose terms
@@ -637,9 +646,6 @@ def check_errors():
     raises(lambda: at.forgetting_attention(
         q, k, v, g, cu_seqlens=torch.tensor([0, 2, 5.0])),
         TypeError, "cu_seqlens is float32")
-    raises(lambda: at.mta_attention(
-        q, k, v, cu_seqlens=torch.tensor([0, 5], dtype=torch.int32)),
-        ValueError, "does not take cu_seqlens")
     raises(lambda: at.parallel_path_attn(q, k, v, w, beta, use_cache=True),
            ValueError, "use_cache")
     raises(lambda: at.path_attention(q, k, v, w.half(), beta), TypeError,

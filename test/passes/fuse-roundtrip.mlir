@@ -56,6 +56,20 @@ func.func @rope_mta_norm(%q: tensor<1x4x6x32xf32>, %k: tensor<1x4x10x32xf32>, %v
   return %n : tensor<1x4x6x32xf32>
 }
 
+// Packed sequences with MTA: the pieces take the scores' offsets.
+// CHECK-LABEL: func.func @packed_mta
+// CHECK-NEXT: %[[O:.*]] = attn.attention %{{.*}}, %{{.*}}, %{{.*}} kq_conv_pre(%{{.*}}) head_mix_post(%{{.*}}) cu_seqlens(%{{.*}}) :
+// CHECK-NEXT: return %[[O]]
+func.func @packed_mta(%q: tensor<1x4x?x32xf32>, %v: tensor<1x4x?x32xf32>, %kp: tensor<4x3x5xf32>,
+    %hpo: tensor<4x2xf32>, %cu: tensor<?xi32>) -> tensor<1x4x?x32xf32> {
+  %s = attn.scores %q, %q cu_seqlens(%cu) : (tensor<1x4x?x32xf32>, tensor<1x4x?x32xf32>, tensor<?xi32>) -> tensor<1x4x?x?xf32>
+  %c1 = attn.kq_conv pre %s, %kp cu_seqlens(%cu) : tensor<1x4x?x?xf32>, tensor<4x3x5xf32>, tensor<?xi32>
+  %p = attn.softmax %c1 : tensor<1x4x?x?xf32>
+  %m2 = attn.head_mix post %p, %hpo cu_seqlens(%cu) : tensor<1x4x?x?xf32>, tensor<4x2xf32>, tensor<?xi32>
+  %o = attn.weighted_sum %m2, %v : (tensor<1x4x?x?xf32>, tensor<1x4x?x32xf32>) -> tensor<1x4x?x32xf32>
+  return %o : tensor<1x4x?x32xf32>
+}
+
 // Dynamic T and S: q's offset is stated explicitly (rope_q_offset 0), both
 // times.
 // CHECK-LABEL: func.func @rope_dynamic

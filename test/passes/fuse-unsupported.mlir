@@ -2,7 +2,8 @@
 // sits in it (another op between the pieces, a piece of the wrong stage or
 // order, a repeated piece), or when attn.attention could not hold it (MTA
 // without a causal mask, v's element type not q's, pieces in several
-// blocks). Every op is kept as written.
+// blocks, MTA pieces packed otherwise than the scores). Every op is kept as
+// written.
 // RUN: attn-opt %s -split-input-file --attn-fuse | FileCheck %s \
 // RUN:   --implicit-check-not=attn.attention
 
@@ -191,4 +192,21 @@ func.func @several_blocks(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v
     scf.yield %o : tensor<1x2x8x16xf32>
   }
   return %r : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Packed scores and a kq_conv without the offsets: attn.attention packs
+// its MTA pieces with the scores' sequences, so the chain stays.
+// CHECK-LABEL: func.func @packed_scores_unpacked_conv
+// CHECK-NEXT: %[[S:.*]] = attn.scores {{.*}} cu_seqlens
+// CHECK-NEXT: %[[C:.*]] = attn.kq_conv pre %[[S]], %{{[^ ]*}} :
+// CHECK-NEXT: %[[P:.*]] = attn.softmax %[[C]]
+// CHECK-NEXT: attn.weighted_sum %[[P]]
+func.func @packed_scores_unpacked_conv(%q: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %th: tensor<2x2x3xf32>, %cu: tensor<?xi32>) -> tensor<1x2x8x16xf32> {
+  %s = attn.scores %q, %q cu_seqlens(%cu) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<?xi32>) -> tensor<1x2x8x8xf32>
+  %c = attn.kq_conv pre %s, %th : tensor<1x2x8x8xf32>, tensor<2x2x3xf32>
+  %p = attn.softmax %c : tensor<1x2x8x8xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
 }

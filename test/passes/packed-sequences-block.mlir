@@ -1,5 +1,6 @@
 // attn-to-block with packed sequences (cu_seqlens): the flash kernel takes
-// the offsets (plain, RoPE or FoX, any mask; PaTH and PaTH-FoX).
+// the offsets (plain, RoPE or FoX, any mask; PaTH and PaTH-FoX; MTA:
+// packed-sequences-mta-block.mlir).
 // RUN: attn-opt %s --attn-to-block --verify-diagnostics | FileCheck %s
 
 // RoPE: the table kernel takes the offsets too; each row's position is its

@@ -158,6 +158,13 @@ std::vector<MtaCase> mtaCases() {
     small.ck = 3;
     small.ch = 1;
     v.push_back({small, 1, 1, 1, 8192, 8192});
+    // Packed sequences (random cuts): halos stop at each sequence's start.
+    MtaForm packed = d128;
+    packed.packed = true;
+    v.push_back({packed, 1, 4, 4, 1000, 1000});
+    MtaForm packedRope = rope;
+    packedRope.packed = packedRope.fox = true;
+    v.push_back({packedRope, 1, 4, 2, 300, 300});
   }
   return v;
 }
@@ -166,10 +173,11 @@ std::string caseName(const ::testing::TestParamInfo<MtaCase> &info) {
   const MtaCase &c = info.param;
   const MtaForm &f = c.f;
   return llvm::formatv(
-             "{0}_k{1}x{2}_ch{3}_D{4}_{5}_{6}{7}_B{8}Hq{9}Hk{10}_T{11}"
-             "_S{12}_{13}",
+             "{0}_k{1}x{2}_ch{3}_D{4}_{5}_{6}{7}{8}_B{9}Hq{10}Hk{11}_T{12}"
+             "_S{13}_{14}",
              f.post ? "full" : "pre", f.cq, f.ck, f.ch, f.d, f.dv, f.elt,
-             f.fox ? "_fox" : "", c.B, c.Hq, c.Hk, c.T, c.S, info.index)
+             f.fox ? "_fox" : "", f.packed ? "_packed" : "", c.B, c.Hq, c.Hk,
+             c.T, c.S, info.index)
       .str();
 }
 

@@ -174,6 +174,42 @@ func.func @main(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>, %v: tensor<1x2
   expectTrainingPairMatches("packed scores chain", chain, spec);
 }
 
+// Packed sequences with MTA's pieces: each sequence convolved and mixed as
+// if alone, forward (the fused MTA kernels under Auto) and backward (the
+// reference lowering's kq_conv_grad and head_mix_grad).
+TEST(GradPass, PackedSequencesMta) {
+  const std::string pieces[] = {
+      // Everything, GQA; the post mix over both heads (with c_h = 1 the
+      // head norm's scale invariance makes its weight's gradient ~0, only
+      // eps's share, and a relative bound meaningless).
+      R"(func.func @main(%q: tensor<1x2x?x8xf32>, %k: tensor<1x1x?x8xf32>, %v: tensor<1x1x?x6xf32>,
+    %tp: tensor<2x3x3xf32>, %wp: tensor<2x2xf32>, %tq: tensor<2x2x5xf32>, %wq: tensor<2x2xf32>,
+    %gm: tensor<6xf32>, %gw: tensor<6xf32>, %gb: tensor<1xf32>, %cu: tensor<?xi32>) -> tensor<1x2x?x6xf32> {
+  %o = attn.attention %q, %k, %v kq_conv_pre(%tp) head_mix_pre(%wp) kq_conv_post(%tq)
+      head_mix_post(%wq) norm(%gm) norm_gate(%gw, %gb) cu_seqlens(%cu)
+      : (tensor<1x2x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x6xf32>, tensor<2x3x3xf32>,
+         tensor<2x2xf32>, tensor<2x2x5xf32>, tensor<2x2xf32>, tensor<6xf32>, tensor<6xf32>,
+         tensor<1xf32>, tensor<?xi32>) -> tensor<1x2x?x6xf32>
+  return %o : tensor<1x2x?x6xf32>
+})",
+      // Pre-only with RoPE and FoX (one pass; the rope kernels rotate).
+      R"(func.func @main(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>, %v: tensor<1x2x?x6xf32>,
+    %g: tensor<1x2x?xf32>, %tp: tensor<2x4x3xf32>, %cu: tensor<?xi32>) -> tensor<1x2x?x6xf32> {
+  %o = attn.attention %q, %k, %v rope(1.0e+02) gate(%g) kq_conv_pre(%tp) cu_seqlens(%cu)
+      : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x6xf32>, tensor<1x2x?xf32>,
+         tensor<2x4x3xf32>, tensor<?xi32>) -> tensor<1x2x?x6xf32>
+  return %o : tensor<1x2x?x6xf32>
+})"};
+  for (const std::string &source : pieces) {
+    attn::ref::RandomSpec spec;
+    spec.seqLen = 70; // more than one 64-row query tile
+    spec.fLo = 0.5;
+    for (attn::Pipeline pipeline :
+         {attn::Pipeline::Reference, attn::Pipeline::Auto})
+      expectTrainingPairMatches("packed mta", source, spec, pipeline);
+  }
+}
+
 // Expanded by attn-grad.
 TEST(GradPass, FusedAttentionWithEverything) {
   const std::string source = attn::grad_test::kFusedAttentionWithEverything;

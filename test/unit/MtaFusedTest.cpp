@@ -64,9 +64,13 @@ Tensor runFused(const std::string &src, const std::vector<Tensor> &ins,
         << (*kernel)->remarks().front() << "\n"
         << src;
   }
+  // Every argument f32 but cu_seqlens (i32, the last where present).
+  const bool packed = src.find("cu_seqlens") != std::string::npos;
   std::vector<attn::HostArray> host;
-  for (const Tensor &t : ins)
-    host.push_back(attn::ref::toHost(t, attn::DType::F32));
+  for (size_t i = 0; i < ins.size(); ++i)
+    host.push_back(attn::ref::toHost(ins[i], packed && i + 1 == ins.size()
+                                                 ? attn::DType::I32
+                                                 : attn::DType::F32));
   auto out = (*kernel)->run(host);
   if (!out) {
     ADD_FAILURE() << llvm::toString(out.takeError());
@@ -112,6 +116,7 @@ struct Config {
   int cq = 6, ck = 11, ch = 0, chPost = -1; // chPost -1: as ch
   bool pre = true, mixPre = true, post = true, mixPost = true;
   bool rope = true, fox = false, norm = true, gate = true;
+  bool packed = false; ///< cu_seqlens: random cuts of T into 3
   int d = 16;
 };
 
@@ -131,6 +136,7 @@ std::string mtaProgram(const Config &c) {
   f.fox = c.fox;
   f.norm = c.norm;
   f.gate = c.gate;
+  f.packed = c.packed;
   f.d = f.dv = c.d;
   f.elt = "f32";
   return attn::exec_test::mtaSource(f);
@@ -224,6 +230,31 @@ TEST(MtaFused, PiecesAloneAndCompositions) {
   c.cq = 3;
   c.ck = 5;
   check(c, 2, 2, 66); // MTA + FoX
+}
+
+// Packed sequences (3 random cuts): a tile whose halo rows cross a
+// sequence start takes the stencil tap by tap; with RoPE the rope kernels
+// rotate first; one-pass and two-pass programs, GQA.
+TEST(MtaFused, PackedSequences) {
+  uint64_t seed = attn::ref::freshSeed();
+  auto check = [&](Config c, int64_t h, int64_t t) {
+    std::string src = mtaProgram(c);
+    ++seed;
+    expectFusedMatchesOracle(src, randomFor(src, 1, h, t, seed),
+                             describe(c, h, t, seed) + " packed");
+  };
+  Config c;
+  c.packed = true;
+  check(c, 4, 70);
+  check(c, 2, 200);
+  c.fox = true;
+  c.cq = 3;
+  c.ck = 5;
+  check(c, 2, 130);
+  Config pre = c;
+  pre.post = pre.mixPost = pre.norm = pre.gate = false;
+  pre.rope = false;
+  check(pre, 2, 150);
 }
 
 TEST(MtaFused, DifferentPreAndPostGroupSizes) {

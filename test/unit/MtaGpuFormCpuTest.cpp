@@ -4,9 +4,10 @@
 // CPU through attn-block-strip-gpu against the fp64 oracle on fresh random
 // inputs (seeds in the messages): kernels 1x1 to 6x11 and 65x17, groups 1, 2
 // and H, lengths around the 64-row tile, pre-only and two-pass programs,
-// FoX, GQA, T < S, D = 128, f16; q, k, v rounded to 16 bits first. Outputs
-// start as junk (MALLOC_PERTURB_). Properties: identity kernels and mixing
-// are plain attention, causality, head permutations. docs/reference/testing.md.
+// FoX, GQA, T < S, D = 128, f16, packed sequences; q, k, v rounded to 16
+// bits first. Outputs start as junk (MALLOC_PERTURB_). Properties: identity
+// kernels and mixing are plain attention, causality, head permutations.
+// docs/reference/testing.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -189,6 +190,28 @@ TEST(MtaGpuFormOnCpu, WithRope) {
   d128.rope = true;
   d128.d = d128.dv = 128;
   check(d128, 1, 2, 1, 70, 150, ++seed);
+}
+
+/// Packed sequences (random cuts of T into 3): the halos stop at each
+/// sequence's start (query taps above it read nothing), in both stencil
+/// forms (the tensor-core one on sm_90, the scratch taps of the widest
+/// kernel), with RoPE and FoX, GQA.
+TEST(MtaGpuFormOnCpu, PackedSequences) {
+  uint64_t seed = attn::ref::freshSeed();
+  MtaForm f;
+  f.packed = true;
+  check(f, 1, 4, 4, 70, 70, ++seed);
+  check(f, 1, 2, 2, 300, 300, ++seed);
+  MtaForm pre = f;
+  pre.post = pre.mixPost = pre.norm = pre.gate = false;
+  check(pre, 1, 2, 2, 200, 200, ++seed);
+  MtaForm wide = f;
+  wide.cq = 65;
+  wide.ck = 17;
+  check(wide, 1, 2, 2, 200, 200, ++seed);
+  MtaForm rope = f;
+  rope.rope = rope.fox = true;
+  check(rope, 1, 4, 2, 130, 130, ++seed);
 }
 
 /// sm_80 (163 KB of shared memory): the released configuration takes the

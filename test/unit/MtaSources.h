@@ -25,6 +25,8 @@ struct MtaForm {
   int cq = 6, ck = 11, ch = 0, chPost = -1;
   bool pre = true, mixPre = true, post = true, mixPost = true;
   bool rope = false, fox = false, scaled = false, norm = true, gate = true;
+  /// Packed sequences: a cu_seqlens argument (random cuts of T = S).
+  bool packed = false;
   int d = 64, dv = 64;
   std::string elt = "bf16", attrs;
 };
@@ -75,6 +77,10 @@ inline std::string mtaSource(const MtaForm &c) {
       attrs += " norm_gate(%gw, %gb)";
     }
   }
+  if (c.packed) {
+    args.push_back({"%cu", "tensor<?xi32>"});
+    attrs += " cu_seqlens(%cu)";
+  }
   if (!c.attrs.empty())
     attrs += " " + c.attrs;
   std::string sig, types;
@@ -96,8 +102,9 @@ inline std::string describe(const MtaForm &c) {
      << (c.mixPost ? " mix-post" : "") << (c.norm ? " norm" : "")
      << (c.gate ? "+gate" : "")
      << (c.fox ? (c.scaled ? " fox scaled" : " fox") : "")
-     << (c.rope ? " rope" : "") << " D " << c.d << " Dv " << c.dv << " "
-     << c.elt << (c.attrs.empty() ? "" : " " + c.attrs);
+     << (c.rope ? " rope" : "") << (c.packed ? " packed" : "") << " D " << c.d
+     << " Dv " << c.dv << " " << c.elt
+     << (c.attrs.empty() ? "" : " " + c.attrs);
   return os.str();
 }
 
@@ -145,13 +152,17 @@ inline std::vector<Tensor> mtaInputs(const MtaForm &f, int64_t b, int64_t hq,
   return *ins;
 }
 
-/// Host arrays of `ins`: q, k, v in f's 16-bit type, the rest f32.
+/// Host arrays of `ins`: q, k, v in f's 16-bit type, cu_seqlens (last,
+/// when packed) in i32, the rest f32.
 inline std::vector<HostArray> mtaHostInputs(const MtaForm &f,
                                             const std::vector<Tensor> &ins) {
   std::vector<HostArray> host;
-  for (size_t i = 0; i < ins.size(); ++i)
-    host.push_back(
-        attn::ref::toHost(ins[i], i < 3 ? dtypeOf(f.elt) : attn::DType::F32));
+  for (size_t i = 0; i < ins.size(); ++i) {
+    attn::DType t = i < 3 ? dtypeOf(f.elt) : attn::DType::F32;
+    if (f.packed && i + 1 == ins.size())
+      t = attn::DType::I32;
+    host.push_back(attn::ref::toHost(ins[i], t));
+  }
   return host;
 }
 

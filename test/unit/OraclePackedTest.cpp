@@ -1,8 +1,9 @@
 //===- OraclePackedTest.cpp - packed sequences in the oracle --------------===//
 //
 // cu_seqlens (Oracle.h, packedPositions): a packed batch is the sequences
-// computed alone, laid end to end, forward and gradients, for every variant
-// that takes them (plain, RoPE, FoX, PaTH, PaTH-FoX, windows, GQA), with
+// computed alone, laid end to end, forward and gradients (a parameter's the
+// sum of the sequences'), for every variant (plain, RoPE, FoX, PaTH,
+// PaTH-FoX, windows, GQA, MTA's pieces), with
 // empty and one-token sequences; the scores' gradient with offsets against
 // finite differences. Fresh random data each run; failures print the seed.
 //
@@ -55,6 +56,8 @@ struct PackedCase {
   int64_t window;
   bool rope, path, fox, gateScaled;
   int64_t Hq, Hk;
+  /// MTA: both convolutions, both head mixes, the norm and its gate.
+  bool mta = false;
 };
 
 void PrintTo(const PackedCase &c, std::ostream *os) { *os << c.name; }
@@ -64,6 +67,9 @@ class OraclePackedTest : public ::testing::TestWithParam<PackedCase> {};
 /// Every input of one case at T tokens.
 struct Inputs {
   Tensor q, k, v, w, beta, g;
+  /// MTA's parameters (not per token): kernels 3 x 3 pre, 2 x 5 post, a
+  /// full pre mix, a post mix in pairs of heads, the norm and its gate.
+  Tensor thetaPre, wPre, thetaPost, wPost, gamma, gateW, gateB;
   Inputs(const PackedCase &c, int64_t T, uint64_t seed) {
     const int64_t D = 6, Dv = 5;
     q = randn({1, c.Hq, T, D}, seed + 1);
@@ -74,11 +80,21 @@ struct Inputs {
     g = randUniform({1, c.Hq, T}, seed + 6, 0.5, 1.0);
     for (double &x : g.data)
       x = std::log(x);
+    thetaPre = randn({c.Hq, 3, 3}, seed + 8);
+    wPre = randn({c.Hq, c.Hq}, seed + 9);
+    thetaPost = randn({c.Hq, 2, 5}, seed + 10);
+    wPost = randn({c.Hq, 2}, seed + 11);
+    gamma = randn({Dv}, seed + 12);
+    gateW = randn({Dv}, seed + 13);
+    gateB = randn({1}, seed + 14);
   }
   Inputs(const Inputs &all, int64_t lo, int64_t hi)
       : q(tokens(all.q, lo, hi)), k(tokens(all.k, lo, hi)),
         v(tokens(all.v, lo, hi)), w(tokens(all.w, lo, hi)),
-        beta(tokens(all.beta, lo, hi)), g(tokens(all.g, lo, hi)) {}
+        beta(tokens(all.beta, lo, hi)), g(tokens(all.g, lo, hi)),
+        thetaPre(all.thetaPre), wPre(all.wPre), thetaPost(all.thetaPost),
+        wPost(all.wPost), gamma(all.gamma), gateW(all.gateW), gateB(all.gateB) {
+  }
 };
 
 AttentionConfig configOf(const PackedCase &c) {
@@ -90,18 +106,32 @@ AttentionConfig configOf(const PackedCase &c) {
   cfg.ropeTheta = 50;
   cfg.ropeOffset = 3;
   cfg.gateScaled = c.gateScaled;
+  cfg.postGroup = 2;
   return cfg;
 }
 
 Tensor run(const PackedCase &c, const AttentionConfig &cfg, const Inputs &in) {
+  auto mta = [&](const Tensor &x) { return c.mta ? &x : nullptr; };
   return attention(cfg, in.q, in.k, in.v, c.path ? &in.w : nullptr,
-                   c.path ? &in.beta : nullptr, c.fox ? &in.g : nullptr);
+                   c.path ? &in.beta : nullptr, c.fox ? &in.g : nullptr,
+                   mta(in.thetaPre), mta(in.wPre), mta(in.thetaPost),
+                   mta(in.wPost), mta(in.gamma), mta(in.gateW), mta(in.gateB));
 }
 
 AttentionGrad runGrad(const PackedCase &c, const AttentionConfig &cfg,
                       const Inputs &in, const Tensor &dO) {
+  auto mta = [&](const Tensor &x) { return c.mta ? &x : nullptr; };
   return attentionGrad(dO, cfg, in.q, in.k, in.v, c.path ? &in.w : nullptr,
-                       c.path ? &in.beta : nullptr, c.fox ? &in.g : nullptr);
+                       c.path ? &in.beta : nullptr, c.fox ? &in.g : nullptr,
+                       mta(in.thetaPre), mta(in.wPre), mta(in.thetaPost),
+                       mta(in.wPost), mta(in.gamma), mta(in.gateW),
+                       mta(in.gateB));
+}
+
+/// The MTA parameters' gradients of `grad`, in a fixed order.
+std::vector<const Tensor *> mtaGrads(const AttentionGrad &grad) {
+  return {&grad.thetaPre, &grad.wPre,  &grad.thetaPost, &grad.wPost,
+          &grad.gamma,    &grad.gateW, &grad.gateB};
 }
 
 } // namespace
@@ -118,6 +148,10 @@ TEST_P(OraclePackedTest, IsEachSequenceAlone) {
   const Tensor out = run(c, packedCfg, all);
   const Tensor dO = randn(out.shape, seed + 7);
   const AttentionGrad grad = runGrad(c, packedCfg, all, dO);
+  // A parameter's gradient is the sum of the sequences' (MTA).
+  std::vector<Tensor> paramSums;
+  for (const Tensor *x : mtaGrads(grad))
+    paramSums.push_back(Tensor::zeros(x->shape));
   for (size_t n = 0; n + 1 < cu.size(); ++n) {
     const int64_t lo = cu[n], hi = cu[n + 1];
     if (lo == hi)
@@ -139,7 +173,21 @@ TEST_P(OraclePackedTest, IsEachSequenceAlone) {
     }
     if (c.fox)
       EXPECT_LE(tokensDiff(grad.g, lo, hi, want.g), 1e-12) << what << " dg";
+    const std::vector<const Tensor *> parts = mtaGrads(want);
+    for (size_t i = 0; c.mta && i < parts.size(); ++i)
+      for (size_t e = 0; e < paramSums[i].data.size(); ++e)
+        paramSums[i].data[e] += parts[i]->data[e];
   }
+  if (!c.mta)
+    return;
+  const char *names[] = {"dthetaPre", "dwPre",  "dthetaPost", "dwPost",
+                         "dgamma",    "dgateW", "dgateB"};
+  const std::vector<const Tensor *> packed = mtaGrads(grad);
+  for (size_t i = 0; i < packed.size(); ++i)
+    for (size_t e = 0; e < paramSums[i].data.size(); ++e)
+      EXPECT_NEAR(packed[i]->data[e], paramSums[i].data[e],
+                  1e-10 * (1 + std::fabs(paramSums[i].data[e])))
+          << c.name << " " << names[i] << " [" << e << "], seed " << seed;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -153,7 +201,11 @@ INSTANTIATE_TEST_SUITE_P(
                    false, 2, 1},
         PackedCase{"path", Mask::Causal, 0, false, true, false, false, 2, 1},
         PackedCase{"pathFoxRope", Mask::Causal, 0, true, true, true, true, 2,
-                   2}),
+                   2},
+        PackedCase{"mta", Mask::Causal, 0, false, false, false, false, 4, 4,
+                   true},
+        PackedCase{"mtaRopeFoxGqa", Mask::Causal, 0, true, false, true, false,
+                   4, 2, true}),
     [](const ::testing::TestParamInfo<PackedCase> &info) {
       return std::string(info.param.name);
     });

@@ -150,17 +150,26 @@ def Attn_KqConvOp : Attn_Op<"kq_conv", [DeclareOpInterfaceMethods<Attn_VJPOpInte
     Row `a = c_q - 1` is the current query, column `b = c` the same key.
     Outputs right of the diagonal (`j > i + off`) are `-inf` for stage `pre`
     (logits, ready for the softmax) and 0 for stage `post` (probabilities;
-    no renormalisation). Vector-Jacobian product: `attn.kq_conv_grad`.
+    no renormalisation).
+
+    `cu_seqlens(%cu)` (packed sequences as on `attn.scores`, T == S): each
+    sequence is convolved as if alone. For output row `i` of the sequence
+    starting at `s_i`, a source key `j' < s_i` reads 0 (the halo never
+    reaches into an earlier sequence), and outputs left of it (`j < s_i`)
+    are masked as those right of the diagonal.
+    Vector-Jacobian product: `attn.kq_conv_grad`.
 
     ```mlir
     %c = attn.kq_conv pre %s, %theta : tensor<?x?x?x?xf32>, tensor<16x6x11xf32>
     ```
   }];
   let arguments = (ins Attn_Stage:$stage, Attn_ScoreMap:$input,
-                       Attn_F32Tensor3D:$kernel);
+                       Attn_F32Tensor3D:$kernel,
+                       Optional<Attn_CuSeqlens>:$cu_seqlens);
   let results = (outs Attn_ScoreMap:$result);
   let assemblyFormat = [{
-    $stage $input `,` $kernel attr-dict `:` type($input) `,` type($kernel)
+    $stage $input `,` $kernel (`cu_seqlens` `(` $cu_seqlens^ `)`)? attr-dict
+    `:` type($input) `,` type($kernel) (`,` type($cu_seqlens)^)?
   }];
   let hasVerifier = 1;
 }
@@ -179,7 +188,9 @@ def Attn_HeadMixOp : Attn_Op<"head_mix", [DeclareOpInterfaceMethods<Attn_VJPOpIn
     i.e. `out[h] = sum_g W[h, g] in[g]` over the heads of `h`'s group
     (the `nn.Linear` convention `y = x W^T`). Masked inputs (`-inf`) count
     as 0. Outputs right of the diagonal (`j > i + S - T`) are `-inf` for
-    stage `pre` and 0 for stage `post`.
+    stage `pre` and 0 for stage `post`; with `cu_seqlens(%cu)` (packed
+    sequences as on `attn.scores`) so are those left of the row's sequence
+    start.
 
     Checkpoint conventions (spec/mta.md §1.2): the official pre-softmax mix
     is a full `nn.Linear(M, M)` and loads as is (`W = linear.weight`); the
@@ -192,10 +203,12 @@ def Attn_HeadMixOp : Attn_Op<"head_mix", [DeclareOpInterfaceMethods<Attn_VJPOpIn
     ```
   }];
   let arguments = (ins Attn_Stage:$stage, Attn_ScoreMap:$input,
-                       Attn_F32Tensor2D:$weight);
+                       Attn_F32Tensor2D:$weight,
+                       Optional<Attn_CuSeqlens>:$cu_seqlens);
   let results = (outs Attn_ScoreMap:$result);
   let assemblyFormat = [{
-    $stage $input `,` $weight attr-dict `:` type($input) `,` type($weight)
+    $stage $input `,` $weight (`cu_seqlens` `(` $cu_seqlens^ `)`)? attr-dict
+    `:` type($input) `,` type($weight) (`,` type($cu_seqlens)^)?
   }];
   let hasVerifier = 1;
 }
@@ -695,6 +708,9 @@ def Attn_KqConvGradOp : Attn_Op<"kq_conv_grad", [Pure]> {
       over the terms whose output cell exists and lies on or left of the
       diagonal, and `dx[i', j'] = 0` where `X0` masks the source
       (`x[i', j'] = -inf` or `j' > i' + off`).
+    * With `cu_seqlens`, as on `attn.kq_conv`: a term whose output row's
+      sequence starts after its source key, or whose output is left of that
+      start, is left out of both sums.
 
     Both results are f32: `dx` has the score map's shape, `dkernel` the
     kernel's `[H, c_q, c_k]`.
@@ -706,10 +722,12 @@ def Attn_KqConvGradOp : Attn_Op<"kq_conv_grad", [Pure]> {
     ```
   }];
   let arguments = (ins Attn_Stage:$stage, Attn_ScoreMap:$input,
-                       Attn_F32Tensor3D:$kernel, Attn_ScoreMap:$grad);
+                       Attn_F32Tensor3D:$kernel, Attn_ScoreMap:$grad,
+                       Optional<Attn_CuSeqlens>:$cu_seqlens);
   let results = (outs Attn_ScoreMap:$dx, Attn_F32Tensor3D:$dkernel);
   let assemblyFormat = [{
-    $stage $input `,` $kernel `,` $grad attr-dict `:` functional-type(operands, results)
+    $stage $input `,` $kernel `,` $grad (`cu_seqlens` `(` $cu_seqlens^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -726,6 +744,8 @@ def Attn_HeadMixGradOp : Attn_Op<"head_mix_grad", [Pure]> {
     * `dx[n, g0 + m, i, j] = sum_{h in the group of g0} weight[h, m] * grad[n, h, i, j]`
       for `j <= i + off` and a finite input; 0 where the input is `-inf`
       or right of the diagonal.
+    * With `cu_seqlens`, as on `attn.head_mix`: cells left of the row's
+      sequence start are outside too.
 
     Both results are f32: `dx` has the score map's shape, `dweight` the
     weight's `[H, c_h]`.
@@ -737,10 +757,12 @@ def Attn_HeadMixGradOp : Attn_Op<"head_mix_grad", [Pure]> {
     ```
   }];
   let arguments = (ins Attn_Stage:$stage, Attn_ScoreMap:$input,
-                       Attn_F32Tensor2D:$weight, Attn_ScoreMap:$grad);
+                       Attn_F32Tensor2D:$weight, Attn_ScoreMap:$grad,
+                       Optional<Attn_CuSeqlens>:$cu_seqlens);
   let results = (outs Attn_ScoreMap:$dx, Attn_F32Tensor2D:$dweight);
   let assemblyFormat = [{
-    $stage $input `,` $weight `,` $grad attr-dict `:` functional-type(operands, results)
+    $stage $input `,` $weight `,` $grad (`cu_seqlens` `(` $cu_seqlens^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
