@@ -1086,6 +1086,15 @@ void MtaGpuKernel::build() {
     kvStart = arith::MaxSIOp::create(
         b, loc, cst(b, 0),
         subi(b, qPos0, cst(b, op.getWindow().value_or(0) - 1)));
+  // Packed sequences: no output row sees a key before the first row's
+  // sequence (the halo rows of an earlier one read none either).
+  if (Value cu = arg(Arg::Cu)) {
+    Value first = offsetAt(b, loc, cu, sequenceOf(b, loc, cu, row0));
+    kvStart = arith::MaxSIOp::create(
+        b, loc, kvStart,
+        muli(b, arith::DivUIOp::create(b, loc, first, cst(b, kTile)),
+             cst(b, kTile)));
+  }
   if (parts > 1) {
     // Part s of the walk's n tiles: [n s / parts, n (s + 1) / parts).
     Value n = arith::CeilDivSIOp::create(
