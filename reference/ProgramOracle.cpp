@@ -67,6 +67,17 @@ std::vector<int64_t> positionsOf(const Tensor &t) {
   return p;
 }
 
+/// The offsets of `o`'s cu_seqlens operand in `storage`, or null without
+/// one.
+template <typename OpT>
+const std::vector<int64_t> *packedOffsets(OpT o, const Env &env,
+                                          std::vector<int64_t> &storage) {
+  if (!o.getCuSeqlens())
+    return nullptr;
+  storage = positionsOf(*env.get(o.getCuSeqlens()));
+  return &storage;
+}
+
 /// An attn.attention op as the oracle runs it: its configuration and
 /// operands. With rope_q_offset (queries at explicit positions) q and k are
 /// rotated here, by the oracle's rope, and the rest runs without RoPE.
@@ -129,29 +140,18 @@ Expected<Tensor> evalOp(Operation *op, const Env &env) {
                   o.getRotaryDimOrHeadDim(), toStyle(o.getStyle()),
                   o.getOffset(), o.getPositions() ? &pos : nullptr);
   }
-  if (auto o = dyn_cast<mlir::attn::ScoresOp>(op)) {
-    std::vector<int64_t> cu;
-    if (o.getCuSeqlens())
-      cu = positionsOf(in(o.getCuSeqlens()));
+  std::vector<int64_t> cu; // packed sequences' offsets (packedOffsets)
+  if (auto o = dyn_cast<mlir::attn::ScoresOp>(op))
     return scores(in(o.getQ()), in(o.getK()), o.getScaleOrDefault(),
                   env.get(o.getW()), env.get(o.getBeta()), env.get(o.getG()),
                   o.getGateScaled(), toMask(o.getMask()),
-                  o.getWindow().value_or(0), o.getCuSeqlens() ? &cu : nullptr);
-  }
-  // An MTA piece's packed sequences: the offsets, or null.
-  std::vector<int64_t> cu;
-  auto packed = [&](Value offsets) -> const std::vector<int64_t> * {
-    if (!offsets)
-      return nullptr;
-    cu = positionsOf(in(offsets));
-    return &cu;
-  };
+                  o.getWindow().value_or(0), packedOffsets(o, env, cu));
   if (auto o = dyn_cast<mlir::attn::KqConvOp>(op))
     return kqConv(in(o.getInput()), in(o.getKernel()), toStage(o.getStage()),
-                  packed(o.getCuSeqlens()));
+                  packedOffsets(o, env, cu));
   if (auto o = dyn_cast<mlir::attn::HeadMixOp>(op))
     return headMix(in(o.getInput()), in(o.getWeight()), toStage(o.getStage()),
-                   packed(o.getCuSeqlens()));
+                   packedOffsets(o, env, cu));
   if (auto o = dyn_cast<mlir::attn::SoftmaxOp>(op))
     return softmax(in(o.getInput()));
   if (auto o = dyn_cast<mlir::attn::WeightedSumOp>(op))
@@ -294,6 +294,7 @@ private:
 llvm::Error gradOp(Operation *op, const Env &env, const Tensor &dy,
                    Adjoints &adj) {
   auto in = [&](Value v) -> const Tensor & { return *env.get(v); };
+  std::vector<int64_t> cu; // packed sequences' offsets (packedOffsets)
   if (auto o = dyn_cast<mlir::attn::RopeOp>(op)) {
     std::vector<int64_t> pos;
     if (o.getPositions())
@@ -305,35 +306,25 @@ llvm::Error gradOp(Operation *op, const Env &env, const Tensor &dy,
                       o.getRotaryDimOrHeadDim(), toStyle(o.getStyle()),
                       o.getOffset(), o.getPositions() ? &pos : nullptr));
   } else if (auto o = dyn_cast<mlir::attn::ScoresOp>(op)) {
-    std::vector<int64_t> cu;
-    if (o.getCuSeqlens())
-      cu = positionsOf(in(o.getCuSeqlens()));
     ScoresGrad d =
         scoresGrad(dy, in(o.getQ()), in(o.getK()), o.getScaleOrDefault(),
                    env.get(o.getW()), env.get(o.getBeta()), env.get(o.getG()),
                    o.getGateScaled(), toMask(o.getMask()),
-                   o.getWindow().value_or(0), o.getCuSeqlens() ? &cu : nullptr);
+                   o.getWindow().value_or(0), packedOffsets(o, env, cu));
     adj.add(o.getQ(), std::move(d.q));
     adj.add(o.getK(), std::move(d.k));
     adj.add(o.getW(), std::move(d.w));
     adj.add(o.getBeta(), std::move(d.beta));
     adj.add(o.getG(), std::move(d.g));
   } else if (auto o = dyn_cast<mlir::attn::KqConvOp>(op)) {
-    std::vector<int64_t> cu;
-    if (o.getCuSeqlens())
-      cu = positionsOf(in(o.getCuSeqlens()));
-    KqConvGrad d =
-        kqConvGrad(dy, in(o.getInput()), in(o.getKernel()),
-                   toStage(o.getStage()), o.getCuSeqlens() ? &cu : nullptr);
+    KqConvGrad d = kqConvGrad(dy, in(o.getInput()), in(o.getKernel()),
+                              toStage(o.getStage()), packedOffsets(o, env, cu));
     adj.add(o.getInput(), std::move(d.x));
     adj.add(o.getKernel(), std::move(d.theta));
   } else if (auto o = dyn_cast<mlir::attn::HeadMixOp>(op)) {
-    std::vector<int64_t> cu;
-    if (o.getCuSeqlens())
-      cu = positionsOf(in(o.getCuSeqlens()));
     HeadMixGrad d =
         headMixGrad(dy, in(o.getInput()), in(o.getWeight()),
-                    toStage(o.getStage()), o.getCuSeqlens() ? &cu : nullptr);
+                    toStage(o.getStage()), packedOffsets(o, env, cu));
     adj.add(o.getInput(), std::move(d.x));
     adj.add(o.getWeight(), std::move(d.W));
   } else if (auto o = dyn_cast<mlir::attn::SoftmaxOp>(op)) {

@@ -189,18 +189,17 @@ struct KeyMask {
   }
 };
 
-/// `cu` (cu_seqlens' buffer, N + 1 offsets, or null) as KeyMask's sequence
-/// indices. Offsets are clamped into [0, S]: the runtime refuses bad ones,
-/// and a program computing them gets a wrong mask, never a wild store.
-KeyMask keyMask(RefBuilder &r, MaskKind mask, int64_t window, Value cu,
-                Value s) {
-  KeyMask m{mask, window, Value(), s};
-  if (!cu)
-    return m;
+/// An index buffer [S] holding at each position of the sequences `cu`
+/// (cu_seqlens' buffer, N + 1 offsets) packs `value(n, lo)` of its sequence
+/// n, which starts at lo, and `outside` elsewhere. Offsets are clamped into
+/// [0, S]: the runtime refuses bad ones, and a program computing them gets
+/// a wrong mask, never a wild store.
+Value perSequence(RefBuilder &r, Value cu, Value s, Value outside,
+                  function_ref<Value(Value, Value)> value) {
   OpBuilder &b = r.builder();
-  m.seq =
+  Value buf =
       r.alloc(MemRefType::get({ShapedType::kDynamic}, b.getIndexType()), {s});
-  r.loop(s, [&](Value t) { r.store(r.idx(-1), m.seq, {t}); });
+  r.loop(s, [&](Value t) { r.store(outside, buf, {t}); });
   auto offset = [&](Value n, Value lo) {
     Value c = arith::IndexCastOp::create(b, r.location(), b.getIndexType(),
                                          r.load(cu, {n}));
@@ -209,8 +208,18 @@ KeyMask keyMask(RefBuilder &r, MaskKind mask, int64_t window, Value cu,
   r.loop(r.isub(r.dim(cu, 0), r.idx(1)), [&](Value n) {
     Value lo = offset(n, r.idx(0));
     Value hi = offset(r.iadd(n, r.idx(1)), lo);
-    r.loop(lo, hi, [&](Value t) { r.store(n, m.seq, {t}); });
+    Value v = value(n, lo);
+    r.loop(lo, hi, [&](Value t) { r.store(v, buf, {t}); });
   });
+  return buf;
+}
+
+/// `cu` (cu_seqlens' buffer, or null) as KeyMask's sequence indices.
+KeyMask keyMask(RefBuilder &r, MaskKind mask, int64_t window, Value cu,
+                Value s) {
+  KeyMask m{mask, window, Value(), s};
+  if (cu)
+    m.seq = perSequence(r, cu, s, r.idx(-1), [](Value n, Value) { return n; });
   return m;
 }
 
@@ -399,27 +408,13 @@ struct ScoreCells {
 };
 
 /// The cells of the map `x` (a buffer) of an MTA piece whose cu_seqlens
-/// operand is `cu` (null without): each position's sequence start, built as
-/// keyMask's indices (offsets clamped into [0, S]).
+/// operand is `cu` (null without): each position's sequence start.
 ScoreCells scoreCells(RefBuilder &r, Value x, Value cu) {
   Value s = r.dim(x, 3);
   ScoreCells cells{x, r.isub(s, r.dim(x, 2)), Value()};
-  if (!cu)
-    return cells;
-  OpBuilder &b = r.builder();
-  cells.starts =
-      r.alloc(MemRefType::get({ShapedType::kDynamic}, b.getIndexType()), {s});
-  r.loop(s, [&](Value t) { r.store(r.idx(0), cells.starts, {t}); });
-  auto offset = [&](Value n, Value lo) {
-    Value c = arith::IndexCastOp::create(b, r.location(), b.getIndexType(),
-                                         r.load(cu, {n}));
-    return r.clamp(c, lo, s);
-  };
-  r.loop(r.isub(r.dim(cu, 0), r.idx(1)), [&](Value n) {
-    Value lo = offset(n, r.idx(0));
-    Value hi = offset(r.iadd(n, r.idx(1)), lo);
-    r.loop(lo, hi, [&](Value t) { r.store(lo, cells.starts, {t}); });
-  });
+  if (cu)
+    cells.starts =
+        perSequence(r, cu, s, r.idx(0), [](Value, Value lo) { return lo; });
   return cells;
 }
 
