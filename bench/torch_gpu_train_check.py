@@ -144,22 +144,13 @@ def opcheck_cuda(seed):
                 "fox": (at._attention_program("bf16", D, D, gate=True),
                         acts + [g])}
     for name, (program, args) in programs.items():
-        fwd = torch.ops.attn.forward.default
-        train = torch.ops.attn.forward_train.default
-        bwd = torch.ops.attn.backward.default
-        outputs = train(program, "main", args, False)
-        calls = [("forward", fwd, (program, "main", args, True)),
-                 ("forward_train", train,
-                  (program, "main", [a.clone().requires_grad_() for a in args], True)),
-                 ("backward", bwd,
-                  (program, "main", args, outputs, torch.randn_like(outputs[0])))]
-        for what, op, call in calls:
+        for what, op, call in ref.opcheck_calls(name, program, args):
             try:
                 torch.library.opcheck(op, call)
-                print(f"ok   opcheck {name} {what} on CUDA")
+                print(f"ok   opcheck {what} on CUDA")
             except Exception as e:  # report every failing op, then go on
-                print(f"FAIL opcheck {name} {what} on CUDA: {type(e).__name__}: {e}")
-                failures.append(f"opcheck {name} {what}")
+                print(f"FAIL opcheck {what} on CUDA: {type(e).__name__}: {e}")
+                failures.append(f"opcheck {what}")
 
 
 def main():

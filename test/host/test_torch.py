@@ -487,23 +487,27 @@ def check_opcheck():
                 [q, k, v] + [mta[n] for n, _ in mta_types]),
     }
     for name, (program, args) in programs.items():
-        fwd = torch.ops.attn.forward.default
-        train = torch.ops.attn.forward_train.default
-        bwd = torch.ops.attn.backward.default
-        tests = [(f"{name} forward", fwd, (program, "main", args, True)),
-                 (f"{name} forward_train", train,
-                  (program, "main",
-                   [a.clone().requires_grad_() for a in args], True))]
-        outputs = train(program, "main", args, False)  # o, then the LSEs
-        tests.append((f"{name} backward", bwd,
-                      (program, "main", args, outputs,
-                       torch.randn_like(outputs[0]))))
-        for what, op, call in tests:
+        for what, op, call in opcheck_calls(name, program, args):
             try:
                 torch.library.opcheck(op, call)
                 print(f"torch opcheck {what}: passed")
             except Exception as e:  # report every failing op, then go on
                 check(False, f"opcheck {what}: {type(e).__name__}: {e}")
+
+
+def opcheck_calls(name, program, args):
+    """(what, op, arguments) of torch.library.opcheck for each of the three
+    custom ops on `program`'s @main with `args` (attn's layout)."""
+    fwd = torch.ops.attn.forward.default
+    train = torch.ops.attn.forward_train.default
+    bwd = torch.ops.attn.backward.default
+    outputs = train(program, "main", args, False)  # o, then the LSEs
+    return [(f"{name} forward", fwd, (program, "main", args, True)),
+            (f"{name} forward_train", train,
+             (program, "main", [a.clone().requires_grad_() for a in args],
+              True)),
+            (f"{name} backward", bwd,
+             (program, "main", args, outputs, torch.randn_like(outputs[0])))]
 
 
 def load_char_lm():
