@@ -146,6 +146,10 @@ struct GpuPathTiles : GpuTiles {
   void store(Value t, Value mem, ValueRange at) {
     GpuTiles::store(t, mem, at, {2, 3});
   }
+  /// Stores a 1-D tile along dim 2 of `mem` at `at`.
+  void storeSlice(Value t, Value mem, ValueRange at) {
+    GpuTiles::store(t, mem, at, {2});
+  }
   /// The [n, n] i1 tile `column + shift pred row` over local indices.
   Value localMask(CmpIPredicate pred, int64_t n, int64_t shift = 0) {
     Value r = spread(iotaIn(row, idx(0), n), 1, n, n);
@@ -155,6 +159,17 @@ struct GpuPathTiles : GpuTiles {
   Value keep(Value mask, Value t) {
     auto type = cast<RankedTensorType>(t.getType());
     return select(mask, t, splatF(type, 0.0));
+  }
+  /// Where x is NaN or infinite (x - x is NaN there, 0 elsewhere).
+  Value nonFinite(Value x) {
+    Value z = sub(x, x);
+    return cmpf(CmpFPredicate::UNO, z, z);
+  }
+  /// `t` with NaN where the f32 tile `count` (t's shape) is above 0.
+  Value poisonWhere(Value count, Value t) {
+    auto type = cast<RankedTensorType>(t.getType());
+    return select(cmpf(CmpFPredicate::OGT, count, splatF(type, 0.0)),
+                  splatF(type, std::numeric_limits<double>::quiet_NaN()), t);
   }
 };
 
@@ -267,11 +282,12 @@ struct PathTypes {
 };
 
 /// N = -W^T U [D, D] of the chunk at `at` (W in `sW`, U stored at `uMem`),
-/// rows [chunk * D, chunk * D + D) of `nMem`. W^T is dot(I, W^T): the
-/// block program transposes only dot's B operand.
+/// rows [chunk * D, chunk * D + D) of `nMem`; NaN where a position is
+/// marked in `badMem` (buildChunkKernel). W^T is dot(I, W^T): the block
+/// program transposes only dot's B operand.
 void storeDenseTransport(GpuPathTiles &t, const PathProgram &p, int64_t c,
                          int64_t d, Value uMem, Value sW, Value nMem,
-                         ArrayRef<Value> at) {
+                         Value badMem, ArrayRef<Value> at) {
   t.barrier(); // U is in global memory
   Value sU = t.alloc({c, d}, t.opElt);
   t.landCopies({t.copy(uMem, at, sU)});
@@ -279,6 +295,8 @@ void storeDenseTransport(GpuPathTiles &t, const PathProgram &p, int64_t c,
   Value eye = t.keep(t.localMask(CmpIPredicate::eq, d), ones);
   Value wT = t.dot(t.asA(t.round(eye)), t.operand(sW, 1), t.zeros({d, c}),
                    /*transposeB=*/true);
+  wT = t.poisonWhere(
+      t.spread(t.loadSlice(badMem, at.take_front(3), c, t.col), 0, d, c), wT);
   Value n = t.dot(t.asA(t.round(t.neg(wT))), t.operand(sU, 1), t.zeros({d, d}));
   Value row = arith::MulIOp::create(t.b, t.loc, p.chunk, t.idx(d));
   t.store(n, nMem, {p.b, p.kvHead, row, t.idx(0)});
@@ -309,11 +327,33 @@ void buildChunkKernel(func::FuncOp kernel, const KernelArgs &args,
     t.storeSplit(x, arg(name), arg((name + "Lo").str()), at);
   };
 
-  // w (f32) split, through global memory into shared.
+  SmallVector<Value> sliceAt = {p.b, p.kvHead, p.pos0};
+  // A non-finite w_t or beta_t (docs/input-limits.md, "Non-finite
+  // values"): the chunk computes with H_t = I (both read as 0), so that
+  // what t does not reach is the same as with finite values there. It
+  // marks t in `bad` (1, else 0) and `badUpTo` (the chunk's marks up to
+  // each position), and poisons what t reaches: the rows of Khat before t,
+  // and the attention kernel's W, whose row t is NaN, so that every
+  // transport through the chunk is (the attention kernel takes W's NaN
+  // columns out of its in-chunk products).
   Value wTile = t.loadAcc(w, at, {c, d});
+  auto finiteBeta = [&](Attribute enc) {
+    Value beta = t.loadSlice(betaMem, sliceAt, c, enc);
+    return t.select(t.nonFinite(beta), t.splatF(t.slice(c, enc), 0.0), beta);
+  };
+  Value badRows =
+      t.ori(t.nonFinite(t.rowReduce(blk::ReduceKind::sum, t.sub(wTile, wTile))),
+            t.nonFinite(t.loadSlice(betaMem, sliceAt, c, t.row)));
+  Value badMem = arg("bad");
+  Value bad = t.select(badRows, t.splatF(t.slice(c, t.row), 1.0),
+                       t.splatF(t.slice(c, t.row), 0.0));
+  t.storeSlice(bad, badMem, sliceAt);
+  Value badW = t.spread(bad, 1, c, d);
+  wTile = t.select(t.cmpf(CmpFPredicate::OGT, badW, t.zeros({c, d})),
+                   t.zeros({c, d}), wTile);
   t.storeSplit(wTile, wMem, wLoMem, at);
   if (ty.f16Transport())
-    h.store(h.round(wTile), arg("wOut"), at);
+    h.store(h.round(t.poisonWhere(badW, wTile)), arg("wOut"), at);
   blk::BarrierOp::create(b, loc);
   Value sW = t.alloc({c, d}, ty.opElt);
   Value sWLo = wLoMem ? t.alloc({c, d}, ty.opElt) : Value();
@@ -327,19 +367,25 @@ void buildChunkKernel(func::FuncOp kernel, const KernelArgs &args,
   // Operand tiles are read from shared memory where they are used (W's
   // rows as the keys of a transpose_b dot, W^T, or as the B of T W), so
   // that no register tile lives across the substitution.
-  SmallVector<Value> sliceAt = {p.b, p.kvHead, p.pos0};
+
+  // (`bad` was stored above the landed copies' barrier.)
+  Value badCols = t.spread(t.loadSlice(badMem, sliceAt, c, t.col), 0, c, c);
+  Value badUpTo =
+      t.rowReduce(blk::ReduceKind::sum,
+                  t.keep(t.localMask(CmpIPredicate::sle, c), badCols));
+  Value badTotal = t.rowReduce(blk::ReduceKind::sum, badCols);
+  t.storeSlice(badUpTo, arg("badUpTo"), sliceAt);
 
   // A = stril(beta W W^T), to the scratch its columns are read from.
   Value a = t.dotSplit2(wTile, sW, sWLo, t.zeros({c, c}), /*transposeB=*/true);
-  a = t.mul(a, t.spread(t.loadSlice(betaMem, sliceAt, c, t.row), 1, c, c));
+  a = t.mul(a, t.spread(finiteBeta(t.row), 1, c, c));
   a = t.keep(t.localMask(CmpIPredicate::slt, c), a);
   t.store(a, aMem, at);
   blk::BarrierOp::create(b, loc);
 
   Value x = invertUnitLower(t, p, c, aMem, {tMem, tLoMem}, {sT, sTLo}, at);
   // T = X diag(beta), then U = T W.
-  Value tt =
-      t.mul(x, t.spread(t.loadSlice(betaMem, sliceAt, c, t.col), 0, c, c));
+  Value tt = t.mul(x, t.spread(finiteBeta(t.col), 0, c, c));
   t.storeSplit(tt, tMem, tLoMem, at);
   storeOut(t.dotSplit2(tt, sW, sWLo, t.zeros({c, d})), "u");
 
@@ -355,11 +401,20 @@ void buildChunkKernel(func::FuncOp kernel, const KernelArgs &args,
   Value kc = t.dotSplit2(kw, sT, sTLo, t.zeros({c, c}), /*transposeB=*/true);
   storeOut(kc, "kc");
   if (ty.dense)
-    storeDenseTransport(t, p, c, d, arg("u"), sW, arg("n"), at);
+    storeDenseTransport(t, p, c, d, arg("u"), sW, arg("n"), badMem, at);
   // Khat = K - KC W: the keys moved to the chunk end, in k's type (the
   // attention kernel's key buffer holds k, then Khat).
   Value khat = t.dotSplit2(t.neg(kc), sW, sWLo, t.loadAcc(k, at, {c, d}));
+  // Key j's row crosses the marks after it.
+  khat = t.poisonWhere(t.spread(t.sub(badTotal, badUpTo), 1, c, d), khat);
   t.store(t.convert(khat, ty.elt), khatMem, at);
+  // The attention kernel reads this kernel's W split: poisoned now that
+  // the copies above have read it.
+  if (!ty.f16Transport())
+    t.storeSplit(
+        t.poisonWhere(t.spread(t.loadSlice(badMem, sliceAt, c, t.row), 1, c, d),
+                      t.loadAcc(w, at, {c, d})),
+        wMem, wLoMem, at);
   func::ReturnOp::create(b, loc);
 }
 
@@ -368,6 +423,8 @@ void buildChunkKernel(func::FuncOp kernel, const KernelArgs &args,
 struct AttnTiles {
   Value q, k, v, w, wLo, u, uLo, kc, kcLo;
   Value n; ///< the dense transports (PathTypes::dense), else null
+  /// The chunk kernel's marks of non-finite w or beta (operands only).
+  Value bad, badUpTo;
 };
 /// The global operands.
 using AttnOperands = AttnTiles;
@@ -432,6 +489,7 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
   Value c0 = t.idx(0);
   SmallVector<Value> kvAt = {p.b, p.kvHead, p.pos0, c0};
   SmallVector<Value> qAt = {p.b, p.head, p.row0, c0};
+  SmallVector<Value> kvSlice = {p.b, p.kvHead, p.pos0};
   SmallVector<Value> tokens = {t.copy(g.q, qAt, s.q), t.copy(g.k, kvAt, s.k),
                                t.copy(g.v, kvAt, s.v),
                                t.copy(g.kc, kvAt, s.kc)};
@@ -458,9 +516,18 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
     qw = transportDot(t, tr, q0, s.w, Value(), t.zeros({c, c}),
                       /*transposeB=*/true);
   }
+  // W's NaN rows (buildChunkKernel) are 0 here.
+  qw = t.select(t.cmpf(CmpFPredicate::OGT,
+                       t.spread(t.loadSlice(g.bad, kvSlice, c, t.col), 0, c, c),
+                       t.zeros({c, c})),
+                t.zeros({c, c}), qw);
   // q_i^T H_i ... H_a: the query's projections on the w's up to its own.
   Value nqw = t.neg(t.keep(t.localMask(CmpIPredicate::sle, c), qw));
   Value qhat = transportDot(t, tr, nqw, s.u, s.uLo, q0);
+  // Non-finite w or beta at t (buildChunkKernel): q^ of the rows from t
+  // on, and the cells (i, j) with j < t <= i, are NaN.
+  Value badRows = t.loadSlice(g.badUpTo, kvSlice, c, t.row);
+  qhat = t.poisonWhere(t.spread(badRows, 1, c, d), qhat);
   // Exact in-chunk logits q K^T - QW KC^T.
   Value sc =
       scale(t.dot(qA, t.operand(s.k, 1), t.zeros({c, c}), /*transposeB=*/true));
@@ -478,6 +545,10 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
     Value gj = t.loadGate(gPrime, {p.b, p.head, p.pos0}, c, t.col);
     sc = t.addFoxBias(sc, gi, gj, -1.0);
   }
+  sc = t.poisonWhere(
+      t.sub(t.spread(badRows, 1, c, c),
+            t.spread(t.loadSlice(g.badUpTo, kvSlice, c, t.col), 0, c, c)),
+      sc);
   Value sLen = memref::DimOp::create(t.b, t.loc, g.k, 2);
   // Causal inside the chunk, keys before S, and with a window
   // key + window > query.
@@ -577,6 +648,8 @@ void buildAttentionKernel(func::FuncOp kernel, const KernelArgs &args,
   g.kc = arg("kc");
   g.kcLo = arg("kcLo");
   g.n = arg("n");
+  g.bad = arg("bad");
+  g.badUpTo = arg("badUpTo");
   Value khat = arg("khat"), out = arg("out");
   int64_t c = ps.c, d = ps.d, dv = ps.dv;
   PathProgram p = programIndices(t, g.q, g.k, c, /*reversed=*/true);
@@ -816,6 +889,18 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   chunkArgs.add("kcLo", kcLo);
   chunkArgs.add("khat", khat);
   chunkArgs.add("n", nMem);
+  // The marks of non-finite w or beta (buildChunkKernel).
+  auto counts = [&]() -> Value {
+    return memref::AllocOp::create(
+        b, loc,
+        MemRefType::get(
+            {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+            b.getF32Type()),
+        ValueRange{bDim, hk, sLen});
+  };
+  Value bad = counts(), badUpTo = counts();
+  chunkArgs.add("bad", bad);
+  chunkArgs.add("badUpTo", badUpTo);
   KernelArgs mainArgs;
   mainArgs.add("q", q);
   mainArgs.add("k", k);
@@ -830,6 +915,8 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   mainArgs.add("kcLo", kcLo);
   mainArgs.add("n", nMem);
   mainArgs.add("khat", khat);
+  mainArgs.add("bad", bad);
+  mainArgs.add("badUpTo", badUpTo);
   mainArgs.add("out", out);
   mainArgs.add("lse", lse);
   mainArgs.add("cuSeqlens",

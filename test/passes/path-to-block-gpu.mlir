@@ -37,14 +37,19 @@
 // T^T with T back through shared memory, Khat = K - KC W.
 // CHECK-LABEL: func.func private @main_path_chunk_kernel(
 // CHECK-SAME: attn_block.kernel, attn_block.num_warps = 4 : i64
-// CHECK: %[[W:.*]] = attn_block.load %arg1{{.*}} -> tensor<64x64xf32, #[[MMA]]>
+// CHECK: %[[WIN:.*]] = attn_block.load %arg1{{.*}} -> tensor<64x64xf32, #[[MMA]]>
+// A non-finite row of w or beta is marked (%arg12) and read as 0.
+// CHECK: attn_block.store %{{.*}}, %arg12
+// CHECK: %[[W:.*]] = arith.select %{{.*}}, %{{.*}}, %[[WIN]]
 // CHECK: %[[WHI:.*]] = arith.truncf %[[W]] : tensor<64x64xf32, #[[MMA]]> to tensor<64x64xbf16, #[[MMA]]>
 // CHECK: arith.extf %[[WHI]]
 // CHECK: %[[WLO:.*]] = arith.truncf
 // CHECK: attn_block.store %[[WHI]], %arg6
 // CHECK: attn_block.store %[[WLO]], %arg7
-// W rounded once to f16 for the attention kernel's transport.
-// CHECK: %[[W16:.*]] = arith.truncf %[[W]] : tensor<64x64xf32, #[[MMA]]> to tensor<64x64xf16, #[[MMA]]>
+// W rounded once to f16 for the attention kernel's transport, NaN at the
+// marks.
+// CHECK: %[[WP:.*]] = arith.select %{{.*}}, %{{.*}}, %[[W]]
+// CHECK: %[[W16:.*]] = arith.truncf %[[WP]] : tensor<64x64xf32, #[[MMA]]> to tensor<64x64xf16, #[[MMA]]>
 // CHECK: attn_block.store %[[W16]], %arg8
 // CHECK: attn_block.barrier
 // CHECK: attn_block.local_alloc : !attn_block.smem<64x64xbf16, #[[SW]]>
@@ -155,7 +160,7 @@
 // CHECK-NEXT:   attn_block.async_commit_group
 // CHECK-NEXT:   scf.yield
 // CHECK: attn_block.async_wait pending 0
-// CHECK: attn_block.store {{.*}}, %arg8{{.*}} : tensor<64x64xbf16, #[[MMA]]> -> memref<?x?x?x64xbf16>
+// CHECK: attn_block.store {{.*}}, %arg10{{.*}} : tensor<64x64xbf16, #[[MMA]]> -> memref<?x?x?x64xbf16>
 // The split transport: nine tiles, six copies a step, three products per
 // transport dot.
 // SPLIT-LABEL: func.func private @main_path_attention_kernel(
@@ -168,7 +173,7 @@
 // SPLIT-COUNT-4: attn_block.async_copy
 // SPLIT-NEXT: attn_block.async_commit_group
 // SPLIT-NEXT: scf.yield
-// SPLIT: attn_block.store {{.*}}, %arg11{{.*}} : tensor<64x64xbf16, #{{.*}}> -> memref<?x?x?x64xbf16>
+// SPLIT: attn_block.store {{.*}}, %arg13{{.*}} : tensor<64x64xbf16, #{{.*}}> -> memref<?x?x?x64xbf16>
 
 // The host: G' first, then the scratch, the chunk kernel over
 // (chunks, B * Hk) and the attention kernel over (query chunks, B * Hq).

@@ -2,9 +2,9 @@
 // the block program (the chunk and attention kernels, with FoX the
 // gate-prefix kernel first), not the reference lowering. The result is LLVM
 // dialect plus OpenMP for the grids, launched in order; the host function
-// allocates the seven scratch buffers (with the dense transports; FoX: and
-// G') and the output, and frees the scratch after the last launch (the
-// output is returned).
+// allocates the nine scratch buffers (with the dense transports and the
+// marks of non-finite w or beta; FoX: and G') and the output, and frees the
+// scratch after the last launch (the output is returned).
 // RUN: attn-opt %S/../../examples/path.mlir --attn-to-cpu \
 // RUN:   | FileCheck %s --implicit-check-not=attn. \
 // RUN:       --implicit-check-not='attn_block.{{(program_id|load|store|dot|reduce|broadcast|scan|iota|extract_row|insert_row|launch)}}' \
@@ -24,14 +24,14 @@
 // CHECK-DAG: llvm.func @main_path_attention_kernel(
 // CHECK-LABEL: llvm.func @main(
 // FOX: llvm.call @main_gate_prefix(
-// CHECK-COUNT-8: llvm.call @malloc
+// CHECK-COUNT-10: llvm.call @malloc
 // CHECK: omp.parallel {
 // CHECK: llvm.call @main_path_chunk_kernel(
 // CHECK: omp.terminator
 // CHECK: omp.parallel {
 // CHECK: llvm.call @main_path_attention_kernel(
 // CHECK: omp.terminator
-// CHECK-COUNT-7: llvm.call @free
+// CHECK-COUNT-9: llvm.call @free
 // FOX: llvm.call @free
 // CHECK-NOT: llvm.call @free
 // CHECK: llvm.return

@@ -36,11 +36,15 @@
 // CHECK-LABEL: func.func private @main_gate_prefix
 // CHECK-SAME: memref<?x?x?xf64>
 // CHECK-LABEL: func.func private @main_path_chunk_kernel
-// CHECK-SAME: (%[[K:[^:]*]]: memref<?x?x?x64xf32>, %[[W:[^:]*]]: memref<?x?x?x64xf32>, %[[BETA:[^:]*]]: memref<?x?x?xf32>, %[[A:[^:]*]]: memref<?x?x?x64xf32>, %[[T:[^:]*]]: memref<?x?x?x64xf32>, %[[WS:[^:]*]]: memref<?x?x?x64xf32>, %[[U:[^:]*]]: memref<?x?x?x64xf32>, %[[KC:[^:]*]]: memref<?x?x?x64xf32>, %[[KHAT:[^:]*]]: memref<?x?x?x64xf32>, %[[N:[^:]*]]: memref<?x?x?x64xf32>) attributes {attn_block.kernel
-// W through its scratch into shared memory, whole.
+// CHECK-SAME: (%[[K:[^:]*]]: memref<?x?x?x64xf32>, %[[W:[^:]*]]: memref<?x?x?x64xf32>, %[[BETA:[^:]*]]: memref<?x?x?xf32>, %[[A:[^:]*]]: memref<?x?x?x64xf32>, %[[T:[^:]*]]: memref<?x?x?x64xf32>, %[[WS:[^:]*]]: memref<?x?x?x64xf32>, %[[U:[^:]*]]: memref<?x?x?x64xf32>, %[[KC:[^:]*]]: memref<?x?x?x64xf32>, %[[KHAT:[^:]*]]: memref<?x?x?x64xf32>, %[[N:[^:]*]]: memref<?x?x?x64xf32>, %[[MARKS:[^:]*]]: memref<?x?x?xf32>, %[[UPTO:[^:]*]]: memref<?x?x?xf32>) attributes {attn_block.kernel
+// W's non-finite rows marked in MARKS and read as 0; W through its scratch
+// into shared memory, whole; the marks counted up to each position.
 // CHECK: %[[WT:.*]] = attn_block.load %[[W]]
-// CHECK: attn_block.store %[[WT]], %[[WS]]
+// CHECK: attn_block.store %{{.*}}, %[[MARKS]]
+// CHECK: %[[WC:.*]] = arith.select %{{.*}}, %{{.*}}, %[[WT]]
+// CHECK: attn_block.store %[[WC]], %[[WS]]
 // CHECK: %[[SW:.*]] = attn_block.local_alloc : !attn_block.smem<64x64xf32
+// CHECK: attn_block.store %{{.*}}, %[[UPTO]]
 // A = stril(beta W W^T).
 // CHECK: attn_block.dot %{{.*}}, %{{.*}}, %{{.*}} transpose_b : tensor<64x64xf32, #dot_op>, tensor<64x64xf32, #dot_op1> -> tensor<64x64xf32, #mma>
 // CHECK: attn_block.store %{{.*}}, %[[A]]
@@ -53,11 +57,12 @@
 // D = 64 < 2C: N = -W^T U, at rows chunk * D.
 // CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %c64
 // CHECK: attn_block.store %{{.*}}, %[[N]][%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}]
-// Khat = K - KC W.
+// Khat = K - KC W, then the attention kernel's W, NaN at the marks.
 // CHECK: attn_block.store %{{.*}}, %[[KHAT]]
+// CHECK: attn_block.store %{{.*}}, %[[WS]]
 
 // CHECK-LABEL: func.func private @main_path_attention_kernel
-// CHECK-SAME: (%[[Q2:[^:]*]]: memref<?x?x?x64xf32>, %[[K2:[^:]*]]: memref<?x?x?x64xf32>, %[[V2:[^:]*]]: memref<?x?x?x64xf32>, %[[G2:[^:]*]]: memref<?x?x?xf64>, %[[W2:[^:]*]]: memref<?x?x?x64xf32>, %[[U2:[^:]*]]: memref<?x?x?x64xf32>, %[[KC2:[^:]*]]: memref<?x?x?x64xf32>, %[[N2:[^:]*]]: memref<?x?x?x64xf32>, %[[KHAT2:[^:]*]]: memref<?x?x?x64xf32>, %[[OUT:[^:]*]]: memref<?x?x?x64xf32>)
+// CHECK-SAME: (%[[Q2:[^:]*]]: memref<?x?x?x64xf32>, %[[K2:[^:]*]]: memref<?x?x?x64xf32>, %[[V2:[^:]*]]: memref<?x?x?x64xf32>, %[[G2:[^:]*]]: memref<?x?x?xf64>, %[[W2:[^:]*]]: memref<?x?x?x64xf32>, %[[U2:[^:]*]]: memref<?x?x?x64xf32>, %[[KC2:[^:]*]]: memref<?x?x?x64xf32>, %[[N2:[^:]*]]: memref<?x?x?x64xf32>, %[[KHAT2:[^:]*]]: memref<?x?x?x64xf32>, %{{[^:]*}}: memref<?x?x?xf32>, %{{[^:]*}}: memref<?x?x?xf32>, %[[OUT:[^:]*]]: memref<?x?x?x64xf32>)
 // The diagonal block, then the walk carrying q~, m, l, acc.
 // CHECK: attn_block.load %[[G2]]{{.*}} -> tensor<64xf64
 // CHECK: %[[QT:.*]]:4 = scf.for {{.*}} -> (tensor<64x64xf32, #mma>, tensor<64xf32, #slice>, tensor<64xf32, #slice>, tensor<64x64xf32, #mma>) {
@@ -93,7 +98,7 @@
 // OPT: attn_block.launch @gqa_window_path_chunk_kernel grid(%[[CH]],
 
 // LOWRANK-LABEL: func.func private @low_rank_path_chunk_kernel
-// LOWRANK-SAME: (%{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?xf32>, %{{[^:]*}}: memref<?x?x?x16xf32>, %{{[^:]*}}: memref<?x?x?x16xf32>, %{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?x16xf32>, %{{[^:]*}}: memref<?x?x?x32xf32>) attributes
+// LOWRANK-SAME: (%{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?xf32>, %{{[^:]*}}: memref<?x?x?x16xf32>, %{{[^:]*}}: memref<?x?x?x16xf32>, %{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?x16xf32>, %{{[^:]*}}: memref<?x?x?x32xf32>, %{{[^:]*}}: memref<?x?x?xf32>, %{{[^:]*}}: memref<?x?x?xf32>) attributes
 // LOWRANK-LABEL: func.func private @low_rank_path_attention_kernel
 // LOWRANK: scf.for
 // P V, then q~ W^T and q~ - (q~ W^T) U.

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace {
 
@@ -323,6 +324,81 @@ TEST(GpuPathProperties, IsCausal) {
           }
         EXPECT_TRUE(laterChanged)
             << "rows from " << at << " on ignored token " << at;
+      }
+    }
+}
+
+/// A non-finite w or beta at positions `bad` of KV head 0 on the device
+/// (docs/input-limits.md, "Non-finite values"): the rows whose path crosses
+/// one (the row at or after it, a key before it) are NaN in every element,
+/// every other row is bit for bit what it is with finite values there.
+/// beta = inf is refused in host memory (outside [0, 2]), so NaN there.
+TEST(GpuPathProperties, NonFiniteTransformsPoisonOnlyTheRowsCrossingThem) {
+  std::string why;
+  attn::Engine *engine = gpuEngine(why);
+  if (!engine)
+    GTEST_SKIP() << "no GPU: " << why;
+  struct Form {
+    std::string chip, transport;
+    bool chunkWgmma = false, attentionWgmma = false;
+  };
+  std::vector<Form> forms;
+  for (const std::string &chip : attn::gpu_test::blockChipsOf(*engine))
+    forms.push_back({chip, ""});
+  if (engine->gpuArch() == "sm_90") {
+    forms.push_back({"sm_90a", "split", true, false});
+    if (mlir::attn::checkPtxasForRegisterWgmma(runtimePtxas(), "").empty())
+      forms.push_back({"sm_90a", "", true, true});
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
+  const int64_t t = 200;
+  for (bool gate : {false, true})
+    for (int64_t d : {64, 128}) {
+      PathCase c{gate, 1, 4, 2, t, t, d, DType::BF16, 0.0, 2.0};
+      std::string src = programFor(c);
+      for (const Form &f : forms) {
+        std::shared_ptr<attn::Kernel> kernel = compilePath(
+            *engine, src, f.chip, f.transport, f.chunkWgmma, f.attentionWgmma);
+        ASSERT_TRUE(kernel);
+        const uint64_t seed = attn::ref::freshSeed();
+        std::vector<Tensor> ins = inputsFor(c, seed);
+        Tensor clean = runOn(*kernel, ins, c.dtype);
+        for (std::vector<int64_t> bad :
+             {std::vector<int64_t>{0}, {5}, {63}, {64}, {100, 110}, {199}})
+          for (auto [arg, value] : {std::pair{3, nan}, {4, nan}, {3, -inf}}) {
+            SCOPED_TRACE(::testing::PrintToString(c) + " chip " + f.chip + " " +
+                         f.transport +
+                         (f.attentionWgmma ? " attention-wgmma" : "") +
+                         ", seed " + std::to_string(seed) + ", input " +
+                         std::to_string(arg) + " = " + std::to_string(value) +
+                         " at " + std::to_string(bad[0]));
+            std::vector<Tensor> poisoned = ins;
+            for (int64_t at : bad) {
+              if (arg == 3)
+                poisoned[3].at(0, 0, at, 1) = value;
+              else
+                poisoned[4].at(0, 0, at) = value;
+            }
+            Tensor got = runOn(*kernel, poisoned, c.dtype);
+            ASSERT_EQ(got.shape, clean.shape);
+            for (int64_t h = 0; h < c.Hq; ++h)
+              for (int64_t i = 0; i < t; ++i) {
+                bool crosses = false;
+                for (int64_t at : bad)
+                  crosses |= h < c.Hq / c.Hk && 0 < at && at <= i;
+                bool allNan = true, same = true;
+                for (int64_t e = 0; e < d; ++e) {
+                  double x = got.at(0, h, i, e);
+                  allNan &= std::isnan(x);
+                  same &= x == clean.at(0, h, i, e);
+                }
+                if (crosses)
+                  ASSERT_TRUE(allNan) << "row " << i << " of head " << h;
+                else
+                  ASSERT_TRUE(same) << "row " << i << " of head " << h;
+              }
+          }
       }
     }
 }

@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <limits>
 #include <random>
-#include <set>
 
 using namespace attn::exec_test;
 
@@ -73,32 +72,9 @@ void expectCausal(const Tensor &clean, const Tensor &poisoned, int64_t t,
           << " is finite but changed";
 }
 
-/// The arguments that are PaTH's w or beta (in attn.scores or
-/// attn.attention): the fused PaTH kernels mix a chunk's rows through its UT
-/// transform, so a non-finite w or beta reaches the whole 64-token chunk
-/// there (docs/input-limits.md, "Non-finite values").
-std::set<unsigned> pathTransformArgs(mlir::func::FuncOp fn) {
-  std::set<unsigned> out;
-  auto add = [&](mlir::Value v) {
-    if (auto arg = mlir::dyn_cast_or_null<mlir::BlockArgument>(v))
-      out.insert(arg.getArgNumber());
-  };
-  fn.walk([&](mlir::Operation *op) {
-    if (auto s = mlir::dyn_cast<mlir::attn::ScoresOp>(op)) {
-      add(s.getW());
-      add(s.getBeta());
-    } else if (auto a = mlir::dyn_cast<mlir::attn::AttentionOp>(op)) {
-      add(a.getW());
-      add(a.getBeta());
-    }
-  });
-  return out;
-}
-
 /// Every float argument indexed by token ([B, H, T, D] or [B, H, T]),
 /// poisoned at (0, 0, t, 1) or (0, 0, t) with each value, through the
-/// oracle and the reference pipeline, and the fused one except for PaTH's
-/// w and beta.
+/// oracle and both pipelines.
 void checkProgram(const std::string &name, const std::string &source,
                   uint64_t seed) {
   Program p(source);
@@ -112,7 +88,6 @@ void checkProgram(const std::string &name, const std::string &source,
   std::vector<Tensor> clean;
   for (attn::Pipeline pl : all)
     clean.push_back(run(source, ins, pl));
-  const std::set<unsigned> chunkMixed = pathTransformArgs(p.main());
   std::mt19937_64 rng(seed);
   const double nan = std::numeric_limits<double>::quiet_NaN(),
                inf = std::numeric_limits<double>::infinity();
@@ -141,9 +116,8 @@ void checkProgram(const std::string &name, const std::string &source,
                    what + " (oracle)");
       expectCausal(clean[0], run(source, bad, all[0]), t, std::isnan(value),
                    what + " (reference pipeline)");
-      if (!chunkMixed.count(a))
-        expectCausal(clean[1], run(source, bad, all[1]), t, std::isnan(value),
-                     what + " (fused pipeline)");
+      expectCausal(clean[1], run(source, bad, all[1]), t, std::isnan(value),
+                   what + " (fused pipeline)");
     }
   }
 }

@@ -19,6 +19,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <iostream>
+#include <limits>
 #include <map>
 
 namespace {
@@ -97,6 +98,8 @@ attn::Kernel *compiledForm(const std::string &source, const std::string &chip,
 }
 
 attn::DType dtypeOf(const std::string &elt) {
+  if (elt == "f32")
+    return attn::DType::F32;
   return elt == "f16" ? attn::DType::F16 : attn::DType::BF16;
 }
 
@@ -136,9 +139,23 @@ std::vector<attn::HostArray> hostInputs(const Form &f,
   return host;
 }
 
+/// The GPU form of `f`, or with f32 q, k, v the CPU's fused pipeline (the
+/// same generator with f32 operands).
 Tensor runForm(const Form &f, const std::vector<Tensor> &ins) {
-  attn::Kernel *kernel =
-      compiledForm(pathSource(f), f.chip, f.transport, f.attentionWgmma);
+  attn::Kernel *kernel = nullptr;
+  std::shared_ptr<attn::Kernel> cpu;
+  if (f.elt == "f32") {
+    attn::CompileOptions options;
+    options.pipeline = attn::Pipeline::Fused;
+    auto compiled = engine().compile(pathSource(f), options);
+    if (!compiled) {
+      ADD_FAILURE() << llvm::toString(compiled.takeError());
+      return {};
+    }
+    kernel = (cpu = *compiled).get();
+  } else {
+    kernel = compiledForm(pathSource(f), f.chip, f.transport, f.attentionWgmma);
+  }
   if (!kernel)
     return {};
   auto out = kernel->run(hostInputs(f, ins));
@@ -365,6 +382,104 @@ TEST(PathGpuFormOnCpu, IsCausal) {
     EXPECT_TRUE(laterChanged)
         << "rows from " << at << " on ignored token " << at;
   }
+}
+
+/// A non-finite w or beta at positions `bad` of KV head 0
+/// (docs/input-limits.md, "Non-finite values"): the rows whose path crosses one
+/// (a visible key before it, the row at or after it) are NaN in every element;
+/// every other row is bit for bit what it is with finite values there. With NaN
+/// the oracle's non-finite rows are exactly those.
+void expectPoisonedRows(const Form &f, const Case &c, uint64_t seed,
+                        const std::vector<int64_t> &bad, bool inBeta,
+                        double value) {
+  std::string what = describe(f, c, seed) + ", " + (inBeta ? "beta" : "w") +
+                     " = " + std::to_string(value) + " at";
+  for (int64_t t : bad)
+    what += " " + std::to_string(t);
+  SCOPED_TRACE(what);
+  std::vector<Tensor> ins = inputs(f, c, seed);
+  Tensor clean = runForm(f, ins);
+  for (int64_t t : bad) {
+    if (inBeta)
+      ins[4].at(0, 0, t) = value;
+    else
+      ins[3].at(0, 0, t, 1) = value;
+  }
+  Tensor got = runForm(f, ins);
+  ASSERT_EQ(got.shape, clean.shape);
+  Program reference(pathSource(f));
+  ASSERT_TRUE(reference.module);
+  auto ref = attn::ref::evaluate(reference.main(), ins);
+  ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+  int64_t window = 0;
+  if (size_t at = f.attrs.rfind("window "); at != std::string::npos)
+    window = std::stoll(f.attrs.substr(at + 7));
+  const int64_t off = c.s - c.t, dv = got.shape[3];
+  for (int64_t h = 0; h < c.hq; ++h)
+    for (int64_t i = 0; i < c.t; ++i) {
+      const int64_t pos = off + i;
+      int64_t first = window ? std::max<int64_t>(0, pos - window + 1) : 0;
+      for (size_t sq = 0; f.packed && sq + 1 < c.cuts.size(); ++sq)
+        if (c.cuts[sq] <= pos && pos < c.cuts[sq + 1])
+          first = std::max(first, static_cast<int64_t>(c.cuts[sq]));
+      bool crosses = false;
+      for (int64_t t : bad)
+        crosses |= h < c.hq / c.hk && first < t && t <= pos;
+      bool allNan = true, same = true, refFinite = true;
+      for (int64_t e = 0; e < dv; ++e) {
+        double x = got.at(0, h, i, e), y = clean.at(0, h, i, e);
+        allNan &= std::isnan(x);
+        same &= x == y;
+        refFinite &= std::isfinite(ref->at(0, h, i, e));
+      }
+      if (crosses)
+        EXPECT_TRUE(allNan) << "row " << i << " of head " << h;
+      else
+        EXPECT_TRUE(same) << "row " << i << " of head " << h;
+      if (std::isnan(value))
+        EXPECT_EQ(refFinite, !crosses)
+            << "the oracle's row " << i << " of head " << h;
+    }
+}
+
+/// Non-finite w or beta: at the first position, inside and on the edges of
+/// chunks, two in one chunk; every form (both transports, the wgmma ones,
+/// D = 128, the CPU's f32), packed sequences, windows, PaTH-FoX, GQA.
+TEST(PathGpuFormOnCpu, NonFiniteTransformsPoisonOnlyTheRowsCrossingThem) {
+  uint64_t seed = attn::ref::freshSeed();
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
+  const int64_t t = 200;
+  std::vector<Form> forms(8);
+  forms[1].transport = "split";
+  forms[2].chip = forms[3].chip = "sm_90a";
+  forms[3].attentionWgmma = true;
+  forms[4].d = forms[4].dv = 128;
+  forms[4].gate = true;
+  forms[4].attrs = "scaled mask sliding_window window 37";
+  forms[5].packed = true;
+  forms[6].elt = forms[7].elt = "f32";
+  forms[7].d = forms[7].dv = 128;
+  forms[7].packed = true;
+  forms[7].attrs = "mask sliding_window window 90";
+  for (const Form &f : forms) {
+    Case c{1, 4, 2, t, t, 0.0, 2.0};
+    if (f.packed)
+      c.cuts = {0, 5, 70, 128, t};
+    for (std::vector<int64_t> bad :
+         {std::vector<int64_t>{0}, {5}, {63}, {64}, {100, 110}, {199}}) {
+      expectPoisonedRows(f, c, ++seed, bad, false, nan);
+      // The runtime refuses beta = inf in host memory (outside [0, 2]),
+      // not in device memory: the GPU forms take it.
+      expectPoisonedRows(f, c, ++seed, bad, true, f.elt == "f32" ? nan : inf);
+    }
+    expectPoisonedRows(f, c, ++seed, {70, 127}, false, -inf);
+    expectPoisonedRows(f, c, ++seed, {128}, true, nan);
+  }
+  // T < S: the queries are the last 100 positions.
+  Form fewer;
+  expectPoisonedRows(fewer, {1, 2, 1, 100, 230, 0.0, 2.0}, ++seed, {150}, false,
+                     nan);
 }
 
 /// What the GPU form does not cover is refused by name.
