@@ -147,7 +147,7 @@ struct AttentionConfig {
   double normEps = 1e-5;
   int64_t preGroup = 0, postGroup = 0; ///< head-mix group sizes; 0 means H.
   /// Packed sequences' offsets (see packedPositions); empty: one sequence.
-  /// Needs T == S; not with MTA's pieces.
+  /// Needs T == S; MTA's pieces convolve and mix each sequence as if alone.
   std::vector<int64_t> cuSeqlens;
 };
 
