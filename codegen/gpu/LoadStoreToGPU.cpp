@@ -60,7 +60,6 @@ static bool columnsInside(MemRefType mem, RankedTensorType type,
 
 std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
   auto type = op.getValue().getType();
-  auto mem = cast<MemRefType>(op.getBase().getType());
   // An mma tile's elements have one owner each; a slice's are held by
   // several threads, of which one (sliceOwner) adds.
   auto slice = dyn_cast_or_null<blk::SliceLayoutAttr>(type.getEncoding());
@@ -73,13 +72,6 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::StoreOp op) {
     return "";
   if (type.getRank() != 2)
     return "stores of 2-D tiles and 1-D slice or blocked tiles only";
-  // in_bounds: a scratch the lowering sized itself, any column in it.
-  int64_t colDim = op.getDims()[1];
-  if (op.getInBounds())
-    return "";
-  if (!columnsInside(mem, type, op.getIndices(), op.getDims()))
-    return "the tile's columns must lie inside the memref's static dim " +
-           std::to_string(colDim) + " from a constant column";
   return "";
 }
 
@@ -98,6 +90,15 @@ std::string mlir::attn::blockgpu::unsupportedReason(blk::LoadOp op) {
 }
 
 namespace {
+
+/// 0 <= x < limit (indices): the guard of an element outside a memref.
+Value inRange(OpBuilder &b, Location loc, Value x, Value limit) {
+  using P = arith::CmpIPredicate;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  return arith::AndIOp::create(b, loc,
+                               arith::CmpIOp::create(b, loc, P::sge, x, zero),
+                               arith::CmpIOp::create(b, loc, P::slt, x, limit));
+}
 
 /// Whether index `v` is a multiple of `n` by construction: a constant
 /// multiple, the induction variable of an scf.for whose lower bound and
@@ -254,9 +255,7 @@ struct LoadSliceRegisters : OpConversionPattern<blk::LoadOp> {
       SmallVector<Value> guarded;
       for (const auto &o : map->offsets) {
         Value pos = arith::AddIOp::create(rw, loc, first, c(o[0]));
-        Value ok = arith::AndIOp::create(
-            rw, loc, arith::CmpIOp::create(rw, loc, P::sge, pos, c(0)),
-            arith::CmpIOp::create(rw, loc, P::slt, pos, limit));
+        Value ok = inRange(rw, loc, pos, limit);
         auto guard = scf::IfOp::create(rw, loc, TypeRange{elt}, ok, true);
         OpBuilder::InsertionGuard g2(rw);
         rw.setInsertionPointToStart(guard.thenBlock());
@@ -307,16 +306,13 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
     std::map<int64_t, SmallVector<int64_t>> byRow;
     for (auto [i, o] : llvm::enumerate(map->offsets))
       byRow[o[0]].push_back(i);
-    using P = arith::CmpIPredicate;
     // A column outside the memref reads the padding: its address is
     // clamped into the row and the value replaced.
     auto loadAt = [&](SmallVector<Value> at) -> Value {
       if (wholeRows || op.getInBounds())
         return memref::LoadOp::create(rw, loc, base, at);
       Value col = at[dims[1]];
-      Value ok = arith::AndIOp::create(
-          rw, loc, arith::CmpIOp::create(rw, loc, P::sge, col, c(0)),
-          arith::CmpIOp::create(rw, loc, P::slt, col, colLimit));
+      Value ok = inRange(rw, loc, col, colLimit);
       at[dims[1]] = arith::MinSIOp::create(
           rw, loc, arith::MaxSIOp::create(rw, loc, col, c(0)),
           arith::SubIOp::create(rw, loc, colLimit, c(1)));
@@ -350,9 +346,7 @@ struct LoadTileRegisters : OpConversionPattern<blk::LoadOp> {
     }
     for (auto &[dr, list] : byRow) {
       Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
-      Value ok = arith::AndIOp::create(
-          rw, loc, arith::CmpIOp::create(rw, loc, P::sge, row, c(0)),
-          arith::CmpIOp::create(rw, loc, P::slt, row, limit));
+      Value ok = inRange(rw, loc, row, limit);
       SmallVector<Type> types(list.size(), elt);
       auto guard = scf::IfOp::create(rw, loc, types, ok, true);
       OpBuilder::InsertionGuard g(rw);
@@ -417,7 +411,6 @@ struct StoreSliceRegisters : OpConversionPattern<blk::StoreOp> {
                                         threadBase(rw, loc, type, false)[0]);
     Value limit = memref::DimOp::create(rw, loc, base, dim);
     ValueRange regs = adaptor.getValue();
-    using P = arith::CmpIPredicate;
     OpBuilder::InsertionGuard owner(rw);
     if (op.getAdd()) {
       auto only = scf::IfOp::create(
@@ -428,9 +421,7 @@ struct StoreSliceRegisters : OpConversionPattern<blk::StoreOp> {
     }
     for (auto [i, o] : llvm::enumerate(map->offsets)) {
       Value pos = arith::AddIOp::create(rw, loc, first, c(o[0]));
-      Value ok = arith::AndIOp::create(
-          rw, loc, arith::CmpIOp::create(rw, loc, P::sge, pos, c(0)),
-          arith::CmpIOp::create(rw, loc, P::slt, pos, limit));
+      Value ok = inRange(rw, loc, pos, limit);
       auto guard = scf::IfOp::create(rw, loc, TypeRange{}, ok, false);
       OpBuilder::InsertionGuard g(rw);
       rw.setInsertionPointToStart(guard.thenBlock());
@@ -470,21 +461,25 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
     std::map<int64_t, SmallVector<int64_t>> byRow;
     for (auto [i, o] : llvm::enumerate(map->offsets))
       byRow[o[0]].push_back(i);
-    using P = arith::CmpIPredicate;
     Type elt = type.getElementType();
     // A run is one store, aligned where vectorRun allows; an mma pair is
     // one 2-element store even unaligned (the element's alignment).
     const int64_t len = runLength(type);
-    const bool aligned = vectorRun(cast<MemRefType>(op.getBase().getType()),
-                                   type, op.getIndices(), dims) == len;
+    auto mem = cast<MemRefType>(op.getBase().getType());
+    const bool aligned = vectorRun(mem, type, op.getIndices(), dims) == len;
+    // Columns the memref may not hold (a tile wider than its rows: the GPU
+    // forms' padded head dims) are stored element by element, each guarded.
+    const bool guardColumns =
+        !op.getInBounds() && !columnsInside(mem, type, op.getIndices(), dims);
+    Value colLimit =
+        guardColumns ? memref::DimOp::create(rw, loc, base, dims[1]).getResult()
+                     : Value();
     for (auto &[dr, list] : byRow) {
       Value row = arith::AddIOp::create(rw, loc, row0, c(dr));
       OpBuilder::InsertionGuard g(rw);
       // in_bounds (a scratch the lowering sized itself): no row guard.
       if (!op.getInBounds()) {
-        Value ok = arith::AndIOp::create(
-            rw, loc, arith::CmpIOp::create(rw, loc, P::sge, row, c(0)),
-            arith::CmpIOp::create(rw, loc, P::slt, row, limit));
+        Value ok = inRange(rw, loc, row, limit);
         auto guard = scf::IfOp::create(rw, loc, TypeRange{}, ok, false);
         rw.setInsertionPointToStart(guard.thenBlock());
       }
@@ -495,10 +490,11 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
         at[dims[0]] = row;
         at[dims[1]] = arith::AddIOp::create(rw, loc, col0, c(dc));
         // A reducing store adds element by element.
-        const int64_t n =
-            !op.getAdd() && isRun(*map, list, k, len) && (aligned || len == 2)
-                ? len
-                : 1;
+        const int64_t n = !op.getAdd() && !guardColumns &&
+                                  isRun(*map, list, k, len) &&
+                                  (aligned || len == 2)
+                              ? len
+                              : 1;
         if (n > 1) {
           SmallVector<Value> vals;
           for (int64_t e = 0; e < n; ++e)
@@ -509,6 +505,13 @@ struct StoreRegisters : OpConversionPattern<blk::StoreOp> {
                                   base, at, /*nontemporal=*/false,
                                   runAlign(elt, aligned ? n : 1));
           k += n - 1;
+        } else if (guardColumns) {
+          Value col = at[dims[1]];
+          Value ok = inRange(rw, loc, col, colLimit);
+          auto inside = scf::IfOp::create(rw, loc, TypeRange{}, ok, false);
+          OpBuilder::InsertionGuard inner(rw);
+          rw.setInsertionPointToStart(inside.thenBlock());
+          storeElement(rw, loc, op, regs[i], base, at);
         } else {
           storeElement(rw, loc, op, regs[i], base, at);
         }

@@ -88,11 +88,18 @@ void lowerFlashAttentionGrad(AttentionGradOp op, SymbolTable &symbols,
                              const BlockLoweringConfig &cfg);
 
 /// Why the GPU forms of flash attention and its backward cannot take
-/// q, k, v of these types (16-bit, one element type, static head dims that
-/// are multiples of 64 up to `maxHeadDim`), or "" if they can.
-/// FlashToBlockGpu.cpp.
-std::string checkFlashGpuOperands(Value q, Value k, Value v,
-                                  int64_t maxHeadDim);
+/// q, k, v of these types (16-bit, one element type, static head dims up
+/// to `maxHeadDim` that are multiples of 8, or of 64 where the kernels do
+/// not pad them: gpuTileHeadDim), or "" if they can. FlashToBlockGpu.cpp.
+std::string checkFlashGpuOperands(Value q, Value k, Value v, int64_t maxHeadDim,
+                                  bool padsHeadDims);
+
+/// The head dim of a GPU form's tiles for a tensor's D: D rounded up to a
+/// multiple of 64, a swizzled shared row of 8 16-byte chunks. The copies
+/// and loads read the columns past D as 0 (a dot over them adds nothing)
+/// and the stores leave them out; a D that is a multiple of 8 keeps every
+/// copied 16-byte chunk wholly inside or outside the row.
+inline int64_t gpuTileHeadDim(int64_t d) { return (d + 63) / 64 * 64; }
 
 /// Why the GPU form of the flash kernel cannot express `op` for `target`
 /// with `blockN`-key tiles, or "" if it can. FlashToBlockGpu.cpp.

@@ -608,7 +608,7 @@ std::string mlir::attn::checkFlashGradSupport(AttentionGradOp op,
   // beyond D = 128 they would spill.
   if (target.gpu)
     return checkFlashGpuOperands(op.getQ(), op.getK(), op.getV(),
-                                 /*maxHeadDim=*/128);
+                                 /*maxHeadDim=*/128, /*padsHeadDims=*/false);
   return "";
 }
 

@@ -212,8 +212,13 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
   // Packed sequences: cu_seqlens, [N + 1] i32 (T == S).
   Value cu = args.in(kernel, "cuSeqlens");
   auto qType = cast<MemRefType>(q.getType());
-  int64_t d = qType.getDimSize(3);
-  int64_t dv = cast<MemRefType>(v.getType()).getDimSize(3);
+  // On a GPU the tiles' head dims are padded (gpuTileHeadDim): copies,
+  // loads and the store of the output bound their columns by the tensors'.
+  auto tileDim = [&](Value x) {
+    int64_t n = cast<MemRefType>(x.getType()).getDimSize(3);
+    return tg.gpu ? gpuTileHeadDim(n) : n;
+  };
+  int64_t d = tileDim(q), dv = tileDim(v);
   Layouts L =
       tg.wgmma ? makeWgmmaLayouts(ctx, tg, bn, dv) : makeLayouts(ctx, tg);
   Type elt = qType.getElementType(), f32 = b.getF32Type(), i64 = b.getI64Type();
@@ -517,7 +522,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
 } // namespace
 
 std::string mlir::attn::checkFlashGpuOperands(Value q, Value k, Value v,
-                                              int64_t maxHeadDim) {
+                                              int64_t maxHeadDim,
+                                              bool padsHeadDims) {
   Type e = cast<ShapedType>(q.getType()).getElementType();
   if (!e.isBF16() && !e.isF16())
     return "the GPU form takes bf16 or f16 q, k, v (m16n8k16 mma.sync, "
@@ -529,11 +535,13 @@ std::string mlir::attn::checkFlashGpuOperands(Value q, Value k, Value v,
       return "the GPU form needs q, k and v of one element type";
   for (Value x : {q, v}) {
     int64_t d = cast<ShapedType>(x.getType()).getDimSize(3);
-    if (ShapedType::isDynamic(d) || d % 64 != 0 || d > maxHeadDim)
-      return "the GPU form needs static head dims that are multiples of 64 "
-             "up to " +
-             std::to_string(maxHeadDim) +
-             " (the 8 x 16-byte chunks of a swizzled row), got " +
+    const int64_t multiple = padsHeadDims ? 8 : 64;
+    if (ShapedType::isDynamic(d) || d % multiple != 0 || d > maxHeadDim)
+      return "the GPU form needs static head dims that are multiples of " +
+             std::to_string(multiple) + " up to " + std::to_string(maxHeadDim) +
+             (padsHeadDims ? " (16-byte chunks)"
+                           : " (the 8 x 16-byte chunks of a swizzled row)") +
+             ", got " +
              (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
   }
   return "";
@@ -549,7 +557,8 @@ std::string mlir::attn::checkFlashGpuSupport(AttentionOp op,
            std::to_string(target.warps) + ", m-tiles " +
            std::to_string(target.mTiles);
   if (std::string bad = checkFlashGpuOperands(op.getQ(), op.getK(), op.getV(),
-                                              /*maxHeadDim=*/256);
+                                              /*maxHeadDim=*/256,
+                                              /*padsHeadDims=*/true);
       !bad.empty())
     return bad;
   if (blockN % 16 != 0 || blockN < 16)

@@ -798,8 +798,10 @@ std::string mlir::attn::checkPathSupport(AttentionOp op,
       return "the PaTH GPU form needs q, k and v of one element type";
   for (Value x : {op.getQ(), op.getV()}) {
     int64_t d = cast<ShapedType>(x.getType()).getDimSize(3);
-    if (d != 64 && d != 128)
-      return "the PaTH GPU form needs head dims 64 or 128, got " +
+    if (ShapedType::isDynamic(d) || d % 8 != 0 || d > 128)
+      return "the PaTH GPU form needs static head dims that are multiples of "
+             "8 up to 128 (16-byte chunks; its tiles pad them to 64 or 128), "
+             "got " +
              (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
   }
   return "";
@@ -812,6 +814,12 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   const BlockTarget &target = cfg.target;
   int64_t c = cfg.pathChunk;
   PathShape ps = makePathShape(op, c);
+  // The GPU's tiles pad the head dims (gpuTileHeadDim): zero columns of q,
+  // k, w leave every product, and so every transform, as it is.
+  if (target.gpu) {
+    ps.d = gpuTileHeadDim(ps.d);
+    ps.dv = gpuTileHeadDim(ps.dv);
+  }
   PathTypes ty;
   ty.elt = cast<ShapedType>(op.getQ().getType()).getElementType();
   ty.opElt = target.gpu ? ty.elt : b.getF32Type();

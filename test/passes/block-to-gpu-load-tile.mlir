@@ -183,3 +183,30 @@ gpu.module @m {
     return
   }
 }
+
+// -----
+
+// A store of a tile wider than the memref's row (the GPU forms' padded
+// head dims: a [64, 16] tile into rows of 12): every register is stored
+// alone, each under a test of its column against the row length, inside
+// the row's test.
+#mma = #attn_block.mma<version = 2, warpsPerCTA = [4, 1], instrShape = [16, 8]>
+gpu.module @m {
+  // CHECK-LABEL: gpu.func @narrow_rows
+  // CHECK: memref.dim %{{.*}} : memref<?x12xf32>
+  // CHECK: %[[W:.*]] = memref.dim %{{.*}} : memref<?x12xf32>
+  // CHECK: scf.if
+  // CHECK: %[[C:.*]] = arith.cmpi slt, %{{.*}}, %[[W]] : index
+  // CHECK: %[[OK:.*]] = arith.andi %{{.*}}, %[[C]] : i1
+  // CHECK: scf.if %[[OK]] {
+  // CHECK-NEXT: memref.store {{.*}} : memref<?x12xf32>
+  // CHECK-NOT: vector.store
+  // CHECK: gpu.return
+  func.func private @narrow_rows(%src: memref<?x16xf32>, %dst: memref<?x12xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64} {
+    %c0 = arith.constant 0 : index
+    %row = attn_block.program_id 0
+    %t = attn_block.load %src[%row, %c0] dims [0, 1] padding 0.0 : memref<?x16xf32> -> tensor<64x16xf32, #mma>
+    attn_block.store %t, %dst[%row, %c0] dims [0, 1] : tensor<64x16xf32, #mma> -> memref<?x12xf32>
+    return
+  }
+}

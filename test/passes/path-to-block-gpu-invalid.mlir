@@ -23,12 +23,23 @@ func.func @f32(%q: tensor<1x1x64x64xf32>, %k: tensor<1x1x64x64xf32>, %v: tensor<
 
 // -----
 
-// CHECK: error: attn-to-block{target=sm_90}: the PaTH GPU form needs head dims 64 or 128, got 32
-func.func @d32(%q: tensor<1x1x64x32xbf16>, %k: tensor<1x1x64x32xbf16>, %v: tensor<1x1x64x32xbf16>,
-               %w: tensor<1x1x64x32xf32>, %beta: tensor<1x1x64xf32>) -> tensor<1x1x64x32xbf16> {
+// CHECK: error: attn-to-block{target=sm_90}: the PaTH GPU form needs static head dims that are multiples of 8 up to 128 (16-byte chunks; its tiles pad them to 64 or 128), got 36
+func.func @d36(%q: tensor<1x1x64x36xbf16>, %k: tensor<1x1x64x36xbf16>, %v: tensor<1x1x64x36xbf16>,
+               %w: tensor<1x1x64x36xf32>, %beta: tensor<1x1x64xf32>) -> tensor<1x1x64x36xbf16> {
   %o = attn.attention %q, %k, %v path(%w, %beta)
-      : (tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x32xf32>, tensor<1x1x64xf32>)
-      -> tensor<1x1x64x32xbf16>
-  return %o : tensor<1x1x64x32xbf16>
+      : (tensor<1x1x64x36xbf16>, tensor<1x1x64x36xbf16>, tensor<1x1x64x36xbf16>, tensor<1x1x64x36xf32>, tensor<1x1x64xf32>)
+      -> tensor<1x1x64x36xbf16>
+  return %o : tensor<1x1x64x36xbf16>
+}
+
+// -----
+
+// CHECK: error: attn-to-block{target=sm_90}: the PaTH GPU form needs static head dims that are multiples of 8 up to 128 (16-byte chunks; its tiles pad them to 64 or 128), got 192
+func.func @d192(%q: tensor<1x1x64x192xbf16>, %k: tensor<1x1x64x192xbf16>, %v: tensor<1x1x64x192xbf16>,
+               %w: tensor<1x1x64x192xf32>, %beta: tensor<1x1x64xf32>) -> tensor<1x1x64x192xbf16> {
+  %o = attn.attention %q, %k, %v path(%w, %beta)
+      : (tensor<1x1x64x192xbf16>, tensor<1x1x64x192xbf16>, tensor<1x1x64x192xbf16>, tensor<1x1x64x192xf32>, tensor<1x1x64xf32>)
+      -> tensor<1x1x64x192xbf16>
+  return %o : tensor<1x1x64x192xbf16>
 }
 

@@ -10,10 +10,18 @@ func.func @f32(%q: tensor<1x2x8x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x
 
 // -----
 
-// CHECK: error: attn-to-block{target=sm_90}: the GPU form needs static head dims that are multiples of 64 up to 256 (the 8 x 16-byte chunks of a swizzled row), got 32
-func.func @head_dim(%q: tensor<1x2x8x32xbf16>, %k: tensor<1x2x8x32xbf16>, %v: tensor<1x2x8x32xbf16>) -> tensor<1x2x8x32xbf16> {
-  %o = attn.attention %q, %k, %v : (tensor<1x2x8x32xbf16>, tensor<1x2x8x32xbf16>, tensor<1x2x8x32xbf16>) -> tensor<1x2x8x32xbf16>
-  return %o : tensor<1x2x8x32xbf16>
+// CHECK: error: attn-to-block{target=sm_90}: the GPU form needs static head dims that are multiples of 8 up to 256 (16-byte chunks), got 36
+func.func @head_dim(%q: tensor<1x2x8x36xbf16>, %k: tensor<1x2x8x36xbf16>, %v: tensor<1x2x8x36xbf16>) -> tensor<1x2x8x36xbf16> {
+  %o = attn.attention %q, %k, %v : (tensor<1x2x8x36xbf16>, tensor<1x2x8x36xbf16>, tensor<1x2x8x36xbf16>) -> tensor<1x2x8x36xbf16>
+  return %o : tensor<1x2x8x36xbf16>
+}
+
+// -----
+
+// CHECK: error: attn-to-block{target=sm_90}: the GPU form needs static head dims that are multiples of 8 up to 256 (16-byte chunks), got 264
+func.func @wide_head_dim(%q: tensor<1x2x8x264xbf16>, %k: tensor<1x2x8x264xbf16>, %v: tensor<1x2x8x264xbf16>) -> tensor<1x2x8x264xbf16> {
+  %o = attn.attention %q, %k, %v : (tensor<1x2x8x264xbf16>, tensor<1x2x8x264xbf16>, tensor<1x2x8x264xbf16>) -> tensor<1x2x8x264xbf16>
+  return %o : tensor<1x2x8x264xbf16>
 }
 
 // -----

@@ -17,6 +17,8 @@
 // CHECK-DAG: gpu.binary @query_offset_scaled_gate_gpu
 // CHECK-DAG: gpu.binary @value_dim_differs_gpu
 // CHECK-DAG: gpu.binary @no_mask_gpu
+// CHECK-DAG: gpu.binary @padded_head_dims_gpu
+// CHECK-DAG: gpu.binary @padded_path_gpu
 
 // PLAN32: GPU option block-n must be 64 or 128, got 32
 // BADTRANSPORT: attn-to-gpu: GPU option path-transport must be f16 or split, got 'f32'
@@ -36,6 +38,18 @@ func.func @partial_interleaved_rope(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x
 func.func @query_offset_scaled_gate(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>, %v: tensor<?x4x?x64xbf16>, %g: tensor<?x4x?xf32>) -> tensor<?x4x?x64xbf16> {
   %o = attn.attention %q, %k, %v rope(1.000000e+04) rope_q_offset 3 gate(%g) scaled scale 1.000000e-01 : (tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>) -> tensor<?x4x?x64xbf16>
   return %o : tensor<?x4x?x64xbf16>
+}
+
+// Head dims that are not multiples of 64: the tiles pad them
+// (gpuTileHeadDim), the output's store is guarded by column.
+func.func @padded_head_dims(%q: tensor<?x4x?x96xbf16>, %k: tensor<?x2x?x96xbf16>, %v: tensor<?x2x?x40xbf16>, %g: tensor<?x4x?xf32>) -> tensor<?x4x?x40xbf16> {
+  %o = attn.attention %q, %k, %v rope(1.000000e+04) gate(%g) : (tensor<?x4x?x96xbf16>, tensor<?x2x?x96xbf16>, tensor<?x2x?x40xbf16>, tensor<?x4x?xf32>) -> tensor<?x4x?x40xbf16>
+  return %o : tensor<?x4x?x40xbf16>
+}
+
+func.func @padded_path(%q: tensor<?x2x?x32xbf16>, %k: tensor<?x2x?x32xbf16>, %v: tensor<?x2x?x32xbf16>, %w: tensor<?x2x?x32xf32>, %beta: tensor<?x2x?xf32>) -> tensor<?x2x?x32xbf16> {
+  %o = attn.attention %q, %k, %v path(%w, %beta) : (tensor<?x2x?x32xbf16>, tensor<?x2x?x32xbf16>, tensor<?x2x?x32xbf16>, tensor<?x2x?x32xf32>, tensor<?x2x?xf32>) -> tensor<?x2x?x32xbf16>
+  return %o : tensor<?x2x?x32xbf16>
 }
 
 func.func @value_dim_differs(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x128xbf16>) -> tensor<?x?x?x128xbf16> {

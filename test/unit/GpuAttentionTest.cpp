@@ -164,6 +164,19 @@ std::vector<Case> cases() {
     e.scale = "scale -1.000000e-01";
     v.push_back(e);
   }
+  // Head dims the tiles pad to a multiple of 64 (gpuTileHeadDim): 32, 96,
+  // 160 and 256, Dv != D, every variant.
+  for (int64_t D : {32, 96, 160})
+    for (const char *variant : {"plain", "rope", "fox"})
+      v.push_back({variant, 1, 4, 2, 300, D, DType::BF16});
+  {
+    Case c{"rope_fox", 1, 2, 1, 1000, 96, DType::F16};
+    c.Dv = 40;
+    v.push_back(c);
+    Case d{"plain", 1, 2, 2, 257, 256, DType::BF16};
+    d.Dv = 32;
+    v.push_back(d);
+  }
   // The longest sequences: one head each (the fp64 oracle is O(T^2 D)).
   v.push_back({"rope", 1, 1, 1, 16384, 64, DType::BF16});
   v.push_back({"fox", 1, 1, 1, 16384, 128, DType::BF16});

@@ -80,6 +80,19 @@ Tensor runBf16(attn::Kernel &kernel, const std::vector<Tensor> &ins) {
   return *attn::ref::fromHost(*out);
 }
 
+/// `ins` as the kernels take them (4-D tensors in bf16, the rest f32),
+/// appended to `host`; returns the values they hold, the oracle's inputs.
+std::vector<Tensor> kernelInputs(const std::vector<Tensor> &ins,
+                                 std::vector<attn::HostArray> &host) {
+  std::vector<Tensor> rounded;
+  for (const Tensor &x : ins) {
+    attn::DType dt = x.shape.size() == 4 ? attn::DType::BF16 : attn::DType::F32;
+    host.push_back(attn::ref::toHost(x, dt));
+    rounded.push_back(*attn::ref::fromHost(host.back()));
+  }
+  return rounded;
+}
+
 struct Shape {
   int64_t b, hq, hk, t, s;
 };
@@ -390,14 +403,8 @@ void expectFoxFormMatchesOracle(const char *target, int64_t warps,
       ASSERT_TRUE(static_cast<bool>(ins)) << llvm::toString(ins.takeError());
       std::vector<Tensor> q = qkv(c.b, c.hq, c.hk, c.t, c.s, 64, 64, seed);
       (*ins)[0] = q[0]; // T query rows (randomInputs draws S of them)
-      std::vector<Tensor> rounded;
       std::vector<attn::HostArray> host;
-      for (Tensor &x : *ins) {
-        attn::DType dt =
-            x.shape.size() == 4 ? attn::DType::BF16 : attn::DType::F32;
-        host.push_back(attn::ref::toHost(x, dt));
-        rounded.push_back(*attn::ref::fromHost(host.back()));
-      }
+      std::vector<Tensor> rounded = kernelInputs(*ins, host);
       auto ref = attn::ref::evaluate(reference.main(), rounded);
       ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
       auto out = kernel->run(host);
@@ -412,6 +419,80 @@ void expectFoxFormMatchesOracle(const char *target, int64_t warps,
       EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2) << what;
     }
   }
+}
+
+/// Head dims that are not multiples of 64 (the kernels' tiles pad them to
+/// one: gpuTileHeadDim), D != Dv, plain causal, FoX (a forget gate) and
+/// RoPE, GQA, a partial last tile and T < S, on both GPU forms, vs the
+/// oracle on bf16-rounded inputs.
+TEST(GpuFormOnCpu, GeneratedKernelsOverHeadDims) {
+  struct Dims {
+    int64_t d, dv;
+  };
+  const char *kProgram = R"(
+func.func @main(%q: tensor<?x?x?x$Dxbf16>, %k: tensor<?x?x?x$Dxbf16>, %v: tensor<?x?x?x$Vxbf16>$GARG) -> tensor<?x?x?x$Vxbf16> {
+  %o = attn.attention %q, %k, %v $ATTRS : (tensor<?x?x?x$Dxbf16>, tensor<?x?x?x$Dxbf16>, tensor<?x?x?x$Vxbf16>$GTYPE) -> tensor<?x?x?x$Vxbf16>
+  return %o : tensor<?x?x?x$Vxbf16>
+})";
+  uint64_t seed = attn::ref::freshSeed();
+  for (const char *target : {"sm_90", "sm_90a"})
+    for (Dims dims : {Dims{32, 32}, Dims{96, 96}, Dims{160, 160}, Dims{96, 32},
+                      Dims{40, 200}})
+      for (const char *variant : {"plain", "fox", "rope"}) {
+        const bool fox = std::string(variant) == "fox";
+        std::string src =
+            subst(kProgram, {{"$D", std::to_string(dims.d)},
+                             {"$V", std::to_string(dims.dv)},
+                             {"$GARG", fox ? ", %g: tensor<?x?x?xf32>" : ""},
+                             {"$GTYPE", fox ? ", tensor<?x?x?xf32>" : ""},
+                             {"$ATTRS", fox ? "gate(%g)"
+                                        : std::string(variant) == "rope"
+                                            ? "rope(1.000000e+04)"
+                                            : ""}});
+        for (Shape c :
+             std::vector<Shape>{{1, 4, 2, 130, 130}, {1, 2, 1, 37, 150}}) {
+          ++seed;
+          if (!attn::test::sweepCase())
+            continue;
+          std::string what = std::string(target) + " " + variant + " D " +
+                             std::to_string(dims.d) + " Dv " +
+                             std::to_string(dims.dv) + ", T " +
+                             std::to_string(c.t) + " S " + std::to_string(c.s) +
+                             ", seed " + std::to_string(seed);
+          SCOPED_TRACE(what);
+          std::string form = generatedGpuForm(target, src);
+          ASSERT_NE(form.find("attn_block.async_copy"), std::string::npos)
+              << src;
+          std::shared_ptr<attn::Kernel> kernel = compileGpuForm(form, what);
+          ASSERT_TRUE(kernel);
+          Program reference(src);
+          ASSERT_TRUE(reference.module);
+          attn::ref::RandomSpec spec;
+          spec.batch = c.b;
+          spec.heads = c.hq;
+          spec.seqLen = c.s;
+          spec.seed = seed;
+          auto ins = attn::ref::randomInputs(reference.main(), spec);
+          ASSERT_TRUE(static_cast<bool>(ins))
+              << llvm::toString(ins.takeError());
+          std::vector<Tensor> q =
+              qkv(c.b, c.hq, c.hk, c.t, c.s, dims.d, dims.dv, seed);
+          for (int i = 0; i < 3; ++i)
+            (*ins)[i] = q[i]; // T query rows, Hk KV heads
+          std::vector<attn::HostArray> host;
+          std::vector<Tensor> rounded = kernelInputs(*ins, host);
+          auto ref = attn::ref::evaluate(reference.main(), rounded);
+          ASSERT_TRUE(static_cast<bool>(ref))
+              << llvm::toString(ref.takeError());
+          auto out = kernel->run(host);
+          ASSERT_TRUE(static_cast<bool>(out))
+              << llvm::toString(out.takeError());
+          Tensor got = *attn::ref::fromHost(*out);
+          ASSERT_EQ(got.shape, ref->shape);
+          EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3);
+          EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2);
+        }
+      }
 }
 
 } // namespace

@@ -220,6 +220,9 @@ std::vector<PathCase> pathCases() {
     // f16, batch > 1, GQA 4:2.
     v.push_back({gate, 2, 4, 2, 300, 300, 64, DType::F16, 1.5, 2.0});
     v.push_back({gate, 1, 2, 2, 257, 257, 128, DType::F16, 0.0, 2.0});
+    // Head dims the tiles pad (gpuTileHeadDim).
+    v.push_back({gate, 1, 4, 2, 300, 300, 96, DType::BF16, 0.0, 2.0});
+    v.push_back({gate, 1, 2, 1, 200, 200, 32, DType::BF16, 1.5, 2.0});
     // T < S (queries are the last T): decode, mid-chunk and chunk-aligned.
     v.push_back({gate, 1, 2, 1, 1, 1000, 64, DType::BF16, 1.5, 2.0});
     v.push_back({gate, 2, 4, 2, 37, 150, 128, DType::BF16, 0.0, 2.0});
