@@ -171,8 +171,9 @@ TEST_P(OraclePackedTest, IsEachSequenceAlone) {
       EXPECT_LE(tokensDiff(grad.beta, lo, hi, want.beta), 1e-12)
           << what << " dbeta";
     }
-    if (c.fox)
+    if (c.fox) {
       EXPECT_LE(tokensDiff(grad.g, lo, hi, want.g), 1e-12) << what << " dg";
+    }
     const std::vector<const Tensor *> parts = mtaGrads(want);
     for (size_t i = 0; c.mta && i < parts.size(); ++i)
       for (size_t e = 0; e < paramSums[i].data.size(); ++e)
@@ -237,8 +238,9 @@ TEST(OraclePacked, ScoresGradMatchesFiniteDifferences) {
   for (int64_t i = 0; i < T; ++i)
     for (int64_t j = 0; j < T; ++j) {
       bool same = (i < 3) == (j < 3) && (i < 7) == (j < 7);
-      if (!same || j > i)
+      if (!same || j > i) {
         EXPECT_EQ(s.at(0, 0, i, j), -INFINITY) << i << ", " << j;
+      }
     }
 }
 
