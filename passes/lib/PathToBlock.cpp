@@ -165,11 +165,14 @@ struct GpuPathTiles : GpuTiles {
     Value z = sub(x, x);
     return cmpf(CmpFPredicate::UNO, z, z);
   }
-  /// `t` with NaN where the f32 tile `count` (t's shape) is above 0.
-  Value poisonWhere(Value count, Value t) {
+  /// `t` with `v` where the f32 tile `count` (t's shape) is above 0.
+  Value replaceWhere(Value count, double v, Value t) {
     auto type = cast<RankedTensorType>(t.getType());
     return select(cmpf(CmpFPredicate::OGT, count, splatF(type, 0.0)),
-                  splatF(type, std::numeric_limits<double>::quiet_NaN()), t);
+                  splatF(type, v), t);
+  }
+  Value poisonWhere(Value count, Value t) {
+    return replaceWhere(count, std::numeric_limits<double>::quiet_NaN(), t);
   }
 };
 
@@ -349,8 +352,7 @@ void buildChunkKernel(func::FuncOp kernel, const KernelArgs &args,
                        t.splatF(t.slice(c, t.row), 0.0));
   t.storeSlice(bad, badMem, sliceAt);
   Value badW = t.spread(bad, 1, c, d);
-  wTile = t.select(t.cmpf(CmpFPredicate::OGT, badW, t.zeros({c, d})),
-                   t.zeros({c, d}), wTile);
+  wTile = t.replaceWhere(badW, 0.0, wTile);
   t.storeSplit(wTile, wMem, wLoMem, at);
   if (ty.f16Transport())
     h.store(h.round(t.poisonWhere(badW, wTile)), arg("wOut"), at);
@@ -412,9 +414,8 @@ void buildChunkKernel(func::FuncOp kernel, const KernelArgs &args,
   // the copies above have read it.
   if (!ty.f16Transport())
     t.storeSplit(
-        t.poisonWhere(t.spread(t.loadSlice(badMem, sliceAt, c, t.row), 1, c, d),
-                      t.loadAcc(w, at, {c, d})),
-        wMem, wLoMem, at);
+        t.poisonWhere(t.spread(bad, 1, c, d), t.loadAcc(w, at, {c, d})), wMem,
+        wLoMem, at);
   func::ReturnOp::create(b, loc);
 }
 
@@ -517,10 +518,8 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
                       /*transposeB=*/true);
   }
   // W's NaN rows (buildChunkKernel) are 0 here.
-  qw = t.select(t.cmpf(CmpFPredicate::OGT,
-                       t.spread(t.loadSlice(g.bad, kvSlice, c, t.col), 0, c, c),
-                       t.zeros({c, c})),
-                t.zeros({c, c}), qw);
+  qw = t.replaceWhere(t.spread(t.loadSlice(g.bad, kvSlice, c, t.col), 0, c, c),
+                      0.0, qw);
   // q_i^T H_i ... H_a: the query's projections on the w's up to its own.
   Value nqw = t.neg(t.keep(t.localMask(CmpIPredicate::sle, c), qw));
   Value qhat = transportDot(t, tr, nqw, s.u, s.uLo, q0);
