@@ -340,13 +340,14 @@ void buildChunkKernel(func::FuncOp kernel, const KernelArgs &args,
   // transport through the chunk is (the attention kernel takes W's NaN
   // columns out of its in-chunk products).
   Value wTile = t.loadAcc(w, at, {c, d});
-  auto finiteBeta = [&](Attribute enc) {
-    Value beta = t.loadSlice(betaMem, sliceAt, c, enc);
+  // beta (a slice in `enc`) with its non-finite values read as 0.
+  auto finiteBeta = [&](Value beta, Attribute enc) {
     return t.select(t.nonFinite(beta), t.splatF(t.slice(c, enc), 0.0), beta);
   };
+  Value betaRows = t.loadSlice(betaMem, sliceAt, c, t.row);
   Value badRows =
       t.ori(t.nonFinite(t.rowReduce(blk::ReduceKind::sum, t.sub(wTile, wTile))),
-            t.nonFinite(t.loadSlice(betaMem, sliceAt, c, t.row)));
+            t.nonFinite(betaRows));
   Value badMem = arg("bad");
   Value bad = t.select(badRows, t.splatF(t.slice(c, t.row), 1.0),
                        t.splatF(t.slice(c, t.row), 0.0));
@@ -380,14 +381,16 @@ void buildChunkKernel(func::FuncOp kernel, const KernelArgs &args,
 
   // A = stril(beta W W^T), to the scratch its columns are read from.
   Value a = t.dotSplit2(wTile, sW, sWLo, t.zeros({c, c}), /*transposeB=*/true);
-  a = t.mul(a, t.spread(finiteBeta(t.row), 1, c, c));
+  a = t.mul(a, t.spread(finiteBeta(betaRows, t.row), 1, c, c));
   a = t.keep(t.localMask(CmpIPredicate::slt, c), a);
   t.store(a, aMem, at);
   blk::BarrierOp::create(b, loc);
 
   Value x = invertUnitLower(t, p, c, aMem, {tMem, tLoMem}, {sT, sTLo}, at);
   // T = X diag(beta), then U = T W.
-  Value tt = t.mul(x, t.spread(finiteBeta(t.col), 0, c, c));
+  Value tt = t.mul(
+      x, t.spread(finiteBeta(t.loadSlice(betaMem, sliceAt, c, t.col), t.col), 0,
+                  c, c));
   t.storeSplit(tt, tMem, tLoMem, at);
   storeOut(t.dotSplit2(tt, sW, sWLo, t.zeros({c, d})), "u");
 

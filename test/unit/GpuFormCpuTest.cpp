@@ -93,6 +93,23 @@ std::vector<Tensor> kernelInputs(const std::vector<Tensor> &ins,
   return rounded;
 }
 
+/// `kernel` run on `host` against the oracle of `reference` on `exact`
+/// (the values `host` holds): relative RMS <= 5e-3 and every row within
+/// 2e-2 (a bf16 output and a bf16 P: about 2^-9 relative each).
+void expectRunMatchesOracle(attn::Kernel &kernel, mlir::func::FuncOp reference,
+                            const std::vector<Tensor> &exact,
+                            const std::vector<attn::HostArray> &host,
+                            const std::string &what) {
+  auto ref = attn::ref::evaluate(reference, exact);
+  ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+  auto out = kernel.run(host);
+  ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+  Tensor got = *attn::ref::fromHost(*out);
+  ASSERT_EQ(got.shape, ref->shape) << what;
+  EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3) << what;
+  EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2) << what;
+}
+
 struct Shape {
   int64_t b, hq, hk, t, s;
 };
@@ -211,18 +228,11 @@ TEST(GpuFormOnCpu, PackedSequences) {
             if (i < 3)
               (*ins)[i] = *attn::ref::fromHost(host.back());
           }
-          auto ref = attn::ref::evaluate(reference.main(), *ins);
-          ASSERT_TRUE(static_cast<bool>(ref))
-              << llvm::toString(ref.takeError());
-          auto out = kernel->run(host);
-          ASSERT_TRUE(static_cast<bool>(out))
-              << llvm::toString(out.takeError());
-          Tensor got = *attn::ref::fromHost(*out);
-          std::string what = std::string(target) + (fox ? " fox " : " ") +
-                             rope + mask + " cuts " + std::to_string(c) +
-                             " seed " + std::to_string(seed);
-          EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3) << what;
-          EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2) << what;
+          expectRunMatchesOracle(*kernel, reference.main(), *ins, host,
+                                 std::string(target) + (fox ? " fox " : " ") +
+                                     rope + mask + " cuts " +
+                                     std::to_string(c) + " seed " +
+                                     std::to_string(seed));
         }
       }
 }
@@ -405,18 +415,11 @@ void expectFoxFormMatchesOracle(const char *target, int64_t warps,
       (*ins)[0] = q[0]; // T query rows (randomInputs draws S of them)
       std::vector<attn::HostArray> host;
       std::vector<Tensor> rounded = kernelInputs(*ins, host);
-      auto ref = attn::ref::evaluate(reference.main(), rounded);
-      ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-      auto out = kernel->run(host);
-      ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
-      Tensor got = *attn::ref::fromHost(*out);
-      ASSERT_EQ(got.shape, ref->shape);
-      std::string what = std::string(target) + ", B " + std::to_string(c.b) +
-                         " T " + std::to_string(c.t) + " S " +
-                         std::to_string(c.s) + " f > " + std::to_string(fLo) +
-                         " seed " + std::to_string(seed);
-      EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3) << what;
-      EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2) << what;
+      expectRunMatchesOracle(
+          *kernel, reference.main(), rounded, host,
+          std::string(target) + ", B " + std::to_string(c.b) + " T " +
+              std::to_string(c.t) + " S " + std::to_string(c.s) + " f > " +
+              std::to_string(fLo) + " seed " + std::to_string(seed));
     }
   }
 }
@@ -481,16 +484,8 @@ func.func @main(%q: tensor<?x?x?x$Dxbf16>, %k: tensor<?x?x?x$Dxbf16>, %v: tensor
             (*ins)[i] = q[i]; // T query rows, Hk KV heads
           std::vector<attn::HostArray> host;
           std::vector<Tensor> rounded = kernelInputs(*ins, host);
-          auto ref = attn::ref::evaluate(reference.main(), rounded);
-          ASSERT_TRUE(static_cast<bool>(ref))
-              << llvm::toString(ref.takeError());
-          auto out = kernel->run(host);
-          ASSERT_TRUE(static_cast<bool>(out))
-              << llvm::toString(out.takeError());
-          Tensor got = *attn::ref::fromHost(*out);
-          ASSERT_EQ(got.shape, ref->shape);
-          EXPECT_LE(attn::ref::relRmsError(got, *ref), 5e-3);
-          EXPECT_LE(attn::ref::worstRowRelError(got, *ref), 2e-2);
+          expectRunMatchesOracle(*kernel, reference.main(), rounded, host,
+                                 what);
         }
       }
 }
