@@ -4,8 +4,9 @@
 // ldmatrix.x4 per 16x16 piece (x2 for K = 8), each lane addressing one
 // 16-byte row, which hands each lane the registers of LayoutUtils.h; dot:
 // one nvvm.mma.sync m16n8k16 per (mi, ni, ki), except where b_band says the
-// piece of B is zero. The lane addressing: docs/lowering-details.md,
-// "codegen/gpu/DotToMmaSync.cpp".
+// piece of B is zero; with skip_zero_a, B's non-finite elements taken out of
+// that product and counted by two more (SkipZeroA). The lane addressing:
+// docs/lowering-details.md, "codegen/gpu/DotToMmaSync.cpp".
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <array>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn::blockgpu;
@@ -36,6 +38,75 @@ Value mlir::attn::blockgpu::mmaOperand(OpBuilder &b, Location loc, Value pair) {
 }
 
 namespace {
+
+/// skip_zero_a on mma.sync: a zero of A must not meet a NaN or inf of B.
+/// Each k16 step multiplies A by B with its non-finite elements read as 0,
+/// then counts, with A's non-zeros read as 1, the +inf and the -inf (NaN
+/// counting as both) each output element meets, and adds +inf or -inf (NaN
+/// for both) where a count is positive: where A is never zero, or B always
+/// finite, the result is the plain product's bit for bit. Three mma per
+/// step: for kernels that run only where a non-finite value is known to be.
+struct SkipZeroA {
+  OpBuilder &b;
+  Location loc;
+  Type elt;
+
+  Value constant(Type t, double v) {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(t, v));
+  }
+  Value pick(Value cond, double yes, double no, Type t) {
+    return arith::SelectOp::create(b, loc, cond, constant(t, yes),
+                                   constant(t, no));
+  }
+  /// B's registers, finite ones kept and the others 0; and the +inf and
+  /// -inf indicators (1 or 0; NaN sets both).
+  void splitB(ValueRange regs, SmallVector<Value> &clean,
+              SmallVector<Value> &pos, SmallVector<Value> &neg) {
+    const double inf = std::numeric_limits<double>::infinity();
+    for (Value x : regs) {
+      using P = arith::CmpFPredicate;
+      // ONE: ordered and unequal, false for NaN.
+      Value finite = arith::AndIOp::create(
+          b, loc, arith::CmpFOp::create(b, loc, P::ONE, x, constant(elt, inf)),
+          arith::CmpFOp::create(b, loc, P::ONE, x, constant(elt, -inf)));
+      clean.push_back(
+          arith::SelectOp::create(b, loc, finite, x, constant(elt, 0.0)));
+      Value nan = arith::CmpFOp::create(b, loc, P::UNO, x, x);
+      auto is = [&](double v) {
+        return arith::OrIOp::create(
+            b, loc, nan,
+            arith::CmpFOp::create(b, loc, P::OEQ, x, constant(elt, v)));
+      };
+      pos.push_back(pick(is(inf), 1.0, 0.0, elt));
+      neg.push_back(pick(is(-inf), 1.0, 0.0, elt));
+    }
+  }
+  /// A's registers as 1 where non-zero (NaN included), else 0.
+  SmallVector<Value> nonZeros(ValueRange regs) {
+    SmallVector<Value> out;
+    for (Value x : regs)
+      out.push_back(
+          pick(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
+                                     constant(elt, 0.0)),
+               1.0, 0.0, elt));
+    return out;
+  }
+  /// `acc` with +inf added where `pos` > 0 and -inf where `neg` > 0.
+  Value poison(Value acc, Value pos, Value neg) {
+    Type f32 = acc.getType();
+    const double inf = std::numeric_limits<double>::infinity();
+    auto positive = [&](Value c) {
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, c,
+                                   constant(f32, 0.0));
+    };
+    Value p = positive(pos), n = positive(neg);
+    Value bad = arith::AddFOp::create(b, loc, pick(p, inf, 0.0, f32),
+                                      pick(n, -inf, 0.0, f32));
+    return arith::SelectOp::create(b, loc, arith::OrIOp::create(b, loc, p, n),
+                                   arith::AddFOp::create(b, loc, acc, bad),
+                                   acc);
+  }
+};
 
 struct LocalLoadToLdmatrix : OpConversionPattern<blk::LocalLoadOp> {
   LocalLoadToLdmatrix(const TypeConverter &tc, MLIRContext *ctx,
@@ -205,29 +276,55 @@ struct DotToMma : OpConversionPattern<blk::DotOp> {
       return band && (kStep * ki - 8 * ni + kStep - 1 < (*band)[0] ||
                       kStep * ki - 8 * ni - 7 > (*band)[1]);
     };
+    // skip_zero_a (SkipZeroA): B cleaned, and the indicators that count
+    // what A's non-zeros meet.
+    SkipZeroA skip{rw, loc, elt};
+    SmallVector<Value> bClean, bPos, bNeg, aNonZero;
+    if (op.getSkipZeroA()) {
+      skip.splitB(bReg, bClean, bPos, bNeg);
+      aNonZero = skip.nonZeros(a);
+      bReg = bClean;
+    }
+    auto mmaOf = [&](ArrayRef<Value> aOps, ArrayRef<Value> bOps,
+                     ArrayRef<Value> cOps) {
+      auto d = NVVM::MmaOp::create(
+          rw, loc, resTy, aOps, bOps, cOps, {16, 8, kStep}, std::nullopt,
+          std::nullopt, std::array<NVVM::MMATypes, 2>{t, t},
+          std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                         NVVM::MMALayout::col});
+      SmallVector<Value> r;
+      for (int64_t i = 0; i < 4; ++i)
+        r.push_back(
+            LLVM::ExtractValueOp::create(rw, loc, d, ArrayRef<int64_t>{i}));
+      return r;
+    };
+    auto pairs = [&](ValueRange regs, int64_t first, int64_t n) {
+      SmallVector<Value> ops;
+      for (int64_t e = 0; e < n; e += 2)
+        ops.push_back(pair(regs, first + e));
+      return ops;
+    };
+    Value zero = arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0.0));
+    const SmallVector<Value> zeros(4, zero);
     SmallVector<Value> out(acc.begin(), acc.end());
     for (int64_t ki = 0; ki < kt; ++ki)
       for (int64_t mi = 0; mi < mt; ++mi) {
         int64_t a0 = (mi * kt + ki) * aRegs;
-        SmallVector<Value> aOps;
-        for (int64_t e = 0; e < aRegs; e += 2)
-          aOps.push_back(pair(a, a0 + e));
+        SmallVector<Value> aOps = pairs(a, a0, aRegs);
         for (int64_t ni = 0; ni < nt; ++ni) {
           if (zeroPiece(ki, ni))
             continue;
           int64_t b0 = (ki * nt + ni) * bRegs, c0 = (mi * nt + ni) * 4;
-          SmallVector<Value> bOps;
-          for (int64_t e = 0; e < bRegs; e += 2)
-            bOps.push_back(pair(bReg, b0 + e));
           SmallVector<Value> cOps(out.begin() + c0, out.begin() + c0 + 4);
-          auto d = NVVM::MmaOp::create(
-              rw, loc, resTy, aOps, bOps, cOps, {16, 8, kStep}, std::nullopt,
-              std::nullopt, std::array<NVVM::MMATypes, 2>{t, t},
-              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                             NVVM::MMALayout::col});
-          for (int64_t r = 0; r < 4; ++r)
-            out[c0 + r] =
-                LLVM::ExtractValueOp::create(rw, loc, d, ArrayRef<int64_t>{r});
+          SmallVector<Value> d = mmaOf(aOps, pairs(bReg, b0, bRegs), cOps);
+          if (op.getSkipZeroA()) {
+            SmallVector<Value> nz = pairs(aNonZero, a0, aRegs);
+            SmallVector<Value> pos = mmaOf(nz, pairs(bPos, b0, bRegs), zeros),
+                               neg = mmaOf(nz, pairs(bNeg, b0, bRegs), zeros);
+            for (int64_t r = 0; r < 4; ++r)
+              d[r] = skip.poison(d[r], pos[r], neg[r]);
+          }
+          llvm::copy(d, out.begin() + c0);
         }
       }
     rw.replaceOpWithMultiple(op, {out});

@@ -250,6 +250,10 @@ std::string mlir::attn::blockgpu::unsupportedWgmmaReason(blk::DotOp op) {
   auto mma = cast<blk::MmaLayoutAttr>(accType.getEncoding());
   auto aType = op.getA().getType(), bType = op.getB().getType();
   Type e = aType.getElementType();
+  if (op.getSkipZeroA())
+    return "skip_zero_a is lowered for mma.sync only (three products a "
+           "step); a wgmma kernel leaves the rows that need it to an "
+           "mma.sync kernel";
   if ((!e.isBF16() && !e.isF16()) || bType.getElementType() != e ||
       !accType.getElementType().isF32())
     return "wgmma is lowered for bf16/f16 operands with f32 accumulators";

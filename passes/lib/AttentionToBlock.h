@@ -70,6 +70,20 @@ private:
   SmallVector<std::pair<std::string, Value>> args;
 };
 
+/// Which rows a flash or PaTH attention kernel writes (docs/input-limits.md,
+/// "Non-finite values": a masked key's zero probability must skip its
+/// value, even a NaN or inf). `all`: every row, the product of P and V
+/// skipping zeros exactly (the CPU target). On a GPU, whose wgmma cannot
+/// skip: `marking`, every row with the plain product, marking in
+/// `rowsNonFinite` ([B, Hq, T] f32, the count of non-finite elements a
+/// row) those that came out non-finite; and `redo`, an mma.sync kernel
+/// whose programs return at once unless one of their rows is marked, and
+/// otherwise write the marked rows again with skip_zero_a, leaving the
+/// others as they were (NonFiniteRows.h). A finite row never needs the
+/// second kernel; a row that met a non-finite value, rightly or through a
+/// zero probability, is always non-finite, so none is missed.
+enum class FlashRows { all, marking, redo };
+
 /// Plain/RoPE/FoX attention (no PaTH, no MTA), for the CPU and the GPU
 /// alike: the GPU form's kernel (buildFlashGpuKernel) and its prologue
 /// kernels (RoPE's rotations, FoX's G'). FlashToBlock.cpp.
@@ -119,9 +133,14 @@ std::string checkFlashGpuSupport(AttentionOp op, const BlockTarget &target,
 /// tiles keep sm_80's layouts, `blockM` is the block-m option, P stays f32
 /// (the CPU computes dots in f32), and FoX's bias is added per score from
 /// an f64 G' (launchGatePrefix's CPU form).
+/// `which` (FlashRows): which rows the kernel writes and how.
 void buildFlashGpuKernel(AttentionOp op, func::FuncOp kernel,
                          const KernelArgs &args, const BlockTarget &target,
-                         int64_t blockM, int64_t blockN);
+                         int64_t blockM, int64_t blockN, FlashRows which);
+
+/// The target of a FlashRows::redo kernel: `target` on mma.sync (which
+/// lowers skip_zero_a), 4 warps of 16 rows, 64-key tiles.
+BlockTarget redoTarget(const BlockTarget &target);
 
 /// FoX's key records (launchFoxRecords): kFoxRecordCols bf16 per key, 16
 /// bytes (one m16n8k8 of mma.sync; on wgmma one k16 step that reads them

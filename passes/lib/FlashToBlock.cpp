@@ -117,16 +117,35 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
   args.add("cuSeqlens", op.getCuSeqlens() ? input(op.getCuSeqlens()) : Value());
   args.add("out", alloc(op.getResult()));
   args.add("lse", alloc(op.getLse()));
+  // On a GPU the main kernel marks the rows that come out non-finite and
+  // the redo kernel writes them again (FlashRows).
+  args.add("rowsNonFinite",
+           tgt.gpu ? allocResult(b, loc, op.getResult(), bDim, hDim, tDim,
+                                 b.getF32Type(), /*rank=*/3)
+                   : Value());
   func::FuncOp kernel = args.createKernel(op, symbols, "attention_kernel");
   if (before)
     kernel->moveAfter(before);
   else
     kernel->moveBefore(&kernel->getBlock()->front());
-  buildFlashGpuKernel(op, kernel, args, tgt, blockM, cfg.blockN);
-  Value bm = arith::ConstantIndexOp::create(b, loc, blockM);
-  Value gridX = arith::CeilDivUIOp::create(b, loc, tDim, bm);
-  Value gridY = arith::MulIOp::create(b, loc, bDim, hDim);
-  args.launch(b, loc, kernel, gridX, gridY);
+  buildFlashGpuKernel(op, kernel, args, tgt, blockM, cfg.blockN,
+                      tgt.gpu ? FlashRows::marking : FlashRows::all);
+  auto launchOver = [&](func::FuncOp k, int64_t rows) {
+    Value bm = arith::ConstantIndexOp::create(b, loc, rows);
+    Value gridX = arith::CeilDivUIOp::create(b, loc, tDim, bm);
+    Value gridY = arith::MulIOp::create(b, loc, bDim, hDim);
+    args.launch(b, loc, k, gridX, gridY);
+  };
+  launchOver(kernel, blockM);
+  if (tgt.gpu) {
+    BlockTarget redo = redoTarget(tgt);
+    func::FuncOp again =
+        args.createKernel(op, symbols, "attention_nonfinite_rows");
+    again->moveAfter(kernel);
+    buildFlashGpuKernel(op, again, args, redo, redo.blockM(), redo.blockN,
+                        FlashRows::redo);
+    launchOver(again, redo.blockM());
+  }
   SmallVector<Value> results;
   for (auto [name, result] :
        {std::pair<StringRef, Value>{"out", op.getResult()},

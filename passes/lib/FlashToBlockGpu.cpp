@@ -13,6 +13,7 @@
 
 #include "AttentionToBlock.h"
 #include "BlockTarget.h"
+#include "NonFiniteRows.h"
 #include "PackedSequences.h"
 #include "TileBuilder.h"
 
@@ -195,7 +196,8 @@ Value foxOperand(OpBuilder &b, Location loc, Value x, Attribute mma,
 
 /// Emits the GPU-form kernel for `op` into `kernel`'s body.
 void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
-                    const BlockTarget &tg, int64_t bm, int64_t bn) {
+                    const BlockTarget &tg, int64_t bm, int64_t bn,
+                    FlashRows which) {
   MLIRContext *ctx = op.getContext();
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   Location loc = op.getLoc();
@@ -211,6 +213,10 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
   Value lseOut = args.in(kernel, "lse");
   // Packed sequences: cu_seqlens, [N + 1] i32 (T == S).
   Value cu = args.in(kernel, "cuSeqlens");
+  // FlashRows::marking and redo: the rows that came out non-finite,
+  // [B, Hq, T] f32.
+  Value marks =
+      which == FlashRows::all ? Value() : args.in(kernel, "rowsNonFinite");
   auto qType = cast<MemRefType>(q.getType());
   // On a GPU the tiles' head dims are padded (gpuTileHeadDim): copies,
   // loads and the store of the output bound their columns by the tensors'.
@@ -249,6 +255,18 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
     kvStart = arith::MaxSIOp::create(b, loc, kvStart, seqs.firstStart);
     if (seqEnds)
       kvEnd = arith::MinSIOp::create(b, loc, kvEnd, seqs.lastEnd);
+  }
+
+  // FlashRows::redo: a program without a marked row returns at once; the
+  // marks are the main kernel's, which a dependent launch waits for.
+  scf::IfOp redoOnly;
+  if (which == FlashRows::redo) {
+    if (tg.dependentLaunch)
+      blk::GriddepWaitOp::create(b, loc);
+    redoOnly = scf::IfOp::create(
+        b, loc, TypeRange{},
+        anyRowMarked(b, loc, marks, {bIdx, h, row0}, bm, tg.warps), false);
+    b.setInsertionPoint(redoOnly.thenBlock()->getTerminator());
   }
 
   // Shared buffers and the first two copy groups (Q; K/V tile 0).
@@ -295,7 +313,7 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
   // math and the copies of inputs they do not write (v; q and k without
   // RoPE) overlap them; the wait comes once, in the straight-line
   // prologue, right before the first read of what they wrote.
-  bool waited = !tg.dependentLaunch;
+  bool waited = !tg.dependentLaunch || which == FlashRows::redo;
   auto waitOnce = [&]() {
     if (!waited)
       blk::GriddepWaitOp::create(b, loc);
@@ -490,8 +508,13 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
             nb, loc, ng.tile({bn, dv}, elt, L.vLoad), stageOf(nb, sV, stage));
         Value scaled =
             n.mul(acc, ng.bcast(ng.convert(alpha, L.rowO), 1, accTile));
-        Value accNew = skippingZeroA(
-            blk::DotOp::create(nb, loc, accTile, pa, vt, scaled, UnitAttr()));
+        // A masked key's zero probability skips its value (FlashRows):
+        // exactly on the CPU and in the redo kernel; the main kernels on a
+        // GPU multiply, and mark the rows that come out non-finite.
+        Value accNew =
+            blk::DotOp::create(nb, loc, accTile, pa, vt, scaled, UnitAttr());
+        if (which != FlashRows::marking)
+          skippingZeroA(accNew);
         // Every warp is done with this stage before it is refilled.
         blk::BarrierOp::create(nb, loc);
         scf::YieldOp::create(nb, loc, ValueRange{mNew, lNew, accNew, next});
@@ -503,9 +526,13 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
   Value inv =
       t.select(empty, g.splatF(rowTile, 0.0), t.div(g.splatF(rowTile, 1.0), l));
   Value o = t.mul(acc, g.bcast(g.convert(inv, L.rowO), 1, accTile));
+  if (which == FlashRows::marking)
+    markNonFiniteRows(b, loc, o, L.row, marks, {bIdx, h, row0});
   Type outElt = cast<MemRefType>(out.getType()).getElementType();
   if (outElt != f32)
     o = arith::TruncFOp::create(b, loc, g.tile({bm, dv}, outElt, L.mmaO), o);
+  if (which == FlashRows::redo)
+    o = keepUnmarkedRows(b, loc, o, out, {bIdx, h, row0, c0}, marks, L.row);
   blk::StoreOp::create(b, loc, o, out, ValueRange{bIdx, h, row0, c0}, dims);
   if (lseOut) {
     // ln sum_j exp(scale s_j + bias_j) = (m + log2 l) ln 2, m in the units
@@ -516,6 +543,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
     blk::StoreOp::create(b, loc, lse, lseOut, ValueRange{bIdx, h, row0},
                          b.getDenseI64ArrayAttr({2}));
   }
+  if (redoOnly)
+    b.setInsertionPointAfter(redoOnly);
   func::ReturnOp::create(b, loc);
 }
 
@@ -736,8 +765,17 @@ Value mlir::attn::launchFoxRecords(AttentionOp op, SymbolTable &symbols,
 void mlir::attn::buildFlashGpuKernel(AttentionOp op, func::FuncOp kernel,
                                      const KernelArgs &args,
                                      const BlockTarget &target, int64_t blockM,
-                                     int64_t blockN) {
+                                     int64_t blockN, FlashRows which) {
   kernel->setAttr("attn_block.num_warps",
                   Builder(op.getContext()).getI64IntegerAttr(target.warps));
-  buildGpuKernel(op, kernel, args, target, blockM, blockN);
+  buildGpuKernel(op, kernel, args, target, blockM, blockN, which);
+}
+
+BlockTarget mlir::attn::redoTarget(const BlockTarget &target) {
+  BlockTarget t = target;
+  t.wgmma = false;
+  t.warps = 4;
+  t.mTiles = 1;
+  t.blockN = 64;
+  return t;
 }

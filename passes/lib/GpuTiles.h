@@ -29,8 +29,8 @@ constexpr int64_t kGpuRows = 16 * kGpuWarps;
 struct GpuTiles : TileBuilder {
   GpuTiles(OpBuilder &b, Location loc, Type elt, bool wgmma = false,
            Type opElt = {})
-      : TileBuilder(b, loc), elt(elt), opElt(opElt ? opElt : elt),
-        wgmma(wgmma) {
+      : TileBuilder(b, loc), elt(elt), opElt(opElt ? opElt : elt), wgmma(wgmma),
+        skipsZeroProbabilities(this->opElt.isF32()) {
     MLIRContext *ctx = b.getContext();
     mma = mmaFor(kGpuRows);
     opA = blk::DotOperandLayoutAttr::get(ctx, 0, mma, 2);
@@ -42,7 +42,9 @@ struct GpuTiles : TileBuilder {
   }
   /// The same layouts at another insertion point (a loop body).
   GpuTiles(OpBuilder &nb, const GpuTiles &o)
-      : GpuTiles(nb, o.loc, o.elt, o.wgmma, o.opElt) {}
+      : GpuTiles(nb, o.loc, o.elt, o.wgmma, o.opElt) {
+    skipsZeroProbabilities = o.skipsZeroProbabilities;
+  }
 
   /// The element type of the operands read from memory (q, k, v).
   Type elt;
@@ -52,7 +54,17 @@ struct GpuTiles : TileBuilder {
   Type opElt;
   /// Warpgroup MMA (sm_90a): see the file comment.
   bool wgmma;
+  /// Whether P V skips zero probabilities (probabilityProduct): on the CPU
+  /// target (f32 operands) and in a FlashRows::redo kernel (mma.sync).
+  bool skipsZeroProbabilities;
   Attribute mma, opA, opB, row, col, shared;
+
+  /// `dot`, P V, marked skip_zero_a where skipsZeroProbabilities. A GPU's
+  /// main kernels multiply: wgmma cannot skip, and mma.sync's skip costs
+  /// three products (FlashRows, docs/input-limits.md "Non-finite values").
+  Value probabilityProduct(Value dot) {
+    return skipsZeroProbabilities ? skippingZeroA(dot) : dot;
+  }
 
   /// The accumulator layout of a tile of `n` columns: mma.sync's m16n8
   /// layout, or wgmma's m64nNk16 of N = n.

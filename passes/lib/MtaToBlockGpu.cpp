@@ -763,7 +763,7 @@ void MtaGpuKernel::accumulate(GpuTiles &t, Value hl, Value j0, Value p,
   if (!acc)
     acc = readState(t, Arg::AccBuf, hl);
   Value hi = t.round(p);
-  acc = skippingZeroA(t.dot(t.asA(hi), t.operand(sV, 1), acc));
+  acc = t.probabilityProduct(t.dot(t.asA(hi), t.operand(sV, 1), acc));
   // Under the norm's gate sigmoid(w . y + b) an error in o moves z by
   // w . dy, about |w| sqrt(Dv) times the error of y: with P rounded once
   // the released configuration's worst row was 2.1e-2 against the fp64
@@ -772,7 +772,7 @@ void MtaGpuKernel::accumulate(GpuTiles &t, Value hl, Value j0, Value p,
   if (plan.gate) {
     Value lo =
         t.round(t.sub(p, arith::ExtFOp::create(t.b, loc, p.getType(), hi)));
-    acc = skippingZeroA(t.dot(t.asA(lo), t.operand(sV, 1), acc));
+    acc = t.probabilityProduct(t.dot(t.asA(lo), t.operand(sV, 1), acc));
   }
   writeState(t, Arg::AccBuf, hl, acc);
 }

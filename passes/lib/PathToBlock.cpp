@@ -14,6 +14,7 @@
 
 #include "AttentionToBlock.h"
 #include "GpuTiles.h"
+#include "NonFiniteRows.h"
 #include "PackedSequences.h"
 #include "PathTiles.h"
 #include "attn/Passes/Passes.h"
@@ -61,6 +62,7 @@ struct GpuPathTiles : GpuTiles {
   GpuPathTiles(OpBuilder &nb, const GpuPathTiles &o)
       : GpuTiles(nb, o.loc, o.elt, o.wgmma, o.opElt) {
     freshReads = o.freshReads;
+    skipsZeroProbabilities = o.skipsZeroProbabilities;
   }
 
   /// Whether dotSplit2 reads its hi buffer afresh (a barrier before the
@@ -566,7 +568,7 @@ WalkState diagonalBlock(GpuPathTiles &t, const PathShape &ps,
   Value m = t.rowReduce(blk::ReduceKind::max, sc);
   Value pr = t.exp2(t.sub(sc, t.spread(t.safeMax(m), 1, c, c)));
   Value l = t.rowReduce(blk::ReduceKind::sum, pr);
-  Value acc = skippingZeroA(
+  Value acc = t.probabilityProduct(
       t.dot(t.asA(t.round(pr)), t.operand(s.v, 1), t.zeros({c, dv})));
   return {qhat, m, l, acc};
 }
@@ -614,8 +616,9 @@ WalkState attendStep(GpuPathTiles &x, const PathShape &ps, const PathProgram &p,
   Value alpha = x.exp2(x.sub(st.m, mSafe));
   Value pr = x.exp2(x.sub(sc, x.spread(mSafe, 1, c, c)));
   Value lNew = x.add(x.mul(st.l, alpha), x.rowReduce(blk::ReduceKind::sum, pr));
-  Value accNew = skippingZeroA(x.dot(x.asA(x.round(pr)), x.operand(s.v, 1),
-                                     x.mul(st.acc, x.spread(alpha, 1, c, dv))));
+  Value accNew =
+      x.probabilityProduct(x.dot(x.asA(x.round(pr)), x.operand(s.v, 1),
+                                 x.mul(st.acc, x.spread(alpha, 1, c, dv))));
   return {st.qt, mNew, lNew, accNew};
 }
 
@@ -633,10 +636,11 @@ Value transportStep(GpuPathTiles &x, const PathShape &ps, const Transport &tr,
 /// Kernel 2 (its arguments: lowerPathAttention).
 void buildAttentionKernel(func::FuncOp kernel, const KernelArgs &args,
                           const PathShape &ps, const PathTypes &ty, bool wgmma,
-                          Location loc) {
+                          FlashRows which, Location loc) {
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   GpuPathTiles t(b, loc, ty.elt, wgmma, ty.opElt);
   t.freshReads = ps.d > 64 && !wgmma;
+  t.skipsZeroProbabilities = which != FlashRows::marking;
   auto arg = [&](StringRef name) { return args.in(kernel, name); };
   AttnOperands g;
   g.q = arg("q");
@@ -656,6 +660,16 @@ void buildAttentionKernel(func::FuncOp kernel, const KernelArgs &args,
   int64_t c = ps.c, d = ps.d, dv = ps.dv;
   PathProgram p = programIndices(t, g.q, g.k, c, /*reversed=*/true);
   Value c0 = t.idx(0);
+  // FlashRows: the rows that came out non-finite, [B, Hq, T] f32; the redo
+  // kernel's programs without a marked row return at once.
+  Value marks = arg("rowsNonFinite");
+  scf::IfOp redoOnly;
+  if (which == FlashRows::redo) {
+    redoOnly = scf::IfOp::create(
+        b, loc, TypeRange{},
+        anyRowMarked(b, loc, marks, {p.b, p.head, p.row0}, c, kWarps), false);
+    b.setInsertionPoint(redoOnly.thenBlock()->getTerminator());
+  }
 
   AttnBuffers s;
   s.q = t.alloc({c, d});
@@ -753,7 +767,12 @@ void buildAttentionKernel(func::FuncOp kernel, const KernelArgs &args,
   Value inv =
       t.select(empty, t.splatF(rowType, 0.0), t.div(t.splatF(rowType, 1.0), l));
   Value o = t.mul(acc, t.spread(inv, 1, c, dv));
+  if (which == FlashRows::marking)
+    markNonFiniteRows(b, loc, o, t.row, marks, {p.b, p.head, p.row0});
   o = t.convert(o, cast<MemRefType>(out.getType()).getElementType());
+  if (which == FlashRows::redo)
+    o = keepUnmarkedRows(b, loc, o, out, {p.b, p.head, p.row0, c0}, marks,
+                         t.row);
   t.store(o, out, {p.b, p.head, p.row0, c0});
   if (Value lseOut = arg("lse")) {
     // ln sum_j exp(z_j) = (m + log2 l) ln 2: the logits are in base 2 (q
@@ -765,6 +784,8 @@ void buildAttentionKernel(func::FuncOp kernel, const KernelArgs &args,
     blk::StoreOp::create(b, loc, lse, lseOut, ValueRange{p.b, p.head, p.row0},
                          b.getDenseI64ArrayAttr({2}));
   }
+  if (redoOnly)
+    b.setInsertionPointAfter(redoOnly);
   func::ReturnOp::create(b, loc);
 }
 
@@ -931,6 +952,12 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   mainArgs.add("lse", lse);
   mainArgs.add("cuSeqlens",
                op.getCuSeqlens() ? buffer(op.getCuSeqlens()) : Value());
+  // On a GPU the attention kernel marks the rows that come out non-finite
+  // and a redo kernel writes them again (FlashRows).
+  mainArgs.add("rowsNonFinite",
+               target.gpu ? allocResult(b, loc, op.getResult(), bDim, hq, tLen,
+                                        b.getF32Type(), /*rank=*/3)
+                          : Value());
 
   func::FuncOp chunkKernel =
       chunkArgs.createKernel(op, symbols, kPathChunkKernelSuffix);
@@ -941,7 +968,15 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
       mainArgs.createKernel(op, symbols, kPathAttentionKernelSuffix);
   markGpuKernel(mainKernel);
   buildAttentionKernel(mainKernel, mainArgs, ps, ty,
-                       target.wgmma && cfg.pathAttentionWgmma, loc);
+                       target.wgmma && cfg.pathAttentionWgmma,
+                       target.gpu ? FlashRows::marking : FlashRows::all, loc);
+  func::FuncOp redoKernel;
+  if (target.gpu) {
+    redoKernel = mainArgs.createKernel(op, symbols, "path_nonfinite_rows");
+    markGpuKernel(redoKernel);
+    buildAttentionKernel(redoKernel, mainArgs, ps, ty, /*wgmma=*/false,
+                         FlashRows::redo, loc);
+  }
 
   Value firstChunk = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, sLen, tLen), cIdx);
@@ -950,6 +985,9 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
                    arith::MulIOp::create(b, loc, bDim, hk));
   mainArgs.launch(b, loc, mainKernel, queryChunks,
                   arith::MulIOp::create(b, loc, bDim, hq));
+  if (redoKernel)
+    mainArgs.launch(b, loc, redoKernel, queryChunks,
+                    arith::MulIOp::create(b, loc, bDim, hq));
   SmallVector<Value> results;
   for (auto [buf, result] :
        {std::pair{out, op.getResult()}, {lse, op.getLse()}})

@@ -225,12 +225,15 @@ inline MemRefType bufferTypeOf(Value tensor) {
 
 /// A buffer for `result`, a tensor whose leading dims are [B, H, T] (dynamic
 /// sizes from `bDim`, `h`, `tLen`; the rest static), that a lowering's
-/// kernel writes; of element type `elt` where given (a scratch of its shape).
+/// kernel writes; of element type `elt` where given (a scratch of its shape,
+/// or of its leading `rank` dims where given).
 inline Value allocResult(OpBuilder &b, Location loc, Value result, Value bDim,
-                         Value h, Value tLen, Type elt = {}) {
+                         Value h, Value tLen, Type elt = {}, int64_t rank = 0) {
   MemRefType outType = bufferTypeOf(result);
-  if (elt)
-    outType = MemRefType::get(outType.getShape(), elt);
+  if (elt || rank)
+    outType = MemRefType::get(rank ? outType.getShape().take_front(rank)
+                                   : outType.getShape(),
+                              elt ? elt : outType.getElementType());
   SmallVector<Value> dyn;
   Value sizes[3] = {bDim, h, tLen};
   for (int64_t i = 0; i < 3; ++i)

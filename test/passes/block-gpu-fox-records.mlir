@@ -44,7 +44,7 @@
 // CHECK-DAG: #[[S:.*]] = #attn_block.mma<version = 3, warpsPerCTA = [4, 1], instrShape = [64, 64, 16]>
 // CHECK-DAG: #[[OPA:.*]] = #attn_block.dot_operand<opIdx = 0, parent = #[[S]], kWidth = 2>
 // CHECK: func.func private @main_attention_kernel(
-// CHECK-SAME: %[[RECS:[^:]*]]: memref<?x?x?x8xbf16>, %{{[^:]*}}: memref<?x?x?x64xbf16>) attributes {attn_block.kernel, attn_block.min_blocks_per_sm = 4 : i64, attn_block.num_warps = 4 : i64}
+// CHECK-SAME: %[[RECS:[^:]*]]: memref<?x?x?x8xbf16>, %{{[^:]*}}: memref<?x?x?x64xbf16>, %{{[^:]*}}: memref<?x?x?xf32>) attributes {attn_block.kernel, attn_block.min_blocks_per_sm = 4 : i64, attn_block.num_warps = 4 : i64}
 // CHECK: %[[SR:.*]] = attn_block.local_alloc : !attn_block.smem<2x64x8xbf16, #[[IL]]>
 // CHECK: attn_block.async_copy %[[RECS]]
 // CHECK: attn_block.async_commit_group

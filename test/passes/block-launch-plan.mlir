@@ -20,21 +20,29 @@
 // RUN: not attn-opt %attn_examples/plain_bf16.mlir --attn-to-block="target=cpu warps=8" 2>&1 | FileCheck %s --check-prefix=CPUWARPS
 // RUN: attn-opt %attn_examples/fox_bf16.mlir --attn-fuse --attn-to-block="target=sm_90a warps=8 block-n=128" --attn-block-launch-plan="chip=sm_90a" | FileCheck %s --check-prefix=W8
 
-// Plain: one kernel, grid (T ceildiv 64, B * H), 128 threads, Q + 2 K + 2 V
-// stages of 64 x 128 bf16 in shared memory; q, k, v are inputs 0-2 with
-// their (B, H, T) and the output with q's.
+// Plain: the attention kernel, grid (T ceildiv 64, B * H), 128 threads, Q +
+// 2 K + 2 V stages of 64 x 128 bf16 in shared memory; q, k, v are inputs 0-2
+// with their (B, H, T), the output with q's, and scratch 0 the rows' marks
+// ([B, H, T] f32, FlashRows); then the redo kernel on the same arguments,
+// launched dependent (it waits for the marks), with 16 bytes more shared
+// memory (its scan's warp totals).
 // PLAIN: module attributes {gpu.container_module}
 // PLAIN: func.func @main({{.*}}) -> tensor<?x?x?x128xbf16> attributes {attn.gpu_module = @main_gpu, attn_launch.plan = #attn_launch.plan<device = cuda,
-// PLAIN-SAME: dims = [#attn_launch.dim<"arg0.0", input = 0, dim = 0>, #attn_launch.dim<"arg0.1", input = 0, dim = 1>, #attn_launch.dim<"arg0.2", input = 0, dim = 2>, #attn_launch.dim<"arg1.0", input = 1, dim = 0>, {{.*}}, #attn_launch.dim<"arg2.2", input = 2, dim = 2>], values = [], buffers = [],
+// PLAIN-SAME: dims = [#attn_launch.dim<"arg0.0", input = 0, dim = 0>, #attn_launch.dim<"arg0.1", input = 0, dim = 1>, #attn_launch.dim<"arg0.2", input = 0, dim = 2>, #attn_launch.dim<"arg1.0", input = 1, dim = 0>, {{.*}}, #attn_launch.dim<"arg2.2", input = 2, dim = 2>], values = [], buffers = [#attn_launch.buffer<"main_attention_kernel.4", bytes = ()[{{[^]]*}}] -> (((s0 * s1) * s2) * 4)>],
 // PLAIN-SAME: kernels = [#attn_launch.kernel<name = @main_gpu::@main_attention_kernel, grid = ()[s0, s1, s2, s3, s4, s5, s6, s7, s8] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 81920,
 // PLAIN-SAME: args = [#attn_launch.arg<input 0>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>,
 // PLAIN-SAME: #attn_launch.arg<input 1>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s3)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s4)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s5)>,
 // PLAIN-SAME: #attn_launch.arg<input 2>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s6)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s7)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s8)>,
-// PLAIN-SAME: #attn_launch.arg<output>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>]>]>}
+// PLAIN-SAME: #attn_launch.arg<output>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>,
+// PLAIN-SAME: #attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s0 * s1) * s2)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>]>,
+// PLAIN-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_nonfinite_rows, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 81936,
+// PLAIN-SAME: #attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s0 * s1) * s2)>, {{.*}}], dependent = true>]>}
 // The launches stay in the host as the statement of the plan.
 // PLAIN: attn_block.launch @main_attention_kernel
+// PLAIN: attn_block.launch @main_attention_nonfinite_rows
 // PLAIN: gpu.module @main_gpu [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">] {
 // PLAIN-NEXT: func.func private @main_attention_kernel({{.*}}) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64}
+// PLAIN: func.func private @main_attention_nonfinite_rows({{.*}}) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64}
 // PLAIN-NOT: func.func private @main_attention_kernel
 
 // FoX: the gate prefix (8 warps per (b, h) row: grid B * H; 64 bytes of
@@ -42,20 +50,23 @@
 // scratch 0 ([B, H, S] f32, named after its first use); the records kernel
 // (4 warps per 64 keys) reads it and writes the key tile records, scratch 1
 // ([B, H, S, 16] bf16); the attention kernel reads both after q, k, v (its
-// smem: Q, K, V and two record stages of 2 KB). The kernels after the first
+// smem: Q, K, V and two record stages of 2 KB), then the redo kernel with
+// the rows' marks, scratch 2 (FlashRows). The kernels after the first
 // wait for the one before (griddep_wait in their bodies), so they are
 // launched dependent; launch order as in the host.
-// FOX: buffers = [#attn_launch.buffer<"main_gate_prefix.1", bytes = ()[s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11] -> (((s9 * s10) * s11) * 4)>, #attn_launch.buffer<"main_fox_records.1", bytes = ()[{{[^]]*}}] -> (((s9 * s10) * s11) * 16)>]
+// FOX: buffers = [#attn_launch.buffer<"main_gate_prefix.1", bytes = ()[s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11] -> (((s9 * s10) * s11) * 4)>, #attn_launch.buffer<"main_fox_records.1", bytes = ()[{{[^]]*}}] -> (((s9 * s10) * s11) * 16)>, #attn_launch.buffer<"main_attention_kernel.6", bytes = ()[{{[^]]*}}] -> (((s0 * s1) * s2) * 4)>]
 // FOX-SAME: kernels = [#attn_launch.kernel<name = @main_gpu::@main_gate_prefix, grid = ()[{{[^]]*}}] -> (s9 * s10, 1, 1), block = [256, 1, 1], smem = 64,
 // FOX-SAME: args = [#attn_launch.arg<input 3>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>,
 // FOX-SAME: #attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s9 * s10) * s11)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>]>,
 // FOX-SAME: #attn_launch.kernel<name = @main_gpu::@main_fox_records, grid = ()[{{[^]]*}}] -> (s11 ceildiv 64, s9 * s10, 1), block = [128, 1, 1], smem = 0,
-// FOX-SAME: args = [#attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s9 * s10) * s11)>, {{.*}}, #attn_launch.arg<scratch 1, elements = ()[{{[^]]*}}] -> (((s9 * s10) * s11) * 8)>, {{.*}}], dependent = true>,
+// FOX-SAME: args = [#attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s9 * s10) * s11)>, {{.*}}, #attn_launch.arg<scratch 1, elements = ()[{{[^]]*}}] -> (((s9 * s10) * s11) * 8)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>], dependent = true>,
 // FOX-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_kernel, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 43008,
-// FOX-SAME: args = [#attn_launch.arg<input 0>, {{.*}}, #attn_launch.arg<input 1>, {{.*}}, #attn_launch.arg<input 2>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s6)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s7)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s8)>,
+// FOX-SAME: args = [#attn_launch.arg<input 0>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>, #attn_launch.arg<input 1>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s3)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s4)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s5)>, #attn_launch.arg<input 2>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s6)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s7)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s8)>,
 // FOX-SAME: #attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s9 * s10) * s11)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>,
 // FOX-SAME: #attn_launch.arg<scratch 1, elements = ()[{{[^]]*}}] -> (((s9 * s10) * s11) * 8)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>,
-// FOX-SAME: #attn_launch.arg<output>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>], dependent = true>]>
+// FOX-SAME: #attn_launch.arg<output>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>,
+// FOX-SAME: #attn_launch.arg<scratch 2, elements = ()[{{[^]]*}}] -> ((s0 * s1) * s2)>, {{.*}}], dependent = true>,
+// FOX-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_nonfinite_rows, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 43024, {{.*}}, dependent = true>]>
 // FOX: gpu.module @main_gpu
 // FOX-DAG: func.func private @main_gate_prefix({{.*}}attn_block.num_warps = 8
 // FOX-DAG: func.func private @main_fox_records({{.*}}attn_block.num_warps = 4
@@ -66,8 +77,10 @@
 // FLAT: gpu.func @main_gate_prefix(%[[G:.*]]: memref<?xf32>, %[[B:.*]]: index, %[[H:.*]]: index, %[[S:.*]]: index, %[[P:.*]]: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 64 : i64, known_block_size = array<i32: 256, 1, 1>}
 // FLAT: memref.reinterpret_cast %[[G]] to offset: [0], sizes: [%[[B]], %[[H]], %[[S]]], strides: [%{{.*}}, %{{.*}}, 1] : memref<?xf32> to memref<?x?x?xf32>
 // FLAT: gpu.func @main_fox_records(%{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 0 : i64, known_block_size = array<i32: 128, 1, 1>}
-// FLAT: gpu.func @main_attention_kernel(%[[Q:.*]]: memref<?xbf16>, %[[QB:.*]]: index, %[[QH:.*]]: index, %[[QT:.*]]: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 43008 : i64, known_block_size = array<i32: 128, 1, 1>}
+// FLAT: gpu.func @main_attention_kernel(%[[Q:.*]]: memref<?xbf16>, %[[QB:.*]]: index, %[[QH:.*]]: index, %[[QT:.*]]: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 43008 : i64, known_block_size = array<i32: 128, 1, 1>}
 // FLAT: memref.reinterpret_cast %[[Q]] to offset: [0], sizes: [%[[QB]], %[[QH]], %[[QT]], 64], strides: [%{{.*}}, %{{.*}}, 64, 1] : memref<?xbf16> to memref<?x?x?x64xbf16>
+// FLAT-NOT: attn_block.
+// FLAT: gpu.func @main_attention_nonfinite_rows({{.*}}) kernel attributes {attn_block.shared_bytes = 43024 : i64, known_block_size = array<i32: 128, 1, 1>}
 // FLAT-NOT: attn_block.
 
 // Index arithmetic: max(m - n, 0) is value 0 (s2), min(m, n) = -max(-m, -n)

@@ -157,8 +157,9 @@ func.func @qoff(%q: tensor<1x2x?x128xf16>, %k: tensor<1x2x?x128xf16>, %v: tensor
 // WGMMA: attn_block.launch @inter_attention_kernel
 
 // RoPE + FoX: the rope kernels, then the gate prefix and the records;
-// attention reads (q rotated, k rotated, v, G', records, out).
-// FOX: func.func private @main_attention_kernel(%{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?xf32>, %{{.*}}: memref<?x?x?x8xbf16>, %{{.*}}: memref<?x?x?x64xbf16>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64}
+// attention reads (q rotated, k rotated, v, G', records, out, the rows'
+// marks).
+// FOX: func.func private @main_attention_kernel(%{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?xf32>, %{{.*}}: memref<?x?x?x8xbf16>, %{{.*}}: memref<?x?x?x64xbf16>, %{{.*}}: memref<?x?x?xf32>) attributes {attn_block.kernel, attn_block.num_warps = 4 : i64}
 // FOX: func.func @main(%[[Q:[^:]*]]: tensor<?x?x?x64xbf16>, %[[K:[^:]*]]: tensor<?x?x?x64xbf16>, %[[V:[^:]*]]: tensor<?x?x?x64xbf16>, %[[G:[^:]*]]: tensor<?x?x?xf32>)
 // FOX: attn_block.launch @main_rope_table
 // FOX: attn_block.launch @main_rope_q grid({{.*}}) args(%{{.*}}, %{{.*}}, %{{.*}}, %[[QR:[^)]*]])
@@ -172,15 +173,19 @@ func.func @qoff(%q: tensor<1x2x?x128xf16>, %k: tensor<1x2x?x128xf16>, %v: tensor
 // the table kernel over (max(S, T) / 16 rounded up, 2) (max(S, T) is
 // value s9), the rotations over 32-row tiles, 128 threads each; the
 // kernels after the table wait for the one before, so they are launched
-// dependent; the attention kernel reads scratch 4 and 5 as its q and k.
+// dependent; the attention kernel reads scratch 4 and 5 as its q and k,
+// and so does the redo kernel after it (FlashRows: scratch 6, the rows'
+// marks).
 // PLAN: #map = affine_map<()[{{[^]]*}}] -> (s5, s2)>
 // PLAN: values = [#map]
-// PLAN-SAME: buffers = [#attn_launch.buffer<"main_rope_table.0", bytes = ()[{{[^]]*}}] -> (s5 * 128)>, #attn_launch.buffer<"main_rope_table.1", bytes = ()[{{[^]]*}}] -> (s5 * 128)>, #attn_launch.buffer<"main_rope_table.2", bytes = ()[{{[^]]*}}] -> (s2 * 128)>, #attn_launch.buffer<"main_rope_table.3", bytes = ()[{{[^]]*}}] -> (s2 * 128)>, #attn_launch.buffer<"main_rope_q.3", bytes = ()[{{[^]]*}}] -> (((s0 * s1) * s2) * 128)>, #attn_launch.buffer<"main_rope_k.3", bytes = ()[{{[^]]*}}] -> (((s3 * s4) * s5) * 128)>]
+// PLAN-SAME: buffers = [#attn_launch.buffer<"main_rope_table.0", bytes = ()[{{[^]]*}}] -> (s5 * 128)>, #attn_launch.buffer<"main_rope_table.1", bytes = ()[{{[^]]*}}] -> (s5 * 128)>, #attn_launch.buffer<"main_rope_table.2", bytes = ()[{{[^]]*}}] -> (s2 * 128)>, #attn_launch.buffer<"main_rope_table.3", bytes = ()[{{[^]]*}}] -> (s2 * 128)>, #attn_launch.buffer<"main_rope_q.3", bytes = ()[{{[^]]*}}] -> (((s0 * s1) * s2) * 128)>, #attn_launch.buffer<"main_rope_k.3", bytes = ()[{{[^]]*}}] -> (((s3 * s4) * s5) * 128)>, #attn_launch.buffer<"main_attention_kernel.4", bytes = ()[{{[^]]*}}] -> (((s0 * s1) * s2) * 4)>]
 // PLAN-SAME: kernels = [#attn_launch.kernel<name = @main_gpu::@main_rope_table, grid = ()[{{[^]]*}}] -> (s9 ceildiv 16, 2, 1), block = [128, 1, 1], smem = 0,
 // PLAN-SAME: #attn_launch.kernel<name = @main_gpu::@main_rope_q, grid = ()[{{[^]]*}}] -> (s2 ceildiv 32, s0 * s1, 1), block = [128, 1, 1], smem = 0, args = [#attn_launch.arg<input 0>,
 // PLAN-SAME: dependent = true>, #attn_launch.kernel<name = @main_gpu::@main_rope_k, grid = ()[{{[^]]*}}] -> (s5 ceildiv 32, s3 * s4, 1), block = [128, 1, 1], smem = 0, args = [#attn_launch.arg<input 1>,
 // PLAN-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_kernel, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 40960, args = [#attn_launch.arg<scratch 4, {{.*}}, #attn_launch.arg<scratch 5, {{.*}}, #attn_launch.arg<input 2>
 // PLAN-SAME: dependent = true>]>
+// PLAN: attn_block.launch @main_attention_kernel
+// PLAN: attn_block.launch @main_attention_nonfinite_rows
 // PLAN: gpu.module @main_gpu
 
 // The whole block-plan route: the prologue kernels lower to NVVM, the f64

@@ -12,6 +12,7 @@
 
 #include "GpuAttentionCases.h"
 #include "GpuEngine.h"
+#include "NonFiniteChecks.h"
 #include "ProgramOracle.h"
 #include "attn/CudaDriver.h"
 #include "attn/Dialect/AttnDialect.h"
@@ -28,6 +29,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 namespace {
 
@@ -396,6 +398,77 @@ TEST(GpuAttentionLaunch, DependentLaunchIsExact) {
             << seed << ")\n"
             << src;
     }
+}
+
+/// docs/input-limits.md, "Non-finite values": a NaN, +inf and -inf in v at
+/// key t (three columns) reach exactly the cells that see t: the main
+/// kernel multiplies and marks its non-finite rows, the mma.sync redo kernel
+/// writes them again (FlashRows). Every variant, a window, GQA, T at and
+/// off tile edges; on sm_90 devices the mma.sync form and two warpgroups
+/// with 128-key tiles too.
+TEST(GpuNonFinite, ValuesReachOnlyTheCellsThatSeeThem) {
+  std::string why;
+  attn::Engine *engine = gpuEngine(why);
+  if (!engine)
+    GTEST_SKIP() << "no GPU: " << why;
+  std::vector<attn::GpuKernelOptions> shapes = {{}};
+  if (engine->gpuArch() == "sm_90") {
+    attn::GpuKernelOptions mma;
+    mma.chip = "sm_90";
+    shapes.push_back(mma);
+    attn::GpuKernelOptions wg;
+    wg.chip = "sm_90a";
+    wg.warps = 8;
+    wg.blockN = 128;
+    shapes.push_back(wg);
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
+  const std::vector<Case> cases = {
+      {"plain", 1, 2, 2, 300, 64, DType::BF16},
+      {"rope", 1, 4, 2, 333, 128, DType::F16},
+      {"fox", 1, 2, 1, 257, 64, DType::BF16},
+      {"plain", 1, 2, 2, 500, 128, DType::BF16,
+       "mask sliding_window window 100"},
+      {"rope_fox", 1, 2, 2, 200, 96, DType::BF16, "mask none"}};
+  for (const Case &c : cases) {
+    std::string src = programFor(c);
+    Parsed p(src);
+    ASSERT_TRUE(p.module) << src;
+    for (int64_t t : {int64_t{0}, int64_t{63}, int64_t{128}, c.T - 1}) {
+      const uint64_t seed = freshSeed();
+      std::vector<HostArray> host;
+      Tensor clean;
+      ASSERT_NO_FATAL_FAILURE(randomCase(c, p, seed, host, clean));
+      Tensor v = *attn::ref::fromHost(host[2]);
+      const int64_t dv = v.shape[3];
+      for (auto [col, x] : {std::pair{1, nan}, {5, inf}, {9, -inf}})
+        v.at(0, 0, t, col) = x;
+      host[2] = attn::ref::toHost(v, c.dtype);
+      std::vector<Tensor> exact;
+      for (const HostArray &a : host)
+        exact.push_back(*attn::ref::fromHost(a));
+      auto ref = attn::ref::evaluate(p.main(), exact);
+      ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+      for (const attn::GpuKernelOptions &shape : shapes) {
+        attn::CompileOptions opts;
+        opts.gpu = shape;
+        auto kernel = engine->compile(src, opts);
+        ASSERT_TRUE(static_cast<bool>(kernel))
+            << llvm::toString(kernel.takeError());
+        auto out = (*kernel)->run(host);
+        ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+        std::string what = src + "chip '" + shape.chip + "' warps " +
+                           std::to_string(shape.warps) + ", key " +
+                           std::to_string(t) + " of Dv " + std::to_string(dv) +
+                           ", seed " + std::to_string(seed);
+        EXPECT_GT(attn::test_util::expectSameNonFiniteCells(
+                      *attn::ref::fromHost(*out), *ref, what),
+                  0)
+            << what;
+      }
+    }
+  }
 }
 
 /// Programs the GPU backend cannot run: a clear error with device cuda.

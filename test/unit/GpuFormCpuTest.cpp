@@ -15,10 +15,13 @@
 
 #include "BlockFormText.h"
 #include "ExecutionHelpers.h"
+#include "NonFiniteChecks.h"
 #include "Sweep.h"
 #include "attn/Passes/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
+
+#include <limits>
 
 namespace {
 
@@ -488,6 +491,56 @@ func.func @main(%q: tensor<?x?x?x$Dxbf16>, %k: tensor<?x?x?x$Dxbf16>, %v: tensor
                                  what);
         }
       }
+}
+
+/// docs/input-limits.md, "Non-finite values": a NaN or inf in v at key t
+/// reaches exactly the (row, column) cells that see t in the generated GPU
+/// forms too, whose main kernel multiplies P by V and marks the rows that
+/// come out non-finite, and whose redo kernel (mma.sync, skip_zero_a)
+/// writes those rows again (FlashRows). Causal on both forms, no mask, and
+/// a window with two warpgroups and 128-key tiles; t at the edges of tiles.
+TEST(GpuFormOnCpu, NonFiniteValuesReachOnlyTheCellsThatSeeThem) {
+  struct Form {
+    const char *target, *attrs;
+    int64_t warps, blockN;
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
+  uint64_t seed = attn::ref::freshSeed();
+  for (Form f : {Form{"sm_90", "", 4, 64}, Form{"sm_90a", "", 4, 64},
+                 Form{"sm_90a", "mask sliding_window window 40", 8, 128},
+                 Form{"sm_90", "mask none", 4, 64}}) {
+    std::string attention = kAttention;
+    if (*f.attrs)
+      attention.insert(attention.find(" : (tensor"),
+                       std::string(" ") + f.attrs);
+    std::string form = std::string(f.target) + " warps " +
+                       std::to_string(f.warps) + " " + f.attrs;
+    std::string src = generatedGpuForm(f.target, attention, f.warps, f.blockN);
+    ASSERT_NE(src.find("_attention_nonfinite_rows"), std::string::npos) << src;
+    std::shared_ptr<attn::Kernel> kernel = compileGpuForm(src, form);
+    ASSERT_TRUE(kernel);
+    Program reference(attention);
+    ASSERT_TRUE(reference.module);
+    for (int64_t t : {0, 63, 64, 100, 199}) {
+      ++seed;
+      if (!attn::test::sweepCase())
+        continue;
+      std::string what = form + ", v non-finite at key " + std::to_string(t) +
+                         ", seed " + std::to_string(seed);
+      std::vector<Tensor> ins = inputs(1, 2, 1, 200, 200, seed);
+      const int64_t d = 64;
+      // Key t of the one KV head: NaN, +inf and -inf in three columns.
+      ins[2].data[t * d + 1] = nan;
+      ins[2].data[t * d + 5] = inf;
+      ins[2].data[t * d + 9] = -inf;
+      auto ref = attn::ref::evaluate(reference.main(), ins);
+      ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+      Tensor got = runBf16(*kernel, ins);
+      EXPECT_GT(attn::test_util::expectSameNonFiniteCells(got, *ref, what), 0)
+          << what;
+    }
+  }
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 
 #include "BlockFormText.h"
 #include "ExecutionHelpers.h"
+#include "NonFiniteChecks.h"
 #include "Sweep.h"
 #include "attn/Passes/Passes.h"
 
@@ -494,6 +495,56 @@ TEST(PathGpuFormOnCpu, NonFiniteTransformsPoisonOnlyTheRowsCrossingThem) {
   Form fewer;
   expectPoisonedRows(fewer, {1, 2, 1, 100, 230, 0.0, 2.0}, ++seed, {150}, false,
                      nan);
+}
+
+/// A NaN, +inf and -inf in v at key t (three columns of KV head 0) reach
+/// exactly the cells that see t: the GPU forms' attention kernel marks the
+/// rows that come out non-finite and the mma.sync redo kernel writes them
+/// again (FlashRows); rows it does not mark stay bit for bit. Both
+/// attention forms, D = 128 with a window, packed sequences.
+TEST(PathGpuFormOnCpu, NonFiniteValuesReachOnlyTheCellsThatSeeThem) {
+  uint64_t seed = attn::ref::freshSeed();
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
+  std::vector<Form> forms(4);
+  forms[1].chip = "sm_90a";
+  forms[1].attentionWgmma = true;
+  forms[2].d = forms[2].dv = 128;
+  forms[2].gate = true;
+  forms[2].attrs = "mask sliding_window window 37";
+  forms[3].packed = true;
+  for (const Form &f : forms)
+    for (int64_t t : {0, 63, 64, 150}) {
+      ++seed;
+      if (!attn::test::sweepCase())
+        continue;
+      Case c{1, 4, 2, 200, 200, 0.0, 2.0};
+      if (f.packed)
+        c.cuts = {0, 5, 70, 128, 200};
+      std::string what =
+          describe(f, c, seed) + ", v non-finite at key " + std::to_string(t);
+      SCOPED_TRACE(what);
+      std::vector<Tensor> ins = inputs(f, c, seed);
+      Tensor clean = runForm(f, ins);
+      for (auto [col, x] : {std::pair{1, nan}, {5, inf}, {9, -inf}})
+        ins[2].at(0, 0, t, col) = x;
+      Tensor got = runForm(f, ins);
+      Program reference(pathSource(f));
+      ASSERT_TRUE(reference.module);
+      auto ref = attn::ref::evaluate(reference.main(), ins);
+      ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
+      EXPECT_GT(attn::test_util::expectSameNonFiniteCells(got, *ref, what), 0);
+      // Rows before t (and every row of the heads that do not read KV
+      // head 0) as they were.
+      for (int64_t h = 0; h < c.hq; ++h)
+        for (int64_t i = 0; i < c.t; ++i) {
+          if (h < c.hq / c.hk && i >= t)
+            continue;
+          for (int64_t e = 0; e < got.shape[3]; ++e)
+            ASSERT_EQ(got.at(0, h, i, e), clean.at(0, h, i, e))
+                << "row " << i << " of head " << h;
+        }
+    }
 }
 
 /// What the GPU form does not cover is refused by name.

@@ -111,7 +111,12 @@ def AttnBlock_DotOp : AttnBlock_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]
     probabilities and values, where a masked key's probability is an exact
     zero and its value must reach no row that does not see it
     (docs/input-limits.md, "Non-finite values"). The CPU lowering selects
-    (when `b` holds a non-finite element); the GPU lowerings multiply.
+    (when `b` holds a non-finite element); the mma.sync lowering multiplies
+    `b` with its non-finite elements read as 0 and counts the infinities
+    each output meets with two more products, three times the work; wgmma
+    refuses it. The GPU forms' main kernels therefore multiply and mark
+    their rows that come out non-finite, and a second, mma.sync kernel
+    computes those rows again with this flag.
   }];
   let arguments = (ins AttnBlock_FloatTile:$a, AttnBlock_FloatTile:$b,
                        TensorRankOf<[F32], [2]>:$acc, UnitAttr:$transpose_b,
