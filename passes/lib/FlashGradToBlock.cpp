@@ -605,10 +605,11 @@ std::string mlir::attn::checkFlashGradSupport(AttentionGradOp op,
   if (op.getW() || op.hasMTA() || op.getNorm())
     return "no fused backward for PaTH and MTA yet";
   // dK and dV of a 64-key tile stay in registers across the query walk:
-  // beyond D = 128 they would spill.
+  // beyond D = 128 they would spill. Smaller head dims that are multiples
+  // of 8 are padded to a multiple of 64 (gpuTileHeadDim), as the forward's.
   if (target.gpu)
     return checkFlashGpuOperands(op.getQ(), op.getK(), op.getV(),
-                                 /*maxHeadDim=*/128, /*padsHeadDims=*/false);
+                                 /*maxHeadDim=*/128, /*padsHeadDims=*/true);
   return "";
 }
 
@@ -626,10 +627,16 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
                           forwardProperties(op.getProperties()));
   auto qType = cast<ShapedType>(op.getQ().getType());
   bool fox = static_cast<bool>(op.getG());
+  // On a GPU the tiles' head dims are padded (gpuTileHeadDim): loads read
+  // the columns past D as 0 and stores leave them out.
+  auto tileDim = [&](Value x) {
+    int64_t n = cast<ShapedType>(x.getType()).getDimSize(3);
+    return cfg.target.gpu ? gpuTileHeadDim(n) : n;
+  };
   FlashGrad fg{fwd,
                cfg.target,
-               qType.getDimSize(3),
-               cast<ShapedType>(op.getV().getType()).getDimSize(3),
+               tileDim(op.getQ()),
+               tileDim(op.getV()),
                fwd.getScaleOrDefault(),
                fwd.getScaleOrDefault() * kLog2e,
                op.getMask(),
@@ -684,7 +691,10 @@ void mlir::attn::lowerFlashAttentionGrad(AttentionGradOp op,
   // else a scratch cast into it (dqOut) at the end.
   bool dqCast = !fg.dqWalk && !rope &&
                 !cast<MemRefType>(dq.getType()).getElementType().isF32();
-  fg.dqBulk = cfg.target.bulkCopies && (rope || dqCast);
+  // A bulk reduction writes whole tile rows: the scratch's rows must be
+  // as wide as the tile.
+  fg.dqBulk =
+      cfg.target.bulkCopies && (rope || dqCast) && fg.d == qType.getDimSize(3);
   args.add("dq", rope || dqCast
                      ? allocResult(b, loc, grads[0], bDim, hq, tLen, f32)
                      : dq);

@@ -7,8 +7,8 @@
 // RoPE's is the opposite rotation of the rotated inputs' dq and dk. PaTH
 // has no fused backward yet (a remark; the reference lowering runs it).
 // The GPU targets take the same kernels (block-launch-plan-training.mlir)
-// for 16-bit operands with head dims 64 and 128, and refuse the rest with
-// an error.
+// for 16-bit operands with head dims that are multiples of 8 up to 128, and
+// refuse the rest with an error.
 // RUN: attn-opt %s --split-input-file --attn-to-block --verify-diagnostics | FileCheck %s
 // RUN: not attn-opt %s --split-input-file --attn-to-block="target=sm_80" 2>&1 | FileCheck %s --check-prefix=GPU
 // RUN: attn-opt %s --split-input-file --attn-to-block="grad-dq=reduce" --verify-diagnostics | FileCheck %s --check-prefix=REDUCE
@@ -57,7 +57,6 @@ func.func @fox_grad(%q: tensor<?x4x?x32xf32>, %k: tensor<?x2x?x32xf32>, %v: tens
 // dq and dk (f32 scratch) gives the gradients. grad-dq=reduce: the delta
 // kernel zeroes dQ's f32 rows, the dkdv walk adds each tile's scale dS K
 // into them, and no dq walk runs.
-// GPU: error: attn-to-block{target=sm_80}: the GPU form needs static head dims that are multiples of 64 up to 128 {{.*}} got 32
 // CHECK-LABEL: func.func private @rope_grad_grad_dq
 // CHECK-NOT: transpose_a
 // REDUCE-LABEL: func.func private @rope_grad_grad_delta
@@ -106,6 +105,21 @@ func.func @path_grad(%q: tensor<?x?x?x32xf32>, %w: tensor<?x?x?x32xf32>, %beta: 
          tensor<?x?x?x32xf32>, tensor<?x?x?xf32>, tensor<?x?x?x32xf32>)
       -> (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?xf32>)
   return %0#0, %0#1, %0#2, %0#3, %0#4 : tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?xf32>
+}
+
+// -----
+
+// The GPU forms pad head dims that are multiples of 8 up to 128 (the rope
+// case above, D = 32, is one); 136 is refused.
+// GPU: error: attn-to-block{target=sm_80}: the GPU form needs static head dims that are multiples of 8 up to 128 (16-byte chunks), got 136
+// CHECK-LABEL: func.func @wide_grad(
+func.func @wide_grad(%q: tensor<?x?x?x136xbf16>, %l: tensor<?x?x?xf32>)
+    -> (tensor<?x?x?x136xbf16>, tensor<?x?x?x136xbf16>, tensor<?x?x?x136xbf16>) {
+  %0:3 = attn.attention_grad %q, %q, %q, %q, %l, %q
+      : (tensor<?x?x?x136xbf16>, tensor<?x?x?x136xbf16>, tensor<?x?x?x136xbf16>,
+         tensor<?x?x?x136xbf16>, tensor<?x?x?xf32>, tensor<?x?x?x136xbf16>)
+      -> (tensor<?x?x?x136xbf16>, tensor<?x?x?x136xbf16>, tensor<?x?x?x136xbf16>)
+  return %0#0, %0#1, %0#2 : tensor<?x?x?x136xbf16>, tensor<?x?x?x136xbf16>, tensor<?x?x?x136xbf16>
 }
 
 // -----

@@ -94,9 +94,9 @@ TEST_P(GpuTraining, GradientsMatchOracle) {
     }
 }
 
-// Tile edges (63, 64, 65), a long sequence, GQA, both head dims, f16, the
-// three masks (FoX always has one), one decoding query over 65 keys, packed
-// sequences.
+// Tile edges (63, 64, 65), a long sequence, GQA, head dims 64 and 128 and
+// ones the tiles pad, f16, the three masks (FoX always has one), one
+// decoding query over 65 keys, packed sequences.
 std::vector<Case> cases() {
   auto bf16 = [](const char *variant, int64_t h, int64_t hk, int64_t t,
                  int64_t d, std::string mask = "") {
@@ -118,6 +118,10 @@ std::vector<Case> cases() {
       {"fox", 1, 2, 2, 1000, 64, DType::F16, "mask sliding_window window 100"},
       bf16("rope_fox", 2, 2, 1000, 128),
       {"rope_fox", 1, 4, 2, 513, 64, DType::F16},
+      // Head dims the tiles pad (gpuTileHeadDim).
+      bf16("plain", 4, 2, 300, 96),
+      bf16("fox", 2, 1, 300, 32),
+      bf16("rope", 2, 2, 257, 96, "mask sliding_window window 70"),
   };
   Case decode = bf16("plain", 2, 2, 1, 64);
   decode.S = 65;

@@ -140,7 +140,7 @@ void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
 
 // Both chips' forms: tile edges, GQA, D = 128, the sliding window, FoX and
 // RoPE (the inverse rotation of the kernels' f32 dq and dk), dQ by reducing
-// stores and by the second walk.
+// stores and by the second walk, head dims the tiles pad.
 TEST(GradGpuFormOnCpu, BackwardKernelsMatchOracle) {
   uint64_t seed = attn::ref::freshSeed();
   for (const char *target : {"sm_90", "sm_90a"})
@@ -153,6 +153,11 @@ TEST(GradGpuFormOnCpu, BackwardKernelsMatchOracle) {
              {"", 2, 2, 100, 128, "", true, "walk"},
              {"", 2, 1, 130, 64, "rope(1.0e+04)"},
              {"", 4, 2, 100, 64, "", false, "walk"},
+             // Head dims the tiles pad to 64 or 128 (gpuTileHeadDim).
+             {"", 4, 2, 130, 96, ""},
+             {"", 2, 2, 100, 96, "", true, "walk"},
+             {"", 2, 1, 90, 32, "rope(1.0e+04)"},
+             {"", 2, 2, 70, 40, "mask sliding_window window 30", false, "walk"},
          }) {
       f.target = target;
       expectFormMatchesOracle(f, ++seed);
