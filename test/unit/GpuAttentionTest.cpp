@@ -87,6 +87,23 @@ void expectMatchesOracle(attn::Engine &engine, const Case &c,
               static_cast<long long>(c.D), what.c_str(), err, rowErr);
 }
 
+/// The default kernels, then on sm_90 devices the mma.sync form (sm_90)
+/// and the wgmma form with two warpgroups and 128-key tiles.
+std::vector<attn::GpuKernelOptions> kernelShapes(attn::Engine &engine) {
+  std::vector<attn::GpuKernelOptions> shapes = {{}};
+  if (engine.gpuArch() == "sm_90") {
+    attn::GpuKernelOptions mma;
+    mma.chip = "sm_90";
+    shapes.push_back(mma);
+    attn::GpuKernelOptions wg;
+    wg.chip = "sm_90a";
+    wg.warps = 8;
+    wg.blockN = 128;
+    shapes.push_back(wg);
+  }
+  return shapes;
+}
+
 class GpuAttention : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GpuAttention, MatchesOracle) {
@@ -104,19 +121,7 @@ TEST_P(GpuAttention, MatchesOracle) {
   std::vector<HostArray> host;
   Tensor ref;
   ASSERT_NO_FATAL_FAILURE(randomCase(c, p, seed, host, ref));
-  // The default kernels, then on sm_90 devices the mma.sync form (sm_90)
-  // and the wgmma form with two warpgroups and 128-key tiles.
-  std::vector<attn::GpuKernelOptions> shapes = {{}};
-  if (engine->gpuArch() == "sm_90") {
-    attn::GpuKernelOptions mma;
-    mma.chip = "sm_90";
-    shapes.push_back(mma);
-    attn::GpuKernelOptions wg;
-    wg.chip = "sm_90a";
-    wg.warps = 8;
-    wg.blockN = 128;
-    shapes.push_back(wg);
-  }
+  std::vector<attn::GpuKernelOptions> shapes = kernelShapes(*engine);
   for (const attn::GpuKernelOptions &shape : shapes)
     expectMatchesOracle(*engine, c, src, host, ref, shape, seed);
 }
@@ -423,17 +428,7 @@ TEST(GpuNonFinite, ValuesReachOnlyTheCellsThatSeeThem) {
   attn::Engine *engine = gpuEngine(why);
   if (!engine)
     GTEST_SKIP() << "no GPU: " << why;
-  std::vector<attn::GpuKernelOptions> shapes = {{}};
-  if (engine->gpuArch() == "sm_90") {
-    attn::GpuKernelOptions mma;
-    mma.chip = "sm_90";
-    shapes.push_back(mma);
-    attn::GpuKernelOptions wg;
-    wg.chip = "sm_90a";
-    wg.warps = 8;
-    wg.blockN = 128;
-    shapes.push_back(wg);
-  }
+  std::vector<attn::GpuKernelOptions> shapes = kernelShapes(*engine);
   const double nan = std::numeric_limits<double>::quiet_NaN(),
                inf = std::numeric_limits<double>::infinity();
   const std::vector<Case> cases = {
