@@ -534,7 +534,9 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
   if (which == FlashRows::redo)
     o = keepUnmarkedRows(b, loc, o, out, {bIdx, h, row0, c0}, marks, L.row);
   blk::StoreOp::create(b, loc, o, out, ValueRange{bIdx, h, row0, c0}, dims);
-  if (lseOut) {
+  // The redo kernel leaves the LSE as the main kernel stored it: it does
+  // not depend on v.
+  if (lseOut && which != FlashRows::redo) {
     // ln sum_j exp(scale s_j + bias_j) = (m + log2 l) ln 2, m in the units
     // of c s; -inf for a row without a visible key.
     Value lse2 = t.add(loop.getResult(0), math::Log2Op::create(b, loc, l));

@@ -774,7 +774,10 @@ void buildAttentionKernel(func::FuncOp kernel, const KernelArgs &args,
     o = keepUnmarkedRows(b, loc, o, out, {p.b, p.head, p.row0, c0}, marks,
                          t.row);
   t.store(o, out, {p.b, p.head, p.row0, c0});
-  if (Value lseOut = arg("lse")) {
+  // The redo kernel leaves the LSE as the main kernel stored it: it does
+  // not depend on v.
+  Value lseOut = which == FlashRows::redo ? Value() : arg("lse");
+  if (lseOut) {
     // ln sum_j exp(z_j) = (m + log2 l) ln 2: the logits are in base 2 (q
     // carries scale log2(e), G' the gate's); -inf for a row without a
     // visible key.
