@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionToBlock.h"
+#include "NonFiniteRows.h"
 #include "TileBuilder.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -144,7 +145,7 @@ void mlir::attn::lowerFlashAttention(AttentionOp op, SymbolTable &symbols,
     again->moveAfter(kernel);
     buildFlashGpuKernel(op, again, args, redo, redo.blockM(), redo.blockN,
                         FlashRows::redo);
-    launchOver(again, redo.blockM());
+    launchOver(again, redo.blockM() * redoTilesPerProgram(redo.blockM()));
   }
   SmallVector<Value> results;
   for (auto [name, result] :

@@ -234,7 +234,21 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
   auto rowTile = g.tile({bm}, f32, L.row);
   auto accTile = g.tile({bm, dv}, f32, L.mmaO);
 
-  FlashProgram prog = t.flashProgram(q, k, bm, /*reversed=*/true);
+  // FlashRows::redo: a program takes kRedoRowsPerProgram rows and writes
+  // only its marked tiles (openRedoTile); the marks are the main kernel's,
+  // which a dependent launch waits for.
+  FlashProgram prog =
+      t.flashProgram(q, k, bm, /*reversed=*/which != FlashRows::redo);
+  Operation *redoWalk = nullptr;
+  if (which == FlashRows::redo) {
+    Value tiles = arith::CeilDivUIOp::create(b, loc, prog.tLen, t.idx(bm));
+    RedoTile at = openRedoTile(b, loc, marks, prog.bIdx, prog.h, tiles, bm,
+                               tg.warps, tg.dependentLaunch, [&](Value tile) {
+                                 return t.flashProgramAt(prog, tile, bm).row0;
+                               });
+    prog = t.flashProgramAt(prog, at.tile, bm);
+    redoWalk = at.walk;
+  }
   Value sLen = prog.sLen, bIdx = prog.bIdx, h = prog.h, kh = prog.kh,
         row0 = prog.row0, qPos0 = prog.qPos0;
   Value c0 = t.idx(0), c1 = t.idx(1);
@@ -255,18 +269,6 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
     kvStart = arith::MaxSIOp::create(b, loc, kvStart, seqs.firstStart);
     if (seqEnds)
       kvEnd = arith::MinSIOp::create(b, loc, kvEnd, seqs.lastEnd);
-  }
-
-  // FlashRows::redo: a program without a marked row returns at once; the
-  // marks are the main kernel's, which a dependent launch waits for.
-  scf::IfOp redoOnly;
-  if (which == FlashRows::redo) {
-    if (tg.dependentLaunch)
-      blk::GriddepWaitOp::create(b, loc);
-    redoOnly = scf::IfOp::create(
-        b, loc, TypeRange{},
-        anyRowMarked(b, loc, marks, {bIdx, h, row0}, bm, tg.warps), false);
-    b.setInsertionPoint(redoOnly.thenBlock()->getTerminator());
   }
 
   // Shared buffers and the first two copy groups (Q; K/V tile 0).
@@ -545,8 +547,8 @@ void buildGpuKernel(AttentionOp op, func::FuncOp kernel, const KernelArgs &args,
     blk::StoreOp::create(b, loc, lse, lseOut, ValueRange{bIdx, h, row0},
                          b.getDenseI64ArrayAttr({2}));
   }
-  if (redoOnly)
-    b.setInsertionPointAfter(redoOnly);
+  if (redoWalk)
+    b.setInsertionPointAfter(redoWalk);
   func::ReturnOp::create(b, loc);
 }
 

@@ -12,6 +12,7 @@
 
 #include "TileBuilder.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::attn {
@@ -76,6 +77,62 @@ inline Value anyRowMarked(OpBuilder &b, Location loc, Value marks,
   return arith::CmpFOp::create(
       b, loc, arith::CmpFPredicate::OGT, total,
       arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
+}
+
+/// The query rows one program of a redo kernel covers: one load and one
+/// scan of their marks, so that with finite inputs the kernel is a wave or
+/// two of programs that return at once (a program per query tile was 12-16
+/// waves: bench/RESULTS.md, issue 49).
+constexpr int64_t kRedoRowsPerProgram = 1024;
+
+/// The query tiles of `bm` rows one redo program covers.
+inline int64_t redoTilesPerProgram(int64_t bm) {
+  return std::max<int64_t>(1, kRedoRowsPerProgram / bm);
+}
+
+/// Where a redo program's walk over its tiles sits: `tile`, the index of a
+/// marked tile (in [0, tiles)), whose body the builder is left in; the
+/// kernel goes on after `walk`.
+struct RedoTile {
+  Value tile;
+  Operation *walk;
+};
+
+/// Opens a FlashRows::redo program (grid x: ceil(tiles /
+/// redoTilesPerProgram(bm))) for head `h` of batch `bIdx`: after the
+/// main kernel's marks are visible (`wait`: a dependent launch), the marks
+/// of its tiles' rows are scanned once; where one is set, its tiles are
+/// walked, each checked again and, if marked, written by the body the
+/// caller builds. `row0Of(tile)` is a tile's first query row (negative
+/// rows and rows past T read as unmarked).
+inline RedoTile openRedoTile(OpBuilder &b, Location loc, Value marks,
+                             Value bIdx, Value h, Value tiles, int64_t bm,
+                             int64_t warps, bool wait,
+                             function_ref<Value(Value)> row0Of) {
+  TileBuilder t(b, loc);
+  const int64_t per = redoTilesPerProgram(bm);
+  if (wait)
+    blk::GriddepWaitOp::create(b, loc);
+  Value first = arith::MulIOp::create(
+      b, loc, blk::ProgramIdOp::create(b, loc, 0), t.idx(per));
+  auto any = scf::IfOp::create(
+      b, loc, TypeRange{},
+      anyRowMarked(b, loc, marks, {bIdx, h, row0Of(first)}, per * bm, warps),
+      false);
+  b.setInsertionPoint(any.thenBlock()->getTerminator());
+  auto walk = scf::ForOp::create(b, loc, t.idx(0), t.idx(per), t.idx(1));
+  b.setInsertionPoint(walk.getBody()->getTerminator());
+  // The scan's totals (and the body's buffers) are reused by the next
+  // tile once every warp is done with them.
+  blk::BarrierOp::create(b, loc);
+  b.setInsertionPoint(walk.getBody()->getTerminator()->getPrevNode());
+  Value tile = arith::AddIOp::create(b, loc, first, walk.getInductionVar());
+  Value marked = arith::AndIOp::create(
+      b, loc, t.cmpi(arith::CmpIPredicate::ult, tile, tiles),
+      anyRowMarked(b, loc, marks, {bIdx, h, row0Of(tile)}, bm, warps));
+  auto body = scf::IfOp::create(b, loc, TypeRange{}, marked, false);
+  b.setInsertionPoint(body.thenBlock()->getTerminator());
+  return {tile, any};
 }
 
 /// FlashRows::redo: `o` (a [rows, cols] output tile in the output's type,

@@ -33,7 +33,19 @@ struct PathProgram {
   Value pos0; ///< first position of this program's chunk
   Value row0; ///< its query row (pos0 - (S - T)); kernels 2 and 3
   Value chunk;
+  Value off;        ///< S - T; kernels 2 and 3
+  Value firstChunk; ///< the chunk holding the first query; kernels 2 and 3
 };
+
+/// Kernels 2 and 3's `p` moved to query chunk `chunk` (FlashRows::redo's
+/// programs walk several).
+inline PathProgram programAtChunk(TileBuilder &t, PathProgram p, Value chunk,
+                                  int64_t c) {
+  p.chunk = chunk;
+  p.pos0 = arith::MulIOp::create(t.b, t.loc, chunk, t.idx(c));
+  p.row0 = arith::SubIOp::create(t.b, t.loc, p.pos0, p.off);
+  return p;
+}
 
 /// pid1 = b * heads + head; kernels 2 and 3 (`q` given) start at the chunk
 /// holding the first query, S - T. `reversed` (the GPU form) numbers those
@@ -60,17 +72,14 @@ inline PathProgram programIndices(TileBuilder &t, Value q, Value k, int64_t c,
   }
   Value tLen = memref::DimOp::create(b, loc, q, 2);
   Value sLen = memref::DimOp::create(b, loc, k, 2);
-  Value off = arith::SubIOp::create(b, loc, sLen, tLen);
-  p.chunk =
-      reversed
-          ? t.heaviestFirst(pid0,
-                            arith::CeilDivUIOp::create(b, loc, sLen, t.idx(c)))
-          : arith::AddIOp::create(
-                b, loc, arith::DivUIOp::create(b, loc, off, t.idx(c)), pid0)
-                .getResult();
-  p.pos0 = arith::MulIOp::create(b, loc, p.chunk, t.idx(c));
-  p.row0 = arith::SubIOp::create(b, loc, p.pos0, off);
-  return p;
+  p.off = arith::SubIOp::create(b, loc, sLen, tLen);
+  p.firstChunk = arith::DivUIOp::create(b, loc, p.off, t.idx(c));
+  return programAtChunk(
+      t, p,
+      reversed ? t.heaviestFirst(
+                     pid0, arith::CeilDivUIOp::create(b, loc, sLen, t.idx(c)))
+               : arith::AddIOp::create(b, loc, p.firstChunk, pid0).getResult(),
+      c);
 }
 
 /// The PathShape of `op` for chunks of `c` positions.

@@ -658,17 +658,29 @@ void buildAttentionKernel(func::FuncOp kernel, const KernelArgs &args,
   g.badUpTo = arg("badUpTo");
   Value khat = arg("khat"), out = arg("out");
   int64_t c = ps.c, d = ps.d, dv = ps.dv;
-  PathProgram p = programIndices(t, g.q, g.k, c, /*reversed=*/true);
+  PathProgram p =
+      programIndices(t, g.q, g.k, c, /*reversed=*/which != FlashRows::redo);
   Value c0 = t.idx(0);
-  // FlashRows: the rows that came out non-finite, [B, Hq, T] f32; the redo
-  // kernel's programs without a marked row return at once.
+  // FlashRows: the rows that came out non-finite, [B, Hq, T] f32; a redo
+  // program takes kRedoRowsPerProgram rows and writes only its marked
+  // chunks (openRedoTile).
   Value marks = arg("rowsNonFinite");
-  scf::IfOp redoOnly;
+  Operation *redoWalk = nullptr;
   if (which == FlashRows::redo) {
-    redoOnly = scf::IfOp::create(
-        b, loc, TypeRange{},
-        anyRowMarked(b, loc, marks, {p.b, p.head, p.row0}, c, kWarps), false);
-    b.setInsertionPoint(redoOnly.thenBlock()->getTerminator());
+    Value chunks = arith::SubIOp::create(
+        b, loc,
+        arith::CeilDivUIOp::create(
+            b, loc, memref::DimOp::create(b, loc, g.k, 2), t.idx(c)),
+        p.firstChunk);
+    auto at = [&](Value tile) {
+      return programAtChunk(
+          t, p, arith::AddIOp::create(b, loc, p.firstChunk, tile), c);
+    };
+    RedoTile redo =
+        openRedoTile(b, loc, marks, p.b, p.head, chunks, c, kWarps,
+                     /*wait=*/false, [&](Value tile) { return at(tile).row0; });
+    p = at(redo.tile);
+    redoWalk = redo.walk;
   }
 
   AttnBuffers s;
@@ -787,8 +799,8 @@ void buildAttentionKernel(func::FuncOp kernel, const KernelArgs &args,
     blk::StoreOp::create(b, loc, lse, lseOut, ValueRange{p.b, p.head, p.row0},
                          b.getDenseI64ArrayAttr({2}));
   }
-  if (redoOnly)
-    b.setInsertionPointAfter(redoOnly);
+  if (redoWalk)
+    b.setInsertionPointAfter(redoWalk);
   func::ReturnOp::create(b, loc);
 }
 
@@ -989,8 +1001,12 @@ void mlir::attn::lowerPathAttention(AttentionOp op, SymbolTable &symbols,
   mainArgs.launch(b, loc, mainKernel, queryChunks,
                   arith::MulIOp::create(b, loc, bDim, hq));
   if (redoKernel)
-    mainArgs.launch(b, loc, redoKernel, queryChunks,
-                    arith::MulIOp::create(b, loc, bDim, hq));
+    mainArgs.launch(
+        b, loc, redoKernel,
+        arith::CeilDivUIOp::create(
+            b, loc, queryChunks,
+            arith::ConstantIndexOp::create(b, loc, redoTilesPerProgram(ps.c))),
+        arith::MulIOp::create(b, loc, bDim, hq));
   SmallVector<Value> results;
   for (auto [buf, result] :
        {std::pair{out, op.getResult()}, {lse, op.getLse()}})

@@ -63,7 +63,14 @@ public:
     p.kh = arith::DivUIOp::create(b, loc, p.h,
                                   arith::DivUIOp::create(b, loc, p.hq, p.hk));
     p.off = arith::SubIOp::create(b, loc, p.sLen, p.tLen);
-    p.row0 = arith::MulIOp::create(b, loc, p.pidM, idx(bm));
+    return flashProgramAt(p, p.pidM, bm);
+  }
+
+  /// `p` moved to query tile `tile` (FlashRows::redo's programs walk
+  /// several).
+  FlashProgram flashProgramAt(FlashProgram p, Value tile, int64_t bm) {
+    p.pidM = tile;
+    p.row0 = arith::MulIOp::create(b, loc, tile, idx(bm));
     p.qPos0 = arith::AddIOp::create(b, loc, p.off, p.row0);
     return p;
   }

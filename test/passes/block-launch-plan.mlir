@@ -35,7 +35,7 @@
 // PLAIN-SAME: #attn_launch.arg<input 2>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s6)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s7)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s8)>,
 // PLAIN-SAME: #attn_launch.arg<output>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>,
 // PLAIN-SAME: #attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s0 * s1) * s2)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>]>,
-// PLAIN-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_nonfinite_rows, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 81936,
+// PLAIN-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_nonfinite_rows, grid = ()[{{[^]]*}}] -> (s2 ceildiv 1024, s0 * s1, 1), block = [128, 1, 1], smem = 81952,
 // PLAIN-SAME: #attn_launch.arg<scratch 0, elements = ()[{{[^]]*}}] -> ((s0 * s1) * s2)>, {{.*}}], dependent = true>]>}
 // The launches stay in the host as the statement of the plan.
 // PLAIN: attn_block.launch @main_attention_kernel
@@ -66,7 +66,7 @@
 // FOX-SAME: #attn_launch.arg<scratch 1, elements = ()[{{[^]]*}}] -> (((s9 * s10) * s11) * 8)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s9)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s10)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s11)>,
 // FOX-SAME: #attn_launch.arg<output>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s0)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s1)>, #attn_launch.arg<scalar ()[{{[^]]*}}] -> (s2)>,
 // FOX-SAME: #attn_launch.arg<scratch 2, elements = ()[{{[^]]*}}] -> ((s0 * s1) * s2)>, {{.*}}], dependent = true>,
-// FOX-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_nonfinite_rows, grid = ()[{{[^]]*}}] -> (s2 ceildiv 64, s0 * s1, 1), block = [128, 1, 1], smem = 43024, {{.*}}, dependent = true>]>
+// FOX-SAME: #attn_launch.kernel<name = @main_gpu::@main_attention_nonfinite_rows, grid = ()[{{[^]]*}}] -> (s2 ceildiv 1024, s0 * s1, 1), block = [128, 1, 1], smem = 43040, {{.*}}, dependent = true>]>
 // FOX: gpu.module @main_gpu
 // FOX-DAG: func.func private @main_gate_prefix({{.*}}attn_block.num_warps = 8
 // FOX-DAG: func.func private @main_fox_records({{.*}}attn_block.num_warps = 4
@@ -80,7 +80,7 @@
 // FLAT: gpu.func @main_attention_kernel(%[[Q:.*]]: memref<?xbf16>, %[[QB:.*]]: index, %[[QH:.*]]: index, %[[QT:.*]]: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xbf16>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) kernel attributes {attn_block.shared_bytes = 43008 : i64, known_block_size = array<i32: 128, 1, 1>}
 // FLAT: memref.reinterpret_cast %[[Q]] to offset: [0], sizes: [%[[QB]], %[[QH]], %[[QT]], 64], strides: [%{{.*}}, %{{.*}}, 64, 1] : memref<?xbf16> to memref<?x?x?x64xbf16>
 // FLAT-NOT: attn_block.
-// FLAT: gpu.func @main_attention_nonfinite_rows({{.*}}) kernel attributes {attn_block.shared_bytes = 43024 : i64, known_block_size = array<i32: 128, 1, 1>}
+// FLAT: gpu.func @main_attention_nonfinite_rows({{.*}}) kernel attributes {attn_block.shared_bytes = 43040 : i64, known_block_size = array<i32: 128, 1, 1>}
 // FLAT-NOT: attn_block.
 
 // Index arithmetic: max(m - n, 0) is value 0 (s2), min(m, n) = -max(-m, -n)

@@ -522,13 +522,20 @@ TEST(GpuFormOnCpu, NonFiniteValuesReachOnlyTheCellsThatSeeThem) {
     ASSERT_TRUE(kernel);
     Program reference(attention);
     ASSERT_TRUE(reference.module);
-    for (int64_t t : {0, 63, 64, 100, 199}) {
+    // T = 1100: the second kernel's second program (1024 rows each).
+    for (auto [len, t] : {std::pair<int64_t, int64_t>{200, 0},
+                          {200, 63},
+                          {200, 64},
+                          {200, 100},
+                          {200, 199},
+                          {1100, 1050}}) {
       ++seed;
       if (!attn::test::sweepCase())
         continue;
-      std::string what = form + ", v non-finite at key " + std::to_string(t) +
+      std::string what = form + ", T " + std::to_string(len) +
+                         ", v non-finite at key " + std::to_string(t) +
                          ", seed " + std::to_string(seed);
-      std::vector<Tensor> ins = inputs(1, 2, 1, 200, 200, seed);
+      std::vector<Tensor> ins = inputs(1, 2, 1, len, len, seed);
       const int64_t d = 64;
       // Key t of the one KV head: NaN, +inf and -inf in three columns.
       ins[2].data[t * d + 1] = nan;
