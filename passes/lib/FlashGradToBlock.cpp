@@ -146,23 +146,29 @@ Value needsMask(GpuTiles &g, const FlashGrad &fg, Value j0, Value i0,
   return need;
 }
 
-/// P (or P^T) from logits `x`: exp2(x - lse2) where visible, exactly 0
-/// elsewhere (no -inf - -inf for a row without a visible key). `lse2` is
-/// the LSE in base 2, a slice along the query axis. The visibility
-/// (`valid`, built where it is used) only where `need` holds.
-Value probabilities(GpuTiles &g, Value x, Value lse2, int64_t queryAxis,
-                    Value need, llvm::function_ref<Value()> valid) {
+/// `x` with the cells the mask hides set to exactly 0: `valid` (built
+/// where it is used) only where `need` holds.
+Value zeroHidden(GpuTiles &g, Value x, Value need,
+                 llvm::function_ref<Value()> valid) {
   auto type = cast<RankedTensorType>(x.getType());
-  Value p = g.exp2(g.sub(x, g.spread(lse2, queryAxis, kRows, kRows)));
   auto ifOp = scf::IfOp::create(g.b, g.loc, TypeRange{type}, need,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(g.b);
   g.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   scf::YieldOp::create(g.b, g.loc,
-                       ValueRange{g.select(valid(), p, g.splatF(type, 0.0))});
+                       ValueRange{g.select(valid(), x, g.splatF(type, 0.0))});
   g.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  scf::YieldOp::create(g.b, g.loc, ValueRange{p});
+  scf::YieldOp::create(g.b, g.loc, ValueRange{x});
   return ifOp.getResult(0);
+}
+
+/// P (or P^T) from logits `x`: exp2(x - lse2) where visible, exactly 0
+/// elsewhere (no -inf - -inf for a row without a visible key). `lse2` is
+/// the LSE in base 2, a slice along the query axis.
+Value probabilities(GpuTiles &g, Value x, Value lse2, int64_t queryAxis,
+                    Value need, llvm::function_ref<Value()> valid) {
+  Value p = g.exp2(g.sub(x, g.spread(lse2, queryAxis, kRows, kRows)));
+  return zeroHidden(g, p, need, valid);
 }
 
 /// The saved LSE, in base 2, and the row term D of the kRows queries at `at`
@@ -174,10 +180,15 @@ std::pair<Value, Value> rowTerms(GpuTiles &g, Value lse, Value delta,
   return {lse2, g.loadSlice(delta, at, 2, kRows, enc)};
 }
 
-/// dS = P * (dP - D), D spread along the query axis `queryAxis`.
-Value scoreGrad(GpuTiles &g, Value p, Value dp, Value delta,
-                int64_t queryAxis) {
-  return g.mul(p, g.sub(dp, g.spread(delta, queryAxis, kRows, kRows)));
+/// dS = P * (dP - D), D spread along the query axis `queryAxis`; exactly 0
+/// where the mask hides the cell (`need`, `valid` as for probabilities): a
+/// hidden key's non-finite v makes its dP non-finite, and its P = 0 does
+/// not cancel that (docs/input-limits.md, "Non-finite values").
+Value scoreGrad(GpuTiles &g, Value p, Value dp, Value delta, int64_t queryAxis,
+                Value need, llvm::function_ref<Value()> valid) {
+  return zeroHidden(
+      g, g.mul(p, g.sub(dp, g.spread(delta, queryAxis, kRows, kRows))), need,
+      valid);
 }
 
 /// The gate prefix G' (launchGatePrefix) at `n` positions from `pos` of row
@@ -285,14 +296,15 @@ void buildDq(func::FuncOp kernel, const KernelArgs &args, const FlashGrad &fg) {
         Value need = needsMask(n, fg, j0, p.row0, p.qPos0, p.sLen, p.tLen);
         if (cu)
           need = n.ori(need, seqs.mayCross(nb, loc, j0, kRows, true, seqEnds));
-        Value pt = probabilities(n, x, lse2, 1, need, [&] {
+        auto valid = [&] {
           return visible(n, fg, n.iotaIn(n.col, j0, kRows), qPos, qIdx, p.sLen,
                          p.tLen, /*keysAlongRows=*/false,
                          {seqs.starts, seqs.ends});
-        });
+        };
+        Value pt = probabilities(n, x, lse2, 1, need, valid);
         Value dp = n.dot(dOa, n.operand(sV, 1), n.zeros({kRows, kRows}),
                          /*transposeB=*/true);
-        Value ds = scoreGrad(n, pt, dp, delta, 1);
+        Value ds = scoreGrad(n, pt, dp, delta, 1, need, valid);
         SmallVector<Value> next = {
             n.dot(n.asA(n.round(ds)), n.operand(sK, 1), acc[0])};
         if (gPrime)
@@ -359,18 +371,19 @@ struct DkDvWalk {
           if (seqs.starts)
             need = n.ori(need, seqs.mayCross(nb, loc, qPos0, kRows,
                                              fg.mask == MaskKind::none, true));
-          Value pt = probabilities(n, x, lse2, 0, need, [&] {
+          auto valid = [&] {
             return visible(n, fg, keys, n.iotaIn(n.col, qPos0, kRows),
                            n.iotaIn(n.col, i0, kRows), sLen, tLen,
                            /*keysAlongRows=*/true,
                            {fg.mask == MaskKind::none ? seqs.starts : Value(),
                             seqs.ends,
                             /*ofQueries=*/false});
-          });
+          };
+          Value pt = probabilities(n, x, lse2, 0, need, valid);
           Value dvNew = n.dot(n.asA(n.round(pt)), n.operand(sdO, 1), acc[1]);
           Value dpt = n.dot(va, n.operand(sdO, 1), n.zeros({kRows, kRows}),
                             /*transposeB=*/true);
-          Value dst = scoreGrad(n, pt, dpt, delta, 0);
+          Value dst = scoreGrad(n, pt, dpt, delta, 0, need, valid);
           Value dst16 = n.round(dst);
           SmallVector<Value> next = {
               n.dot(n.asA(dst16), n.operand(sQ, 1), acc[0]), dvNew};

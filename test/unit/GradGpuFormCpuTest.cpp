@@ -12,7 +12,11 @@
 
 #include "BlockFormText.h"
 #include "GradChecks.h"
+#include "NonFiniteChecks.h"
 #include "Sweep.h"
+
+#include <functional>
+#include <limits>
 
 namespace {
 
@@ -65,7 +69,14 @@ std::string backwardForm(const std::string &source, const std::string &target,
   });
 }
 
-void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
+/// Sets non-finite values into the (rounded) inputs of a case.
+using Poison = std::function<void(std::vector<attn::ref::Tensor> &)>;
+
+/// The fused backward of `f` against the oracle's gradients. With
+/// `poison`, each gradient must be non-finite exactly where the oracle's is
+/// (docs/input-limits.md, "Non-finite values") and close elsewhere.
+void expectFormMatchesOracle(const GradForm &f, uint64_t seed,
+                             const Poison &poison = {}) {
   if (!attn::test::sweepCase())
     return;
   std::string source = sourceOf(f);
@@ -103,13 +114,19 @@ void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
   ASSERT_TRUE(static_cast<bool>(inputs)) << llvm::toString(inputs.takeError());
   // The values the kernels take: q, k, v rounded to their type.
   const attn::DType elt = f.f32 ? attn::DType::F32 : attn::DType::BF16;
+  auto typeOf = [&](size_t n) {
+    bool offsets = f.packed && n + 1 == inputs->size();
+    return n < 3 ? elt : offsets ? attn::DType::I32 : attn::DType::F32;
+  };
   std::vector<HostArray> host;
   for (auto [n, x] : llvm::enumerate(*inputs)) {
-    bool offsets = f.packed && n + 1 == inputs->size();
-    host.push_back(attn::ref::toHost(x, n < 3     ? elt
-                                        : offsets ? attn::DType::I32
-                                                  : attn::DType::F32));
+    host.push_back(attn::ref::toHost(x, typeOf(n)));
     x = toTensor(host.back());
+  }
+  if (poison) {
+    poison(*inputs);
+    for (auto [n, x] : llvm::enumerate(*inputs))
+      host[n] = attn::ref::toHost(x, typeOf(n));
   }
   auto fwd = pair->forward->runAll(host);
   ASSERT_TRUE(static_cast<bool>(fwd)) << llvm::toString(fwd.takeError());
@@ -127,15 +144,22 @@ void expectFormMatchesOracle(const GradForm &f, uint64_t seed) {
   // One gradient per float argument (not cu_seqlens').
   ASSERT_EQ(grads->size(), inputs->size() - (f.packed ? 1 : 0));
   const char *names[] = {"dq", "dk", "dv", "dg"};
+  int64_t nonFinite = 0;
   for (size_t n = 0; n < grads->size(); ++n) {
     ASSERT_TRUE((*want)[n].has_value());
     // f32: the CPU's bound (max relative error 1e-5).
-    expectClose((*grads)[n], *(*want)[n],
-                f.f32    ? attn::ref::ErrorBound{}
-                : n == 3 ? kGateGrad16
-                         : kGrad16,
-                f.target + " " + names[n], "cpu");
+    const attn::ref::ErrorBound &bound = f.f32    ? attn::ref::ErrorBound{}
+                                         : n == 3 ? kGateGrad16
+                                                  : kGrad16;
+    std::string name = f.target + " " + names[n];
+    if (poison)
+      nonFinite += expectSameNonFiniteCells(toTensor((*grads)[n]), *(*want)[n],
+                                            name, bound);
+    else
+      expectClose((*grads)[n], *(*want)[n], bound, name, "cpu");
   }
+  if (poison)
+    EXPECT_GT(nonFinite, 0) << "the poisoned inputs reach no gradient";
 }
 
 // Both chips' forms: tile edges, GQA, D = 128, the sliding window, FoX and
@@ -206,6 +230,37 @@ TEST(GradGpuFormOnCpu, ReducingStoresOfTheCpuFormMatchOracle) {
     f.f32 = true;
     expectFormMatchesOracle(f, ++seed);
   }
+}
+
+// A NaN, +inf and -inf in v (three columns of one key t) reach the
+// gradients through the rows that see t only: the dS of a cell the mask
+// hides is 0 (docs/input-limits.md, "Non-finite values"). Both chips'
+// forms and the CPU's f32, causal and windowed, FoX (causal: FoX's dg
+// with a window is not there yet, docs/input-limits.md), dQ by the walk and
+// by reducing stores; t on and off tile edges.
+TEST(GradGpuFormOnCpu, NonFiniteValuesReachOnlyTheGradientsThatSeeThem) {
+  uint64_t seed = attn::ref::freshSeed();
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
+  for (const char *target : {"sm_90", "sm_90a", "cpu"})
+    for (GradForm f : std::vector<GradForm>{
+             {"", 2, 1, 130, 64, ""},
+             {"", 2, 2, 100, 64, "mask sliding_window window 40", false,
+              "walk"},
+             {"", 2, 1, 130, 64, "", true},
+         })
+      for (int64_t t : {0, 63, 90}) {
+        // Key 63 (the last of a tile) for the window and FoX.
+        if ((f.fox || f.gradDq == "walk") && t != 63)
+          continue;
+        f.target = target;
+        f.f32 = f.target == "cpu";
+        SCOPED_TRACE("v non-finite at key " + std::to_string(t));
+        expectFormMatchesOracle(f, ++seed, [&](auto &ins) {
+          for (auto [col, x] : {std::pair{1, nan}, {5, inf}, {9, -inf}})
+            ins[2].at(0, 0, t, col) = x;
+        });
+      }
 }
 
 } // namespace
