@@ -498,13 +498,17 @@ Tensor softmax(const Tensor &x) {
                                              : std::fmax(m, in[j]);
     if (m == -kInf)
       continue; // fully masked row: all zeros
+    // A masked score (-inf) is exactly 0 even in a NaN row, whose other
+    // probabilities are NaN: the masked key does not take part
+    // (docs/input-limits.md, "Non-finite values").
     double sum = 0;
     for (int64_t j = 0; j < n; ++j) {
-      o[j] = std::exp(in[j] - m); // exp(-inf) = 0
+      o[j] = in[j] == -kInf ? 0.0 : std::exp(in[j] - m);
       sum += o[j];
     }
     for (int64_t j = 0; j < n; ++j)
-      o[j] /= sum;
+      if (o[j] != 0.0)
+        o[j] /= sum;
   }
   return y;
 }

@@ -112,7 +112,8 @@ Tensor kqConv(const Tensor &x, const Tensor &theta, Stage stage,
 Tensor headMix(const Tensor &x, const Tensor &W, Stage stage,
                const std::vector<int64_t> *cuSeqlens = nullptr);
 
-/// Softmax over the last axis. -inf entries give 0; an all -inf row gives 0s.
+/// Softmax over the last axis. -inf entries give 0 (also in a row a NaN makes
+/// NaN); an all -inf row gives 0s.
 Tensor softmax(const Tensor &x);
 
 /// o[B,Hq,T,Dv] = sum_j p[b,h,i,j] * v[b,h/(Hq/Hk),j,:].

@@ -305,8 +305,8 @@ void buildDq(func::FuncOp kernel, const KernelArgs &args, const FlashGrad &fg) {
         Value dp = n.dot(dOa, n.operand(sV, 1), n.zeros({kRows, kRows}),
                          /*transposeB=*/true);
         Value ds = scoreGrad(n, pt, dp, delta, 1, need, valid);
-        SmallVector<Value> next = {
-            n.dot(n.asA(n.round(ds)), n.operand(sK, 1), acc[0])};
+        SmallVector<Value> next = {n.probabilityProduct(
+            n.dot(n.asA(n.round(ds)), n.operand(sK, 1), acc[0]))};
         if (gPrime)
           next.push_back(n.add(acc[1], n.rowReduce(blk::ReduceKind::sum, ds)));
         // Every warp is done with K and V before the next copies.
@@ -380,13 +380,16 @@ struct DkDvWalk {
                             /*ofQueries=*/false});
           };
           Value pt = probabilities(n, x, lse2, 0, need, valid);
-          Value dvNew = n.dot(n.asA(n.round(pt)), n.operand(sdO, 1), acc[1]);
+          Value dvNew = n.probabilityProduct(
+              n.dot(n.asA(n.round(pt)), n.operand(sdO, 1), acc[1]));
           Value dpt = n.dot(va, n.operand(sdO, 1), n.zeros({kRows, kRows}),
                             /*transposeB=*/true);
           Value dst = scoreGrad(n, pt, dpt, delta, 0, need, valid);
           Value dst16 = n.round(dst);
           SmallVector<Value> next = {
-              n.dot(n.asA(dst16), n.operand(sQ, 1), acc[0]), dvNew};
+              n.probabilityProduct(
+                  n.dot(n.asA(dst16), n.operand(sQ, 1), acc[0])),
+              dvNew};
           if (sdS)
             addDq(n, dst16, h, i0);
           if (gPrime)
@@ -416,9 +419,10 @@ struct DkDvWalk {
       blk::AsyncStoreWaitOp::create(n.b, n.loc, 0, /*read=*/true);
     n.localStore(dst16, sdS);
     n.publish();
-    Value dq = n.dot(n.operand(sdS, 0), n.operand(sK, 1),
-                     n.zeros({kRows, fg.d}), /*transposeB=*/false, {},
-                     /*transposeA=*/true);
+    Value dq = n.probabilityProduct(n.dot(n.operand(sdS, 0), n.operand(sK, 1),
+                                          n.zeros({kRows, fg.d}),
+                                          /*transposeB=*/false, {},
+                                          /*transposeA=*/true));
     dq = n.mul(dq, n.splatF(n.acc({kRows, fg.d}), fg.scale));
     SmallVector<Value> at = {bIdx, h, i0, n.idx(0)};
     if (!sdQ) {

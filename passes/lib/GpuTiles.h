@@ -59,9 +59,11 @@ struct GpuTiles : TileBuilder {
   bool skipsZeroProbabilities;
   Attribute mma, opA, opB, row, col, shared;
 
-  /// `dot`, P V, marked skip_zero_a where skipsZeroProbabilities. A GPU's
-  /// main kernels multiply: wgmma cannot skip, and mma.sync's skip costs
-  /// three products (FlashRows, docs/input-limits.md "Non-finite values").
+  /// `dot` (P V, or a backward's product by P or dS: exact zeros where the
+  /// mask hides a cell) marked skip_zero_a where skipsZeroProbabilities. A
+  /// GPU's main kernels multiply: wgmma cannot skip, and mma.sync's skip
+  /// costs three products (FlashRows, docs/input-limits.md "Non-finite
+  /// values").
   Value probabilityProduct(Value dot) {
     return skipsZeroProbabilities ? skippingZeroA(dot) : dot;
   }

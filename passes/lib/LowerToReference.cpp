@@ -528,9 +528,12 @@ struct LowerSoftmax : OpRewritePattern<SoftmaxOp> {
       // A fully masked row has m = -inf; its probabilities are 0, not NaN.
       RowExpSum row = rowExpSum(r, x, iv, ubs[3]);
       Value inv = r.select(row.dead, r.f32(0.0), r.div(r.f32(1.0), row.sum));
+      // A masked entry (-inf) is exactly 0 also in a row a NaN makes NaN.
       r.loop(ubs[3], [&](Value j) {
-        r.store(r.mul(r.exp(r.sub(r.load(x, at(j)), row.mSafe)), inv), out,
-                at(j));
+        Value xj = r.load(x, at(j));
+        r.store(r.select(r.cmpf(CmpFPredicate::OEQ, xj, r.negInf()), r.f32(0.0),
+                         r.mul(r.exp(r.sub(xj, row.mSafe)), inv)),
+                out, at(j));
       });
     });
     replaceWithBuffer(rewriter, op, out);
@@ -560,9 +563,8 @@ struct LowerWeightedSum : OpRewritePattern<WeightedSumOp> {
       // A zero probability (a masked key) is selected away, never
       // multiplied: v may hold NaN or inf there.
       Value acc = r.reduce(pd[3], r.f32(0.0), [&](Value j, Value a) {
-        Value pij = r.load(p, {b, h, i, j});
-        Value sum = r.add(a, r.mul(pij, r.load(v, {b, kh, j, e})));
-        return r.select(r.cmpf(CmpFPredicate::OEQ, pij, r.f32(0.0)), a, sum);
+        return r.addSkippingZero(a, r.load(p, {b, h, i, j}),
+                                 r.load(v, {b, kh, j, e}));
       });
       r.store(acc, out, {b, h, i, e});
     });
@@ -698,13 +700,17 @@ struct LowerSoftmaxGrad : OpRewritePattern<SoftmaxGradOp> {
       auto at = [&](Value j) -> SmallVector<Value> {
         return {iv[0], iv[1], iv[2], j};
       };
-      // dx_ij = p_ij (dp_ij - sum_k p_ik dp_ik)
+      // dx_ij = p_ij (dp_ij - sum_k p_ik dp_ik), 0 where p_ij = 0 (a masked
+      // key, whose dp may be NaN).
       Value dot = r.reduce(ubs[3], r.f32(0.0), [&](Value k, Value acc) {
-        return r.add(acc, r.mul(r.load(p, at(k)), r.load(dp, at(k))));
+        return r.addSkippingZero(acc, r.load(p, at(k)), r.load(dp, at(k)));
       });
       r.loop(ubs[3], [&](Value j) {
-        r.store(r.mul(r.load(p, at(j)), r.sub(r.load(dp, at(j)), dot)), out,
-                at(j));
+        Value pj = r.load(p, at(j));
+        Value dx = r.mul(pj, r.sub(r.load(dp, at(j)), dot));
+        r.store(r.select(r.cmpf(CmpFPredicate::OEQ, pj, r.f32(0.0)), r.f32(0.0),
+                         dx),
+                out, at(j));
       });
     });
     replaceWithBuffer(rewriter, op, out);
@@ -739,8 +745,8 @@ struct LowerWeightedSumGrad : OpRewritePattern<WeightedSumGradOp> {
       Value acc = r.reduce(group, r.f32(0.0), [&](Value g, Value acc) {
         Value h = r.iadd(h0, g);
         return r.reduce(pd[2], acc, [&](Value i, Value a) {
-          return r.add(
-              a, r.mul(r.load(p, {b, h, i, j}), r.load(dO, {b, h, i, e})));
+          return r.addSkippingZero(a, r.load(p, {b, h, i, j}),
+                                   r.load(dO, {b, h, i, e}));
         });
       });
       r.store(acc, outs[1], iv);
@@ -962,16 +968,16 @@ void plainScoresGrad(RefBuilder &r, const ScoresGradState &st, Value b, Value h,
   r.nest({st.t, dIdx}, [&](ValueRange iv) {
     Value i = iv[0], e = iv[1];
     Value acc = r.reduce(st.s, r.f32(0.0), [&](Value j, Value a) {
-      return r.add(
-          a, r.mul(st.visibleGrad(r, b, h, i, j), r.load(st.k, {b, kh, j, e})));
+      return r.addSkippingZero(a, st.visibleGrad(r, b, h, i, j),
+                               r.load(st.k, {b, kh, j, e}));
     });
     r.store(r.mul(scale, acc), st.dq, {b, h, i, e});
   });
   r.nest({st.s, dIdx}, [&](ValueRange iv) {
     Value j = iv[0], e = iv[1];
     Value acc = r.reduce(st.t, r.f32(0.0), [&](Value i, Value a) {
-      return r.add(
-          a, r.mul(st.visibleGrad(r, b, h, i, j), r.load(st.q, {b, h, i, e})));
+      return r.addSkippingZero(a, st.visibleGrad(r, b, h, i, j),
+                               r.load(st.q, {b, h, i, e}));
     });
     r.accumulate(r.mul(scale, acc), st.dkAcc, {j, e});
   });

@@ -147,6 +147,14 @@ public:
   Value cmpf(arith::CmpFPredicate p, Value x, Value y) {
     return arith::CmpFOp::create(b, loc, p, x, y);
   }
+  /// a + w x, but `a` where w is exactly 0 (a masked cell's probability or
+  /// gradient): x may hold NaN or inf there (docs/input-limits.md,
+  /// "Non-finite values").
+  Value addSkippingZero(Value a, Value w, Value x) {
+    Value zero = w.getType().isF64() ? f64(0.0) : f32(0.0);
+    return select(cmpf(arith::CmpFPredicate::OEQ, w, zero), a,
+                  add(a, mul(w, x)));
+  }
   Value toF64(Value x) {
     return arith::ExtFOp::create(b, loc, b.getF64Type(), x);
   }

@@ -15,13 +15,18 @@
 // CHECK-DAG: %[[DPK:.*]] = memref.load %[[DP]][%[[B]], %[[H]], %[[I]], %[[K]]]
 // CHECK-DAG: %[[PK:.*]] = memref.load %[[P]][%[[B]], %[[H]], %[[I]], %[[K]]]
 // CHECK: %[[PROD:.*]] = arith.mulf %[[PK]], %[[DPK]] : f32
-// CHECK: arith.addf %[[ACC]], %[[PROD]] : f32
+// CHECK: %[[SUM:.*]] = arith.addf %[[ACC]], %[[PROD]] : f32
+// A zero probability (a masked key, whose dp may be NaN) is skipped.
+// CHECK: %[[PK0:.*]] = arith.cmpf oeq, %[[PK]], %[[ZERO]] : f32
+// CHECK: arith.select %[[PK0]], %[[ACC]], %[[SUM]] : f32
 // CHECK: scf.for %[[J:[^ ]*]] =
-// CHECK: %[[DPJ:.*]] = memref.load %[[DP]][%[[B]], %[[H]], %[[I]], %[[J]]]
+// CHECK-DAG: %[[PJ:.*]] = memref.load %[[P]][%[[B]], %[[H]], %[[I]], %[[J]]]
+// CHECK-DAG: %[[DPJ:.*]] = memref.load %[[DP]][%[[B]], %[[H]], %[[I]], %[[J]]]
 // CHECK: %[[DIFF:.*]] = arith.subf %[[DPJ]], %[[DOT]] : f32
-// CHECK: %[[PJ:.*]] = memref.load %[[P]][%[[B]], %[[H]], %[[I]], %[[J]]]
 // CHECK: %[[DX:.*]] = arith.mulf %[[PJ]], %[[DIFF]] : f32
-// CHECK: memref.store %[[DX]], %[[OUT]][%[[B]], %[[H]], %[[I]], %[[J]]]
+// CHECK: %[[PJ0:.*]] = arith.cmpf oeq, %[[PJ]], %[[ZERO]] : f32
+// CHECK: %[[DXSAFE:.*]] = arith.select %[[PJ0]], %[[ZERO]], %[[DX]] : f32
+// CHECK: memref.store %[[DXSAFE]], %[[OUT]][%[[B]], %[[H]], %[[I]], %[[J]]]
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK-NOT: attn.softmax_grad
 func.func @softmax_grad(%p: tensor<?x?x?x?xf32>, %dp: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {

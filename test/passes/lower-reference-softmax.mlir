@@ -29,9 +29,13 @@
 // CHECK: %[[INVSAFE:.*]] = arith.select %[[DEAD]], %[[ZERO]], %[[INV]] : f32
 // Normalise.
 // CHECK: scf.for
+// CHECK: %[[X:.*]] = memref.load %[[IN]]
 // CHECK: %[[E:.*]] = math.exp
 // CHECK: %[[PR:.*]] = arith.mulf %[[E]], %[[INVSAFE]] : f32
-// CHECK: memref.store %[[PR]], %[[OUT]][%[[B]], %[[H]], %[[I]], %{{.*}}] : memref<?x?x?x?xf32>
+// A masked entry stays 0 in a row a NaN makes NaN.
+// CHECK: %[[MASKED:.*]] = arith.cmpf oeq, %[[X]], %[[NEGINF]] : f32
+// CHECK: %[[PSAFE:.*]] = arith.select %[[MASKED]], %[[ZERO]], %[[PR]] : f32
+// CHECK: memref.store %[[PSAFE]], %[[OUT]][%[[B]], %[[H]], %[[I]], %{{.*}}] : memref<?x?x?x?xf32>
 // CHECK: %[[RES:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<?x?x?x?xf32> to tensor<?x?x?x?xf32>
 // CHECK: return %[[RES]]
 // CHECK-NOT: attn.

@@ -22,9 +22,9 @@
 // CHECK: scf.for %[[E:[^ ]*]] = %{{.*}} to %[[C48]] step
 // CHECK: %[[KH:.*]] = arith.divsi %[[H]], %[[GROUP]] : index
 // CHECK: %[[ACC:.*]] = scf.for %[[J:[^ ]*]] = %{{.*}} to %[[SD]] step {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (f32)
-// CHECK: %[[PIJ:.*]] = memref.load %[[P]][%[[B]], %[[H]], %[[I]], %[[J]]]
-// CHECK: memref.load %[[V]][%[[B]], %[[KH]], %[[J]], %[[E]]] : memref<?x?x?x48xbf16>
-// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK-DAG: %[[PIJ:.*]] = memref.load %[[P]][%[[B]], %[[H]], %[[I]], %[[J]]]
+// CHECK-DAG: memref.load %[[V]][%[[B]], %[[KH]], %[[J]], %[[E]]] : memref<?x?x?x48xbf16>
+// CHECK-DAG: arith.extf %{{.*}} : bf16 to f32
 // CHECK: %[[SUM:.*]] = arith.addf
 // CHECK: %[[SKIP:.*]] = arith.cmpf oeq, %[[PIJ]], %[[ZERO]] : f32
 // CHECK: arith.select %[[SKIP]], %{{.*}}, %[[SUM]] : f32

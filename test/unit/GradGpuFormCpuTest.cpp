@@ -232,12 +232,13 @@ TEST(GradGpuFormOnCpu, ReducingStoresOfTheCpuFormMatchOracle) {
   }
 }
 
-// A NaN, +inf and -inf in v (three columns of one key t) reach the
+// A NaN, +inf and -inf in three columns of v at one key t reach the
 // gradients through the rows that see t only: the dS of a cell the mask
-// hides is 0 (docs/input-limits.md, "Non-finite values"). Both chips'
-// forms and the CPU's f32, causal and windowed, FoX (causal: FoX's dg
-// with a window is not there yet, docs/input-limits.md), dQ by the walk and
-// by reducing stores; t on and off tile edges.
+// hides is 0 (docs/input-limits.md, "Non-finite values"); on the CPU form,
+// whose backward products skip the hidden cells' zeros, the same in q and
+// k. Both chips' forms and the CPU's f32, causal and windowed, FoX (causal,
+// not q: FoX's dg after t in its round is not there yet), dQ by the walk
+// and by reducing stores; t on and off tile edges.
 TEST(GradGpuFormOnCpu, NonFiniteValuesReachOnlyTheGradientsThatSeeThem) {
   uint64_t seed = attn::ref::freshSeed();
   const double nan = std::numeric_limits<double>::quiet_NaN(),
@@ -249,18 +250,24 @@ TEST(GradGpuFormOnCpu, NonFiniteValuesReachOnlyTheGradientsThatSeeThem) {
               "walk"},
              {"", 2, 1, 130, 64, "", true},
          })
-      for (int64_t t : {0, 63, 90}) {
-        // Key 63 (the last of a tile) for the window and FoX.
-        if ((f.fox || f.gradDq == "walk") && t != 63)
-          continue;
-        f.target = target;
-        f.f32 = f.target == "cpu";
-        SCOPED_TRACE("v non-finite at key " + std::to_string(t));
-        expectFormMatchesOracle(f, ++seed, [&](auto &ins) {
-          for (auto [col, x] : {std::pair{1, nan}, {5, inf}, {9, -inf}})
-            ins[2].at(0, 0, t, col) = x;
-        });
-      }
+      for (int64_t t : {0, 63, 90})
+        for (int arg : {0, 1, 2}) {
+          f.target = target;
+          f.f32 = f.target == "cpu";
+          // Key 63 (the last of a tile) for the window and FoX; q and k
+          // on the CPU form; not q with FoX (its dg after t, as with a
+          // window).
+          if (((f.fox || f.gradDq == "walk") && t != 63) ||
+              (arg != 2 && !f.f32) || (f.fox && arg == 0))
+            continue;
+          SCOPED_TRACE(
+              std::string("qkv"[arg] + std::string(" non-finite at ")) +
+              std::to_string(t));
+          expectFormMatchesOracle(f, ++seed, [&](auto &ins) {
+            for (auto [col, x] : {std::pair{1, nan}, {5, inf}, {9, -inf}})
+              ins[arg].at(0, 0, t, col) = x;
+          });
+        }
 }
 
 } // namespace

@@ -785,6 +785,13 @@ TEST(OracleSoftmax, MaskedRowsAndKnownValues) {
   for (double v : p.data)
     EXPECT_FALSE(std::isnan(v));
 
+  // A NaN makes its row NaN, but a masked entry stays exactly 0: the
+  // masked key takes no part in the row (docs/input-limits.md).
+  Tensor withNan = softmax(Tensor({1, 3}, {std::nan(""), 1.0, -kInf}));
+  EXPECT_TRUE(std::isnan(withNan.at(0, 0)));
+  EXPECT_TRUE(std::isnan(withNan.at(0, 1)));
+  EXPECT_EQ(withNan.at(0, 2), 0.0);
+
   // Through the whole pipeline a fully masked query row yields a zero output.
   Problem pr(1, 1, 1, 3, 3, 2, 2, 1300);
   Tensor sc = scores(pr.q, pr.k, 1.0, nullptr, nullptr, nullptr, false,
