@@ -12,6 +12,7 @@
 #include "GradChecks.h"
 #include "GradPrograms.h"
 #include "NonFiniteChecks.h"
+#include "Sweep.h"
 
 #include <chrono>
 #include <cstdio>
@@ -184,7 +185,10 @@ TEST(NonFinite, GradientsOnTheCpu) {
     ASSERT_TRUE(p.module) << source;
     for (int arg : {0, 1, 2})
       for (int64_t t : {5, 70}) {
-        std::vector<Tensor> ins = randomFor(source, kB, kH, kT, ++seed);
+        ++seed;
+        if (!attn::test::sweepCase())
+          continue;
+        std::vector<Tensor> ins = randomFor(source, kB, kH, kT, seed);
         ASSERT_FALSE(ins.empty());
         for (auto [col, x] : {std::pair{1, nan}, {5, inf}, {9, -inf}})
           ins[arg].at(0, 0, t, col) = x;
