@@ -1,5 +1,4 @@
-//===- NonFiniteRows.h - a second kernel for rows that met a NaN -*- C++
-//-*-===//
+//===- NonFiniteRows.h - rows that met a NaN, written again ----*- C++ -*-===//
 //
 // The pieces of FlashRows (AttentionToBlock.h): the main kernel marks the
 // rows of its output that came out non-finite, and the redo kernel's
@@ -80,9 +79,9 @@ inline Value anyRowMarked(OpBuilder &b, Location loc, Value marks,
 }
 
 /// The query rows one program of a redo kernel covers: one load and one
-/// scan of their marks, so that with finite inputs the kernel is a wave or
-/// two of programs that return at once (a program per query tile was 12-16
-/// waves: bench/RESULTS.md, issue 49).
+/// scan of their marks, so that with finite inputs the kernel is a few
+/// programs that return at once, not one per query tile (bench/RESULTS.md,
+/// "the cost of the second kernel").
 constexpr int64_t kRedoRowsPerProgram = 1024;
 
 /// The query tiles of `bm` rows one redo program covers.
